@@ -1,0 +1,123 @@
+"""Engines and migrations: how the data plane reaches SQLite or PostgreSQL.
+
+``connect(url)`` returns an engine tuned for this workload; ``migrate(engine)`` brings the schema to
+Alembic's head. The schema is never created any other way.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+import structlog
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import event
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import ArgumentError
+
+from data_plane.errors import ConfigurationError
+
+log = structlog.get_logger(__name__)
+
+# A writer waits this long for SQLite's single write lock before giving up.
+SQLITE_BUSY_TIMEOUT_MS = 30_000
+
+
+def _tune_sqlite(dbapi_connection: sqlite3.Connection, _record: Any) -> None:
+    # WAL lets readers proceed while one writer writes; NORMAL sync is durable at checkpoint
+    # boundaries under WAL and much faster than FULL; foreign keys are off by default in SQLite.
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+    cursor.close()
+
+
+def _sqlite_begin(conn: sa.Connection) -> None:
+    # Writers take the write lock at BEGIN, not at their first write: two deferred transactions
+    # that both read and then write would otherwise deadlock, and one would fail with "database is
+    # locked" instead of waiting. Readers begin deferred and never block anyone (WAL).
+    immediate = conn.get_execution_options().get("kg_write", False)
+    conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+
+
+def connect(url: str, *, echo: bool = False) -> Engine:
+    """Create an engine for ``url`` (``sqlite:///path`` or ``postgresql+psycopg://...``)."""
+    try:
+        parsed = sa.make_url(url)
+    except ArgumentError as exc:
+        raise ConfigurationError(f"database URL is not valid: {_redact(url)}") from exc
+    if parsed.get_backend_name() == "sqlite":
+        if parsed.database and parsed.database != ":memory:":
+            Path(parsed.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        engine = sa.create_engine(parsed, echo=echo)
+
+        # pysqlite's own transaction handling is disabled so that BEGIN is ours to issue.
+        @event.listens_for(engine, "connect")
+        def _on_connect(dbapi_connection: sqlite3.Connection, record: Any) -> None:
+            dbapi_connection.isolation_level = None
+            _tune_sqlite(dbapi_connection, record)
+
+        event.listen(engine, "begin", _sqlite_begin)
+        return engine
+    if parsed.get_backend_name() == "postgresql":
+        if parsed.drivername == "postgresql":
+            parsed = parsed.set(drivername="postgresql+psycopg")
+        return sa.create_engine(parsed, echo=echo, pool_pre_ping=True)
+    raise ConfigurationError(
+        f"unsupported database {parsed.get_backend_name()!r}: use sqlite:///FILE or postgresql://..."
+    )
+
+
+def _redact(url: str) -> str:
+    try:
+        return sa.make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        return "<unparseable URL>"
+
+
+def redacted_url(engine: Engine) -> str:
+    """The engine's URL with any password hidden, for logs and messages."""
+    return engine.url.render_as_string(hide_password=True)
+
+
+def alembic_config() -> Config:
+    """An Alembic config pointing at this project's migrations, independent of the CWD."""
+    cfg = Config()
+    cfg.set_main_option("script_location", str(resources.files("migrations")))
+    return cfg
+
+
+def migrate(engine: Engine, revision: str = "head") -> None:
+    """Upgrade the schema to ``revision`` (default: the latest)."""
+    cfg = alembic_config()
+    with engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, revision)
+    log.info("schema.migrated", revision=revision, database=redacted_url(engine))
+
+
+def downgrade(engine: Engine, revision: str = "base") -> None:
+    """Downgrade the schema to ``revision`` (default: nothing)."""
+    cfg = alembic_config()
+    with engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.downgrade(cfg, revision)
+
+
+def schema_revision(engine: Engine) -> str | None:
+    """The revision the database is at, or None for an empty database."""
+    with engine.connect() as conn:
+        return MigrationContext.configure(conn).get_current_revision()
+
+
+def head_revision() -> str | None:
+    """The newest revision the code knows."""
+    return ScriptDirectory.from_config(alembic_config()).get_current_head()

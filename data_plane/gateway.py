@@ -1,0 +1,851 @@
+"""The write gateway: the one module that writes the graph tables.
+
+Every write is a :class:`Write` (assert, revise, upsert, invalidate or retract one key of one
+table) carrying a :class:`Grounding`. :meth:`WriteGateway.apply` takes a batch of writes and
+applies all of them in one transaction, or none:
+
+1. load the current version of every key the batch touches (a few bulk SELECTs);
+2. decide, per write, the new version and the version it supersedes (pure rules below);
+3. cascade: closing a concept closes its active edges and lesson links with the same grounding;
+4. check the result: edges only between active concepts, no self-loops, known relations, and no
+   prerequisite cycle among active prerequisite edges;
+5. close superseded versions (``expired_at`` from NULL, once) and insert the new ones in bulk.
+
+Nothing is ever deleted. Single writes (``assert_concept`` ...) are batches of one.
+
+Concurrency: SQLite transactions start with ``BEGIN IMMEDIATE`` (one writer at a time, others
+wait up to the busy timeout); on PostgreSQL every write transaction first takes one advisory
+transaction lock, so gateway writes are serialised there too and the checks above see a stable
+graph. Readers are never blocked.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from enum import Enum
+from typing import Any, Final
+
+import sqlalchemy as sa
+import structlog
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
+
+from data_plane import schema
+from data_plane.clock import Clock, ensure_utc, format_time, utc_now
+from data_plane.errors import (
+    ConcurrentWrite,
+    InactiveEndpoint,
+    InputError,
+    KeyExists,
+    KGError,
+    NotFound,
+    PrerequisiteCycle,
+    SelfLoop,
+    TemporalConflict,
+    UnknownRelation,
+    WriteRejected,
+)
+from data_plane.records import Concept, Edge, Grounding, Version
+from data_plane.relations import PREREQUISITE, RELATIONS, canonical_edge, edge_key
+from data_plane.rows import concept_from_row, edge_from_row, version_from_row
+from data_plane.temporal import find_cycle
+
+log = structlog.get_logger(__name__)
+
+# One lock id for all gateway writes on PostgreSQL ("KG" in ASCII).
+_PG_WRITE_LOCK: Final = 0x4B47
+# Bound on IN (...) lists, well under SQLite's and PostgreSQL's parameter limits.
+_CHUNK: Final = 500
+
+
+class _Keep(Enum):
+    KEEP = "keep"
+
+
+KEEP: Final = _Keep.KEEP
+"""Sentinel for ``invalid_at``: keep the current version's value."""
+
+MODES: Final = ("assert", "revise", "upsert", "invalidate", "retract")
+_CONTENT: Final[dict[str, tuple[str, ...]]] = {
+    "concepts": ("name", "aliases", "summary"),
+    "concept_edges": (),
+    "lessons": ("title",),
+    "lesson_concepts": (),
+    "answers": ("question", "answer_text", "abstained", "payload"),
+}
+
+
+@dataclass(frozen=True)
+class Write:
+    """One intended write to one key. Build with the class methods."""
+
+    table: str
+    key: tuple[str, ...]
+    mode: str
+    grounding: Grounding
+    content: Mapping[str, Any] = field(default_factory=dict)
+    valid_at: datetime | None = None
+    invalid_at: datetime | _Keep | None = KEEP
+
+    @classmethod
+    def concept(
+        cls,
+        concept_id: str,
+        *,
+        grounding: Grounding,
+        mode: str = "assert",
+        name: str | None = None,
+        aliases: Iterable[str] | None = None,
+        summary: str | None = None,
+        valid_at: datetime | None = None,
+        invalid_at: datetime | _Keep | None = KEEP,
+    ) -> Write:
+        content: dict[str, Any] = {}
+        if name is not None:
+            content["name"] = name
+        if aliases is not None:
+            content["aliases"] = list(aliases)
+        if summary is not None:
+            content["summary"] = summary
+        return cls("concepts", (concept_id,), mode, grounding, content, valid_at, invalid_at)
+
+    @classmethod
+    def edge(
+        cls,
+        source_id: str,
+        target_id: str,
+        relation: str,
+        *,
+        grounding: Grounding,
+        mode: str = "assert",
+        valid_at: datetime | None = None,
+        invalid_at: datetime | _Keep | None = KEEP,
+    ) -> Write:
+        return cls(
+            "concept_edges", (source_id, target_id, relation), mode, grounding, {}, valid_at, invalid_at
+        )
+
+    @classmethod
+    def lesson(
+        cls,
+        lesson_id: str,
+        *,
+        grounding: Grounding,
+        title: str | None = None,
+        mode: str = "upsert",
+        valid_at: datetime | None = None,
+    ) -> Write:
+        content = {} if title is None else {"title": title}
+        return cls("lessons", (lesson_id,), mode, grounding, content, valid_at)
+
+    @classmethod
+    def lesson_link(
+        cls,
+        lesson_id: str,
+        concept_id: str,
+        *,
+        grounding: Grounding,
+        mode: str = "assert",
+        valid_at: datetime | None = None,
+        invalid_at: datetime | _Keep | None = KEEP,
+    ) -> Write:
+        return cls("lesson_concepts", (lesson_id, concept_id), mode, grounding, {}, valid_at, invalid_at)
+
+
+@dataclass(frozen=True)
+class BatchResult:
+    """What a batch wrote: new versions (in write order, cascades last) and untouched keys."""
+
+    written: tuple[Version, ...]
+    unchanged: tuple[Version, ...]
+    cascaded: tuple[Version, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "written": [v.to_dict() for v in self.written],
+            "unchanged": [v.to_dict() for v in self.unchanged],
+            "cascaded": [v.to_dict() for v in self.cascaded],
+        }
+
+
+# ---------------------------------------------------------------------------------------------
+# Pure rules: given the current row of a key (or None) and a write, what is the new row?
+
+
+def _is_open_at(row: Mapping[Any, Any], t: datetime) -> bool:
+    return row["op"] != "retract" and (row["invalid_at"] is None or row["invalid_at"] > t)
+
+
+def _describe(table: str, key: tuple[str, ...]) -> str:
+    if table == "concept_edges":
+        return f"edge {edge_key(*key)!r}"
+    noun = {"concepts": "concept", "lessons": "lesson", "lesson_concepts": "lesson link", "answers": "answer"}
+    return f"{noun[table]} {'/'.join(key)!r}"
+
+
+def _validate_content(table: str, key: tuple[str, ...], content: Mapping[str, Any]) -> None:
+    for part in key:
+        if not isinstance(part, str) or not part.strip():
+            raise InputError(
+                f"{table}: key part must be non-empty text, got {part!r}", field="id", value=part
+            )
+        if part != part.strip():
+            raise InputError(f"{table}: id {part!r} has surrounding whitespace", field="id", value=part)
+    unknown = set(content) - set(_CONTENT[table])
+    if unknown:
+        raise InputError(f"{table}: unknown fields {sorted(unknown)}", field=sorted(unknown)[0])
+    if table == "concepts":
+        if "name" in content and (not isinstance(content["name"], str) or not content["name"].strip()):
+            raise InputError(
+                f"concept {key[0]!r}: name must be non-empty text", field="name", value=content["name"]
+            )
+        aliases = content.get("aliases", [])
+        if not isinstance(aliases, list) or not all(isinstance(a, str) and a.strip() for a in aliases):
+            raise InputError(
+                f"concept {key[0]!r}: aliases must be non-empty texts", field="aliases", value=aliases
+            )
+        if "summary" in content and not isinstance(content["summary"], str):
+            raise InputError(
+                f"concept {key[0]!r}: summary must be text", field="summary", value=content["summary"]
+            )
+    if (
+        table == "lessons"
+        and "title" in content
+        and (not isinstance(content["title"], str) or not content["title"].strip())
+    ):
+        raise InputError(
+            f"lesson {key[0]!r}: title must be non-empty text", field="title", value=content["title"]
+        )
+
+
+def _defaults(table: str, key: tuple[str, ...]) -> dict[str, Any]:
+    if table == "concepts":
+        return {"aliases": [], "summary": ""}
+    if table == "lessons":
+        return {"title": key[0]}
+    return {}
+
+
+def _new_row(
+    write: Write, current: Mapping[str, Any] | None, now: datetime
+) -> tuple[dict[str, Any] | None, str]:
+    """Decide the row a write produces, or None when it changes nothing.
+
+    Returns ``(row, op)``; raises a ``WriteRejected`` naming the field and value on refusal.
+    """
+    table, key, mode = write.table, write.key, write.mode
+    live = current is not None and current["op"] != "retract"
+    what = _describe(table, key)
+    if mode == "upsert":
+        mode = "revise" if live else "assert"
+    if mode == "assert":
+        if live:
+            assert current is not None
+            raise KeyExists(
+                f"{what} already exists (version {current['version_id']}); revise it instead",
+                field="id",
+                value="/".join(key),
+            )
+        content = {**_defaults(table, key), **write.content}
+        missing = [c for c in _CONTENT[table] if c not in content]
+        if missing:
+            raise InputError(f"{what}: missing {missing[0]}", field=missing[0])
+        valid_at = write.valid_at or now
+        invalid_at = None if write.invalid_at is KEEP else write.invalid_at
+        op = "assert"
+    elif mode in ("revise", "invalidate", "retract"):
+        if not live:
+            raise NotFound(f"{what} does not exist (or was retracted)", key="/".join(key))
+        assert current is not None
+        content = {c: current[c] for c in _CONTENT[table]}
+        if mode == "revise":
+            content.update(write.content)
+            valid_at = write.valid_at or current["valid_at"]
+            invalid_at = current["invalid_at"] if write.invalid_at is KEEP else write.invalid_at
+            op = "revise"
+        elif mode == "invalidate":
+            if (
+                current["invalid_at"] is not None
+                and current["invalid_at"] <= now
+                and write.invalid_at is KEEP
+            ):
+                raise TemporalConflict(
+                    f"{what} is already invalid since {format_time(current['invalid_at'])}",
+                    field="invalid_at",
+                    value=format_time(current["invalid_at"]),
+                )
+            valid_at = current["valid_at"]
+            invalid_at = now if write.invalid_at is KEEP or write.invalid_at is None else write.invalid_at
+            op = "invalidate"
+        else:
+            valid_at, invalid_at, op = current["valid_at"], current["invalid_at"], "retract"
+    else:
+        raise InputError(f"unknown write mode {mode!r}; expected one of {MODES}", field="mode", value=mode)
+
+    valid_at = ensure_utc(valid_at, field="valid_at")
+    if invalid_at is not None:
+        invalid_at = ensure_utc(invalid_at, field="invalid_at")
+        if invalid_at <= valid_at:
+            raise TemporalConflict(
+                f"{what}: invalid_at {format_time(invalid_at)} must be after valid_at {format_time(valid_at)}",
+                field="invalid_at",
+                value=format_time(invalid_at),
+            )
+    if current is not None and current["recorded_at"] > now:
+        raise TemporalConflict(
+            f"{what}: the clock ({format_time(now)}) is before the current version's recorded_at "
+            f"({format_time(current['recorded_at'])})",
+            field="recorded_at",
+            value=format_time(now),
+        )
+    row = {
+        **dict(zip(schema.KEY_COLUMNS[table], key, strict=True)),
+        **content,
+        "op": op,
+        **write.grounding.to_dict(),
+        "valid_at": valid_at,
+        "invalid_at": invalid_at,
+        "recorded_at": now,
+        "expired_at": None,
+        "supersedes_id": None if current is None else current["version_id"],
+    }
+    if op == "revise" and current is not None and _same_version(row, current):
+        return None, op
+    return row, op
+
+
+_BOOKKEEPING: Final = frozenset({"version_id", "op", "recorded_at", "expired_at", "supersedes_id"})
+
+
+def _same_version(new: Mapping[str, Any], current: Mapping[str, Any]) -> bool:
+    """Would ``new`` say exactly what ``current`` says (content, grounding, validity)?"""
+    return all(new[c] == current[c] for c in new if c not in _BOOKKEEPING)
+
+
+# ---------------------------------------------------------------------------------------------
+# The I/O shell.
+
+
+@dataclass
+class _Pending:
+    write: Write
+    row: dict[str, Any] | None  # None: unchanged
+    current: dict[str, Any] | None
+    cascade: bool = False
+
+
+class WriteGateway:
+    """Applies grounded, bi-temporal writes; the only writer of the graph tables."""
+
+    def __init__(self, engine: Engine, *, clock: Clock = utc_now) -> None:
+        self._engine = engine
+        self._writer = engine.execution_options(kg_write=True)
+        self._clock = clock
+
+    # -- single-key operations -------------------------------------------------------------
+
+    def assert_concept(
+        self,
+        concept_id: str,
+        *,
+        name: str,
+        grounding: Grounding,
+        aliases: Iterable[str] = (),
+        summary: str = "",
+        valid_at: datetime | None = None,
+        invalid_at: datetime | None = None,
+    ) -> Concept:
+        """Assert a new concept."""
+        w = Write.concept(
+            concept_id,
+            grounding=grounding,
+            name=name,
+            aliases=aliases,
+            summary=summary,
+            valid_at=valid_at,
+            invalid_at=invalid_at,
+        )
+        return _as_concept(self.apply([w]).written[0])
+
+    def revise_concept(
+        self,
+        concept_id: str,
+        *,
+        grounding: Grounding,
+        name: str | None = None,
+        aliases: Iterable[str] | None = None,
+        summary: str | None = None,
+        valid_at: datetime | None = None,
+    ) -> Concept:
+        """Write a new version of a concept, superseding the current one (fields not given are kept)."""
+        w = Write.concept(
+            concept_id,
+            grounding=grounding,
+            mode="revise",
+            name=name,
+            aliases=aliases,
+            summary=summary,
+            valid_at=valid_at,
+        )
+        return _as_concept(self._one(self.apply([w])))
+
+    def invalidate_concept(
+        self,
+        concept_id: str,
+        *,
+        grounding: Grounding,
+        invalid_at: datetime | None = None,
+        retract: bool = False,
+    ) -> BatchResult:
+        """Close a concept's validity at ``invalid_at`` (default now) or, with ``retract``, withdraw
+        the belief altogether. Its active edges and lesson links are closed the same way, with the
+        same grounding, in the same transaction."""
+        w = Write.concept(
+            concept_id,
+            grounding=grounding,
+            mode="retract" if retract else "invalidate",
+            invalid_at=KEEP if invalid_at is None else invalid_at,
+        )
+        return self.apply([w])
+
+    def assert_edge(
+        self,
+        source_id: str,
+        target_id: str,
+        relation: str,
+        *,
+        grounding: Grounding,
+        valid_at: datetime | None = None,
+        invalid_at: datetime | None = None,
+    ) -> Edge:
+        """Assert a new edge between two active concepts."""
+        w = Write.edge(
+            source_id, target_id, relation, grounding=grounding, valid_at=valid_at, invalid_at=invalid_at
+        )
+        return _as_edge(self.apply([w]).written[0])
+
+    def revise_edge(
+        self,
+        source_id: str,
+        target_id: str,
+        relation: str,
+        *,
+        grounding: Grounding,
+        valid_at: datetime | None = None,
+    ) -> Edge:
+        """Write a new version of an edge (new grounding and/or valid_at)."""
+        w = Write.edge(source_id, target_id, relation, grounding=grounding, mode="revise", valid_at=valid_at)
+        return _as_edge(self._one(self.apply([w])))
+
+    def invalidate_edge(
+        self,
+        source_id: str,
+        target_id: str,
+        relation: str,
+        *,
+        grounding: Grounding,
+        invalid_at: datetime | None = None,
+        retract: bool = False,
+    ) -> Edge:
+        """Close an edge's validity at ``invalid_at`` (default now), or retract it."""
+        w = Write.edge(
+            source_id,
+            target_id,
+            relation,
+            grounding=grounding,
+            mode="retract" if retract else "invalidate",
+            invalid_at=KEEP if invalid_at is None else invalid_at,
+        )
+        return _as_edge(self.apply([w]).written[0])
+
+    def link_lesson(
+        self,
+        lesson_id: str,
+        concept_id: str,
+        *,
+        grounding: Grounding,
+        title: str | None = None,
+        valid_at: datetime | None = None,
+    ) -> Version:
+        """Link a lesson to an active concept (creating or retitling the lesson as needed)."""
+        writes = [Write.lesson_link(lesson_id, concept_id, grounding=grounding, valid_at=valid_at)]
+        writes.insert(0, Write.lesson(lesson_id, grounding=grounding, title=title, valid_at=valid_at))
+        result = self.apply(writes)
+        return next(v for v in result.written if v.table == "lesson_concepts")
+
+    def unlink_lesson(
+        self,
+        lesson_id: str,
+        concept_id: str,
+        *,
+        grounding: Grounding,
+        invalid_at: datetime | None = None,
+        retract: bool = False,
+    ) -> Version:
+        """Close a lesson link at ``invalid_at`` (default now), or retract it."""
+        w = Write.lesson_link(
+            lesson_id,
+            concept_id,
+            grounding=grounding,
+            mode="retract" if retract else "invalidate",
+            invalid_at=KEEP if invalid_at is None else invalid_at,
+        )
+        return self.apply([w]).written[0]
+
+    def record_answer(
+        self,
+        answer_id: str,
+        *,
+        question: str,
+        answer_text: str,
+        abstained: bool,
+        payload: Mapping[str, Any],
+        grounding: Grounding,
+        valid_at: datetime | None = None,
+    ) -> Version:
+        """Record an answer or abstention (grounded, bi-temporal, never deleted)."""
+        w = Write(
+            "answers",
+            (answer_id,),
+            "assert",
+            grounding,
+            {
+                "question": question,
+                "answer_text": answer_text,
+                "abstained": abstained,
+                "payload": dict(payload),
+            },
+            valid_at,
+        )
+        return self.apply([w]).written[0]
+
+    @staticmethod
+    def _one(result: BatchResult) -> Version:
+        return result.written[0] if result.written else result.unchanged[0]
+
+    # -- batches -----------------------------------------------------------------------------
+
+    def apply(self, writes: Sequence[Write]) -> BatchResult:
+        """Apply ``writes`` in one transaction: all of them, or none (the error says why)."""
+        now = ensure_utc(self._clock(), field="clock")
+        try:
+            with self._writer.begin() as conn:
+                if conn.dialect.name == "postgresql":
+                    conn.execute(sa.select(sa.func.pg_advisory_xact_lock(_PG_WRITE_LOCK)))
+                result = self._apply(conn, list(writes), now)
+        except (KGError, ValueError):
+            raise
+        except IntegrityError as exc:
+            raise ConcurrentWrite(
+                f"the database refused the write ({_first_line(exc)}); another writer may have changed the same key",
+            ) from exc
+        except OperationalError as exc:
+            raise ConcurrentWrite(f"the database is busy or unavailable ({_first_line(exc)}); retry") from exc
+        except DBAPIError as exc:
+            raise WriteRejected(f"the database refused the write: {_first_line(exc)}") from exc
+        log.info(
+            "gateway.applied",
+            written=len(result.written),
+            cascaded=len(result.cascaded),
+            unchanged=len(result.unchanged),
+            recorded_at=format_time(now),
+        )
+        return result
+
+    def _apply(self, conn: Connection, writes: list[Write], now: datetime) -> BatchResult:
+        normalised = [_normalise(w) for w in writes]
+        seen: set[tuple[str, tuple[str, ...]]] = set()
+        for w in normalised:
+            _validate_content(w.table, w.key, w.content)
+            if (w.table, w.key) in seen:
+                raise WriteRejected(
+                    f"{_describe(w.table, w.key)} is written twice in one batch",
+                    field="id",
+                    value="/".join(w.key),
+                )
+            seen.add((w.table, w.key))
+
+        currents = _load_current(conn, normalised)
+        pending: list[_Pending] = []
+        for w in normalised:
+            cur = currents.get((w.table, w.key))
+            row, _ = _new_row(w, cur, now)
+            pending.append(_Pending(w, row, cur))
+
+        pending += _cascade(conn, pending, seen, now)
+        view = _final_view(conn, pending, currents)
+        _check_endpoints(pending, view, now)
+        _check_prerequisite_cycles(conn, pending, now)
+        return _persist(conn, pending, now)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(getattr(exc, "orig", exc)) or type(exc).__name__
+    return text.strip().splitlines()[0][:300]
+
+
+def _normalise(w: Write) -> Write:
+    if w.mode not in MODES:
+        raise InputError(
+            f"unknown write mode {w.mode!r}; expected one of {MODES}", field="mode", value=w.mode
+        )
+    if w.table not in _CONTENT:
+        raise InputError(f"unknown table {w.table!r}", field="table", value=w.table)
+    if len(w.key) != len(schema.KEY_COLUMNS[w.table]):
+        raise InputError(f"{w.table}: key must have {len(schema.KEY_COLUMNS[w.table])} parts", field="id")
+    if w.valid_at is not None:
+        w = replace(w, valid_at=ensure_utc(w.valid_at, field="valid_at"))
+    if isinstance(w.invalid_at, datetime):
+        w = replace(w, invalid_at=ensure_utc(w.invalid_at, field="invalid_at"))
+    if w.table != "concept_edges":
+        return w
+    source_id, target_id, relation = w.key
+    if relation not in RELATIONS:
+        raise UnknownRelation(
+            f"unknown relation type {relation!r}; expected one of {', '.join(RELATIONS)}",
+            field="relation",
+            value=relation,
+        )
+    if source_id == target_id:
+        raise SelfLoop(f"an edge may not connect {source_id!r} to itself", field="target_id", value=target_id)
+    return replace(w, key=canonical_edge(source_id, target_id, relation))
+
+
+def _load_current(
+    conn: Connection, writes: Iterable[Write]
+) -> dict[tuple[str, tuple[str, ...]], dict[str, Any]]:
+    """Current versions (``expired_at IS NULL``) of every key written, a few bulk SELECTs."""
+    by_table: dict[str, set[tuple[str, ...]]] = defaultdict(set)
+    for w in writes:
+        by_table[w.table].add(w.key)
+    out: dict[tuple[str, tuple[str, ...]], dict[str, Any]] = {}
+    for table_name, keys in by_table.items():
+        for row in _current_rows(conn, table_name, keys):
+            out[(table_name, row_key(table_name, row))] = row
+    return out
+
+
+def row_key(table_name: str, row: Mapping[Any, Any]) -> tuple[str, ...]:
+    return tuple(row[c] for c in schema.KEY_COLUMNS[table_name])
+
+
+def _current_rows(conn: Connection, table_name: str, keys: set[tuple[str, ...]]) -> list[dict[str, Any]]:
+    table = schema.metadata.tables[table_name]
+    first = schema.KEY_COLUMNS[table_name][0]
+    firsts = sorted({k[0] for k in keys})
+    rows: list[dict[str, Any]] = []
+    for i in range(0, len(firsts), _CHUNK):
+        stmt = sa.select(table).where(
+            table.c[first].in_(firsts[i : i + _CHUNK]), table.c.expired_at.is_(None)
+        )
+        if conn.dialect.name == "postgresql":
+            stmt = stmt.with_for_update()
+        rows += [dict(r) for r in conn.execute(stmt).mappings() if row_key(table_name, r) in keys]
+    return rows
+
+
+def _cascade(
+    conn: Connection, pending: list[_Pending], seen: set[tuple[str, tuple[str, ...]]], now: datetime
+) -> list[_Pending]:
+    """Closing a concept closes its open edges and lesson links at the same time, same grounding.
+
+    An edge that would only become valid at or after the concept's end is retracted instead
+    (it never held while the concept did).
+    """
+    closing = [
+        p
+        for p in pending
+        if p.write.table == "concepts" and p.row is not None and p.row["op"] in ("invalidate", "retract")
+    ]
+    if not closing:
+        return []
+    extra: list[_Pending] = []
+    edges, links = schema.concept_edges, schema.lesson_concepts
+    for p in closing:
+        assert p.row is not None
+        cid = p.write.key[0]
+        end: datetime | None = p.row["invalid_at"]
+        retract = p.row["op"] == "retract"
+        for table, cond in (
+            (edges, sa.or_(edges.c.source_id == cid, edges.c.target_id == cid)),
+            (links, links.c.concept_id == cid),
+        ):
+            stmt = sa.select(table).where(cond, table.c.expired_at.is_(None), table.c.op != "retract")
+            if conn.dialect.name == "postgresql":
+                stmt = stmt.with_for_update()
+            for r in conn.execute(stmt).mappings():
+                cur = dict(r)
+                key = row_key(table.name, cur)
+                if (table.name, key) in seen:
+                    continue
+                if (
+                    not retract
+                    and end is not None
+                    and cur["invalid_at"] is not None
+                    and cur["invalid_at"] <= end
+                ):
+                    continue  # already closed no later than the concept
+                seen.add((table.name, key))
+                mode = "retract" if retract or (end is not None and cur["valid_at"] >= end) else "invalidate"
+                w = Write(
+                    table.name, key, mode, p.write.grounding, {}, None, end if mode == "invalidate" else KEEP
+                )
+                row, _ = _new_row(w, cur, now)
+                extra.append(_Pending(w, row, cur, cascade=True))
+    return extra
+
+
+def _final_view(
+    conn: Connection, pending: list[_Pending], currents: Mapping[tuple[str, tuple[str, ...]], dict[str, Any]]
+) -> dict[str, dict[str, Any] | None]:
+    """Concept id -> the concept's row after the batch (None: unknown), for endpoint checks."""
+    needed: set[str] = set()
+    for p in pending:
+        if p.row is None or p.write.table not in ("concept_edges", "lesson_concepts"):
+            continue
+        needed.update(p.write.key[:2] if p.write.table == "concept_edges" else p.write.key[1:])
+    view: dict[str, dict[str, Any] | None] = {cid: None for cid in needed}
+    written = {p.write.key[0]: p for p in pending if p.write.table == "concepts"}
+    from_db: set[tuple[str, ...]] = {(cid,) for cid in needed if cid not in written}
+    for row in _current_rows(conn, "concepts", from_db) if from_db else []:
+        view[row["concept_id"]] = row
+    for cid, p in written.items():
+        if cid in view:
+            view[cid] = p.row if p.row is not None else p.current
+    return view
+
+
+def _check_endpoints(
+    pending: list[_Pending], view: Mapping[str, dict[str, Any] | None], now: datetime
+) -> None:
+    """An edge or lesson link may only point at a known concept that is open at least as long."""
+    for p in pending:
+        row = p.row
+        if row is None or row["op"] == "retract" or p.write.table not in ("concept_edges", "lesson_concepts"):
+            continue
+        ends = p.write.key[:2] if p.write.table == "concept_edges" else p.write.key[1:]
+        for cid in ends:
+            concept = view.get(cid)
+            what = _describe(p.write.table, p.write.key)
+            if concept is None or concept["op"] == "retract":
+                raise InactiveEndpoint(f"{what}: unknown concept {cid!r}", field="concept_id", value=cid)
+            c_end = concept["invalid_at"]
+            if c_end is not None and (row["invalid_at"] is None or row["invalid_at"] > c_end):
+                raise InactiveEndpoint(
+                    f"{what}: concept {cid!r} is no longer active (invalid since {format_time(c_end)})",
+                    field="concept_id",
+                    value=cid,
+                )
+
+
+def _check_prerequisite_cycles(conn: Connection, pending: list[_Pending], now: datetime) -> None:
+    added: list[tuple[str, str]] = []
+    closed: set[tuple[str, str]] = set()
+    for p in pending:
+        if p.write.table != "concept_edges" or p.write.key[2] != PREREQUISITE:
+            continue
+        pair = (p.write.key[0], p.write.key[1])
+        row = p.row if p.row is not None else p.current
+        if row is not None and _is_open_at(row, now):
+            added.append(pair)
+        else:
+            closed.add(pair)
+    if not added:
+        return
+    existing = [e for e in _reachable_prerequisites(conn, {t for _, t in added}, now) if e not in closed]
+    cycle = find_cycle(existing, added)
+    if cycle is not None:
+        raise PrerequisiteCycle("prerequisite edge would close a cycle: " + " -> ".join(cycle), cycle=cycle)
+
+
+def _reachable_prerequisites(conn: Connection, starts: set[str], now: datetime) -> list[tuple[str, str]]:
+    """Open prerequisite edges reachable from ``starts`` (recursive CTE; one round trip per chunk)."""
+    e = schema.concept_edges
+    open_prereq = sa.and_(
+        e.c.relation == PREREQUISITE,
+        e.c.expired_at.is_(None),
+        e.c.op != "retract",
+        sa.or_(e.c.invalid_at.is_(None), e.c.invalid_at > now),
+    )
+    out: set[tuple[str, str]] = set()
+    ordered = sorted(starts)
+    for i in range(0, len(ordered), _CHUNK):
+        anchor = sa.select(e.c.source_id, e.c.target_id).where(
+            open_prereq, e.c.source_id.in_(ordered[i : i + _CHUNK])
+        )
+        reach = anchor.cte("reach", recursive=True)
+        step = (
+            sa.select(e.c.source_id, e.c.target_id)
+            .join(reach, e.c.source_id == reach.c.target_id)
+            .where(open_prereq)
+        )
+        reach = reach.union(step)
+        out.update((s, t) for s, t in conn.execute(sa.select(reach.c.source_id, reach.c.target_id)))
+    return sorted(out)
+
+
+def _persist(conn: Connection, pending: list[_Pending], now: datetime) -> BatchResult:
+    expire: dict[str, list[int]] = defaultdict(list)
+    for p in pending:
+        if p.row is not None and p.current is not None:
+            expire[p.write.table].append(p.current["version_id"])
+    for table_name, ids in expire.items():
+        table = schema.metadata.tables[table_name]
+        for i in range(0, len(ids), _CHUNK):
+            chunk = ids[i : i + _CHUNK]
+            res = conn.execute(
+                sa.update(table)
+                .where(table.c.version_id.in_(chunk), table.c.expired_at.is_(None))
+                .values(expired_at=now)
+            )
+            if res.rowcount != len(chunk):
+                raise ConcurrentWrite(f"{table_name}: a version was superseded by another writer; retry")
+    by_table: dict[str, list[_Pending]] = defaultdict(list)
+    for p in pending:
+        if p.row is not None:
+            by_table[p.write.table].append(p)
+    new_ids: dict[int, int] = {}
+    for table_name, items in by_table.items():
+        table = schema.metadata.tables[table_name]
+        stmt = sa.insert(table).returning(table.c.version_id, sort_by_parameter_order=True)
+        result = conn.execute(stmt, [p.row for p in items if p.row is not None])
+        for p, (vid,) in zip(items, result.all(), strict=True):
+            new_ids[id(p)] = vid
+    written: list[Version] = []
+    cascaded: list[Version] = []
+    unchanged: list[Version] = []
+    for p in pending:
+        if p.row is None:
+            assert p.current is not None
+            unchanged.append(version_from_row(p.write.table, p.current))
+            continue
+        v = version_from_row(p.write.table, {**p.row, "version_id": new_ids[id(p)]})
+        (cascaded if p.cascade else written).append(v)
+    return BatchResult(tuple(written), tuple(unchanged), tuple(cascaded))
+
+
+def _as_concept(v: Version) -> Concept:
+    return concept_from_row({**v.content, "concept_id": v.key[0], **v.grounding.to_dict(), **_stamp_cols(v)})
+
+
+def _as_edge(v: Version) -> Edge:
+    s, t, r = v.key
+    return edge_from_row(
+        {"source_id": s, "target_id": t, "relation": r, **v.grounding.to_dict(), **_stamp_cols(v)}
+    )
+
+
+def _stamp_cols(v: Version) -> dict[str, Any]:
+    st = v.stamp
+    return {
+        "version_id": st.version_id,
+        "op": st.op,
+        "valid_at": st.valid_at,
+        "invalid_at": st.invalid_at,
+        "recorded_at": st.recorded_at,
+        "expired_at": st.expired_at,
+        "supersedes_id": st.supersedes_id,
+    }

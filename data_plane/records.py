@@ -1,0 +1,222 @@
+"""Frozen values the data plane hands out and takes in.
+
+``Grounding`` refuses to exist when invalid, so a write without a proper grounding record cannot
+even be expressed. Versions carry their ``Stamp`` (version id, operation, the four time stamps,
+the version they supersede).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from data_plane.clock import format_time
+from data_plane.errors import GroundingRejected
+from data_plane.relations import edge_key
+
+JSONValue = Any
+
+
+def _non_empty_json(value: JSONValue) -> bool:
+    if value is None:
+        return False
+    if isinstance(value, str | list | dict | tuple):
+        return len(value) > 0 and (not isinstance(value, str) or value.strip() != "")
+    return True
+
+
+@dataclass(frozen=True)
+class Grounding:
+    """Why a write is believed: confidence in [0, 1], a reason, who asserted it, and evidence."""
+
+    confidence: float
+    reason: str
+    source: str
+    evidence: JSONValue
+
+    def __post_init__(self) -> None:
+        c = self.confidence
+        if isinstance(c, bool) or not isinstance(c, int | float):
+            raise GroundingRejected(
+                f"confidence must be a number in [0, 1], got {c!r}", field="confidence", value=c
+            )
+        if math.isnan(c) or not 0.0 <= c <= 1.0:
+            raise GroundingRejected(f"confidence must be in [0, 1], got {c!r}", field="confidence", value=c)
+        for name in ("reason", "source"):
+            text = getattr(self, name)
+            if not isinstance(text, str) or not text.strip():
+                raise GroundingRejected(
+                    f"{name} must be non-empty text, got {text!r}", field=name, value=text
+                )
+        if not _non_empty_json(self.evidence):
+            raise GroundingRejected(
+                f"evidence must be non-empty JSON, got {self.evidence!r}",
+                field="evidence",
+                value=self.evidence,
+            )
+        try:
+            json.dumps(self.evidence, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise GroundingRejected(
+                f"evidence must be JSON-serialisable: {exc}", field="evidence", value=repr(self.evidence)
+            ) from exc
+        object.__setattr__(self, "confidence", float(c))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "confidence": self.confidence,
+            "reason": self.reason,
+            "source": self.source,
+            "evidence": self.evidence,
+        }
+
+
+@dataclass(frozen=True)
+class Stamp:
+    """Where a version sits on both timelines, and what it superseded."""
+
+    version_id: int
+    op: str
+    valid_at: datetime
+    invalid_at: datetime | None
+    recorded_at: datetime
+    expired_at: datetime | None
+    supersedes_id: int | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "version_id": self.version_id,
+            "op": self.op,
+            "valid_at": format_time(self.valid_at),
+            "invalid_at": format_time(self.invalid_at),
+            "recorded_at": format_time(self.recorded_at),
+            "expired_at": format_time(self.expired_at),
+            "supersedes_id": self.supersedes_id,
+        }
+
+
+@dataclass(frozen=True)
+class Concept:
+    concept_id: str
+    name: str
+    aliases: tuple[str, ...]
+    summary: str
+    grounding: Grounding
+    stamp: Stamp
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "concept_id": self.concept_id,
+            "name": self.name,
+            "aliases": list(self.aliases),
+            "summary": self.summary,
+            "grounding": self.grounding.to_dict(),
+            **self.stamp.to_dict(),
+        }
+
+
+@dataclass(frozen=True)
+class Edge:
+    source_id: str
+    target_id: str
+    relation: str
+    grounding: Grounding
+    stamp: Stamp
+
+    @property
+    def key(self) -> str:
+        return edge_key(self.source_id, self.target_id, self.relation)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "key": self.key,
+            "source_id": self.source_id,
+            "target_id": self.target_id,
+            "relation": self.relation,
+            "grounding": self.grounding.to_dict(),
+            **self.stamp.to_dict(),
+        }
+
+
+@dataclass(frozen=True)
+class Neighbour:
+    """One step out of a set of concepts: the edge taken and the concept reached."""
+
+    edge: Edge
+    concept: Concept
+    from_id: str
+    direction: str  # "out": from_id is the edge's source; "in": from_id is its target
+
+
+@dataclass(frozen=True)
+class Version:
+    """Any version of any versioned table, for history, snapshots and diffs."""
+
+    table: str
+    key: tuple[str, ...]
+    content: Mapping[str, Any]
+    grounding: Grounding
+    stamp: Stamp
+
+    @property
+    def key_text(self) -> str:
+        if self.table == "concept_edges":
+            return edge_key(*self.key)
+        return "/".join(self.key)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "table": self.table,
+            "key": self.key_text,
+            "content": dict(self.content),
+            "grounding": self.grounding.to_dict(),
+            **self.stamp.to_dict(),
+        }
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """The whole graph as of one (valid time, recorded time)."""
+
+    valid_at: datetime
+    recorded_at: datetime
+    concepts: tuple[Concept, ...]
+    edges: tuple[Edge, ...]
+    lesson_links: tuple[Version, ...]
+    lessons: tuple[Version, ...] = field(default=())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "valid_at": format_time(self.valid_at),
+            "recorded_at": format_time(self.recorded_at),
+            "concepts": [c.to_dict() for c in self.concepts],
+            "edges": [e.to_dict() for e in self.edges],
+            "lessons": [v.to_dict() for v in self.lessons],
+            "lesson_links": [v.to_dict() for v in self.lesson_links],
+        }
+
+
+@dataclass(frozen=True)
+class Diff:
+    """What changed in the system's knowledge between two recorded times."""
+
+    since: datetime
+    until: datetime
+    asserted: tuple[Version, ...]
+    revised: tuple[Version, ...]
+    invalidated: tuple[Version, ...]
+    retracted: tuple[Version, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "from": format_time(self.since),
+            "to": format_time(self.until),
+            "asserted": [v.to_dict() for v in self.asserted],
+            "revised": [v.to_dict() for v in self.revised],
+            "invalidated": [v.to_dict() for v in self.invalidated],
+            "retracted": [v.to_dict() for v in self.retracted],
+        }

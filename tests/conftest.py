@@ -1,0 +1,123 @@
+"""Shared fixtures: real databases (SQLite in tmp_path, PostgreSQL when configured), a manual clock,
+a gateway and a reader bound to them.
+
+PostgreSQL tests run when ``KG_TEST_POSTGRES_URL`` points at a server whose user may create
+databases (``.ci/run`` starts one on loopback). Each test gets a fresh database copied from a
+template migrated once per session. Under CI (``CI=true``) a missing server is an error, not a skip.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+
+import pytest
+import sqlalchemy as sa
+from sqlalchemy.engine import Engine
+
+from data_plane import GraphReader, WriteGateway, connect, migrate
+from data_plane.testing import ManualClock
+
+POSTGRES_URL = os.environ.get("KG_TEST_POSTGRES_URL")
+ENGINES = ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)]
+
+
+def _admin() -> Engine:
+    assert POSTGRES_URL
+    return sa.create_engine(POSTGRES_URL, isolation_level="AUTOCOMMIT")
+
+
+def _require_postgres() -> str:
+    if not POSTGRES_URL:
+        if os.environ.get("CI") == "true":
+            pytest.fail("CI=true but KG_TEST_POSTGRES_URL is not set: the PostgreSQL suite must run in CI")
+        pytest.skip("PostgreSQL not configured: set KG_TEST_POSTGRES_URL to run the PostgreSQL variant")
+    return POSTGRES_URL
+
+
+@pytest.fixture(scope="session")
+def pg_template() -> Iterator[str]:
+    """Name of a PostgreSQL database migrated to head, used as a template for per-test copies."""
+    _require_postgres()
+    name = f"kg_template_{os.getpid()}"
+    admin = _admin()
+    with admin.connect() as conn:
+        conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}"')
+        conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
+    engine = connect(str(sa.make_url(POSTGRES_URL).set(database=name).render_as_string(hide_password=False)))
+    migrate(engine)
+    engine.dispose()
+    yield name
+    with admin.connect() as conn:
+        conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    admin.dispose()
+
+
+def _pg_database(template: str | None) -> Iterator[str]:
+    url = _require_postgres()
+    name = f"kg_test_{uuid.uuid4().hex[:12]}"
+    admin = _admin()
+    with admin.connect() as conn:
+        conn.exec_driver_sql(f'CREATE DATABASE "{name}"' + (f' TEMPLATE "{template}"' if template else ""))
+    try:
+        yield sa.make_url(url).set(database=name).render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as conn:
+            conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.dispose()
+
+
+@pytest.fixture(params=ENGINES)
+def database_url(request: pytest.FixtureRequest, tmp_path: os.PathLike[str]) -> Iterator[str]:
+    """URL of a fresh, migrated database: SQLite, and PostgreSQL when configured."""
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path}/kg.sqlite3"
+        engine = connect(url)
+        migrate(engine)
+        engine.dispose()
+        yield url
+    else:
+        yield from _pg_database(request.getfixturevalue("pg_template"))
+
+
+@pytest.fixture(params=ENGINES)
+def empty_database_url(request: pytest.FixtureRequest, tmp_path: os.PathLike[str]) -> Iterator[str]:
+    """URL of a fresh database with no schema at all (for migration tests)."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path}/kg.sqlite3"
+    else:
+        yield from _pg_database(None)
+
+
+@pytest.fixture
+def engine(database_url: str) -> Iterator[Engine]:
+    """A migrated engine on each configured database."""
+    eng = connect(database_url)
+    yield eng
+    eng.dispose()
+
+
+@pytest.fixture
+def sqlite_engine(tmp_path: os.PathLike[str]) -> Iterator[Engine]:
+    """A migrated SQLite engine only (for control-plane tests that are engine-agnostic)."""
+    eng = connect(f"sqlite:///{tmp_path}/kg.sqlite3")
+    migrate(eng)
+    yield eng
+    eng.dispose()
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    """A clock that starts at 2025-01-01T00:00:00Z and advances one second per read."""
+    return ManualClock()
+
+
+@pytest.fixture
+def gateway(engine: Engine, clock: ManualClock) -> WriteGateway:
+    return WriteGateway(engine, clock=clock)
+
+
+@pytest.fixture
+def reader(engine: Engine, clock: ManualClock) -> GraphReader:
+    return GraphReader(engine, clock=clock)
