@@ -1,0 +1,138 @@
+"""The answer object: what a question gets back, and what is recorded for audit and replay.
+
+JSON schema (``Answer.to_dict``), version ``answer/1``::
+
+    {
+      "schema": "answer/1",
+      "answer_id": str,                 # uuid4 hex; key of the recorded answer
+      "question": str,
+      "text": str,                      # the answer, or "" when abstained
+      "abstained": bool,
+      "abstain_reason": str | null,
+      "confidence": float,              # in [0, 1]; >= 0.80 whenever abstained is false
+      "cited_concepts": [{"id": str, "name": str}],
+      "cited_edges": [str],             # edge ids ("e" + version id), all in evidence.edges
+      "seeds": [str],
+      "evidence": {"seeds": [...], "concepts": [Concept], "edges": [Edge + "edge_id"]},
+      "as_of": {"valid_at": iso, "recorded_at": iso},
+      "rounds": [RoundTrace],
+      "llm_calls": int, "prompt_tokens": int, "completion_tokens": int,
+      "latency_ms": float,
+      "synthesizer": {"name", "model", "prompt_version", "offline"},
+      "created_at": iso
+    }
+
+A ``RoundTrace`` is ``{"round", "focus", "frontier_added", "edges_added", "llm_calls",
+"prompt_tokens", "completion_tokens", "latency_ms", "model_confidence", "confidence",
+"verdict", "decision"}``; ``decision`` is one of ``answer``, ``continue``, ``abstain``,
+``stop-empty`` (the frontier was empty, no LLM call was made).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from control_plane.evidence import EvidenceGraph
+from control_plane.synthesis import Focus, SynthesizerInfo
+from data_plane.clock import format_time
+from data_plane.temporal import AsOf
+
+SCHEMA = "answer/1"
+
+
+@dataclass(frozen=True)
+class RoundTrace:
+    round: int
+    focus: Focus
+    frontier_added: tuple[str, ...]
+    edges_added: tuple[str, ...]
+    llm_calls: int
+    prompt_tokens: int
+    completion_tokens: int
+    latency_ms: float
+    model_confidence: float | None
+    confidence: float
+    verdict: str
+    decision: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "round": self.round,
+            "focus": self.focus.to_dict(),
+            "frontier_added": list(self.frontier_added),
+            "edges_added": list(self.edges_added),
+            "llm_calls": self.llm_calls,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "latency_ms": round(self.latency_ms, 3),
+            "model_confidence": self.model_confidence,
+            "confidence": self.confidence,
+            "verdict": self.verdict,
+            "decision": self.decision,
+        }
+
+
+@dataclass(frozen=True)
+class Answer:
+    answer_id: str
+    question: str
+    text: str
+    abstained: bool
+    abstain_reason: str | None
+    confidence: float
+    cited_concepts: tuple[tuple[str, str], ...]  # (id, name)
+    cited_edges: tuple[str, ...]
+    seeds: tuple[str, ...]
+    evidence: EvidenceGraph
+    as_of: AsOf
+    rounds: tuple[RoundTrace, ...]
+    synthesizer: SynthesizerInfo
+    created_at: datetime
+    latency_ms: float = 0.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def llm_calls(self) -> int:
+        return sum(r.llm_calls for r in self.rounds)
+
+    @property
+    def prompt_tokens(self) -> int:
+        return sum(r.prompt_tokens for r in self.rounds)
+
+    @property
+    def completion_tokens(self) -> int:
+        return sum(r.completion_tokens for r in self.rounds)
+
+    @property
+    def cited_concept_ids(self) -> tuple[str, ...]:
+        return tuple(cid for cid, _ in self.cited_concepts)
+
+    def edge_version_ids(self) -> list[int]:
+        """Version ids of every edge in the evidence (recorded as the answer's evidence)."""
+        return sorted(e.stamp.version_id for e in self.evidence.edges.values())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema": SCHEMA,
+            "answer_id": self.answer_id,
+            "question": self.question,
+            "text": self.text,
+            "abstained": self.abstained,
+            "abstain_reason": self.abstain_reason,
+            "confidence": self.confidence,
+            "cited_concepts": [{"id": cid, "name": name} for cid, name in self.cited_concepts],
+            "cited_edges": list(self.cited_edges),
+            "seeds": list(self.seeds),
+            "evidence": self.evidence.to_dict(),
+            "as_of": self.as_of.to_dict(),
+            "rounds": [r.to_dict() for r in self.rounds],
+            "llm_calls": self.llm_calls,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "latency_ms": round(self.latency_ms, 3),
+            "synthesizer": self.synthesizer.to_dict(),
+            "created_at": format_time(self.created_at),
+            **self.extra,
+        }

@@ -1,0 +1,77 @@
+"""The evidence sub-graph: what the loop has retrieved so far, with versions and grounding.
+
+Edges are identified by their *version id* (``e123`` in prompts), so a citation pins the exact
+version that was read, and a replay can tell whether that version is still in force.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from data_plane.records import Concept, Edge
+from data_plane.relations import PHRASES
+
+
+def edge_ref(edge: Edge) -> str:
+    """The id an edge has in prompts and citations: ``e`` + its version id."""
+    return f"e{edge.stamp.version_id}"
+
+
+@dataclass
+class EvidenceGraph:
+    """Concepts and edges gathered by the loop. Grows monotonically; never holds duplicates."""
+
+    concepts: dict[str, Concept] = field(default_factory=dict)
+    edges: dict[str, Edge] = field(default_factory=dict)  # edge_ref -> edge
+    seeds: tuple[str, ...] = ()
+
+    def add_concept(self, concept: Concept) -> bool:
+        if concept.concept_id in self.concepts:
+            return False
+        self.concepts[concept.concept_id] = concept
+        return True
+
+    def add_edge(self, edge: Edge) -> bool:
+        ref = edge_ref(edge)
+        if ref in self.edges:
+            return False
+        self.edges[ref] = edge
+        return True
+
+    def name(self, concept_id: str) -> str:
+        c = self.concepts.get(concept_id)
+        return c.name if c else concept_id
+
+    def serialise(self) -> str:
+        """Compact, id-bearing text for a prompt. Concept text is quoted data (JSON strings)."""
+        lines = ["CONCEPTS (id | name | summary):"]
+        for cid in sorted(self.concepts):
+            c = self.concepts[cid]
+            seed = " [seed]" if cid in self.seeds else ""
+            lines.append(f"- {cid}{seed} | {json.dumps(c.name)} | {json.dumps(c.summary)}")
+        lines.append("EDGES (edge_id | source -relation-> target | confidence):")
+        for ref in sorted(self.edges, key=lambda r: int(r[1:])):
+            e = self.edges[ref]
+            lines.append(
+                f"- {ref} | {e.source_id} -{e.relation}-> {e.target_id} | {e.grounding.confidence:.2f}"
+            )
+        return "\n".join(lines)
+
+    def sentences(self) -> list[str]:
+        """Each edge as a plain sentence (for offline answers and pictures)."""
+        return [
+            f"{self.name(e.source_id)} {PHRASES[e.relation]} {self.name(e.target_id)}"
+            for _, e in sorted(self.edges.items(), key=lambda kv: int(kv[0][1:]))
+        ]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "seeds": list(self.seeds),
+            "concepts": [self.concepts[c].to_dict() for c in sorted(self.concepts)],
+            "edges": [
+                {"edge_id": ref, **e.to_dict()}
+                for ref, e in sorted(self.edges.items(), key=lambda kv: int(kv[0][1:]))
+            ],
+        }

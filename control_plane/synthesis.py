@@ -1,0 +1,97 @@
+"""The seam between the planning loop and a model: one ``synthesize`` call per round.
+
+Production wraps LlamaIndex's DeepSeek LLM (``control_plane.deepseek``); the embedded default is
+the deterministic, graph-grounded ``control_plane.offline``; tests pass a scripted one
+(``control_plane.testing``). The loop cannot tell them apart.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from control_plane.evidence import EvidenceGraph
+from data_plane.temporal import AsOf
+
+
+@dataclass(frozen=True)
+class Focus:
+    """What the next round should favour: relation types, concepts, and free text."""
+
+    relations: tuple[str, ...] = ()
+    concept_ids: tuple[str, ...] = ()
+    text: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"relations": list(self.relations), "concept_ids": list(self.concept_ids), "text": self.text}
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Cost of one synthesis: model calls made (including a retry), tokens, wall time."""
+
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_ms: float = 0.0
+
+
+@dataclass(frozen=True)
+class SynthesisRequest:
+    """Everything a synthesizer may look at. Built by the loop once per round."""
+
+    question: str
+    focus: Focus
+    evidence: EvidenceGraph
+    round_no: int
+    max_rounds: int
+    as_of: AsOf
+    # Concepts in the evidence whose neighbourhoods have not been expanded yet: the boundary.
+    unexpanded: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class Draft:
+    """A synthesizer's proposal. ``error`` is set when the model's output could not be used
+    (malformed JSON, wrong types); such a draft has confidence 0 and cites nothing."""
+
+    answer: str
+    confidence: float
+    concept_ids: tuple[str, ...]
+    edge_ids: tuple[str, ...]
+    missing: str
+    next_focus: Focus
+    usage: Usage = field(default_factory=Usage)
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class SynthesizerInfo:
+    """Who answered: recorded as the answer's grounding ``source``."""
+
+    name: str  # "offline" | "deepseek" | "scripted"
+    model: str
+    prompt_version: str
+    offline: bool
+
+    @property
+    def source(self) -> str:
+        return f"{self.name}:{self.model}:prompt-{self.prompt_version}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "model": self.model,
+            "prompt_version": self.prompt_version,
+            "offline": self.offline,
+        }
+
+
+@runtime_checkable
+class Synthesizer(Protocol):
+    """One model call per round: propose an answer from the evidence sub-graph."""
+
+    @property
+    def info(self) -> SynthesizerInfo: ...
+
+    def synthesize(self, request: SynthesisRequest) -> Draft: ...
