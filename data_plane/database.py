@@ -9,19 +9,18 @@ from __future__ import annotations
 import sqlite3
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 import structlog
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
 from sqlalchemy import event
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import ArgumentError
 
 from data_plane.errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from alembic.config import Config
 
 log = structlog.get_logger(__name__)
 
@@ -90,6 +89,9 @@ def redacted_url(engine: Engine) -> str:
 
 def alembic_config() -> Config:
     """An Alembic config pointing at this project's migrations, independent of the CWD."""
+    # Alembic is imported lazily: it costs ~0.5 s, and most commands never migrate.
+    from alembic.config import Config
+
     cfg = Config()
     cfg.set_main_option("script_location", str(resources.files("migrations")))
     return cfg
@@ -97,6 +99,8 @@ def alembic_config() -> Config:
 
 def migrate(engine: Engine, revision: str = "head") -> None:
     """Upgrade the schema to ``revision`` (default: the latest)."""
+    from alembic import command
+
     cfg = alembic_config()
     with engine.begin() as conn:
         cfg.attributes["connection"] = conn
@@ -106,6 +110,8 @@ def migrate(engine: Engine, revision: str = "head") -> None:
 
 def downgrade(engine: Engine, revision: str = "base") -> None:
     """Downgrade the schema to ``revision`` (default: nothing)."""
+    from alembic import command
+
     cfg = alembic_config()
     with engine.begin() as conn:
         cfg.attributes["connection"] = conn
@@ -114,10 +120,14 @@ def downgrade(engine: Engine, revision: str = "base") -> None:
 
 def schema_revision(engine: Engine) -> str | None:
     """The revision the database is at, or None for an empty database."""
+    from alembic.runtime.migration import MigrationContext
+
     with engine.connect() as conn:
         return MigrationContext.configure(conn).get_current_revision()
 
 
 def head_revision() -> str | None:
     """The newest revision the code knows."""
+    from alembic.script import ScriptDirectory
+
     return ScriptDirectory.from_config(alembic_config()).get_current_head()

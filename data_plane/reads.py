@@ -6,6 +6,7 @@ temporal rule is compiled to SQL by ``AsOf.clause``. Reads never write and never
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Collection, Iterable
 from datetime import datetime
 from typing import Any
@@ -20,19 +21,49 @@ from data_plane.errors import NotFound
 from data_plane.records import Concept, Diff, Edge, Neighbour, Snapshot, Version
 from data_plane.relations import canonical_edge, edge_key
 from data_plane.rows import concept_from_row, edge_from_row, version_from_row
-from data_plane.temporal import AsOf
+from data_plane.temporal import AS_OF_PARAMS, AsOf, in_force
 
 _CHUNK = 500
 C, E = schema.concepts, schema.concept_edges
 
 
-def _prefixed(table: sa.Table, prefix: str) -> list[sa.Label[Any]]:
-    return [col.label(f"{prefix}{col.name}") for col in table.c]
+# Column positions of the neighbourhood statement's rows: edge columns, then concept columns.
+_E_COLS = tuple(col.name for col in E.c)
+_C_COLS = tuple(col.name for col in C.c)
+_E_END = len(_E_COLS)
+_C_END = _E_END + len(_C_COLS)
 
 
-def _split(row: Any, prefix: str) -> dict[str, Any]:
-    n = len(prefix)
-    return {k[n:]: v for k, v in row._mapping.items() if k.startswith(prefix)}
+@functools.cache
+def _neighbourhood_statement(with_relations: bool) -> sa.CompoundSelect[Any]:
+    """Built once per shape; executed with ``ids``/``exclude``/``relations`` (expanding binds)
+    and the as-of binds, so each read skips expression building and hits the compiled cache."""
+    as_of_valid, as_of_recorded = AS_OF_PARAMS
+    ids: sa.BindParameter[list[str]] = sa.bindparam("ids", expanding=True)
+    exclude: sa.BindParameter[list[str]] = sa.bindparam("exclude", expanding=True)
+    relations: sa.BindParameter[list[str]] = sa.bindparam("relations", expanding=True)
+    halves = []
+    for direction, near, far in (("out", E.c.source_id, E.c.target_id), ("in", E.c.target_id, E.c.source_id)):
+        c = C.alias(f"c_{direction}")
+        stmt = (
+            sa.select(
+                *(col.label(f"e_{col.name}") for col in E.c),
+                *(col.label(f"c_{col.name}") for col in c.c),
+                near.label("from_id"),
+                sa.literal(direction).label("direction"),
+            )
+            .select_from(E.join(c, c.c.concept_id == far))
+            .where(
+                near.in_(ids),
+                far.not_in(exclude),
+                in_force(E, as_of_valid, as_of_recorded),
+                in_force(c, as_of_valid, as_of_recorded),
+            )
+        )
+        if with_relations:
+            stmt = stmt.where(E.c.relation.in_(relations))
+        halves.append(stmt)
+    return sa.union_all(*halves)
 
 
 def neighbourhood_statement(
@@ -41,8 +72,8 @@ def neighbourhood_statement(
     *,
     relations: Collection[str] | None = None,
     exclude: Collection[str] = (),
-) -> sa.CompoundSelect[Any]:
-    """One SQL statement: the active neighbours of ``ids`` in both directions.
+) -> tuple[sa.CompoundSelect[Any], dict[str, Any]]:
+    """One SQL statement and its parameters: the active neighbours of ``ids`` in both directions.
 
     Each half enters ``concept_edges`` through an index on the end it starts from
     (``ix_concept_edges_key_recorded``, led by ``source_id``, and
@@ -50,25 +81,10 @@ def neighbourhood_statement(
     version through ``ix_concepts_key_recorded``, so the cost follows the degree of ``ids`` and
     the number of versions per key, not the size of the graph.
     """
-    halves = []
-    for direction, near, far in (("out", E.c.source_id, E.c.target_id), ("in", E.c.target_id, E.c.source_id)):
-        c = C.alias(f"c_{direction}")
-        stmt = (
-            sa.select(
-                *_prefixed(E, "e_"),
-                *(col.label(f"c_{col.name}") for col in c.c),
-                near.label("from_id"),
-                sa.literal(direction).label("direction"),
-            )
-            .select_from(E.join(c, c.c.concept_id == far))
-            .where(near.in_(sorted(ids)), as_of.clause(E), as_of.clause(c))
-        )
-        if relations is not None:
-            stmt = stmt.where(E.c.relation.in_(sorted(relations)))
-        if exclude:
-            stmt = stmt.where(far.not_in(sorted(exclude)))
-        halves.append(stmt)
-    return sa.union_all(*halves)
+    params: dict[str, Any] = {"ids": sorted(ids), "exclude": sorted(exclude), **as_of.params()}
+    if relations is not None:
+        params["relations"] = sorted(relations)
+    return _neighbourhood_statement(relations is not None), params
 
 
 class GraphReader:
@@ -100,15 +116,15 @@ class GraphReader:
         if not ids:
             return []
         as_of = as_of or self.as_of()
-        stmt = neighbourhood_statement(ids, as_of, relations=relations, exclude=exclude)
+        stmt, params = neighbourhood_statement(ids, as_of, relations=relations, exclude=exclude)
         with self._engine.connect() as conn:
-            rows = conn.execute(stmt).all()
+            rows = conn.execute(stmt, params).all()
         out = [
             Neighbour(
-                edge=edge_from_row(_split(r, "e_")),
-                concept=concept_from_row(_split(r, "c_")),
-                from_id=r.from_id,
-                direction=r.direction,
+                edge=edge_from_row(dict(zip(_E_COLS, r[:_E_END], strict=True))),
+                concept=concept_from_row(dict(zip(_C_COLS, r[_E_END:_C_END], strict=True))),
+                from_id=r[_C_END],
+                direction=r[_C_END + 1],
             )
             for r in rows
         ]
@@ -271,7 +287,7 @@ class GraphReader:
     def explain_neighbourhood(self, ids: Collection[str], as_of: AsOf | None = None) -> list[str]:
         """The engine's query plan for :meth:`neighbourhood` (for docs and the plan test)."""
         as_of = as_of or self.as_of()
-        stmt = neighbourhood_statement(ids, as_of)
+        stmt, params = neighbourhood_statement(ids, as_of)
         with self._engine.connect() as conn:
             prefix = "EXPLAIN QUERY PLAN " if conn.dialect.name == "sqlite" else "EXPLAIN "
 
@@ -281,7 +297,7 @@ class GraphReader:
             # Let SQLAlchemy compile and bind exactly as the real read does; only the verb changes.
             event.listen(conn, "before_cursor_execute", _explain, retval=True)
             try:
-                rows = conn.execute(stmt)
+                rows = conn.execute(stmt, params)
                 return [" ".join(str(c) for c in row) for row in rows.cursor.fetchall()]
             finally:
                 event.remove(conn, "before_cursor_execute", _explain)

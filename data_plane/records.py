@@ -66,6 +66,17 @@ class Grounding:
             ) from exc
         object.__setattr__(self, "confidence", float(c))
 
+    @classmethod
+    def stored(cls, confidence: float, reason: str, source: str, evidence: JSONValue) -> Grounding:
+        """A grounding read back from the database: validated when it was written (and by the
+        table's CHECK constraints), so it is not validated again on the hot read path."""
+        g = object.__new__(cls)
+        object.__setattr__(g, "confidence", float(confidence))
+        object.__setattr__(g, "reason", reason)
+        object.__setattr__(g, "source", source)
+        object.__setattr__(g, "evidence", evidence)
+        return g
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "confidence": self.confidence,

@@ -22,7 +22,7 @@ def stamp_from_row(row: Mapping[Any, Any]) -> Stamp:
 
 
 def grounding_from_row(row: Mapping[Any, Any]) -> Grounding:
-    return Grounding(row["confidence"], row["reason"], row["source"], row["evidence"])
+    return Grounding.stored(row["confidence"], row["reason"], row["source"], row["evidence"])
 
 
 def concept_from_row(row: Mapping[Any, Any]) -> Concept:

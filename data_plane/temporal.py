@@ -15,6 +15,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Final
 
 import sqlalchemy as sa
 
@@ -62,17 +63,44 @@ class AsOf:
 
     def clause(self, table: sa.FromClause) -> sa.ColumnElement[bool]:
         """The same rule as :meth:`holds`, as a SQL expression over ``table``'s columns."""
-        c = table.c
-        return sa.and_(
-            c.op != "retract",
-            c.recorded_at <= self.recorded_at,
-            sa.or_(c.expired_at.is_(None), c.expired_at > self.recorded_at),
-            c.valid_at <= self.valid_at,
-            sa.or_(c.invalid_at.is_(None), c.invalid_at > self.valid_at),
-        )
+        return in_force(table, self.valid_at, self.recorded_at)
+
+    def params(self) -> dict[str, datetime]:
+        """Values for the ``as_of_valid`` / ``as_of_recorded`` binds of :data:`AS_OF_PARAMS`."""
+        return {"as_of_valid": self.valid_at, "as_of_recorded": self.recorded_at}
 
     def to_dict(self) -> dict[str, str | None]:
         return {"valid_at": format_time(self.valid_at), "recorded_at": format_time(self.recorded_at)}
+
+
+def in_force(
+    table: sa.FromClause,
+    valid_at: datetime | sa.BindParameter[datetime],
+    recorded_at: datetime | sa.BindParameter[datetime],
+) -> sa.ColumnElement[bool]:
+    """The temporal rule as SQL: the one place it is compiled. The times are values, or bind
+    parameters for statements built once and executed many times (see :data:`AS_OF_PARAMS`)."""
+    c = table.c
+    return sa.and_(
+        c.op != "retract",
+        c.recorded_at <= recorded_at,
+        sa.or_(c.expired_at.is_(None), c.expired_at > recorded_at),
+        c.valid_at <= valid_at,
+        sa.or_(c.invalid_at.is_(None), c.invalid_at > valid_at),
+    )
+
+
+def _as_of_binds() -> tuple[sa.BindParameter[datetime], sa.BindParameter[datetime]]:
+    from data_plane.schema import UTCDateTime
+
+    return (
+        sa.bindparam("as_of_valid", type_=UTCDateTime()),
+        sa.bindparam("as_of_recorded", type_=UTCDateTime()),
+    )
+
+
+AS_OF_PARAMS: Final = _as_of_binds()
+"""Bind parameters (valid, recorded) for prepared temporal statements; fill with ``AsOf.params()``."""
 
 
 def find_cycle(existing: Iterable[tuple[str, str]], added: Iterable[tuple[str, str]]) -> list[str] | None:
