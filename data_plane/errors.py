@@ -14,7 +14,7 @@
     │   ├── KeyExists            assert on a key that already has a current version
     │   └── ConcurrentWrite      another writer changed the key first; retry
     ├── NotFound                 no such concept, edge, answer or version (.key)
-    └── LLMError                 defined in control_plane.llm (unavailable, refused, malformed)
+    └── LLMError                 defined in control_plane.errors (LLMUnavailable, LLMRejected)
 
 Foreign exceptions (SQLAlchemy, httpx, openai) are translated at the boundary with
 ``raise ... from exc`` and never leak upward. Messages never contain secrets.

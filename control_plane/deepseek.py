@@ -1,0 +1,268 @@
+"""The production synthesizer: DeepSeek through LlamaIndex's ``DeepSeek`` LLM, through ONE gateway.
+
+One ``synthesize`` is one logical call. Transport failures (connection errors, timeouts, 429 and
+500/502/503/504) are retried here, and only here, on a deterministic exponential schedule that
+honours ``Retry-After``; the OpenAI client underneath runs with ``max_retries=0`` and a Cloudflare
+AI Gateway is told ``cf-aig-max-attempts: 1``, so retries never multiply across layers. Refusals
+(400/401/402/422 and other 4xx) are not retried. A reply whose *content* is unusable gets one
+repair call; if that is unusable too, the result is a ``Draft`` with confidence 0 and ``error`` set.
+
+Logs (structlog, event ``llm.attempt``): model, gateway host, status, attempt, tokens, latency.
+Nothing secret is ever passed to a logger: the key and gateway token live only inside the client.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Final
+
+import httpx
+import structlog
+
+from control_plane.errors import LLMRejected, LLMUnavailable
+from control_plane.parsing import parse_draft
+from control_plane.prompts import PROMPT_VERSION, build_messages, repair_messages
+from control_plane.settings import LLMSettings, Settings
+from control_plane.synthesis import Draft, SynthesisRequest, Synthesizer, SynthesizerInfo, Usage
+from data_plane.errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from llama_index.llms.deepseek import DeepSeek
+
+__all__ = [
+    "RETRYABLE_STATUS",
+    "DeepSeekSynthesizer",
+    "backoff_delay",
+    "build_synthesizer",
+    "retry_after_seconds",
+]
+
+RETRYABLE_STATUS: Final = frozenset({429, 500, 502, 503, 504})
+BACKOFF_BASE_S: Final = 0.5
+BACKOFF_CAP_S: Final = 8.0
+RETRY_AFTER_CAP_S: Final = 30.0
+TEMPERATURE: Final = 0.0
+
+_REFUSALS: Final[dict[int, str]] = {
+    400: "400 bad request): the request body was invalid; this is a bug, please report it",
+    401: "401 unauthorized): check DEEPSEEK_API_KEY (and CF_AIG_TOKEN when using a Cloudflare AI Gateway)",
+    402: "402 insufficient balance): top up the DeepSeek account",
+    403: "403 forbidden): the key or gateway token may not use this model or gateway",
+    404: "404 not found): check KG_LLM_BASE_URL and KG_DEEPSEEK_MODEL",
+    422: "422 invalid parameters): check KG_DEEPSEEK_MODEL, KG_LLM_MAX_TOKENS and KG_LLM_CONTEXT_WINDOW",
+}
+
+log = structlog.get_logger("control_plane.deepseek")
+
+
+def retry_after_seconds(value: str | None, *, now: datetime) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header (delta-seconds or an HTTP date), capped at
+    ``RETRY_AFTER_CAP_S``; None when absent or unreadable. Pure: ``now`` is passed in."""
+    if value is None or not value.strip():
+        return None
+    text = value.strip()
+    try:
+        seconds = float(text)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(text)
+        except (TypeError, ValueError, IndexError):
+            return None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        seconds = (when - now).total_seconds()
+    if not math.isfinite(seconds):
+        return None
+    return min(max(seconds, 0.0), RETRY_AFTER_CAP_S)
+
+
+def backoff_delay(attempt: int) -> float:
+    """The deterministic wait after failed attempt ``attempt`` (1-based): 0.5, 1, 2, 4, 8, 8 ... s."""
+    return float(min(BACKOFF_BASE_S * 2 ** (attempt - 1), BACKOFF_CAP_S))
+
+
+@dataclass(frozen=True)
+class _Reply:
+    content: str
+    prompt_tokens: int
+    completion_tokens: int
+
+
+class DeepSeekSynthesizer:
+    """``Synthesizer`` backed by DeepSeek. ``http_client`` is the wire seam for tests
+    (``httpx.Client(transport=httpx.MockTransport(handler))``); ``sleep`` is the waiting seam."""
+
+    def __init__(
+        self,
+        settings: LLMSettings,
+        *,
+        http_client: httpx.Client | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        if settings.api_key is None:
+            raise ConfigurationError("the DeepSeek synthesizer needs DEEPSEEK_API_KEY")
+        self._settings = settings
+        self._sleep = sleep
+        self._info = SynthesizerInfo("deepseek", settings.model, PROMPT_VERSION, offline=False)
+        self._llm = self._build_llm(settings, http_client)
+
+    @staticmethod
+    def _build_llm(settings: LLMSettings, http_client: httpx.Client | None) -> DeepSeek:
+        # Imported here: llama_index costs over a second at import, and the offline path never needs it.
+        from llama_index.llms.deepseek import DeepSeek
+
+        assert settings.api_key is not None
+        headers: dict[str, str] = {}
+        if settings.gateway in ("cloudflare", "loopback"):
+            # Our retries are the only layer: stop the gateway from retrying on its own.
+            headers["cf-aig-max-attempts"] = "1"
+            if settings.cf_aig_token is not None:
+                headers["cf-aig-authorization"] = f"Bearer {settings.cf_aig_token.reveal()}"
+        return DeepSeek(
+            model=settings.model,
+            api_key=settings.api_key.reveal(),
+            api_base=settings.base_url,
+            timeout=settings.timeout_s,
+            max_retries=0,
+            context_window=settings.context_window,
+            max_tokens=settings.max_tokens,
+            temperature=TEMPERATURE,
+            additional_kwargs={"response_format": {"type": "json_object"}},
+            default_headers=headers,
+            http_client=http_client,
+        )
+
+    def __repr__(self) -> str:
+        return f"DeepSeekSynthesizer(model={self._settings.model!r}, base_url={self._settings.base_url!r})"
+
+    @property
+    def info(self) -> SynthesizerInfo:
+        return self._info
+
+    def synthesize(self, request: SynthesisRequest) -> Draft:
+        """One logical call: the draft, or an error draft after one repair call.
+
+        Raises ``LLMUnavailable`` (retries exhausted) or ``LLMRejected`` (refused, not retried).
+        """
+        started = time.perf_counter()
+        messages = build_messages(request)
+        prompt_tokens = completion_tokens = 0
+        draft: Draft | None = None
+        for calls in (1, 2):  # the first call, and at most one repair call
+            reply = self._call(messages)
+            prompt_tokens += reply.prompt_tokens
+            completion_tokens += reply.completion_tokens
+            usage = Usage(
+                calls=calls,
+                prompt_tokens=prompt_tokens,
+                completion_tokens=completion_tokens,
+                latency_ms=(time.perf_counter() - started) * 1000.0,
+            )
+            draft = parse_draft(reply.content, usage)
+            if draft.error is None:
+                return draft
+            log.warning("llm.malformed", model=self._settings.model, call=calls, error=draft.error)
+            messages = repair_messages(messages, reply.content, draft.error)
+        assert draft is not None
+        return draft
+
+    def _call(self, messages: Sequence[dict[str, str]]) -> _Reply:
+        """One chat completion with bounded transport retries."""
+        import openai
+        from llama_index.core.llms import ChatMessage
+
+        chat = [ChatMessage(role=m["role"], content=m["content"]) for m in messages]
+        attempts = self._settings.max_retries + 1
+        status: int | None = None
+        for attempt in range(1, attempts + 1):
+            t0 = time.perf_counter()
+            delay = backoff_delay(attempt)
+            try:
+                response = self._llm.chat(chat)
+            except openai.APIStatusError as exc:
+                status = exc.status_code
+                self._log_attempt(attempt, status, t0, outcome="error")
+                if status not in RETRYABLE_STATUS:
+                    hint = _REFUSALS.get(status, f"{status}): the gateway refused the request")
+                    raise LLMRejected(f"DeepSeek refused the request ({hint}", status=status) from exc
+                header = exc.response.headers.get("retry-after")
+                waited = retry_after_seconds(header, now=datetime.now(UTC))
+                if waited is not None:
+                    delay = waited
+                last: BaseException = exc
+            except openai.APIConnectionError as exc:  # includes APITimeoutError
+                status = None
+                self._log_attempt(attempt, None, t0, outcome=type(exc).__name__)
+                last = exc
+            except (AttributeError, IndexError, TypeError):
+                # A 2xx body that is not a chat completion (an HTML page, ``{}``): the client library
+                # trips over it. Treat it as an unusable reply, which gets the one repair call.
+                self._log_attempt(attempt, 200, t0, outcome="unreadable response")
+                return _Reply(content="", prompt_tokens=0, completion_tokens=0)
+            else:
+                reply = _extract(response.raw)
+                self._log_attempt(
+                    attempt,
+                    200,
+                    t0,
+                    outcome="ok",
+                    prompt_tokens=reply.prompt_tokens,
+                    completion_tokens=reply.completion_tokens,
+                )
+                return reply
+            if attempt < attempts:
+                log.info("llm.retry", model=self._settings.model, attempt=attempt, delay_s=delay)
+                self._sleep(delay)
+        what = f"HTTP {status}" if status is not None else "no response (network error or timeout)"
+        raise LLMUnavailable(
+            f"DeepSeek at {self._settings.base_host} is unavailable: {what} after {attempts} attempt(s); "
+            "try again later or raise KG_LLM_TIMEOUT_S / KG_LLM_MAX_RETRIES",
+            status=status,
+            attempts=attempts,
+        ) from last
+
+    def _log_attempt(
+        self, attempt: int, status: int | None, t0: float, *, outcome: str, **extra: Any
+    ) -> None:
+        log.info(
+            "llm.attempt",
+            model=self._settings.model,
+            base_host=self._settings.base_host,
+            status=status,
+            attempt=attempt,
+            outcome=outcome,
+            latency_ms=round((time.perf_counter() - t0) * 1000.0, 1),
+            **extra,
+        )
+
+
+def _extract(raw: Any) -> _Reply:
+    """Content and token counts of a chat completion; a reply without content becomes ``""``
+    (and then an error draft), never an exception."""
+    content: Any = None
+    choices = getattr(raw, "choices", None)
+    if isinstance(choices, list) and choices:
+        message = getattr(choices[0], "message", None)
+        content = getattr(message, "content", None)
+    usage = getattr(raw, "usage", None)
+    prompt_tokens = getattr(usage, "prompt_tokens", 0)
+    completion_tokens = getattr(usage, "completion_tokens", 0)
+    return _Reply(
+        content=content if isinstance(content, str) else "",
+        prompt_tokens=prompt_tokens if isinstance(prompt_tokens, int) else 0,
+        completion_tokens=completion_tokens if isinstance(completion_tokens, int) else 0,
+    )
+
+
+def build_synthesizer(settings: Settings, *, http_client: httpx.Client | None = None) -> Synthesizer:
+    """The synthesizer ``settings`` ask for: the offline one, or DeepSeek through the one gateway."""
+    if settings.synthesizer == "offline":
+        from control_plane.offline import OfflineSynthesizer
+
+        return OfflineSynthesizer()
+    return DeepSeekSynthesizer(settings.llm, http_client=http_client)

@@ -1,0 +1,42 @@
+"""Errors of the model egress: the ``LLMError`` branch of the one error tree.
+
+    KGError                      (data_plane.errors)
+    └── LLMError                 the model could not give a usable reply
+        ├── LLMUnavailable       network error, timeout, 429/5xx after bounded retries (.status, .attempts)
+        └── LLMRejected          400/401/402/422 ...: retrying cannot help (.status)
+
+Malformed *content* (blank, not JSON, wrong types) is not an exception: it becomes a ``Draft``
+with ``error`` set and confidence 0 (see ``control_plane.parsing``). Messages never contain the
+API key, the gateway token or any request header.
+"""
+
+from __future__ import annotations
+
+from data_plane.errors import KGError
+
+__all__ = ["LLMError", "LLMRejected", "LLMUnavailable"]
+
+
+class LLMError(KGError):
+    """The model could not give a usable reply."""
+
+
+class LLMUnavailable(LLMError):
+    """The model gateway did not answer in time, or kept failing after bounded retries.
+
+    ``status`` is the last HTTP status seen (None for a network error or timeout); ``attempts``
+    is how many requests were sent.
+    """
+
+    def __init__(self, message: str, *, status: int | None, attempts: int) -> None:
+        super().__init__(message)
+        self.status = status
+        self.attempts = attempts
+
+
+class LLMRejected(LLMError):
+    """The model gateway refused the request itself (bad key, no balance, bad parameters)."""
+
+    def __init__(self, message: str, *, status: int) -> None:
+        super().__init__(message)
+        self.status = status

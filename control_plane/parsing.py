@@ -1,0 +1,151 @@
+"""Strict parsing of a model reply into a ``Draft``. Pure: text in, value out.
+
+The reply must be exactly one JSON object with exactly the keys the system prompt asks for, each
+of exactly the right type. The only leniency is a single ```json (or bare ```) code fence around
+the whole object, which DeepSeek sometimes adds despite ``response_format``. Anything else
+(prose around the object, a missing or extra key, ``"0.8"`` or ``true`` or ``NaN`` for a confidence,
+an unknown relation type, a duplicated key) yields a ``Draft`` with confidence 0, no citations and
+``error`` saying what was wrong. Model content never raises.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any, Final
+
+from control_plane.synthesis import Draft, Focus, Usage
+from data_plane.relations import RELATIONS
+
+__all__ = ["error_draft", "parse_draft"]
+
+TOP_KEYS: Final = frozenset({"answer", "confidence", "concept_ids", "edge_ids", "missing", "next_focus"})
+FOCUS_KEYS: Final = frozenset({"relations", "concept_ids", "text"})
+_FENCE_RE: Final = re.compile(r"```(?:json|JSON)?[ \t]*\n(.*)\n[ \t]*```", re.DOTALL)
+
+
+class _Malformed(ValueError):
+    """Internal: the reply is unusable; the message says why."""
+
+
+def error_draft(error: str, usage: Usage) -> Draft:
+    """The draft for an unusable reply: no answer, confidence 0, no citations, ``error`` set."""
+    return Draft(
+        answer="",
+        confidence=0.0,
+        concept_ids=(),
+        edge_ids=(),
+        missing="",
+        next_focus=Focus(),
+        usage=usage,
+        error=error,
+    )
+
+
+def _unfence(text: str) -> str:
+    stripped = text.strip()
+    m = _FENCE_RE.fullmatch(stripped)
+    return m.group(1) if m else stripped
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    seen: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in seen:
+            raise _Malformed(f"duplicate key {key!r}")
+        seen[key] = value
+    return seen
+
+
+def _no_constants(name: str) -> Any:
+    raise _Malformed(f"{name} is not valid JSON")
+
+
+def _keys(obj: dict[str, Any], expected: frozenset[str], where: str) -> None:
+    missing = sorted(expected - obj.keys())
+    extra = sorted(obj.keys() - expected)
+    if missing:
+        raise _Malformed(f"{where} is missing key(s) {', '.join(missing)}")
+    if extra:
+        raise _Malformed(f"{where} has unexpected key(s) {', '.join(extra)}")
+
+
+def _str(value: Any, where: str) -> str:
+    if not isinstance(value, str):
+        raise _Malformed(f"{where} must be a string, got {type(value).__name__}")
+    return value
+
+
+def _str_list(value: Any, where: str) -> tuple[str, ...]:
+    if not isinstance(value, list):
+        raise _Malformed(f"{where} must be a list of strings, got {type(value).__name__}")
+    for i, item in enumerate(value):
+        if not isinstance(item, str):
+            raise _Malformed(f"{where}[{i}] must be a string, got {type(item).__name__}")
+    return tuple(value)
+
+
+def _confidence(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise _Malformed(f"confidence must be a number, got {type(value).__name__}")
+    # Compare before converting: an integer like 10**400 does not fit a float.
+    if (isinstance(value, float) and not math.isfinite(value)) or not 0 <= value <= 1:
+        raise _Malformed(f"confidence must be in [0, 1], got {value!r}")
+    return float(value)
+
+
+def _parse(text: str) -> tuple[str, float, tuple[str, ...], tuple[str, ...], str, Focus]:
+    body = _unfence(text)
+    if not body:
+        raise _Malformed("the reply is empty")
+    try:
+        obj = json.loads(body, object_pairs_hook=_no_duplicates, parse_constant=_no_constants)
+    except json.JSONDecodeError as exc:
+        raise _Malformed(f"the reply is not one JSON object ({exc.msg} at line {exc.lineno})") from None
+    except _Malformed:
+        raise
+    except ValueError as exc:  # e.g. an integer literal longer than Python's conversion limit
+        raise _Malformed(f"the reply is not usable JSON ({exc})") from None
+    if not isinstance(obj, dict):
+        raise _Malformed(f"the reply must be a JSON object, got {type(obj).__name__}")
+    _keys(obj, TOP_KEYS, "the reply")
+    focus = obj["next_focus"]
+    if not isinstance(focus, dict):
+        raise _Malformed(f"next_focus must be an object, got {type(focus).__name__}")
+    _keys(focus, FOCUS_KEYS, "next_focus")
+    relations = _str_list(focus["relations"], "next_focus.relations")
+    unknown = [r for r in relations if r not in RELATIONS]
+    if unknown:
+        raise _Malformed(f"next_focus.relations has unknown relation type(s) {', '.join(map(repr, unknown))}")
+    return (
+        _str(obj["answer"], "answer"),
+        _confidence(obj["confidence"]),
+        _str_list(obj["concept_ids"], "concept_ids"),
+        _str_list(obj["edge_ids"], "edge_ids"),
+        _str(obj["missing"], "missing"),
+        Focus(
+            relations=relations,
+            concept_ids=_str_list(focus["concept_ids"], "next_focus.concept_ids"),
+            text=_str(focus["text"], "next_focus.text"),
+        ),
+    )
+
+
+def parse_draft(text: str, usage: Usage) -> Draft:
+    """The ``Draft`` in ``text``, or an error draft (confidence 0, no citations) saying what is wrong."""
+    try:
+        answer, confidence, concept_ids, edge_ids, missing, focus = _parse(text)
+    except _Malformed as exc:
+        return error_draft(f"malformed model reply: {exc}", usage)
+    except RecursionError:
+        return error_draft("malformed model reply: nested too deeply", usage)
+    return Draft(
+        answer=answer,
+        confidence=confidence,
+        concept_ids=concept_ids,
+        edge_ids=edge_ids,
+        missing=missing,
+        next_focus=focus,
+        usage=usage,
+    )

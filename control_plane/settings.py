@@ -1,0 +1,251 @@
+"""Settings, parsed once at the edge (CLI, HTTP app) from an environment mapping, then passed down.
+
+Environment variables:
+
+=========================  ==============================================================  =======================
+variable                   meaning                                                         default
+=========================  ==============================================================  =======================
+KG_DATABASE_URL            SQLAlchemy URL of the graph database                            None (the caller picks)
+KG_SYNTHESIZER             ``offline`` or ``deepseek``                                     deepseek if a key is set
+DEEPSEEK_API_KEY           the DeepSeek API key (kept in a ``Secret``)                     none
+KG_DEEPSEEK_MODEL          a DeepSeek model name (must start with ``deepseek-``)            deepseek-chat
+KG_LLM_BASE_URL            the ONE model gateway URL (DeepSeek, Cloudflare AI Gateway)      https://api.deepseek.com
+CF_AIG_TOKEN               Cloudflare AI Gateway token (``cf-aig-authorization`` header)   none
+KG_LLM_TIMEOUT_S           per-request timeout in seconds                                   30
+KG_LLM_MAX_RETRIES         retries after the first attempt, 0..5                            2
+KG_LLM_CONTEXT_WINDOW      the model's context window in tokens (explicit, not guessed)    64000
+KG_LLM_MAX_TOKENS          completion token limit                                          1024
+=========================  ==============================================================  =======================
+
+Egress goes to exactly one gateway: DeepSeek itself, a Cloudflare AI Gateway in front of it, or
+(tests only) a loopback fake. A second base URL in the environment (``OPENAI_BASE_URL``,
+``OPENAI_API_BASE``, ``DEEPSEEK_BASE_URL``) that differs from it is refused at start-up rather than
+silently ignored. Errors and reprs never contain secrets.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal, cast
+from urllib.parse import urlsplit, urlunsplit
+
+from data_plane.errors import ConfigurationError
+
+__all__ = ["DEFAULT_BASE_URL", "LLMSettings", "Secret", "Settings", "SynthesizerName"]
+
+SynthesizerName = Literal["offline", "deepseek"]
+SYNTHESIZERS: Final[tuple[str, ...]] = ("offline", "deepseek")
+
+DEFAULT_BASE_URL: Final = "https://api.deepseek.com"
+DEFAULT_MODEL: Final = "deepseek-chat"
+MAX_RETRIES_LIMIT: Final = 5
+# Other places a client library might find a base URL; any of them pointing elsewhere is a second gateway.
+OTHER_BASE_URL_VARS: Final[tuple[str, ...]] = ("OPENAI_BASE_URL", "OPENAI_API_BASE", "DEEPSEEK_BASE_URL")
+
+_DEEPSEEK_RE: Final = re.compile(r"https://api\.deepseek\.com(/v1)?")
+_CLOUDFLARE_RE: Final = re.compile(
+    r"https://gateway\.ai\.cloudflare\.com/v1/[A-Za-z0-9_-]+/[A-Za-z0-9_-]+/deepseek"
+)
+_LOOPBACK_RE: Final = re.compile(r"http://(127\.0\.0\.1|localhost):[0-9]{1,5}(/v1)?")
+
+
+class Secret:
+    """A string that never shows itself: ``repr`` and ``str`` are ``***``. Read it with ``reveal()``."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def reveal(self) -> str:
+        return self._value
+
+    def __repr__(self) -> str:
+        return "***"
+
+    __str__ = __repr__
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Secret) and other._value == self._value
+
+    def __hash__(self) -> int:
+        return hash(self._value)
+
+    def __reduce__(self) -> Any:
+        # Pickling would write the secret to wherever the pickle goes; refuse rather than leak.
+        raise TypeError("a Secret cannot be pickled")
+
+
+def redact_url(url: str) -> str:
+    """``url`` with any user:password part replaced by ``***`` (for messages and reprs)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "<unparseable URL>"
+    if "@" not in parts.netloc:
+        return url
+    host = parts.netloc.rsplit("@", 1)[1]
+    return urlunsplit(parts._replace(netloc=f"***@{host}"))
+
+
+def normalise_base_url(url: str) -> str:
+    return url.strip().rstrip("/")
+
+
+def gateway_kind(url: str) -> Literal["deepseek", "cloudflare", "loopback"] | None:
+    """Which allowed gateway a normalised base URL is, or None if it is not allowed."""
+    if _DEEPSEEK_RE.fullmatch(url):
+        return "deepseek"
+    if _CLOUDFLARE_RE.fullmatch(url):
+        return "cloudflare"
+    if _LOOPBACK_RE.fullmatch(url):
+        return "loopback"
+    return None
+
+
+@dataclass(frozen=True)
+class LLMSettings:
+    """How to reach DeepSeek. Refuses to exist when invalid (like ``Grounding``)."""
+
+    model: str = DEFAULT_MODEL
+    api_key: Secret | None = None
+    base_url: str = DEFAULT_BASE_URL
+    cf_aig_token: Secret | None = None
+    timeout_s: float = 30.0
+    max_retries: int = 2
+    context_window: int = 64000
+    max_tokens: int = 1024
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.model, str) or not self.model.startswith("deepseek-"):
+            raise ConfigurationError(
+                f"KG_DEEPSEEK_MODEL={self.model!r} is not a DeepSeek model: only model names starting "
+                f"with 'deepseek-' are accepted (e.g. {DEFAULT_MODEL!r})"
+            )
+        base = normalise_base_url(self.base_url)
+        if gateway_kind(base) is None:
+            raise ConfigurationError(
+                f"KG_LLM_BASE_URL={redact_url(self.base_url)!r} is not an allowed model gateway: use "
+                f"{DEFAULT_BASE_URL} (optionally /v1), a Cloudflare AI Gateway URL "
+                "https://gateway.ai.cloudflare.com/v1/{account}/{gateway}/deepseek, or (tests only) "
+                "http://127.0.0.1:PORT or http://localhost:PORT"
+            )
+        object.__setattr__(self, "base_url", base)
+        if self.cf_aig_token is not None and gateway_kind(base) == "deepseek":
+            raise ConfigurationError(
+                "CF_AIG_TOKEN is set but KG_LLM_BASE_URL is DeepSeek itself, not a Cloudflare AI Gateway: "
+                "set KG_LLM_BASE_URL to your gateway URL or unset CF_AIG_TOKEN"
+            )
+        for name, secret in (("DEEPSEEK_API_KEY", self.api_key), ("CF_AIG_TOKEN", self.cf_aig_token)):
+            if secret is not None and (not isinstance(secret, Secret) or not secret.reveal().strip()):
+                raise ConfigurationError(f"{name} must be a non-empty Secret")
+        t = self.timeout_s
+        if isinstance(t, bool) or not isinstance(t, int | float) or not math.isfinite(t) or not 0 < t <= 600:
+            raise ConfigurationError(f"KG_LLM_TIMEOUT_S must be a number of seconds in (0, 600], got {t!r}")
+        object.__setattr__(self, "timeout_s", float(t))
+        _check_int("KG_LLM_MAX_RETRIES", self.max_retries, 0, MAX_RETRIES_LIMIT)
+        _check_int("KG_LLM_CONTEXT_WINDOW", self.context_window, 1024, 10_000_000)
+        _check_int("KG_LLM_MAX_TOKENS", self.max_tokens, 1, 1_000_000)
+
+    @property
+    def gateway(self) -> Literal["deepseek", "cloudflare", "loopback"]:
+        kind = gateway_kind(self.base_url)
+        assert kind is not None  # checked in __post_init__
+        return kind
+
+    @property
+    def base_host(self) -> str:
+        """Host (and port) of the gateway, safe to log."""
+        return urlsplit(self.base_url).netloc
+
+
+def _check_int(name: str, value: object, low: int, high: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ConfigurationError(f"{name} must be an integer in [{low}, {high}], got {value!r}")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything the backend reads from its environment, parsed once."""
+
+    database_url: str | None = field(default=None, repr=False)
+    synthesizer: SynthesizerName = "offline"
+    llm: LLMSettings = field(default_factory=LLMSettings)
+
+    def __post_init__(self) -> None:
+        if self.synthesizer not in SYNTHESIZERS:
+            raise ConfigurationError(
+                f"KG_SYNTHESIZER={self.synthesizer!r} is not one of {', '.join(SYNTHESIZERS)}"
+            )
+        if self.synthesizer == "deepseek" and self.llm.api_key is None:
+            raise ConfigurationError(
+                "KG_SYNTHESIZER=deepseek needs DEEPSEEK_API_KEY; set it, or use KG_SYNTHESIZER=offline"
+            )
+
+    def __repr__(self) -> str:
+        db = None if self.database_url is None else redact_url(self.database_url)
+        return f"Settings(database_url={db!r}, synthesizer={self.synthesizer!r}, llm={self.llm!r})"
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str], **overrides: Any) -> Settings:
+        """Parse ``env`` (e.g. ``os.environ``). ``overrides`` (field names of ``Settings`` or
+        ``LLMSettings``, e.g. from CLI options) win over the environment; ``None`` means "not given".
+        Raises ``ConfigurationError`` naming the offending variable and value (never a secret).
+        """
+        given = {k: v for k, v in overrides.items() if v is not None}
+        llm_fields = set(LLMSettings.__dataclass_fields__)
+        unknown = set(given) - llm_fields - {"database_url", "synthesizer"}
+        if unknown:
+            raise ConfigurationError(f"unknown setting(s): {', '.join(sorted(unknown))}")
+
+        def text(var: str) -> str | None:
+            value = env.get(var)
+            return value.strip() if value is not None and value.strip() else None
+
+        api_key_text = text("DEEPSEEK_API_KEY")
+        cf_text = text("CF_AIG_TOKEN")
+        llm_kwargs: dict[str, Any] = {
+            "model": text("KG_DEEPSEEK_MODEL") or DEFAULT_MODEL,
+            "api_key": Secret(api_key_text) if api_key_text else None,
+            "base_url": text("KG_LLM_BASE_URL") or DEFAULT_BASE_URL,
+            "cf_aig_token": Secret(cf_text) if cf_text else None,
+            "timeout_s": _number("KG_LLM_TIMEOUT_S", text("KG_LLM_TIMEOUT_S"), 30.0, float),
+            "max_retries": _number("KG_LLM_MAX_RETRIES", text("KG_LLM_MAX_RETRIES"), 2, int),
+            "context_window": _number("KG_LLM_CONTEXT_WINDOW", text("KG_LLM_CONTEXT_WINDOW"), 64000, int),
+            "max_tokens": _number("KG_LLM_MAX_TOKENS", text("KG_LLM_MAX_TOKENS"), 1024, int),
+        }
+        for key in llm_fields & set(given):
+            value = given[key]
+            if key in ("api_key", "cf_aig_token") and isinstance(value, str):
+                value = Secret(value)
+            llm_kwargs[key] = value
+        llm = LLMSettings(**llm_kwargs)
+
+        for var in OTHER_BASE_URL_VARS:
+            other = text(var)
+            if other is not None and normalise_base_url(other) != llm.base_url:
+                raise ConfigurationError(
+                    f"exactly one model gateway URL is allowed: {var}={redact_url(other)!r} differs from "
+                    f"KG_LLM_BASE_URL={llm.base_url!r}; unset {var} or make them equal"
+                )
+
+        default_synth = "deepseek" if llm.api_key is not None else "offline"
+        synthesizer = given.get("synthesizer") or (text("KG_SYNTHESIZER") or default_synth).lower()
+        return cls(
+            database_url=given.get("database_url") or text("KG_DATABASE_URL"),
+            synthesizer=cast(SynthesizerName, synthesizer),
+            llm=llm,
+        )
+
+
+def _number(var: str, raw: str | None, default: float, kind: type[int] | type[float]) -> Any:
+    if raw is None:
+        return default
+    try:
+        return kind(raw)
+    except ValueError:
+        noun = "an integer" if kind is int else "a number"
+        raise ConfigurationError(f"{var} must be {noun}, got {raw!r}") from None
