@@ -1,0 +1,486 @@
+"""The planning loop: seed, then up to four rounds of expand → synthesize → verify; answer or abstain.
+
+One question runs like this (all rules but the I/O live in pure modules):
+
+1. **Seed** (``seeding``): the concepts named in the question, at most 3, most specific first.
+   None: abstain at once ("no known concept is named"), no model call. The name index is cached
+   and rebuilt only when the concepts table changed or the as-of point leaves the time box in
+   which no concept version changes state.
+2. **Expand**: one data-plane call per round (``Expander.neighbours``): active neighbours of the
+   frontier in both directions as of (valid, recorded) time, never an already visited concept.
+   New concepts compete for at most ``frontier_cap`` places (``ranking.rank``); every edge
+   between a chosen or already-gathered concept and the frontier joins the evidence.
+3. **Synthesize**: exactly one ``synthesizer.synthesize`` call per round.
+4. **Verify** (``verify``): accepted → answer. Otherwise the confidence is capped below the
+   threshold, the focus moves to what was missing, and the next frontier (at most
+   ``frontier_cap`` gathered-but-unexpanded concepts) is ranked against the new focus.
+5. An empty frontier stops early with no model call ("the graph has nothing more to offer"); after
+   ``max_rounds`` the loop abstains with the best partial evidence and the reason. A model that
+   stays unavailable (``LLMUnavailable``) also ends in an abstention naming the failure.
+
+Every answer or abstention is recorded through ``WriteGateway.record_answer`` (when asked) and
+logged ("loop.round" per round, "loop.answer" per question).
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Collection
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+import sqlalchemy as sa
+import structlog
+
+from control_plane.answer import Answer, RoundTrace
+from control_plane.errors import LLMUnavailable
+from control_plane.evidence import EvidenceGraph, edge_ref
+from control_plane.ranking import rank, relations_named
+from control_plane.seeding import NameIndex
+from control_plane.synthesis import Draft, Focus, SynthesisRequest, Synthesizer, Usage
+from control_plane.verify import verify
+from data_plane import schema
+from data_plane.clock import Clock, ensure_utc, format_time, utc_now
+from data_plane.errors import InputError
+from data_plane.gateway import WriteGateway
+from data_plane.reads import GraphReader
+from data_plane.records import Concept, Grounding, Neighbour
+from data_plane.temporal import AsOf
+
+__all__ = ["NOTHING_MORE", "NO_SEED", "Expander", "Planner"]
+
+NO_SEED = "no known concept is named"
+NOTHING_MORE = "the graph has nothing more to offer"
+
+log = structlog.get_logger(__name__)
+
+
+class Expander(Protocol):
+    """The planner's one data-plane call per round (``SQLPropertyGraphStore`` implements it)."""
+
+    def neighbours(
+        self,
+        ids: Collection[str],
+        *,
+        as_of: AsOf,
+        exclude: Collection[str] = (),
+        relations: Collection[str] | None = None,
+    ) -> list[Neighbour]: ...
+
+
+@dataclass(frozen=True)
+class _IndexEntry:
+    """A cached name index, valid while the concepts table is unchanged (same max version id)
+    and the as-of point stays inside the box where no concept version changes state."""
+
+    max_version: int | None
+    valid_box: tuple[datetime | None, datetime | None]
+    recorded_box: tuple[datetime | None, datetime | None]
+    index: NameIndex
+    concepts: dict[str, Concept]
+
+    def covers(self, max_version: int | None, as_of: AsOf) -> bool:
+        def inside(t: datetime, box: tuple[datetime | None, datetime | None]) -> bool:
+            lo, hi = box
+            return (lo is None or lo <= t) and (hi is None or t < hi)
+
+        return (
+            max_version == self.max_version
+            and inside(as_of.valid_at, self.valid_box)
+            and inside(as_of.recorded_at, self.recorded_box)
+        )
+
+
+def _aware(t: datetime | None) -> datetime | None:
+    """Aggregates may come back naive on SQLite; the columns hold UTC."""
+    if t is None:
+        return None
+    return ensure_utc(t if t.tzinfo is not None else t.replace(tzinfo=UTC))
+
+
+def _time_box(reader: GraphReader, as_of: AsOf) -> tuple[tuple[Any, Any], tuple[Any, Any]]:
+    """The nearest concept-version time stamps around ``as_of`` on both timelines (one query)."""
+    C = schema.concepts
+    v, r = as_of.valid_at, as_of.recorded_at
+
+    def lo(col: Any, t: datetime) -> Any:
+        return sa.select(sa.func.max(col)).where(col <= t).scalar_subquery()
+
+    def hi(col: Any, t: datetime) -> Any:
+        return sa.select(sa.func.min(col)).where(col > t).scalar_subquery()
+
+    stmt = sa.select(
+        lo(C.c.valid_at, v),
+        lo(C.c.invalid_at, v),
+        hi(C.c.valid_at, v),
+        hi(C.c.invalid_at, v),
+        lo(C.c.recorded_at, r),
+        lo(C.c.expired_at, r),
+        hi(C.c.recorded_at, r),
+        hi(C.c.expired_at, r),
+    )
+    with reader.engine.connect() as conn:
+        row = conn.execute(stmt).one()
+    vals = [_aware(x) for x in row]
+
+    def pick(a: datetime | None, b: datetime | None, f: Any) -> datetime | None:
+        present = [x for x in (a, b) if x is not None]
+        return f(present) if present else None
+
+    return (pick(vals[0], vals[1], max), pick(vals[2], vals[3], min)), (
+        pick(vals[4], vals[5], max),
+        pick(vals[6], vals[7], min),
+    )
+
+
+def _max_concept_version(reader: GraphReader) -> int | None:
+    with reader.engine.connect() as conn:
+        value = conn.execute(sa.select(sa.func.max(schema.concepts.c.version_id))).scalar()
+    return None if value is None else int(value)
+
+
+class Planner:
+    """Answers questions from the graph with an evidence sub-graph, or abstains."""
+
+    def __init__(
+        self,
+        reader: GraphReader,
+        synthesizer: Synthesizer,
+        *,
+        store: Expander | None = None,
+        gateway: WriteGateway | None = None,
+        clock: Clock = utc_now,
+        max_rounds: int = 4,
+        frontier_cap: int = 12,
+        threshold: float = 0.80,
+    ) -> None:
+        if max_rounds < 1 or frontier_cap < 1 or not 0.0 < threshold <= 1.0:
+            raise InputError("max_rounds and frontier_cap must be >= 1 and threshold in (0, 1]")
+        if store is None:
+            # Imported here: LlamaIndex costs ~1.5 s to import and most callers pass a store.
+            from control_plane.graph_store import SQLPropertyGraphStore
+
+            store = SQLPropertyGraphStore(reader)
+        self.reader = reader
+        self.synthesizer = synthesizer
+        self.store = store
+        self.gateway = gateway
+        self.clock = clock
+        self.max_rounds = max_rounds
+        self.frontier_cap = frontier_cap
+        self.threshold = threshold
+        self._cache: _IndexEntry | None = None
+        self.index_builds = 0  # how often the name index was (re)built; for tests and benchmarks
+
+    # -- seeding ----------------------------------------------------------------------------
+
+    def name_index(self, as_of: AsOf) -> _IndexEntry:
+        """The cached name index for ``as_of`` (rebuilt only when it may have changed)."""
+        top = _max_concept_version(self.reader)
+        if self._cache is not None and self._cache.covers(top, as_of):
+            return self._cache
+        concepts = self.reader.all_concepts(as_of=as_of)
+        valid_box, recorded_box = _time_box(self.reader, as_of)
+        self._cache = _IndexEntry(
+            top, valid_box, recorded_box, NameIndex.build(concepts), {c.concept_id: c for c in concepts}
+        )
+        self.index_builds += 1
+        return self._cache
+
+    def seeds(self, question: str, as_of: AsOf) -> list[Concept]:
+        entry = self.name_index(as_of)
+        candidates = entry.index.candidates(question)
+        degrees = self.reader.degrees(candidates, as_of=as_of) if len(candidates) > 1 else {}
+        return [entry.concepts[cid] for cid in entry.index.find(question, degrees)]
+
+    # -- the loop ---------------------------------------------------------------------------
+
+    def ask(
+        self,
+        question: str,
+        *,
+        as_of: datetime | None = None,
+        known_at: datetime | None = None,
+        record: bool = True,
+    ) -> Answer:
+        """Answer ``question`` as of (``as_of``, ``known_at``), both defaulting to now."""
+        if not isinstance(question, str) or not question.strip():
+            raise InputError("the question is empty", field="question", value=question)
+        if record and self.gateway is None:
+            raise InputError("record=True needs a WriteGateway; pass gateway= or record=False")
+        started = time.perf_counter()
+        created_at = ensure_utc(self.clock(), field="clock")
+        point = AsOf(as_of or created_at, known_at or created_at)
+        answer_id = uuid.uuid4().hex
+        seeds = self.seeds(question, point)
+        evidence = EvidenceGraph(seeds=tuple(c.concept_id for c in seeds))
+        for c in seeds:
+            evidence.add_concept(c)
+        traces: list[RoundTrace] = []
+        accepted: Draft | None = None
+        best: tuple[float, Draft | None, str] = (0.0, None, NO_SEED)
+        reason: str | None = NO_SEED if not seeds else None
+        focus = Focus(relations=relations_named(question))
+        frontier = list(evidence.seeds)
+        visited: set[str] = set()
+        # Gathered but not yet expanded concepts, with the neighbour record that reached them.
+        pending: dict[str, Neighbour] = {}
+        # Neighbours seen but not chosen (no place left): they compete again in later rounds,
+        # and their edges join the evidence if the concept does.
+        reserve: dict[str, list[Neighbour]] = {}
+        round_no = 0
+        while seeds and round_no < self.max_rounds:
+            round_no += 1
+            t0 = time.perf_counter()
+            if not frontier:
+                traces.append(
+                    self._trace(round_no, focus, [], [], None, t0, best[0], NOTHING_MORE, "stop-empty")
+                )
+                reason = self._stopped(best)
+                break
+            found = self.store.neighbours(frontier, as_of=point, exclude=visited)
+            visited.update(frontier)
+            for cid in frontier:
+                pending.pop(cid, None)
+            added, edges_added = self._grow(evidence, found, focus, question, pending, reserve)
+            request = SynthesisRequest(
+                question=question,
+                focus=focus,
+                evidence=evidence,
+                round_no=round_no,
+                max_rounds=self.max_rounds,
+                as_of=point,
+                unexpanded=frozenset(set(evidence.concepts) - visited),
+            )
+            unavailable: LLMUnavailable | None = None
+            try:
+                draft = self.synthesizer.synthesize(request)
+            except LLMUnavailable as exc:
+                # The model stayed down after its own bounded retries: abstain with the reason
+                # rather than fail the question (a rejected request, LLMRejected, still raises).
+                unavailable = exc
+                draft = Draft("", 0.0, (), (), "", focus, Usage(calls=max(1, exc.attempts)), error=str(exc))
+            verdict = verify(draft, evidence, threshold=self.threshold)
+            if verdict.accepted:
+                accepted = draft
+                decision = "answer"
+            elif unavailable is not None or round_no >= self.max_rounds:
+                decision = "abstain"
+            else:
+                decision = "continue"
+            if verdict.confidence >= best[0] or best[1] is None:
+                best = (verdict.confidence, draft, verdict.reason)
+            traces.append(
+                self._trace(
+                    round_no,
+                    focus,
+                    added,
+                    edges_added,
+                    draft,
+                    t0,
+                    verdict.confidence,
+                    verdict.reason,
+                    decision,
+                )
+            )
+            self._log_round(answer_id, traces[-1], len(frontier))
+            if accepted is not None:
+                break
+            focus = self._next_focus(draft, verdict.unknown_concepts, verdict.unknown_edges)
+            frontier = [
+                n.concept.concept_id for n in rank(pending.values(), focus, question, limit=self.frontier_cap)
+            ]
+            if unavailable is not None:
+                reason = f"the model is unavailable: {unavailable}"
+                break
+            if decision == "abstain":
+                reason = (
+                    f"confidence stayed below {self.threshold:.2f} after {self.max_rounds} rounds "
+                    f"(best {best[0]:.2f}): {best[1].missing if best[1] and best[1].missing else best[2]}"
+                )
+        if traces and traces[-1].decision == "stop-empty":
+            self._log_round(answer_id, traces[-1], 0)
+        answer = self._answer(
+            answer_id, question, accepted, best, reason, evidence, point, traces, created_at, started
+        )
+        if record:
+            self._record(answer)
+        log.info(
+            "loop.answer",
+            question_id=answer_id,
+            abstained=answer.abstained,
+            confidence=answer.confidence,
+            rounds=len(answer.rounds),
+            llm_calls=answer.llm_calls,
+            cited=list(answer.cited_concept_ids),
+            reason=answer.abstain_reason,
+            latency_ms=round(answer.latency_ms, 3),
+        )
+        return answer
+
+    # -- steps ------------------------------------------------------------------------------
+
+    def _grow(
+        self,
+        evidence: EvidenceGraph,
+        found: list[Neighbour],
+        focus: Focus,
+        question: str,
+        pending: dict[str, Neighbour],
+        reserve: dict[str, list[Neighbour]],
+    ) -> tuple[list[str], list[str]]:
+        """Add the best new concepts (at most ``frontier_cap``, from this round's neighbours and
+        the reserve) and every edge that reaches a gathered concept; return (concepts added,
+        edge ids added). Unchosen neighbours go to the reserve."""
+        for n in found:
+            if n.concept.concept_id not in evidence.concepts:
+                reserve.setdefault(n.concept.concept_id, []).append(n)
+        candidates = [n for ns in reserve.values() for n in ns]
+        chosen = rank(candidates, focus, question, limit=self.frontier_cap)
+        added = []
+        reached: list[Neighbour] = [n for n in found if n.concept.concept_id in evidence.concepts]
+        for n in chosen:
+            cid = n.concept.concept_id
+            evidence.add_concept(n.concept)
+            pending[cid] = n
+            added.append(cid)
+            reached.extend(reserve.pop(cid))
+        edges_added = []
+        for n in reached:
+            if evidence.add_edge(n.edge):
+                edges_added.append(edge_ref(n.edge))
+        return added, edges_added
+
+    @staticmethod
+    def _next_focus(draft: Draft, unknown_concepts: tuple[str, ...], unknown_edges: tuple[str, ...]) -> Focus:
+        nf = draft.next_focus
+        if not unknown_concepts and not unknown_edges:
+            return nf
+        # The draft cited outside the evidence: look for what it named.
+        text = " ".join(x for x in (nf.text, *unknown_concepts) if x)
+        return Focus(nf.relations, tuple(dict.fromkeys((*nf.concept_ids, *unknown_concepts))), text)
+
+    def _stopped(self, best: tuple[float, Draft | None, str]) -> str:
+        if best[1] is None:
+            return NOTHING_MORE
+        return f"{NOTHING_MORE} (best confidence {best[0]:.2f}: {best[1].missing or best[2]})"
+
+    def _trace(
+        self,
+        round_no: int,
+        focus: Focus,
+        added: list[str],
+        edges_added: list[str],
+        draft: Draft | None,
+        t0: float,
+        confidence: float,
+        verdict: str,
+        decision: str,
+    ) -> RoundTrace:
+        usage = draft.usage if draft is not None else None
+        return RoundTrace(
+            round=round_no,
+            focus=focus,
+            frontier_added=tuple(added),
+            edges_added=tuple(edges_added),
+            llm_calls=usage.calls if usage else 0,
+            prompt_tokens=usage.prompt_tokens if usage else 0,
+            completion_tokens=usage.completion_tokens if usage else 0,
+            latency_ms=(time.perf_counter() - t0) * 1000.0,
+            model_confidence=draft.confidence if draft is not None else None,
+            confidence=confidence,
+            verdict=verdict,
+            decision=decision,
+        )
+
+    @staticmethod
+    def _log_round(answer_id: str, t: RoundTrace, frontier_size: int) -> None:
+        log.info(
+            "loop.round",
+            question_id=answer_id,
+            round=t.round,
+            frontier_size=frontier_size,
+            frontier_added=len(t.frontier_added),
+            edges_added=len(t.edges_added),
+            tokens=t.prompt_tokens + t.completion_tokens,
+            latency_ms=round(t.latency_ms, 3),
+            confidence=t.confidence,
+            decision=t.decision,
+        )
+
+    def _answer(
+        self,
+        answer_id: str,
+        question: str,
+        accepted: Draft | None,
+        best: tuple[float, Draft | None, str],
+        reason: str | None,
+        evidence: EvidenceGraph,
+        point: AsOf,
+        traces: list[RoundTrace],
+        created_at: datetime,
+        started: float,
+    ) -> Answer:
+        extra: dict[str, Any] = {}
+        if accepted is not None:
+            text, conf, abstained, why = accepted.answer, accepted.confidence, False, None
+            cited = tuple((cid, evidence.name(cid)) for cid in dict.fromkeys(accepted.concept_ids))
+            edges = tuple(dict.fromkeys(accepted.edge_ids))
+        else:
+            text, conf, abstained = "", best[0], True
+            why = reason or NOTHING_MORE
+            cited, edges = (), ()
+            partial = best[1]
+            if partial is not None:
+                extra["partial"] = {
+                    "text": partial.answer,
+                    "confidence": best[0],
+                    "concept_ids": [c for c in partial.concept_ids if c in evidence.concepts],
+                    "edge_ids": [e for e in partial.edge_ids if e in evidence.edges],
+                    "missing": partial.missing,
+                }
+        return Answer(
+            answer_id=answer_id,
+            question=question,
+            text=text,
+            abstained=abstained,
+            abstain_reason=why,
+            confidence=conf,
+            cited_concepts=cited,
+            cited_edges=edges,
+            seeds=evidence.seeds,
+            evidence=evidence,
+            as_of=point,
+            rounds=tuple(traces),
+            synthesizer=self.synthesizer.info,
+            created_at=created_at,
+            latency_ms=(time.perf_counter() - started) * 1000.0,
+            extra=extra,
+        )
+
+    def _record(self, answer: Answer) -> None:
+        assert self.gateway is not None
+        grounding = Grounding(
+            confidence=answer.confidence,
+            reason=answer.text
+            if not answer.abstained and answer.text.strip()
+            else (answer.abstain_reason or "abstained"),
+            source=self.synthesizer.info.source,
+            evidence={
+                "question": answer.question,
+                "as_of": format_time(answer.as_of.valid_at),
+                "known_at": format_time(answer.as_of.recorded_at),
+                "edge_version_ids": answer.edge_version_ids(),
+                "cited": {"concepts": list(answer.cited_concept_ids), "edges": list(answer.cited_edges)},
+            },
+        )
+        self.gateway.record_answer(
+            answer.answer_id,
+            question=answer.question,
+            answer_text=answer.text,
+            abstained=answer.abstained,
+            payload=answer.to_dict(),
+            grounding=grounding,
+        )

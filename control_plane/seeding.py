@@ -1,0 +1,125 @@
+"""Seeding: which known concepts does a question name?
+
+Pure core: :func:`normalise` turns text into lowercase, singular tokens (hyphens and punctuation
+become spaces); :class:`NameIndex` maps the token sequences of every concept's name and aliases
+to concept ids, and :meth:`NameIndex.find` returns the concepts named in a question, most specific
+first (at most three):
+
+1. every occurrence of a known token sequence is a match;
+2. a match whose token span lies inside a longer match is dropped
+   ("agent orchestration" beats "agent");
+3. the remaining concepts are ordered by degree (fewer active edges = more specific), then by
+   the position of their first appearance, then by id.
+
+The index is built from ``GraphReader.all_concepts`` by the planner, which caches it (see
+``control_plane.loop``); nothing here touches the database.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Final
+
+from data_plane.records import Concept
+
+__all__ = ["MAX_SEEDS", "Match", "NameIndex", "normalise", "singular"]
+
+MAX_SEEDS: Final = 3
+_TOKEN = re.compile(r"[a-z0-9]+")
+# Endings that look plural but are not: "loss", "bus", "analysis", "bias".
+_NOT_PLURAL: Final = ("ss", "us", "is", "as")
+
+
+def singular(token: str) -> str:
+    """Conservative singular: "embeddings"→"embedding", "queries"→"query", "batches"→"batch";
+    tokens of three letters or fewer and "-ss", "-us", "-is", "-as" endings are left alone."""
+    if len(token) <= 3 or not token.endswith("s") or token.endswith(_NOT_PLURAL):
+        return token
+    if token.endswith("ies") and len(token) > 4:
+        return token[:-3] + "y"
+    if token.endswith(("ches", "shes", "xes", "sses", "zes")):
+        return token[:-2]
+    return token[:-1]
+
+
+def normalise(text: str) -> tuple[str, ...]:
+    """Lowercase tokens with hyphens and punctuation as separators, each made singular."""
+    return tuple(singular(t) for t in _TOKEN.findall(text.lower()))
+
+
+@dataclass(frozen=True)
+class Match:
+    """One occurrence of a concept's name or alias in the question: tokens ``[start, end)``."""
+
+    concept_id: str
+    start: int
+    end: int
+
+    def inside(self, other: Match) -> bool:
+        """Strictly contained in ``other``'s span (same span does not count)."""
+        return (
+            other.start <= self.start
+            and self.end <= other.end
+            and (other.end - other.start) > (self.end - self.start)
+        )
+
+
+@dataclass(frozen=True)
+class NameIndex:
+    """Token sequences of concept names and aliases → concept ids."""
+
+    phrases: Mapping[tuple[str, ...], frozenset[str]]
+    longest: int = 0
+    names: Mapping[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def build(cls, concepts: Iterable[Concept]) -> NameIndex:
+        return cls.from_names((c.concept_id, c.name, c.aliases) for c in concepts)
+
+    @classmethod
+    def from_names(cls, entries: Iterable[tuple[str, str, Iterable[str]]]) -> NameIndex:
+        """From ``(concept id, name, aliases)``; the id with underscores as spaces is a name too."""
+        phrases: dict[tuple[str, ...], set[str]] = {}
+        names: dict[str, str] = {}
+        for cid, name, aliases in entries:
+            names[cid] = name
+            for text in (name, *aliases, cid.replace("_", " ")):
+                toks = normalise(text)
+                if toks:
+                    phrases.setdefault(toks, set()).add(cid)
+        longest = max((len(p) for p in phrases), default=0)
+        return cls({p: frozenset(ids) for p, ids in phrases.items()}, longest, names)
+
+    def matches(self, question: str) -> list[Match]:
+        """Every occurrence of every known phrase in ``question``."""
+        toks = normalise(question)
+        out: list[Match] = []
+        for start in range(len(toks)):
+            for n in range(1, min(self.longest, len(toks) - start) + 1):
+                ids = self.phrases.get(toks[start : start + n])
+                if ids:
+                    out.extend(Match(cid, start, start + n) for cid in sorted(ids))
+        return out
+
+    def find(
+        self, question: str, degrees: Mapping[str, int] | None = None, *, limit: int = MAX_SEEDS
+    ) -> list[str]:
+        """The concepts named in ``question``, most specific first (see the module docstring).
+
+        ``degrees`` (active edge counts) break ties; missing ids count as degree 0.
+        """
+        found = self.matches(question)
+        kept = [m for m in found if not any(m.inside(o) for o in found)]
+        first: dict[str, int] = {}
+        for m in kept:
+            first[m.concept_id] = min(first.get(m.concept_id, m.start), m.start)
+        deg = degrees or {}
+        ordered = sorted(first, key=lambda cid: (deg.get(cid, 0), first[cid], cid))
+        return ordered[:limit]
+
+    def candidates(self, question: str) -> list[str]:
+        """Concepts that survive the containment rule, before the degree tie-break (for degrees)."""
+        found = self.matches(question)
+        return sorted({m.concept_id for m in found if not any(m.inside(o) for o in found)})

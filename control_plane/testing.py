@@ -1,0 +1,163 @@
+"""Test doubles shared by tests, evals and reliability checks: a scripted synthesizer and
+in-memory records.
+
+``ScriptedSynthesizer`` implements the ``Synthesizer`` protocol from a list of drafts (one per
+call; the last repeats) or from a function of the request, and records every request it saw.
+``make_evidence`` builds an ``EvidenceGraph`` from ids and ``(source, target, relation)`` triples
+without a database, for pure tests of synthesizers, ranking and verification.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
+from datetime import UTC, datetime
+
+from control_plane.evidence import EvidenceGraph
+from control_plane.synthesis import Draft, Focus, SynthesisRequest, SynthesizerInfo, Usage
+from data_plane.records import Concept, Edge, Grounding, Neighbour, Stamp
+from data_plane.temporal import AsOf
+
+__all__ = [
+    "ScriptedSynthesizer",
+    "cite_all",
+    "draft",
+    "make_concept",
+    "make_edge",
+    "make_evidence",
+    "make_neighbour",
+    "make_request",
+]
+
+_T0 = datetime(2025, 1, 1, tzinfo=UTC)
+_version = iter(range(1, 10**9))
+
+
+def _stamp() -> Stamp:
+    return Stamp(next(_version), "assert", _T0, None, _T0, None, None)
+
+
+def _grounding(confidence: float = 0.9) -> Grounding:
+    return Grounding(
+        confidence=confidence, reason="in-memory fixture", source="tests", evidence={"fixture": True}
+    )
+
+
+def make_concept(concept_id: str, name: str | None = None, summary: str = "") -> Concept:
+    """An in-memory concept version (unique version id)."""
+    name = name or concept_id.replace("_", " ")
+    return Concept(concept_id, name, (), summary or f"{name}.", _grounding(), _stamp())
+
+
+def make_edge(source_id: str, target_id: str, relation: str, confidence: float = 0.9) -> Edge:
+    """An in-memory edge version (unique version id, so a unique ``e<id>`` reference)."""
+    return Edge(source_id, target_id, relation, _grounding(confidence), _stamp())
+
+
+def make_neighbour(
+    from_id: str, concept: Concept | str, relation: str, *, direction: str = "out", confidence: float = 0.9
+) -> Neighbour:
+    """``concept`` reached from ``from_id``; ``direction="out"``: from_id is the edge's source."""
+    c = make_concept(concept) if isinstance(concept, str) else concept
+    s, t = (from_id, c.concept_id) if direction == "out" else (c.concept_id, from_id)
+    return Neighbour(make_edge(s, t, relation, confidence), c, from_id, direction)
+
+
+def make_evidence(
+    concepts: Iterable[str | Concept],
+    edges: Iterable[tuple[str, str, str]] = (),
+    *,
+    seeds: Sequence[str] = (),
+) -> EvidenceGraph:
+    """An evidence graph from ids (or concepts) and ``(source, target, relation)`` triples."""
+    ev = EvidenceGraph(seeds=tuple(seeds))
+    for c in concepts:
+        ev.add_concept(make_concept(c) if isinstance(c, str) else c)
+    for s, t, r in edges:
+        ev.add_edge(make_edge(s, t, r))
+    return ev
+
+
+def make_request(
+    question: str,
+    evidence: EvidenceGraph,
+    *,
+    unexpanded: Iterable[str] = (),
+    focus: Focus | None = None,
+    round_no: int = 1,
+) -> SynthesisRequest:
+    """A synthesis request over ``evidence`` as of 2025-01-01."""
+    return SynthesisRequest(
+        question=question,
+        focus=focus or Focus(),
+        evidence=evidence,
+        round_no=round_no,
+        max_rounds=4,
+        as_of=AsOf(_T0, _T0),
+        unexpanded=frozenset(unexpanded),
+    )
+
+
+def draft(
+    confidence: float,
+    *,
+    answer: str = "scripted answer",
+    concept_ids: Sequence[str] = (),
+    edge_ids: Sequence[str] = (),
+    missing: str = "",
+    next_focus: Focus | None = None,
+    error: str | None = None,
+) -> Draft:
+    """A draft with sensible defaults (one call, no tokens)."""
+    return Draft(
+        answer=answer,
+        confidence=confidence,
+        concept_ids=tuple(concept_ids),
+        edge_ids=tuple(edge_ids),
+        missing=missing,
+        next_focus=next_focus or Focus(),
+        usage=Usage(calls=1),
+        error=error,
+    )
+
+
+def cite_all(confidence: float) -> Callable[[SynthesisRequest], Draft]:
+    """A script that cites every concept and edge of the evidence with ``confidence``."""
+
+    def script(request: SynthesisRequest) -> Draft:
+        ev = request.evidence
+        return draft(confidence, concept_ids=sorted(ev.concepts), edge_ids=sorted(ev.edges))
+
+    return script
+
+
+class ScriptedSynthesizer:
+    """Returns scripted drafts and counts calls; ``requests`` keeps what each call was shown."""
+
+    def __init__(
+        self,
+        script: Sequence[Draft] | Callable[[SynthesisRequest], Draft],
+        *,
+        info: SynthesizerInfo | None = None,
+    ) -> None:
+        if not callable(script) and not script:
+            raise ValueError("a scripted synthesizer needs at least one draft")
+        self._script = script
+        self._info = info or SynthesizerInfo("scripted", "script", "test", offline=True)
+        self.requests: list[SynthesisRequest] = []
+
+    @property
+    def info(self) -> SynthesizerInfo:
+        return self._info
+
+    @property
+    def calls(self) -> int:
+        return len(self.requests)
+
+    def synthesize(self, request: SynthesisRequest) -> Draft:
+        self.requests.append(request)
+        if callable(self._script):
+            out = self._script(request)
+        else:
+            out = self._script[min(len(self.requests), len(self._script)) - 1]
+        return out if out.usage.calls else replace(out, usage=replace(out.usage, calls=1))

@@ -1,0 +1,328 @@
+"""The planning loop end to end on small built graphs and on the bundled curriculum."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from pathlib import Path
+
+import pytest
+from sqlalchemy.engine import Engine
+from structlog.testing import capture_logs
+
+from control_plane.errors import LLMUnavailable
+from control_plane.graph_store import SQLPropertyGraphStore
+from control_plane.loop import NO_SEED, NOTHING_MORE, Planner
+from control_plane.offline import OfflineSynthesizer
+from control_plane.synthesis import Focus
+from control_plane.testing import ScriptedSynthesizer, cite_all, draft
+from data_plane import GraphReader, InputError, WriteGateway
+from data_plane.records import Neighbour
+from data_plane.temporal import AsOf
+from data_plane.testing import ManualClock, build_graph, grounding
+
+WORKED = (
+    "What must a learner master before agent orchestration, and which of those concepts does RAG build on?"
+)
+EXPECTED = {"function_calling", "agent_memory", "prompting_fundamentals"}
+
+
+class RecordingExpander:
+    """Wraps a store and records every expansion call (ids and exclusions)."""
+
+    def __init__(self, inner: SQLPropertyGraphStore) -> None:
+        self.inner = inner
+        self.calls: list[tuple[frozenset[str], frozenset[str]]] = []
+
+    def neighbours(
+        self,
+        ids: Collection[str],
+        *,
+        as_of: AsOf,
+        exclude: Collection[str] = (),
+        relations: Collection[str] | None = None,
+    ) -> list[Neighbour]:
+        self.calls.append((frozenset(ids), frozenset(exclude)))
+        return self.inner.neighbours(ids, as_of=as_of, exclude=exclude, relations=relations)
+
+
+@pytest.fixture
+def loop_clock() -> ManualClock:
+    return ManualClock()
+
+
+@pytest.fixture
+def lgateway(sqlite_engine: Engine, loop_clock: ManualClock) -> WriteGateway:
+    return WriteGateway(sqlite_engine, clock=loop_clock)
+
+
+@pytest.fixture
+def lreader(sqlite_engine: Engine, loop_clock: ManualClock) -> GraphReader:
+    return GraphReader(sqlite_engine, clock=loop_clock)
+
+
+def worked_graph(gateway: WriteGateway) -> None:
+    build_graph(
+        gateway,
+        [
+            "agent_orchestration",
+            "function_calling",
+            "agent_memory",
+            "prompting_fundamentals",
+            ("rag", "Retrieval-augmented generation", ["RAG"]),
+            "chunking",
+            "embeddings",
+            "vector_search",
+            "multi_agent_systems",
+        ],
+        [
+            ("function_calling", "agent_orchestration", "prerequisite"),
+            ("agent_memory", "agent_orchestration", "prerequisite"),
+            ("function_calling", "prompting_fundamentals", "builds_on"),
+            ("agent_memory", "prompting_fundamentals", "builds_on"),
+            ("agent_memory", "embeddings", "builds_on"),
+            ("agent_memory", "vector_search", "builds_on"),
+            ("rag", "embeddings", "builds_on"),
+            ("rag", "vector_search", "builds_on"),
+            ("rag", "chunking", "builds_on"),
+            ("rag", "prompting_fundamentals", "builds_on"),
+            ("agent_orchestration", "multi_agent_systems", "part_of"),
+        ],
+    )
+
+
+def chain(gateway: WriteGateway, n: int) -> list[str]:
+    ids = [f"node{i}" for i in range(n)]
+    build_graph(gateway, ids, [(ids[i], ids[i + 1], "prerequisite") for i in range(n - 1)])
+    return ids
+
+
+def planner(reader: GraphReader, synth: object, clock: ManualClock, **kw: object) -> Planner:
+    store = kw.pop("store", None) or SQLPropertyGraphStore(reader)
+    return Planner(reader, synth, store=store, clock=clock, **kw)  # type: ignore[arg-type]
+
+
+def test_worked_example_is_answered_offline(
+    lgateway: WriteGateway, lreader: GraphReader, loop_clock: ManualClock
+) -> None:
+    """The worked example is answered with its evidence, at confidence >= 0.80."""
+    worked_graph(lgateway)
+    answer = planner(lreader, OfflineSynthesizer(), loop_clock, gateway=lgateway).ask(WORKED)
+    assert not answer.abstained and answer.confidence >= 0.8
+    assert set(answer.evidence.concepts) >= EXPECTED
+    assert set(answer.cited_concept_ids) == {"prompting_fundamentals", "embeddings", "vector_search"}
+    assert "Retrieval-augmented generation builds on" in answer.text
+
+
+def test_worked_example_on_the_bundled_curriculum(lgateway: WriteGateway, lreader: GraphReader) -> None:
+    """On the bundled curriculum the worked example is answered with the documented evidence."""
+    bundle = pytest.importorskip("data_plane.bundle", reason="data_plane.bundle is not written yet")
+    path = Path(__file__).resolve().parents[1] / "data_plane" / "curriculum"
+    if not (path / "manifest.json").exists():
+        pytest.skip("the bundled curriculum is not written yet")
+    bundle.import_bundle(lgateway, path)
+    synth = OfflineSynthesizer()
+    answer = Planner(lreader, synth, store=SQLPropertyGraphStore(lreader)).ask(WORKED, record=False)
+    assert not answer.abstained and answer.confidence >= 0.8, answer.abstain_reason
+    assert set(answer.evidence.concepts) >= EXPECTED
+    assert "prompting_fundamentals" in answer.cited_concept_ids
+    assert answer.llm_calls == len(answer.rounds) <= 4
+
+
+def test_abstains_after_max_rounds_when_confidence_stays_low(
+    lgateway: WriteGateway, lreader: GraphReader, loop_clock: ManualClock
+) -> None:
+    """A synthesizer stuck at 0.6 makes the loop abstain after 4 rounds, with the reason."""
+    chain(lgateway, 8)
+    synth = ScriptedSynthesizer(cite_all(0.6))
+    answer = planner(lreader, synth, loop_clock).ask("what comes before node0?", record=False)
+    assert answer.abstained and len(answer.rounds) == 4 and synth.calls == 4
+    assert answer.abstain_reason is not None and "after 4 rounds (best 0.60)" in answer.abstain_reason
+    assert answer.confidence < 0.8 and answer.cited_concepts == ()
+    assert [r.decision for r in answer.rounds] == ["continue"] * 3 + ["abstain"]
+
+
+def test_empty_frontier_stops_without_a_model_call(
+    lgateway: WriteGateway, lreader: GraphReader, loop_clock: ManualClock
+) -> None:
+    """When nothing is left to expand, the loop stops and abstains without calling the model."""
+    chain(lgateway, 2)
+    synth = ScriptedSynthesizer([draft(0.3, missing="more")])
+    answer = planner(lreader, synth, loop_clock).ask("node0?", record=False)
+    assert answer.rounds[-1].decision == "stop-empty" and answer.rounds[-1].llm_calls == 0
+    assert synth.calls == answer.llm_calls == len(answer.rounds) - 1
+    assert answer.abstained and answer.abstain_reason is not None and NOTHING_MORE in answer.abstain_reason
+
+
+def test_no_seed_abstains_at_once(
+    lgateway: WriteGateway, lreader: GraphReader, loop_clock: ManualClock
+) -> None:
+    """A question naming no known concept abstains with no round and no model call."""
+    chain(lgateway, 3)
+    synth = ScriptedSynthesizer([draft(0.99)])
+    answer = planner(lreader, synth, loop_clock).ask("what is the weather?", record=False)
+    assert answer.abstained and answer.abstain_reason == NO_SEED
+    assert synth.calls == 0 and answer.rounds == ()
+
+
+def test_no_concept_is_expanded_twice_and_one_call_per_round(
+    lgateway: WriteGateway, lreader: GraphReader, loop_clock: ManualClock
+) -> None:
+    """Each round makes one expansion call excluding everything already expanded, and one model call."""
+    worked_graph(lgateway)
+    store = RecordingExpander(SQLPropertyGraphStore(lreader))
+    synth = ScriptedSynthesizer(cite_all(0.5))
+    answer = planner(lreader, synth, loop_clock, store=store).ask(WORKED, record=False)
+    expanded: set[str] = set()
+    for ids, exclude in store.calls:
+        assert not ids & expanded and exclude == expanded
+        expanded |= ids
+    calls_made = [r for r in answer.rounds if r.decision != "stop-empty"]
+    assert len(store.calls) == len(calls_made) == synth.calls
+    assert all(r.llm_calls == 1 for r in calls_made)
+
+
+def test_frontier_never_exceeds_twelve(
+    lgateway: WriteGateway, lreader: GraphReader, loop_clock: ManualClock
+) -> None:
+    """With 30 neighbours, no round adds or expands more than 12 concepts."""
+    leaves = [f"leaf{i:02d}" for i in range(30)]
+    build_graph(lgateway, ["hub", *leaves], [(leaf, "hub", "prerequisite") for leaf in leaves])
+    store = RecordingExpander(SQLPropertyGraphStore(lreader))
+    answer = planner(lreader, ScriptedSynthesizer(cite_all(0.5)), loop_clock, store=store).ask(
+        "what comes before hub?", record=False
+    )
+    assert all(len(ids) <= 12 for ids, _ in store.calls)
+    assert all(len(r.frontier_added) <= 12 for r in answer.rounds)
+    assert len(answer.rounds[0].frontier_added) == 12
+
+
+def test_citation_outside_evidence_is_rejected_and_refocused(
+    lgateway: WriteGateway, lreader: GraphReader, loop_clock: ManualClock
+) -> None:
+    """A confident draft citing an unknown id is capped below 0.80, and the focus moves to that id."""
+    chain(lgateway, 4)
+    synth = ScriptedSynthesizer([draft(0.95, concept_ids=["ghost"]), draft(0.5)])
+    answer = planner(lreader, synth, loop_clock).ask("node0?", record=False)
+    first = answer.rounds[0]
+    assert first.confidence < 0.8 and "ghost" in first.verdict and first.decision == "continue"
+    assert "ghost" in answer.rounds[1].focus.concept_ids
+
+
+def test_error_draft_is_never_an_answer(
+    lgateway: WriteGateway, lreader: GraphReader, loop_clock: ManualClock
+) -> None:
+    """A draft marked as malformed model output is rejected even at high confidence."""
+    chain(lgateway, 3)
+    synth = ScriptedSynthesizer([draft(0.99, concept_ids=["node0"], error="not JSON")])
+    answer = planner(lreader, synth, loop_clock).ask("node0?", record=False)
+    assert answer.abstained and "not JSON" in answer.rounds[0].verdict
+
+
+def test_focus_from_draft_steers_the_next_frontier(
+    lgateway: WriteGateway, lreader: GraphReader, loop_clock: ManualClock
+) -> None:
+    """A concept named in next_focus wins the next free place over candidates that rank higher by id."""
+    leaves = [f"leaf{i:02d}" for i in range(20)]
+    build_graph(lgateway, ["hub", *leaves], [(leaf, "hub", "prerequisite") for leaf in leaves])
+    store = RecordingExpander(SQLPropertyGraphStore(lreader))
+    synth = ScriptedSynthesizer([draft(0.3, next_focus=Focus(concept_ids=("leaf11",))), draft(0.3)])
+    answer = planner(lreader, synth, loop_clock, store=store, frontier_cap=1, max_rounds=2).ask(
+        "hub?", record=False
+    )
+    assert answer.rounds[0].frontier_added == ("leaf00",)
+    assert answer.rounds[1].frontier_added == ("leaf11",)
+
+
+def test_answer_is_recorded_with_grounding(
+    lgateway: WriteGateway, lreader: GraphReader, loop_clock: ManualClock
+) -> None:
+    """An answer is stored through the gateway with its payload and grounding evidence."""
+    worked_graph(lgateway)
+    answer = planner(lreader, OfflineSynthesizer(), loop_clock, gateway=lgateway).ask(WORKED)
+    stored = lreader.answer(answer.answer_id)
+    assert stored.content["payload"]["answer_id"] == answer.answer_id
+    assert stored.content["abstained"] is False
+    assert stored.grounding.confidence == answer.confidence
+    assert stored.grounding.source == "offline:graph-rules-v1:prompt-offline-rules-1"
+    assert stored.grounding.evidence["edge_version_ids"] == answer.edge_version_ids()
+
+
+def test_abstention_is_recorded_too(
+    lgateway: WriteGateway, lreader: GraphReader, loop_clock: ManualClock
+) -> None:
+    """An abstention is stored with its reason as the grounding reason."""
+    chain(lgateway, 2)
+    answer = planner(lreader, ScriptedSynthesizer([draft(0.1)]), loop_clock, gateway=lgateway).ask("zzz?")
+    assert lreader.answer(answer.answer_id).grounding.reason == NO_SEED
+
+
+def test_record_without_gateway_is_refused(lreader: GraphReader, loop_clock: ManualClock) -> None:
+    """record=True without a gateway is a clear input error."""
+    with pytest.raises(InputError, match="gateway"):
+        planner(lreader, OfflineSynthesizer(), loop_clock).ask("x?")
+
+
+def test_reads_as_of_the_requested_time(
+    lgateway: WriteGateway, lreader: GraphReader, loop_clock: ManualClock
+) -> None:
+    """An edge invalidated later is used when asking as of before, and not now."""
+    worked_graph(lgateway)
+    before = loop_clock()
+    lgateway.invalidate_edge("rag", "prompting_fundamentals", "builds_on", grounding=grounding("revised"))
+    p = planner(lreader, OfflineSynthesizer(), loop_clock)
+    then = p.ask(WORKED, as_of=before, known_at=before, record=False)
+    now = p.ask(WORKED, record=False)
+    assert "prompting_fundamentals" in then.cited_concept_ids
+    assert "prompting_fundamentals" not in now.cited_concept_ids
+
+
+def test_logs_one_event_per_round_and_per_answer(
+    lgateway: WriteGateway, lreader: GraphReader, loop_clock: ManualClock
+) -> None:
+    """Each round logs 'loop.round' and the question logs 'loop.answer'."""
+    worked_graph(lgateway)
+    with capture_logs() as logs:
+        answer = planner(lreader, OfflineSynthesizer(), loop_clock).ask(WORKED, record=False)
+    rounds = [e for e in logs if e["event"] == "loop.round"]
+    assert len(rounds) == len(answer.rounds)
+    assert {
+        "question_id",
+        "round",
+        "frontier_size",
+        "edges_added",
+        "tokens",
+        "latency_ms",
+        "confidence",
+        "decision",
+    } <= set(rounds[0])
+    assert [e["event"] for e in logs].count("loop.answer") == 1
+
+
+def test_answer_dict_is_complete(
+    lgateway: WriteGateway, lreader: GraphReader, loop_clock: ManualClock
+) -> None:
+    """The answer's JSON names cited concepts, the as-of point and a trace per round."""
+    worked_graph(lgateway)
+    d = planner(lreader, OfflineSynthesizer(), loop_clock).ask(WORKED, record=False).to_dict()
+    assert d["schema"] == "answer/1" and d["as_of"]["valid_at"] and d["rounds"]
+    assert all(c["name"] for c in d["cited_concepts"])
+    assert set(d["cited_edges"]) <= {e["edge_id"] for e in d["evidence"]["edges"]}
+
+
+class DownSynthesizer:
+    """A synthesizer whose model is unreachable."""
+
+    info = OfflineSynthesizer().info
+
+    def synthesize(self, request: object) -> object:
+        raise LLMUnavailable("model down (HTTP 503)", status=503, attempts=3)
+
+
+def test_unavailable_model_abstains_with_the_reason(
+    lgateway: WriteGateway, lreader: GraphReader, loop_clock: ManualClock
+) -> None:
+    """When the model is unavailable, ask() abstains naming the failure instead of raising."""
+    worked_graph(lgateway)
+    answer = planner(lreader, DownSynthesizer(), loop_clock, gateway=lgateway).ask(WORKED)
+    assert answer.abstained and "unavailable" in (answer.abstain_reason or "")
+    assert len(answer.rounds) == 1 and answer.rounds[0].decision == "abstain"

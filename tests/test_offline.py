@@ -1,0 +1,185 @@
+"""The offline synthesizer: intents from cue phrases, graph-grounded answers, honest confidence."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from control_plane.offline import OfflineSynthesizer, parse_intent
+from control_plane.testing import make_evidence, make_request
+from control_plane.verify import verify
+
+WORKED = (
+    "What must a learner master before agent orchestration, and which of those concepts does RAG build on?"
+)
+CONCEPTS = [
+    "agent_orchestration",
+    "function_calling",
+    "agent_memory",
+    "prompting_fundamentals",
+    "rag",
+    "chunking",
+    "embeddings",
+]
+EDGES = [
+    ("function_calling", "agent_orchestration", "prerequisite"),
+    ("agent_memory", "agent_orchestration", "prerequisite"),
+    ("function_calling", "prompting_fundamentals", "builds_on"),
+    ("agent_memory", "prompting_fundamentals", "builds_on"),
+    ("rag", "prompting_fundamentals", "builds_on"),
+    ("rag", "chunking", "builds_on"),
+]
+SEEDS = ("agent_orchestration", "rag")
+
+
+@pytest.mark.parametrize(
+    ("question", "positions", "kind"),
+    [
+        (WORKED, {"agent_orchestration": 6, "rag": 14}, "before_uses"),
+        ("what must I master before rag?", {"rag": 5}, "before"),
+        ("prerequisites of rag", {"rag": 2}, "before"),
+        ("what does rag build on?", {"rag": 2}, "foundations"),
+        ("what builds on rag?", {"rag": 3}, "built_by"),
+        ("what uses embeddings?", {"embeddings": 2}, "built_by"),
+        ("what are the components of a rag pipeline?", {"rag": 6}, "parts"),
+        ("what is chunking part of?", {"chunking": 2}, "wholes"),
+        ("rag versus fine tuning", {"rag": 0, "fine_tuning": 2}, "contrasts"),
+        ("how does tokenization lead to rag?", {"tokenization": 2, "rag": 5}, "path"),
+        ("tell me about rag", {"rag": 3}, "about"),
+    ],
+)
+def test_intents_from_cue_phrases(question: str, positions: dict[str, int], kind: str) -> None:
+    """Each documented cue phrase selects its intent."""
+    assert parse_intent(question, positions).kind == kind
+
+
+def test_worked_example_intent_picks_subject_after_before_cue() -> None:
+    """In the worked example, the 'before' subject is agent orchestration and the other is RAG."""
+    intent = parse_intent(WORKED, {"rag": 14, "agent_orchestration": 6})
+    assert (intent.subject, intent.other) == ("agent_orchestration", "rag")
+
+
+def test_complete_closure_answers_with_high_confidence() -> None:
+    """With everything expanded, the intersection is answered at 0.9, citing only the answer set."""
+    ev = make_evidence(CONCEPTS, EDGES, seeds=SEEDS)
+    d = OfflineSynthesizer().synthesize(make_request(WORKED, ev))
+    assert d.confidence >= 0.9 and d.concept_ids == ("prompting_fundamentals",)
+    assert "Prompting fundamentals".lower() in d.answer.lower()
+    assert verify(d, ev).accepted
+
+
+def test_cited_edges_justify_the_answer() -> None:
+    """The cited edges are a path to the subject plus the 'builds on' edge of the other seed."""
+    ev = make_evidence(CONCEPTS, EDGES, seeds=SEEDS)
+    d = OfflineSynthesizer().synthesize(make_request(WORKED, ev))
+    cited = {(ev.edges[r].source_id, ev.edges[r].target_id, ev.edges[r].relation) for r in d.edge_ids}
+    assert ("rag", "prompting_fundamentals", "builds_on") in cited
+    assert any(t == "agent_orchestration" for _, t, _ in cited)
+
+
+def test_partial_closure_stays_below_threshold_and_names_what_is_missing() -> None:
+    """Unexpanded closure members (and undecided candidates) keep confidence below 0.80 and are named."""
+    ev = make_evidence(CONCEPTS, EDGES[:2] + EDGES[4:], seeds=SEEDS)
+    d = OfflineSynthesizer().synthesize(
+        make_request(
+            WORKED, ev, unexpanded={"function_calling", "agent_memory", "prompting_fundamentals", "chunking"}
+        )
+    )
+    assert d.confidence < 0.8
+    assert "function calling" in d.missing.lower()
+    assert "function_calling" in d.next_focus.concept_ids and "prerequisite" in d.next_focus.relations
+
+
+def test_empty_intersection_only_stated_with_complete_evidence() -> None:
+    """'None of them' is confident when the closure is complete, and not when it is open."""
+    edges = [e for e in EDGES if e[0] != "rag" or e[1] == "chunking"]
+    ev = make_evidence(CONCEPTS, edges, seeds=SEEDS)
+    complete = OfflineSynthesizer().synthesize(make_request(WORKED, ev))
+    assert complete.confidence >= 0.8 and "none" in complete.answer.lower()
+    open_ = OfflineSynthesizer().synthesize(make_request(WORKED, ev, unexpanded={"prompting_fundamentals"}))
+    assert open_.confidence < 0.8
+
+
+def test_direct_prerequisites() -> None:
+    """'What is a prerequisite of X' lists the direct ones (prerequisite into X, builds_on out of X)."""
+    ev = make_evidence(CONCEPTS, EDGES, seeds=("agent_orchestration",))
+    d = OfflineSynthesizer().synthesize(make_request("prerequisites of agent orchestration", ev))
+    assert set(d.concept_ids) == {"function_calling", "agent_memory"} and d.confidence >= 0.8
+
+
+def test_transitive_prerequisites() -> None:
+    """'Everything before X' follows the needed-before relations transitively."""
+    ev = make_evidence(CONCEPTS, EDGES, seeds=("agent_orchestration",))
+    d = OfflineSynthesizer().synthesize(
+        make_request("everything I need to know before agent orchestration", ev)
+    )
+    assert set(d.concept_ids) == {"function_calling", "agent_memory", "prompting_fundamentals"}
+
+
+def test_foundations_of_a_concept() -> None:
+    """'What does RAG build on' lists RAG's builds_on targets."""
+    ev = make_evidence(CONCEPTS, EDGES, seeds=("rag",))
+    d = OfflineSynthesizer().synthesize(make_request("what does rag build on?", ev))
+    assert set(d.concept_ids) == {"prompting_fundamentals", "chunking"}
+
+
+def test_what_builds_on_a_concept() -> None:
+    """'What builds on prompting fundamentals' lists the sources of builds_on edges into it."""
+    ev = make_evidence(CONCEPTS, EDGES, seeds=("prompting_fundamentals",))
+    d = OfflineSynthesizer().synthesize(make_request("what builds on prompting fundamentals?", ev))
+    assert set(d.concept_ids) == {"function_calling", "agent_memory", "rag"}
+
+
+def test_parts_and_contrasts() -> None:
+    """Part-of and contrast questions read their own relation."""
+    ev = make_evidence(
+        ["rag_pipeline", "retriever", "reranking", "rag", "fine_tuning"],
+        [
+            ("retriever", "rag_pipeline", "part_of"),
+            ("reranking", "rag_pipeline", "part_of"),
+            ("fine_tuning", "rag", "contrasts_with"),
+        ],
+        seeds=("rag_pipeline",),
+    )
+    parts = OfflineSynthesizer().synthesize(make_request("what are the components of the rag pipeline?", ev))
+    assert set(parts.concept_ids) == {"retriever", "reranking"}
+    ev.seeds = ("rag",)
+    contrast = OfflineSynthesizer().synthesize(make_request("what is the alternative to rag?", ev))
+    assert contrast.concept_ids == ("fine_tuning",)
+
+
+def test_path_between_two_seeds() -> None:
+    """'How does X lead to Y' answers with a path of evidence edges between them."""
+    ev = make_evidence(CONCEPTS, EDGES, seeds=("chunking", "agent_orchestration"))
+    d = OfflineSynthesizer().synthesize(make_request("how does chunking lead to agent orchestration?", ev))
+    assert (
+        d.confidence >= 0.8 and d.concept_ids[0] == "chunking" and d.concept_ids[-1] == "agent_orchestration"
+    )
+    assert verify(d, ev).accepted
+
+
+def test_one_call_no_tokens_and_offline_info() -> None:
+    """Every draft reports one call and zero tokens; the info says offline."""
+    synth = OfflineSynthesizer()
+    d = synth.synthesize(make_request(WORKED, make_evidence(CONCEPTS, EDGES, seeds=SEEDS)))
+    assert (d.usage.calls, d.usage.prompt_tokens, d.usage.completion_tokens) == (1, 0, 0)
+    assert synth.info.offline and synth.info.name == "offline"
+
+
+def test_no_seed_in_evidence_gives_low_confidence() -> None:
+    """Without a seed the synthesizer does not pretend to know."""
+    d = OfflineSynthesizer().synthesize(make_request("what is rag?", make_evidence(["rag"])))
+    assert d.confidence < 0.8 and d.concept_ids == ()
+
+
+def test_answer_path_modules_do_not_import_llama_index() -> None:
+    """Seeding, ranking, verify, offline and answer stay free of the slow LlamaIndex import."""
+    code = (
+        "import sys, control_plane.seeding, control_plane.ranking, control_plane.verify, "
+        "control_plane.offline, control_plane.answer, control_plane.loop; "
+        "print(any(m.startswith('llama_index') for m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

@@ -1,0 +1,80 @@
+"""The frontier ranking: focus concepts, focus relations, learning order, confidence, lexical overlap, id."""
+
+from __future__ import annotations
+
+from control_plane.ranking import rank, relations_named
+from control_plane.synthesis import Focus
+from control_plane.testing import make_concept, make_neighbour
+
+
+def _ids(ns: list) -> list[str]:  # type: ignore[type-arg]
+    return [n.concept.concept_id for n in ns]
+
+
+def test_focus_concepts_rank_first() -> None:
+    """A concept the focus names beats a better-connected one it does not name."""
+    ns = [
+        make_neighbour("x", "a", "prerequisite", confidence=1.0),
+        make_neighbour("x", "b", "related", confidence=0.1),
+    ]
+    assert _ids(rank(ns, Focus(relations=("prerequisite",), concept_ids=("b",)), "q")) == ["b", "a"]
+
+
+def test_focus_relations_rank_before_confidence() -> None:
+    """An edge of a named relation beats a more confident edge of another relation."""
+    ns = [
+        make_neighbour("x", "a", "related", confidence=1.0),
+        make_neighbour("x", "b", "part_of", confidence=0.5),
+    ]
+    assert _ids(rank(ns, Focus(relations=("part_of",)), "q")) == ["b", "a"]
+
+
+def test_learning_order_prefers_foundations() -> None:
+    """With prerequisite in focus, what comes before the expanded concept beats what comes after it."""
+    after = make_neighbour("x", "later", "prerequisite", direction="out")  # x before later
+    before = make_neighbour("x", "earlier", "prerequisite", direction="in")  # earlier before x
+    foundation = make_neighbour("x", "base", "builds_on", direction="out")  # x builds on base
+    got = _ids(rank([after, before, foundation], Focus(relations=("prerequisite", "builds_on")), "q"))
+    assert got.index("later") == 2
+
+
+def test_confidence_breaks_relation_ties() -> None:
+    """Within one relation tier, the more confident edge ranks first."""
+    ns = [
+        make_neighbour("x", "a", "related", confidence=0.5),
+        make_neighbour("x", "b", "related", confidence=0.9),
+    ]
+    assert _ids(rank(ns, Focus(), "q")) == ["b", "a"]
+
+
+def test_lexical_overlap_breaks_confidence_ties() -> None:
+    """Sharing tokens with the question ranks a concept higher."""
+    vec = make_concept("vector_search", "Vector search", "Finds nearest vectors.")
+    other = make_concept("aaa", "Aaa", "Unrelated.")
+    ns = [make_neighbour("x", other, "related"), make_neighbour("x", vec, "related")]
+    assert _ids(rank(ns, Focus(), "how does vector search work?")) == ["vector_search", "aaa"]
+
+
+def test_id_makes_the_order_total_and_input_independent() -> None:
+    """Equal candidates are ordered by id whatever the input order."""
+    ns = [make_neighbour("x", c, "related") for c in ("c", "a", "b")]
+    assert _ids(rank(ns, Focus(), "q")) == _ids(rank(list(reversed(ns)), Focus(), "q")) == ["a", "b", "c"]
+
+
+def test_one_entry_per_concept_and_limit() -> None:
+    """A concept reached twice appears once, and the limit is honoured."""
+    ns = [make_neighbour("x", "a", "related"), make_neighbour("y", "a", "related")]
+    ns += [make_neighbour("x", f"c{i}", "related") for i in range(20)]
+    got = _ids(rank(ns, Focus(), "q", limit=12))
+    assert len(got) == 12 and len(set(got)) == 12
+
+
+def test_relations_named_by_cues() -> None:
+    """Cue phrases name relation types in order of appearance."""
+    assert relations_named("What must I master before X, and which does Y build on?") == (
+        "prerequisite",
+        "builds_on",
+    )
+    assert relations_named("RAG vs fine-tuning") == ("contrasts_with",)
+    assert relations_named("what are the components of a RAG pipeline") == ("part_of",)
+    assert relations_named("tell me about RAG") == ()

@@ -1,0 +1,121 @@
+"""Seeding: normalisation, matching and the specificity rules, and the planner's name-index cache."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy.engine import Engine
+
+from control_plane.loop import Planner
+from control_plane.seeding import NameIndex, normalise, singular
+from control_plane.testing import ScriptedSynthesizer, draft
+from data_plane import GraphReader, WriteGateway
+from data_plane.testing import ManualClock, build_graph, grounding
+
+
+@pytest.mark.parametrize(
+    ("token", "expected"),
+    [
+        ("embeddings", "embedding"),
+        ("agents", "agent"),
+        ("queries", "query"),
+        ("batches", "batch"),
+        ("loss", "loss"),
+        ("bus", "bus"),
+        ("analysis", "analysis"),
+        ("bias", "bias"),
+        ("gas", "gas"),
+        ("rag", "rag"),
+    ],
+)
+def test_singular_is_conservative(token: str, expected: str) -> None:
+    """Plural tokens lose their ending; -ss, -us, -is, -as and short tokens are kept."""
+    assert singular(token) == expected
+
+
+def test_normalise_ignores_case_hyphens_and_punctuation() -> None:
+    """Case, hyphens, punctuation and plurals do not change the token sequence."""
+    assert normalise("Self-Supervised  Learning's Embeddings?!") == normalise(
+        "self supervised learning s embedding"
+    )
+
+
+def _index() -> NameIndex:
+    return NameIndex.from_names(
+        [
+            ("agent", "AI agent", ["agent", "LLM agent"]),
+            ("agent_orchestration", "Agent orchestration", []),
+            ("rag", "Retrieval-augmented generation", ["RAG"]),
+            ("embeddings", "Embeddings", []),
+            ("tokenization", "Tokenization", []),
+            ("self_attention", "Self-attention", []),
+        ]
+    )
+
+
+def test_finds_names_and_aliases_case_and_plural_insensitively() -> None:
+    """An alias in another case and a plural name both match."""
+    assert set(_index().find("how do rag systems use EMBEDDING?")) == {"rag", "embeddings"}
+
+
+def test_hyphenated_name_matches_spaced_text() -> None:
+    """'Self-attention' is found in 'self attention'."""
+    assert _index().find("explain self attention") == ["self_attention"]
+
+
+def test_longer_match_beats_contained_shorter_one() -> None:
+    """'agent orchestration' wins over the 'agent' inside it."""
+    assert _index().find("before agent orchestration") == ["agent_orchestration"]
+
+
+def test_shorter_match_elsewhere_is_kept() -> None:
+    """'agent' outside the longer span still counts."""
+    found = _index().find("agent orchestration and every agent")
+    assert found[0] == "agent_orchestration" and "agent" in found
+
+
+def test_ties_go_to_the_less_connected_concept() -> None:
+    """With no containment, fewer active edges (more specific) ranks first."""
+    found = _index().find("rag and tokenization", {"rag": 10, "tokenization": 2})
+    assert found == ["tokenization", "rag"]
+
+
+def test_equal_degree_ties_follow_appearance() -> None:
+    """Equal degrees keep the order in which the question names them."""
+    assert _index().find("tokenization and rag", {"rag": 1, "tokenization": 1}) == ["tokenization", "rag"]
+
+
+def test_at_most_three_seeds() -> None:
+    """Four named concepts give three seeds."""
+    assert len(_index().find("rag embeddings tokenization self-attention")) == 3
+
+
+def test_nothing_named_gives_no_seed() -> None:
+    """A question naming no known concept yields no seed."""
+    assert _index().find("what is the weather like?") == []
+
+
+def test_index_is_cached_until_concepts_change(sqlite_engine: Engine) -> None:
+    """Repeated questions on an unchanged graph build the index once; a new concept rebuilds it."""
+    clock = ManualClock()
+    gateway, reader = WriteGateway(sqlite_engine, clock=clock), GraphReader(sqlite_engine, clock=clock)
+    build_graph(gateway, ["alpha", "beta"], [("alpha", "beta", "prerequisite")])
+    planner = Planner(reader, ScriptedSynthesizer([draft(0.1)]), clock=clock)
+    for _ in range(3):
+        planner.ask("what comes before beta?", record=False)
+    assert planner.index_builds == 1
+    gateway.assert_concept("gamma", name="gamma", grounding=grounding())
+    answer = planner.ask("what about gamma?", record=False)
+    assert planner.index_builds == 2 and answer.seeds == ("gamma",)
+
+
+def test_index_respects_as_of(sqlite_engine: Engine) -> None:
+    """A concept asserted later is not a seed for a question asked as of before it existed."""
+    clock = ManualClock()
+    gateway, reader = WriteGateway(sqlite_engine, clock=clock), GraphReader(sqlite_engine, clock=clock)
+    build_graph(gateway, ["alpha"])
+    early = clock()
+    clock.advance(clock.step * 10)
+    build_graph(gateway, ["beta"])
+    planner = Planner(reader, ScriptedSynthesizer([draft(0.1)]), clock=clock)
+    assert planner.ask("beta?", record=False).seeds == ("beta",)
+    assert planner.ask("beta?", as_of=early, known_at=early, record=False).seeds == ()
