@@ -48,7 +48,7 @@ from data_plane.errors import (
     UnknownRelation,
     WriteRejected,
 )
-from data_plane.records import Concept, Edge, Grounding, Version
+from data_plane.records import Concept, Edge, Grounding, Stamp, Version
 from data_plane.relations import PREREQUISITE, RELATIONS, canonical_edge, edge_key
 from data_plane.rows import concept_from_row, edge_from_row, version_from_row
 from data_plane.temporal import find_cycle
@@ -530,11 +530,12 @@ class WriteGateway:
 
     def apply(self, writes: Sequence[Write]) -> BatchResult:
         """Apply ``writes`` in one transaction: all of them, or none (the error says why)."""
-        now = ensure_utc(self._clock(), field="clock")
         try:
             with self._writer.begin() as conn:
                 if conn.dialect.name == "postgresql":
                     conn.execute(sa.select(sa.func.pg_advisory_xact_lock(_PG_WRITE_LOCK)))
+                # Read the clock only once the write lock is held, so recorded_at follows commit order.
+                now = ensure_utc(self._clock(), field="clock")
                 result = self._apply(conn, list(writes), now)
         except (KGError, ValueError):
             raise
@@ -721,7 +722,8 @@ def _final_view(
 def _check_endpoints(
     pending: list[_Pending], view: Mapping[str, dict[str, Any] | None], now: datetime
 ) -> None:
-    """An edge or lesson link may only point at a known concept that is open at least as long."""
+    """An edge or lesson link may only point at a known concept whose validity covers its own:
+    it may neither start before the concept nor outlive it."""
     for p in pending:
         row = p.row
         if row is None or row["op"] == "retract" or p.write.table not in ("concept_edges", "lesson_concepts"):
@@ -732,6 +734,13 @@ def _check_endpoints(
             what = _describe(p.write.table, p.write.key)
             if concept is None or concept["op"] == "retract":
                 raise InactiveEndpoint(f"{what}: unknown concept {cid!r}", field="concept_id", value=cid)
+            if row["valid_at"] < concept["valid_at"]:
+                raise InactiveEndpoint(
+                    f"{what}: would hold from {format_time(row['valid_at'])}, before concept {cid!r} "
+                    f"does (valid from {format_time(concept['valid_at'])})",
+                    field="valid_at",
+                    value=format_time(row["valid_at"]),
+                )
             c_end = concept["invalid_at"]
             if c_end is not None and (row["invalid_at"] is None or row["invalid_at"] > c_end):
                 raise InactiveEndpoint(
@@ -809,10 +818,8 @@ def _persist(conn: Connection, pending: list[_Pending], now: datetime) -> BatchR
             by_table[p.write.table].append(p)
     new_ids: dict[int, int] = {}
     for table_name, items in by_table.items():
-        table = schema.metadata.tables[table_name]
-        stmt = sa.insert(table).returning(table.c.version_id, sort_by_parameter_order=True)
-        result = conn.execute(stmt, [p.row for p in items if p.row is not None])
-        for p, (vid,) in zip(items, result.all(), strict=True):
+        rows = [p.row for p in items if p.row is not None]
+        for p, vid in zip(items, _insert_versions(conn, table_name, rows), strict=True):
             new_ids[id(p)] = vid
     written: list[Version] = []
     cascaded: list[Version] = []
@@ -822,9 +829,65 @@ def _persist(conn: Connection, pending: list[_Pending], now: datetime) -> BatchR
             assert p.current is not None
             unchanged.append(version_from_row(p.write.table, p.current))
             continue
-        v = version_from_row(p.write.table, {**p.row, "version_id": new_ids[id(p)]})
+        v = _new_version(p.write.table, p.row, new_ids[id(p)], p.write.grounding)
         (cascaded if p.cascade else written).append(v)
     return BatchResult(tuple(written), tuple(unchanged), tuple(cascaded))
+
+
+def _insert_versions(conn: Connection, table_name: str, rows: list[dict[str, Any]]) -> list[int]:
+    """Insert ``rows`` in bulk; return their new version ids in row order.
+
+    SQLite cannot promise the order of RETURNING rows, so SQLAlchemy would fall back to one
+    INSERT per row there. Instead: one executemany, then read the ids back. This writer holds
+    SQLite's write lock (BEGIN IMMEDIATE) and rowids are assigned as max + 1 in insert order, so
+    the ids above the previous maximum are exactly these rows, in order (checked by count).
+    """
+    table = schema.metadata.tables[table_name]
+    if conn.dialect.name != "sqlite":
+        stmt = sa.insert(table).returning(table.c.version_id, sort_by_parameter_order=True)
+        return [vid for (vid,) in conn.execute(stmt, rows).all()]
+    vid = table.c.version_id
+    before = conn.execute(sa.select(sa.func.coalesce(sa.func.max(vid), 0))).scalar_one()
+    # The driver's executemany with each column's own bind processor (the same conversions
+    # SQLAlchemy applies), without SQLAlchemy's per-row parameter bookkeeping: the hot loop of bulk imports.
+    columns = list(rows[0])
+    compiled = sa.insert(table).compile(dialect=conn.dialect, column_keys=columns)
+    order = compiled.positiontup or []
+    procs = [table.c[name].type.bind_processor(conn.dialect) for name in order]
+    conn.exec_driver_sql(
+        str(compiled),
+        [
+            tuple(
+                row[name] if proc is None else proc(row[name])
+                for name, proc in zip(order, procs, strict=True)
+            )
+            for row in rows
+        ],
+    )
+    ids = list(conn.execute(sa.select(vid).where(vid > before).order_by(vid)).scalars())
+    if len(ids) != len(rows):
+        raise ConcurrentWrite(f"{table_name}: another writer inserted versions concurrently; retry")
+    return ids
+
+
+def _new_version(table_name: str, row: Mapping[str, Any], version_id: int, grounding: Grounding) -> Version:
+    """The Version a freshly inserted row is (same as ``version_from_row``, without re-validating
+    the grounding the row was built from)."""
+    return Version(
+        table=table_name,
+        key=tuple(row[k] for k in schema.KEY_COLUMNS[table_name]),
+        content={c: row[c] for c in _CONTENT[table_name]},
+        grounding=grounding,
+        stamp=Stamp(
+            version_id=version_id,
+            op=row["op"],
+            valid_at=row["valid_at"],
+            invalid_at=row["invalid_at"],
+            recorded_at=row["recorded_at"],
+            expired_at=row["expired_at"],
+            supersedes_id=row["supersedes_id"],
+        ),
+    )
 
 
 def _as_concept(v: Version) -> Concept:

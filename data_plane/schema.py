@@ -146,6 +146,8 @@ concept_edges = _versioned_table(
 # Neighbourhood reads enter from either end: the source end through ix_concept_edges_key_recorded
 # (source_id leads it), the target end through this one.
 sa.Index("ix_concept_edges_target_recorded", concept_edges.c.target_id, concept_edges.c.recorded_at)
+# Name lookups when questions are resolved to concepts (migration 0002).
+sa.Index("ix_concepts_name", concepts.c.name)
 
 lessons = _versioned_table(
     "lessons",

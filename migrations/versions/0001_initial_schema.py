@@ -118,7 +118,11 @@ def _create_versioned(
         sa.ForeignKeyConstraint(
             ["supersedes_id"], [f"{name}.version_id"], name=f"fk_{name}_supersedes_id_{name}"
         ),
-        *(sa.CheckConstraint(sql, name=f"ck_{name}_{short}") for sql, short in [*COMMON_CHECKS, *checks]),
+        # op.f(): the name is final; the target metadata's naming convention must not prefix it again.
+        *(
+            sa.CheckConstraint(sql, name=op.f(f"ck_{name}_{short}"))
+            for sql, short in [*COMMON_CHECKS, *checks]
+        ),
         sa.PrimaryKeyConstraint("version_id", name=f"pk_{name}"),
     )
     where = sa.text("expired_at IS NULL")
@@ -208,7 +212,7 @@ def upgrade() -> None:
         sa.Column("token_hash", sa.String(64), nullable=False),
         sa.Column("created_at", TS, nullable=False),
         sa.Column("revoked_at", TS, nullable=True),
-        ("scope IN ('read', 'write')", "scope_known"),
+        sa.CheckConstraint("scope IN ('read', 'write')", name=op.f("ck_api_tokens_scope_known")),
         sa.PrimaryKeyConstraint("token_id", name="pk_api_tokens"),
         sa.UniqueConstraint("token_hash", name="uq_api_tokens_token_hash"),
     )
