@@ -5,6 +5,7 @@ create or upgrade the schema with :func:`migrate` (Alembic), and move whole grap
 :func:`import_bundle` / :func:`export_bundle`.
 """
 
+from data_plane.bundle import ImportReport, export_bundle, import_bundle
 from data_plane.clock import Clock, format_time, parse_time, utc_now
 from data_plane.database import connect, migrate
 from data_plane.errors import (
@@ -45,6 +46,7 @@ __all__ = [
     "GraphReader",
     "Grounding",
     "GroundingRejected",
+    "ImportReport",
     "InactiveEndpoint",
     "InputError",
     "KGError",
@@ -63,7 +65,9 @@ __all__ = [
     "WriteRejected",
     "connect",
     "edge_key",
+    "export_bundle",
     "format_time",
+    "import_bundle",
     "migrate",
     "parse_time",
     "utc_now",

@@ -1,0 +1,1 @@
+"""Evaluations and benchmarks: question sets, gold answers, graph generators and timing runs."""
