@@ -3,7 +3,9 @@
 :func:`rank` orders candidate neighbours (one :class:`~data_plane.records.Neighbour` per concept)
 by relevance to the current focus. The sort key, most significant first:
 
-1. the concept is named by the focus (``focus.concept_ids``): named concepts first;
+1. the concept is named by the focus (``focus.concept_ids``): named concepts first, then
+   neighbours reached *from* a named concept (a focus on an expanded concept asks for the rest
+   of its neighbourhood), then the others;
 2. the relation of the connecting edge is named by the focus (``focus.relations``): named
    relations first;
 3. learning order: when the focus names ``prerequisite`` (a "what comes before" question), a
@@ -16,12 +18,16 @@ by relevance to the current focus. The sort key, most significant first:
 7. concept id, ascending (a total order, so the result never depends on input order).
 
 :func:`relations_named` finds the relation types a text names by cue phrases (the planner's first
-focus). Nothing here reads the clock or the database.
+focus); :func:`follows` says whether a neighbour lies along those relations (and, for a
+learning-order question, comes before the concept it was reached from). Normalised token sets
+of names and summaries are memoised, so ranking a neighbourhood costs set intersections only.
+Nothing here reads the clock or the database.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
+from functools import lru_cache
 from typing import Final
 
 from control_plane.seeding import normalise
@@ -29,40 +35,65 @@ from control_plane.synthesis import Focus
 from data_plane.records import Neighbour
 from data_plane.relations import BUILDS_ON, CONTRASTS_WITH, PART_OF, PREREQUISITE, RELATED
 
-__all__ = ["comes_before", "rank", "relations_named", "similarity"]
+__all__ = ["comes_before", "follows", "rank", "relations_named", "similarity"]
 
 # Cue phrases (normalised token sequences, see ``seeding.normalise``) → relation types they name.
+# They mirror the intent table of ``control_plane.offline``: learning-order questions ("before",
+# "lead to", "lead up to", "path", "chain") name prerequisite and builds_on; "prerequisite" alone
+# names the stored relation; structural words ("connected", "hops", "link") name none.
+_LEARNING: Final = (PREREQUISITE, BUILDS_ON)
 _CUES: Final[tuple[tuple[str, tuple[str, ...]], ...]] = (
-    ("before", (PREREQUISITE, BUILDS_ON)),
-    ("need to know", (PREREQUISITE, BUILDS_ON)),
+    ("before", _LEARNING),
+    ("first", _LEARNING),
+    ("need", _LEARNING),
+    ("require", _LEARNING),
+    ("required", _LEARNING),
+    ("master", _LEARNING),
+    ("lead up to", _LEARNING),
+    ("groundwork", _LEARNING),
+    ("background", _LEARNING),
+    ("end at", _LEARNING),
+    ("indirect", _LEARNING),
+    ("transitive", _LEARNING),
+    ("transitively", _LEARNING),
+    ("all the way", _LEARNING),
+    ("lead to", _LEARNING),
+    ("path", _LEARNING),
+    ("chain", _LEARNING),
+    ("get from", _LEARNING),
     ("prerequisite", (PREREQUISITE,)),
-    ("master first", (PREREQUISITE, BUILDS_ON)),
-    ("master", (PREREQUISITE, BUILDS_ON)),
-    ("required for", (PREREQUISITE, BUILDS_ON)),
-    ("build on", (BUILDS_ON,)),
-    ("built on", (BUILDS_ON,)),
+    ("build", (BUILDS_ON,)),
+    ("built", (BUILDS_ON,)),
     ("based on", (BUILDS_ON,)),
     ("depend on", (BUILDS_ON, PREREQUISITE)),
     ("use", (BUILDS_ON,)),
     ("foundation", (BUILDS_ON,)),
-    ("part of", (PART_OF,)),
+    ("part", (PART_OF,)),
     ("component", (PART_OF,)),
+    ("piece", (PART_OF,)),
     ("made of", (PART_OF,)),
+    ("make up", (PART_OF,)),
+    ("consist", (PART_OF,)),
+    ("include", (PART_OF,)),
+    ("belong to", (PART_OF,)),
     ("contrast", (CONTRASTS_WITH,)),
+    ("contrasted", (CONTRASTS_WITH,)),
     ("versus", (CONTRASTS_WITH,)),
     ("vs", (CONTRASTS_WITH,)),
     ("alternative", (CONTRASTS_WITH,)),
+    ("opposite", (CONTRASTS_WITH,)),
     ("difference", (CONTRASTS_WITH,)),
     ("related", (RELATED,)),
-    ("lead to", (PREREQUISITE, BUILDS_ON, PART_OF, RELATED)),
 )
+_CUE_TOKENS: Final = tuple((normalise(cue), rels) for cue, rels in _CUES)
 
 
 def _contains(tokens: Sequence[str], phrase: Sequence[str]) -> int:
     """Position of the first occurrence of ``phrase`` in ``tokens``, or -1."""
     n = len(phrase)
-    for i in range(len(tokens) - n + 1):
-        if tuple(tokens[i : i + n]) == tuple(phrase):
+    first = phrase[0]
+    for i, tok in enumerate(tokens):
+        if tok == first and tuple(tokens[i : i + n]) == tuple(phrase):
             return i
     return -1
 
@@ -71,8 +102,8 @@ def relations_named(text: str) -> tuple[str, ...]:
     """Relation types named by cue phrases in ``text``, in order of first appearance."""
     toks = normalise(text)
     hits: list[tuple[int, int, str]] = []
-    for order, (cue, relations) in enumerate(_CUES):
-        pos = _contains(toks, normalise(cue))
+    for order, (cue, relations) in enumerate(_CUE_TOKENS):
+        pos = _contains(toks, cue)
         if pos >= 0:
             hits.extend((pos, order * 10 + k, rel) for k, rel in enumerate(relations))
     out: list[str] = []
@@ -88,16 +119,36 @@ def comes_before(n: Neighbour) -> bool:
     return (rel == PREREQUISITE and d == "in") or (rel == BUILDS_ON and d == "out")
 
 
+def follows(n: Neighbour, relations: Collection[str]) -> bool:
+    """Does ``n`` lie along what a question with these named relations needs?
+
+    No named relation: every neighbour does. Otherwise the edge's relation must be named, and
+    when ``prerequisite`` is named (a learning-order question) the neighbour must come *before*
+    the concept it was reached from. The planner uses this to chain expansions within a round
+    and to decide whether an expanded concept still has relevant neighbours outside the evidence.
+    """
+    if not relations:
+        return True
+    if n.edge.relation not in relations:
+        return False
+    return PREREQUISITE not in relations or comes_before(n)
+
+
+@lru_cache(maxsize=8192)
+def _token_set(text: str) -> frozenset[str]:
+    return frozenset(normalise(text))
+
+
 def similarity(text: str, query_tokens: frozenset[str]) -> int:
     """Distinct normalised tokens shared by ``text`` and the query."""
-    return len(set(normalise(text)) & query_tokens)
+    return len(_token_set(text) & query_tokens)
 
 
 def rank(
     neighbours: Iterable[Neighbour], focus: Focus, query: str, *, limit: int | None = None
 ) -> list[Neighbour]:
     """Neighbours ordered by relevance (module docstring), one per concept, at most ``limit``."""
-    qtokens = frozenset(normalise(f"{query} {focus.text}"))
+    qtokens = _token_set(f"{query} {focus.text}")
     named = set(focus.concept_ids)
     rel_order = {rel: i for i, rel in enumerate(focus.relations)}
     unnamed = len(rel_order)
@@ -108,7 +159,7 @@ def rank(
         c = n.concept
         rel = n.edge.relation
         return (
-            0 if c.concept_id in named else 1,
+            0 if c.concept_id in named else 1 if n.from_id in named else 2,
             0 if rel in rel_order else 1,
             0 if not learning_order or comes_before(n) else 1,
             rel_order.get(rel, unnamed),

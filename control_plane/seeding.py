@@ -11,7 +11,8 @@ first (at most three):
 3. the remaining concepts are ordered by degree (fewer active edges = more specific), then by
    the position of their first appearance, then by id.
 
-The index is built from ``GraphReader.all_concepts`` by the planner, which caches it (see
+A qualified name ("Linear algebra for ML") is also found by its head ("linear algebra") unless
+the head is another concept's name or alias. The index is built from ``GraphReader.all_concepts`` by the planner, which caches it (see
 ``control_plane.loop``); nothing here touches the database.
 """
 
@@ -20,6 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Final
 
 from data_plane.records import Concept
@@ -30,8 +32,11 @@ MAX_SEEDS: Final = 3
 _TOKEN = re.compile(r"[a-z0-9]+")
 # Endings that look plural but are not: "loss", "bus", "analysis", "bias".
 _NOT_PLURAL: Final = ("ss", "us", "is", "as")
+# "<head> for <audience>": the head alone names the concept too.
+_QUALIFIER: Final = "for"
 
 
+@lru_cache(maxsize=65_536)
 def singular(token: str) -> str:
     """Conservative singular: "embeddings"→"embedding", "queries"→"query", "batches"→"batch";
     tokens of three letters or fewer and "-ss", "-us", "-is", "-as" endings are left alone."""
@@ -44,9 +49,13 @@ def singular(token: str) -> str:
     return token[:-1]
 
 
+@lru_cache(maxsize=4096)
 def normalise(text: str) -> tuple[str, ...]:
-    """Lowercase tokens with hyphens and punctuation as separators, each made singular."""
-    return tuple(singular(t) for t in _TOKEN.findall(text.lower()))
+    """Lowercase tokens with hyphens and punctuation as separators, each made singular.
+
+    Memoised: the same names, summaries and cue phrases are normalised on every question, and
+    the result is an immutable tuple, so sharing it is safe."""
+    return tuple(map(singular, _TOKEN.findall(text.lower())))
 
 
 @dataclass(frozen=True)
@@ -80,8 +89,11 @@ class NameIndex:
 
     @classmethod
     def from_names(cls, entries: Iterable[tuple[str, str, Iterable[str]]]) -> NameIndex:
-        """From ``(concept id, name, aliases)``; the id with underscores as spaces is a name too."""
+        """From ``(concept id, name, aliases)``; the id with underscores as spaces is a name too,
+        and so is the head of a qualified name ("linear algebra" for "Linear algebra for ML")
+        unless that head is some concept's own name or alias."""
         phrases: dict[tuple[str, ...], set[str]] = {}
+        heads: dict[tuple[str, ...], set[str]] = {}
         names: dict[str, str] = {}
         for cid, name, aliases in entries:
             names[cid] = name
@@ -89,6 +101,10 @@ class NameIndex:
                 toks = normalise(text)
                 if toks:
                     phrases.setdefault(toks, set()).add(cid)
+                    if _QUALIFIER in toks[1:-1]:
+                        heads.setdefault(toks[: toks.index(_QUALIFIER, 1)], set()).add(cid)
+        for head, ids in heads.items():
+            phrases.setdefault(head, ids)
         longest = max((len(p) for p in phrases), default=0)
         return cls({p: frozenset(ids) for p, ids in phrases.items()}, longest, names)
 

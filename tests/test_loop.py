@@ -11,7 +11,7 @@ from structlog.testing import capture_logs
 
 from control_plane.errors import LLMUnavailable
 from control_plane.graph_store import SQLPropertyGraphStore
-from control_plane.loop import NO_SEED, NOTHING_MORE, Planner
+from control_plane.loop import MAX_QUESTION_CHARS, NO_SEED, NOTHING_MORE, Planner
 from control_plane.offline import OfflineSynthesizer
 from control_plane.synthesis import Focus
 from control_plane.testing import ScriptedSynthesizer, cite_all, draft
@@ -167,7 +167,8 @@ def test_no_seed_abstains_at_once(
 def test_no_concept_is_expanded_twice_and_one_call_per_round(
     lgateway: WriteGateway, lreader: GraphReader, loop_clock: ManualClock
 ) -> None:
-    """Each round makes one expansion call excluding everything already expanded, and one model call."""
+    """By default each round makes exactly one expansion (data-plane) call, excluding everything
+    already expanded, and one model call."""
     worked_graph(lgateway)
     store = RecordingExpander(SQLPropertyGraphStore(lreader))
     synth = ScriptedSynthesizer(cite_all(0.5))
@@ -181,19 +182,96 @@ def test_no_concept_is_expanded_twice_and_one_call_per_round(
     assert all(r.llm_calls == 1 for r in calls_made)
 
 
+def test_chained_hops_never_expand_twice_and_stay_bounded(
+    lgateway: WriteGateway, lreader: GraphReader, loop_clock: ManualClock
+) -> None:
+    """Opt-in chaining (hops_per_round=3) never repeats a concept, and a round makes at most
+    hops_per_round expansion calls and exactly one model call."""
+    chain(lgateway, 10)
+    store = RecordingExpander(SQLPropertyGraphStore(lreader))
+    synth = ScriptedSynthesizer(cite_all(0.5))
+    answer = planner(lreader, synth, loop_clock, store=store, hops_per_round=3).ask(
+        "what comes before node9?", record=False
+    )
+    expanded: set[str] = set()
+    for ids, exclude in store.calls:
+        assert not ids & expanded and exclude == expanded
+        expanded |= ids
+    rounds = [r for r in answer.rounds if r.decision != "stop-empty"]
+    assert len(rounds) < len(store.calls) <= 3 * len(rounds) and synth.calls == len(rounds)
+
+
 def test_frontier_never_exceeds_twelve(
     lgateway: WriteGateway, lreader: GraphReader, loop_clock: ManualClock
 ) -> None:
-    """With 30 neighbours, no round adds or expands more than 12 concepts."""
+    """With 30 neighbours, no expansion call adds or expands more than 12 concepts."""
     leaves = [f"leaf{i:02d}" for i in range(30)]
     build_graph(lgateway, ["hub", *leaves], [(leaf, "hub", "prerequisite") for leaf in leaves])
     store = RecordingExpander(SQLPropertyGraphStore(lreader))
-    answer = planner(lreader, ScriptedSynthesizer(cite_all(0.5)), loop_clock, store=store).ask(
-        "what comes before hub?", record=False
-    )
+    answer = planner(
+        lreader, ScriptedSynthesizer(cite_all(0.5)), loop_clock, store=store, hops_per_round=1
+    ).ask("what comes before hub?", record=False)
     assert all(len(ids) <= 12 for ids, _ in store.calls)
     assert all(len(r.frontier_added) <= 12 for r in answer.rounds)
     assert len(answer.rounds[0].frontier_added) == 12
+
+
+def test_closure_deeper_than_the_round_limit_is_abstained_on_by_default(
+    lgateway: WriteGateway, lreader: GraphReader, loop_clock: ManualClock
+) -> None:
+    """With one expansion per round, a needed-before chain seven levels deep cannot be fully
+    explored in four rounds, so the loop abstains and names what is unexplored."""
+    chain(lgateway, 8)
+    answer = planner(lreader, OfflineSynthesizer(), loop_clock).ask(
+        "What do I need to learn before node7?", record=False
+    )
+    assert answer.abstained and len(answer.rounds) == 4
+    assert answer.abstain_reason is not None and "unexplored" in answer.abstain_reason
+
+
+def test_closure_deeper_than_the_round_limit_is_completed_with_opt_in_chaining(
+    lgateway: WriteGateway, lreader: GraphReader, loop_clock: ManualClock
+) -> None:
+    """With hops_per_round=3, the same seven-level chain is answered completely within four rounds."""
+    ids = chain(lgateway, 8)
+    answer = planner(lreader, OfflineSynthesizer(), loop_clock, hops_per_round=3).ask(
+        "What do I need to learn before node7?", record=False
+    )
+    assert not answer.abstained and len(answer.rounds) <= 4, answer.abstain_reason
+    assert set(answer.cited_concept_ids) == set(ids[:-1])
+
+
+def test_unplaced_neighbours_keep_a_concept_unexplored(
+    lgateway: WriteGateway, lreader: GraphReader, loop_clock: ManualClock
+) -> None:
+    """When only 12 of 30 prerequisites win a place, the answer is not accepted until all 30 are in."""
+    leaves = [f"leaf{i:02d}" for i in range(30)]
+    build_graph(lgateway, ["hub", *leaves], [(leaf, "hub", "prerequisite") for leaf in leaves])
+    answer = planner(lreader, OfflineSynthesizer(), loop_clock, hops_per_round=1).ask(
+        "What are the prerequisites of hub?", record=False
+    )
+    assert answer.rounds[0].confidence < 0.8
+    assert not answer.abstained and set(answer.cited_concept_ids) == set(leaves)
+
+
+def test_question_without_a_learning_path_is_abstained_on(
+    lgateway: WriteGateway, lreader: GraphReader, loop_clock: ManualClock
+) -> None:
+    """'How does A lead to B' abstains when A and B are linked only by non-learning or reversed edges."""
+    build_graph(
+        lgateway,
+        ["alpha", "beta", "gamma", "delta"],
+        [
+            ("alpha", "beta", "related"),
+            ("beta", "gamma", "part_of"),
+            ("delta", "gamma", "prerequisite"),
+            ("alpha", "delta", "builds_on"),  # delta comes before alpha and before gamma
+        ],
+    )
+    answer = planner(lreader, OfflineSynthesizer(), loop_clock).ask(
+        "How does alpha lead to gamma?", record=False
+    )
+    assert answer.abstained and answer.cited_concepts == ()
 
 
 def test_citation_outside_evidence_is_rejected_and_refocused(
@@ -243,7 +321,7 @@ def test_answer_is_recorded_with_grounding(
     assert stored.content["payload"]["answer_id"] == answer.answer_id
     assert stored.content["abstained"] is False
     assert stored.grounding.confidence == answer.confidence
-    assert stored.grounding.source == "offline:graph-rules-v1:prompt-offline-rules-1"
+    assert stored.grounding.source == "offline:graph-rules-v2:prompt-offline-rules-2"
     assert stored.grounding.evidence["edge_version_ids"] == answer.edge_version_ids()
 
 
@@ -326,3 +404,11 @@ def test_unavailable_model_abstains_with_the_reason(
     answer = planner(lreader, DownSynthesizer(), loop_clock, gateway=lgateway).ask(WORKED)
     assert answer.abstained and "unavailable" in (answer.abstain_reason or "")
     assert len(answer.rounds) == 1 and answer.rounds[0].decision == "abstain"
+
+
+def test_oversized_question_is_refused(lreader: GraphReader, loop_clock: ManualClock) -> None:
+    """A question longer than MAX_QUESTION_CHARS is refused with InputError and no model call."""
+    synth = ScriptedSynthesizer([draft(0.99)])
+    with pytest.raises(InputError):
+        planner(lreader, synth, loop_clock).ask("what before rag? " + "x" * MAX_QUESTION_CHARS, record=False)
+    assert synth.calls == 0

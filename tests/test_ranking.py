@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from control_plane.ranking import rank, relations_named
+from control_plane.ranking import follows, rank, relations_named
 from control_plane.synthesis import Focus
 from control_plane.testing import make_concept, make_neighbour
 
@@ -78,3 +78,37 @@ def test_relations_named_by_cues() -> None:
     assert relations_named("RAG vs fine-tuning") == ("contrasts_with",)
     assert relations_named("what are the components of a RAG pipeline") == ("part_of",)
     assert relations_named("tell me about RAG") == ()
+
+
+def test_learning_cues_name_prerequisite_and_builds_on() -> None:
+    """'lead up to', 'lead to' and path words name the learning-order relations only."""
+    for text in ("Which topics lead up to X?", "How does A lead to B?", "the learning path that ends at X"):
+        assert relations_named(text) == ("prerequisite", "builds_on"), text
+
+
+def test_new_relation_wordings_are_named() -> None:
+    """'contrasted', 'opposite', 'belong to' and 'consist of' name their relation; 'connected' names none."""
+    assert relations_named("What is X contrasted with?") == ("contrasts_with",)
+    assert relations_named("What is the opposite of X?") == ("contrasts_with",)
+    assert relations_named("Which metrics belong to X?") == ("part_of",)
+    assert relations_named("What does X consist of?") == ("part_of",)
+    assert relations_named("Which concepts are connected to X?") == ()
+
+
+def test_follows_respects_relation_and_learning_direction() -> None:
+    """A neighbour follows a learning-order question only if it comes before the concept it was reached from."""
+    before = make_neighbour("x", "a", "prerequisite", direction="in")
+    after = make_neighbour("x", "b", "prerequisite", direction="out")
+    foundation = make_neighbour("x", "c", "builds_on", direction="out")
+    other = make_neighbour("x", "d", "related")
+    learning = ("prerequisite", "builds_on")
+    assert [follows(n, learning) for n in (before, after, foundation, other)] == [True, False, True, False]
+    assert follows(after, ("prerequisite",)) is False and follows(after, ("builds_on",)) is False
+    assert all(follows(n, ()) for n in (before, after, foundation, other))
+
+
+def test_neighbours_of_a_focused_concept_rank_next() -> None:
+    """After named concepts, neighbours reached from a named concept beat everything else."""
+    far = make_neighbour("other", "aaa", "prerequisite", confidence=0.99)
+    near = make_neighbour("hub", "zzz", "related", confidence=0.1)
+    assert _ids(rank([far, near], Focus(concept_ids=("hub",)), "q")) == ["zzz", "aaa"]

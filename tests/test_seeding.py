@@ -119,3 +119,13 @@ def test_index_respects_as_of(sqlite_engine: Engine) -> None:
     planner = Planner(reader, ScriptedSynthesizer([draft(0.1)]), clock=clock)
     assert planner.ask("beta?", record=False).seeds == ("beta",)
     assert planner.ask("beta?", as_of=early, known_at=early, record=False).seeds == ()
+
+
+def test_head_of_a_qualified_name_finds_the_concept() -> None:
+    """'linear algebra' names 'Linear algebra for ML' unless another concept is called that."""
+    index = NameIndex.from_names([("linear_algebra_for_ml", "Linear algebra for ML", ())])
+    assert index.find("how does linear algebra lead to lora?") == ["linear_algebra_for_ml"]
+    both = NameIndex.from_names(
+        [("linear_algebra_for_ml", "Linear algebra for ML", ()), ("linear_algebra", "Linear algebra", ())]
+    )
+    assert both.find("what is linear algebra?") == ["linear_algebra"]
