@@ -14,6 +14,7 @@ from collections.abc import Iterator
 
 import pytest
 import sqlalchemy as sa
+import structlog
 from sqlalchemy.engine import Engine
 
 from data_plane import GraphReader, WriteGateway, connect, migrate
@@ -34,6 +35,14 @@ def _require_postgres() -> str:
             pytest.fail("CI=true but KG_TEST_POSTGRES_URL is not set: the PostgreSQL suite must run in CI")
         pytest.skip("PostgreSQL not configured: set KG_TEST_POSTGRES_URL to run the PostgreSQL variant")
     return POSTGRES_URL
+
+
+@pytest.fixture(autouse=True)
+def _structlog_defaults() -> Iterator[None]:
+    """Entry points (the CLI, ``kg eval``) configure structlog globally when run in-process;
+    restore the defaults after every test so one test's configuration never hides another's logs."""
+    yield
+    structlog.reset_defaults()
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,279 @@
+"""The `kg` CLI: init, ask in every format, bundles, curation, audit, tokens, and one-line errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import structlog
+from click.testing import Result
+from typer.testing import CliRunner
+
+from control_plane.cli import app
+
+QUESTION = (
+    "What must a learner master before agent orchestration, and which of those concepts does RAG build on?"
+)
+ROOT = Path(__file__).resolve().parents[1]
+ENV = {"KG_SYNTHESIZER": "offline", "DEEPSEEK_API_KEY": "", "KG_DATABASE_URL": "", "COLUMNS": "200"}
+
+
+@pytest.fixture(autouse=True)
+def _reset_logging() -> Iterator[None]:
+    yield
+    structlog.reset_defaults()
+
+
+@pytest.fixture(scope="module")
+def initialised(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A SQLite database initialised once with the curriculum (ask/audit tests read it)."""
+    url = f"sqlite:///{tmp_path_factory.mktemp('cli')}/kg.sqlite3"
+    result = CliRunner().invoke(app, ["--db", url, "init"], env=ENV)
+    assert result.exit_code == 0, result.output
+    return url
+
+
+@pytest.fixture
+def db(tmp_path: Path, initialised: str) -> str:
+    """A private copy of the initialised database, for tests that write."""
+    src = Path(initialised.removeprefix("sqlite:///"))
+    dst = tmp_path / "kg.sqlite3"
+    for suffix in ("", "-wal", "-shm"):  # WAL mode: recent pages may live in the -wal file
+        if Path(f"{src}{suffix}").exists():
+            Path(f"{dst}{suffix}").write_bytes(Path(f"{src}{suffix}").read_bytes())
+    return f"sqlite:///{dst}"
+
+
+def kg(url: str, *args: str) -> Result:
+    return CliRunner().invoke(app, ["--db", url, *args], env=ENV)
+
+
+def ok(url: str, *args: str) -> Result:
+    result = kg(url, *args)
+    assert result.exit_code == 0, result.output
+    return result
+
+
+def assert_one_line_error(result: Result, needle: str) -> None:
+    assert result.exit_code != 0
+    assert "Traceback" not in result.output
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    assert needle in lines[0]
+
+
+GROUNDED = ["--reason", "a CLI test", "--evidence", '{"test": "cli"}']
+
+
+def test_init_is_idempotent(db: str) -> None:
+    """A second `kg init` migrates nothing and imports no new versions."""
+    out = ok(db, "init").output
+    assert "already at" in out and "new_versions=0" in out
+
+
+def test_ask_text_shows_answer_and_evidence_grounding(initialised: str) -> None:
+    """Text output names the answer, confidence, rounds, LLM calls and evidence edges with grounding."""
+    out = ok(initialised, "ask", QUESTION).output
+    assert out.startswith("Answer: ")
+    assert "confidence" in out and "rounds" in out and "LLM calls" in out
+    assert "function_calling -prerequisite-> agent_orchestration" in out and "curriculum-team" in out
+
+
+def test_ask_json_is_the_answer_schema(initialised: str) -> None:
+    """--format json prints an answer/1 object."""
+    data = json.loads(ok(initialised, "ask", QUESTION, "--format", "json").stdout)
+    assert data["schema"] == "answer/1" and data["evidence"]["edges"]
+
+
+def test_ask_mermaid_and_dot(initialised: str) -> None:
+    """--format mermaid and dot print a flowchart and a digraph."""
+    assert ok(initialised, "ask", QUESTION, "--format", "mermaid").stdout.startswith("flowchart LR")
+    assert ok(initialised, "ask", QUESTION, "--format", "dot").stdout.startswith("digraph evidence {")
+
+
+def test_ask_html_writes_the_evidence_page(initialised: str, tmp_path: Path) -> None:
+    """--format html --out FILE writes a page whose SVG has the seed concept."""
+    out = tmp_path / "evidence.html"
+    ok(initialised, "ask", QUESTION, "--format", "html", "--out", str(out))
+    page = out.read_text()
+    assert "<svg" in page and 'data-id="agent_orchestration"' in page
+
+
+def test_ask_as_of_before_the_curriculum_abstains(initialised: str) -> None:
+    """Asked as of a time before any concept was valid, the answer is an abstention with a reason."""
+    data = json.loads(ok(initialised, "ask", QUESTION, "--as-of", "2020-01-01", "--format", "json").stdout)
+    assert data["abstained"] and data["abstain_reason"]
+
+
+def test_export_then_import_writes_nothing(db: str, tmp_path: Path) -> None:
+    """Exporting the graph and importing it back creates no new versions."""
+    ok(db, "export", str(tmp_path / "bundle"))
+    report = json.loads(ok(db, "import", str(tmp_path / "bundle")).stdout)
+    assert report["new_versions"] == 0
+
+
+def test_curation_commands_print_the_version_written(db: str) -> None:
+    """concept/edge/lesson commands print version id and op; defaults give source cli:$USER."""
+    out = ok(db, "concept", "add", "graph_rag", "--name", "GraphRAG", *GROUNDED).output
+    assert re.search(r"concepts graph_rag: version \d+ op=assert", out)
+    out = ok(db, "concept", "revise", "graph_rag", "--summary", "RAG over graphs.", *GROUNDED).output
+    assert "op=revise" in out
+    out = ok(db, "edge", "add", "graph_rag>builds_on>rag", *GROUNDED, "--confidence", "0.8").output
+    assert "concept_edges graph_rag>builds_on>rag: version" in out
+    assert "op=revise" in ok(db, "edge", "revise", "graph_rag>builds_on>rag", *GROUNDED).output
+    assert "op=assert" in ok(db, "lesson", "link", "L99", "graph_rag", *GROUNDED).output
+    assert "op=invalidate" in ok(db, "lesson", "unlink", "L99", "graph_rag", *GROUNDED).output
+    assert "op=invalidate" in ok(db, "edge", "invalidate", "graph_rag>builds_on>rag", *GROUNDED).output
+    assert "op=invalidate" in ok(db, "concept", "invalidate", "graph_rag", *GROUNDED).output
+    history = json.loads(ok(db, "audit", "history", "graph_rag", "--format", "json").stdout)
+    assert [v["op"] for v in history] == ["assert", "revise", "invalidate"]
+    assert history[0]["grounding"]["source"] == f"cli:{os.environ.get('USER') or 'unknown'}"
+    assert history[0]["grounding"]["confidence"] == 1.0
+
+
+def test_audit_history_of_an_edge(initialised: str) -> None:
+    """`kg audit history source>relation>target` shows the edge's versions."""
+    out = ok(initialised, "audit", "history", "rag>builds_on>embeddings").output
+    assert "History of rag>builds_on>embeddings" in out and "assert" in out
+
+
+def test_audit_snapshot_counts_and_json(initialised: str) -> None:
+    """The snapshot summary counts concepts and edges; --format json lists them."""
+    assert re.search(r"\d+ concepts, \d+ edges", ok(initialised, "audit", "snapshot").output)
+    data = json.loads(
+        ok(initialised, "audit", "snapshot", "--as-of", "2023-06-01", "--format", "json").stdout
+    )
+    assert data["concepts"] == []
+
+
+def test_audit_diff_shows_recent_writes(db: str) -> None:
+    """`kg audit diff --from T` lists a concept asserted after T."""
+    ok(db, "concept", "add", "diffed", "--name", "Diffed", *GROUNDED)
+    data = json.loads(ok(db, "audit", "diff", "--from", "2020-01-01", "--format", "json").stdout)
+    assert "diffed" in [v["key"] for v in data["asserted"]]
+
+
+def test_audit_answers_and_replay(db: str) -> None:
+    """An asked question is listed by `kg audit answers` and can be replayed."""
+    answer_id = json.loads(ok(db, "ask", QUESTION, "--format", "json").stdout)["answer_id"]
+    assert answer_id in ok(db, "audit", "answers", "--since", "2020-01-01").output
+    report = json.loads(ok(db, "audit", "replay", answer_id).stdout)
+    assert report["answer_id"] == answer_id
+
+
+def test_tokens_create_list_revoke(db: str) -> None:
+    """A created token's secret is printed once, listed without it, and shown revoked after revoke."""
+    out = ok(db, "token", "create", "ci", "--scope", "write").stdout
+    token_id = re.search(r"token_id: (\w+)", out).group(1)  # type: ignore[union-attr]
+    secret = re.search(r"secret:\s+(\S+)", out).group(1)  # type: ignore[union-attr]
+    listing = ok(db, "token", "list").output
+    assert token_id in listing and secret not in listing
+    ok(db, "token", "revoke", token_id)
+    assert "revoked" in ok(db, "token", "list").output
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["audit", "history", "no_such_concept"], "no_such_concept"),
+        (["ask", QUESTION, "--as-of", "not-a-time"], "not-a-time"),
+        (["ask", QUESTION, "--as-of", "2025-01-01T00:00:00"], "naive"),
+        (["concept", "add", "x", "--name", "X", "--reason", "r", "--evidence", "{bad"], "--evidence"),
+        (["concept", "add", "x", "--name", "X", "--reason", " ", "--evidence", '{"a": 1}'], "reason"),
+        (["edge", "add", "rag>likes>embeddings", *GROUNDED], "likes"),
+        (["edge", "add", "not-an-edge", *GROUNDED], "source>relation>target"),
+        (["concept", "add", "rag", "--name", "RAG", *GROUNDED], "already exists"),
+        (["token", "revoke", "nope"], "nope"),
+    ],
+)
+def test_bad_input_is_a_one_line_error(db: str, args: list[str], needle: str) -> None:
+    """Bad input ends with one `error: ...` line naming the problem, a non-zero exit, no traceback."""
+    assert_one_line_error(kg(db, *args), needle)
+
+
+def test_malformed_bundle_is_a_one_line_error(db: str, tmp_path: Path) -> None:
+    """Importing a folder that is not a bundle is a one-line error."""
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "manifest.json").write_text("{not json")
+    assert_one_line_error(kg(db, "import", str(tmp_path / "bad")), "bad")
+
+
+def test_uninitialised_database_is_a_one_line_error(tmp_path: Path) -> None:
+    """Reading a database that was never initialised says so in one line."""
+    assert_one_line_error(kg(f"sqlite:///{tmp_path}/empty.sqlite3", "audit", "snapshot"), "kg init")
+
+
+def test_eval_and_bench_are_delegated_or_clearly_unavailable(db: str) -> None:
+    """`kg eval`/`kg bench` run evals.runner/evals.bench, or say they are unavailable with exit 2."""
+    import importlib.util
+
+    for command, module in (("eval", "evals.runner"), ("bench", "evals.bench")):
+        if importlib.util.find_spec(module) is None:
+            result = kg(db, command)
+            assert result.exit_code == 2 and "not available yet" in result.stderr
+
+
+def test_first_ask_on_the_default_database_initialises_it(tmp_path: Path) -> None:
+    """On a fresh machine (empty data dir), the very first `kg ask` initialises and answers."""
+    env = {**os.environ, **ENV, "HOME": str(tmp_path), "XDG_DATA_HOME": str(tmp_path / "data")}
+    env.pop("KG_DATABASE_URL")
+    proc = subprocess.run(
+        [sys.executable, "-m", "control_plane.cli", "ask", QUESTION],
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "first run: initialising" in proc.stderr
+    assert proc.stdout.startswith("Answer: ")
+    assert (tmp_path / "data" / "curriculum-kg" / "kg.sqlite3").exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# The README's commands
+
+
+def readme_commands() -> list[str]:
+    """Every `kg ...` line inside the README's shell code blocks (continuations joined)."""
+    text = (ROOT / "README.md").read_text()
+    commands: list[str] = []
+    for block in re.findall(r"```(?:bash|sh|console)\n(.*?)```", text, re.S):
+        for line in block.replace("\\\n", " ").splitlines():
+            line = line.strip().removeprefix("$ ")
+            line = re.sub(r"^(\w+=\S+\s+)+", "", line)  # leading VAR=value assignments
+            if line.startswith("kg ") or line.startswith("pip install -e . && kg "):
+                commands.append(line.split("&& ", 1)[-1] if "&&" in line else line)
+    return commands
+
+
+def test_readme_commands_run(tmp_path: Path) -> None:
+    """Every `kg` command in the README runs successfully, in order, against one fresh database."""
+    url = f"sqlite:///{tmp_path}/kg.sqlite3"
+    commands = readme_commands()
+    assert len(commands) >= 10
+    assert CliRunner().invoke(app, ["--db", url, "init"], env=ENV).exit_code == 0
+    token_id = ""
+    for command in commands:
+        argv = shlex.split(command)[1:]
+        if argv[0] in ("serve", "eval", "bench"):
+            continue  # long-running or separately owned; their --help must still work
+        if "$ANSWER_ID" in command:
+            listed = CliRunner().invoke(app, ["--db", url, "audit", "answers", "--format", "json"], env=ENV)
+            answer_id = json.loads(listed.stdout)[0]["answer_id"]
+        else:
+            answer_id = ""
+        argv = [a.replace("$ANSWER_ID", answer_id).replace("$TOKEN_ID", token_id) for a in argv]
+        argv = [str(tmp_path / a) if a.startswith("./") else a for a in argv]
+        result = CliRunner().invoke(app, ["--db", url, *argv], env=ENV)
+        assert result.exit_code == 0, f"{command}\n{result.output}"
+        if argv[:2] == ["token", "create"]:
+            token_id = re.search(r"token_id: (\w+)", result.stdout).group(1)  # type: ignore[union-attr]
