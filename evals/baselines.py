@@ -1,0 +1,338 @@
+"""The systems an eval compares, behind one small interface: ``run(question) -> Response``.
+
+* ``loop`` — the planning loop (:class:`control_plane.loop.Planner`), up to four rounds.
+* ``seed-only`` — the seeds' direct neighbourhood (one SQL read), one synthesizer call.
+* ``graphrag`` — one-shot GraphRAG: LlamaIndex ``PropertyGraphIndex`` retrieval over our
+  :class:`~control_plane.graph_store.SQLPropertyGraphStore`, 2 hops, at most ``GRAPHRAG_LIMIT``
+  triplets (comparable to the loop's 12-24 concepts of evidence), one synthesizer call.
+* ``whole-graph`` — the whole graph as of the question's time in context, one synthesizer call;
+  skipped (with a note) above ``WHOLE_GRAPH_MAX_EDGES`` edges.
+
+Every one-shot baseline seeds exactly like the loop (:class:`control_plane.seeding.NameIndex`
+over the concepts in force, degree tie-break), builds an :class:`EvidenceGraph`, makes exactly one
+``synthesize`` call with the same synthesizer, and applies the same verification
+(:func:`control_plane.verify.verify`, threshold 0.80) — below it, the baseline abstains. The
+``unexpanded`` set handed to the synthesizer is computed honestly: a concept counts as expanded
+only if every one of its active edges is in the evidence.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Final, Protocol
+
+from control_plane.evidence import EvidenceGraph
+from control_plane.seeding import NameIndex
+from control_plane.synthesis import Focus, SynthesisRequest, Synthesizer
+from control_plane.verify import verify
+from data_plane.reads import GraphReader
+from data_plane.records import Edge
+from data_plane.temporal import AsOf
+from evals.metrics import Response
+from evals.questions import Question
+
+__all__ = [
+    "BASELINES",
+    "GRAPHRAG_DEPTH",
+    "GRAPHRAG_LIMIT",
+    "WHOLE_GRAPH_MAX_EDGES",
+    "GraphRAGBaseline",
+    "LoopSystem",
+    "SeedOnlyBaseline",
+    "Skipped",
+    "System",
+    "WholeGraphBaseline",
+    "build_systems",
+]
+
+THRESHOLD: Final = 0.80
+GRAPHRAG_DEPTH: Final = 2
+GRAPHRAG_LIMIT: Final = 24
+WHOLE_GRAPH_MAX_EDGES: Final = 2_000
+BASELINES: Final = ("loop", "seed-only", "graphrag", "whole-graph", "loop-chain3")
+# "loop-chain3" is the loop with opt-in chaining (up to 3 expansions per round before the one
+# model call): not the contract's one data-plane call per round, so it is scored separately.
+CHAIN_HOPS: Final = 3
+
+
+class Skipped(Exception):
+    """A system cannot run on this graph (e.g. the whole graph is too large); ``str`` says why."""
+
+
+class System(Protocol):
+    name: str
+
+    def run(self, question: Question) -> Response: ...
+
+
+def _as_of(reader: GraphReader, question: Question) -> AsOf:
+    return reader.as_of(question.as_of_time, question.known_at_time)
+
+
+@dataclass
+class _Seeder:
+    """Seeds exactly as the planner does: concept names in the question, most specific first."""
+
+    reader: GraphReader
+    _indexes: dict[tuple[Any, Any], NameIndex] = field(default_factory=dict)
+
+    def seeds(self, question: Question, as_of: AsOf) -> list[str]:
+        # Index per question time: concepts added later must not be found for a past question.
+        key = (question.as_of, question.known_at)
+        if key not in self._indexes:
+            self._indexes[key] = NameIndex.build(self.reader.all_concepts(as_of=as_of))
+        index = self._indexes[key]
+        candidates = index.candidates(question.question)
+        return index.find(question.question, self.reader.degrees(candidates, as_of=as_of))
+
+
+class _OneShot:
+    """Shared one-call machinery: retrieve evidence, synthesize once, verify, abstain below 0.80."""
+
+    name = "one-shot"
+
+    def __init__(
+        self, reader: GraphReader, synthesizer: Synthesizer, *, threshold: float = THRESHOLD
+    ) -> None:
+        self.reader = reader
+        self.synthesizer = synthesizer
+        self.threshold = threshold
+        self._seeder = _Seeder(reader)
+
+    def retrieve(self, question: Question, seeds: list[str], as_of: AsOf) -> EvidenceGraph:
+        raise NotImplementedError
+
+    def _unexpanded(self, evidence: EvidenceGraph, as_of: AsOf) -> frozenset[str]:
+        touching: dict[str, int] = dict.fromkeys(evidence.concepts, 0)
+        for e in evidence.edges.values():
+            for end in (e.source_id, e.target_id):
+                if end in touching:
+                    touching[end] += 1
+        degrees = self.reader.degrees(evidence.concepts, as_of=as_of)
+        return frozenset(c for c, n in touching.items() if n < degrees.get(c, 0))
+
+    def run(self, question: Question) -> Response:
+        started = time.perf_counter()
+        as_of = _as_of(self.reader, question)
+        seeds = self._seeder.seeds(question, as_of)
+        evidence = self.retrieve(question, seeds, as_of)
+        request = SynthesisRequest(
+            question=question.question,
+            focus=Focus(),
+            evidence=evidence,
+            round_no=1,
+            max_rounds=1,
+            as_of=as_of,
+            unexpanded=self._unexpanded(evidence, as_of),
+        )
+        draft = self.synthesizer.synthesize(request)
+        verdict = verify(draft, evidence, threshold=self.threshold)
+        return Response(
+            abstained=not verdict.accepted,
+            cited=tuple(draft.concept_ids) if verdict.accepted else (),
+            evidence=tuple(sorted(evidence.concepts)),
+            confidence=verdict.confidence,
+            rounds=1,
+            llm_calls=draft.usage.calls,
+            prompt_tokens=draft.usage.prompt_tokens,
+            completion_tokens=draft.usage.completion_tokens,
+            latency_ms=(time.perf_counter() - started) * 1000.0,
+            text=draft.answer if verdict.accepted else "",
+            abstain_reason=None if verdict.accepted else verdict.reason,
+            error=draft.error,
+            extra={"seeds": seeds, "evidence_edges": len(evidence.edges)},
+        )
+
+
+def _evidence(seeds: list[str], concepts: dict[str, Any], edges: list[Edge]) -> EvidenceGraph:
+    ev = EvidenceGraph(seeds=tuple(s for s in seeds if s in concepts))
+    for cid in sorted(concepts):
+        ev.add_concept(concepts[cid])
+    for e in edges:
+        if e.source_id in ev.concepts and e.target_id in ev.concepts:
+            ev.add_edge(e)
+    return ev
+
+
+class SeedOnlyBaseline(_OneShot):
+    """The seeds and their direct neighbourhood, one read."""
+
+    name = "seed-only"
+
+    def retrieve(self, question: Question, seeds: list[str], as_of: AsOf) -> EvidenceGraph:
+        concepts: dict[str, Any] = dict(self.reader.concepts(seeds, as_of=as_of))
+        edges: list[Edge] = []
+        for n in self.reader.neighbourhood(seeds, as_of=as_of):
+            concepts.setdefault(n.concept.concept_id, n.concept)
+            edges.append(n.edge)
+        return _evidence(seeds, concepts, edges)
+
+
+class WholeGraphBaseline(_OneShot):
+    """Everything in force as of the question's time, in one prompt (small graphs only)."""
+
+    name = "whole-graph"
+
+    def __init__(
+        self,
+        reader: GraphReader,
+        synthesizer: Synthesizer,
+        *,
+        threshold: float = THRESHOLD,
+        max_edges: int = WHOLE_GRAPH_MAX_EDGES,
+    ) -> None:
+        super().__init__(reader, synthesizer, threshold=threshold)
+        self.max_edges = max_edges
+
+    def check_size(self) -> None:
+        """Raise :class:`Skipped` when the current graph has more than ``max_edges`` edges."""
+        n = sum(self.reader.degrees([c.concept_id for c in self.reader.all_concepts()]).values()) // 2
+        if n > self.max_edges:
+            raise Skipped(f"whole-graph skipped: {n} edges > {self.max_edges} (does not fit one prompt)")
+
+    def retrieve(self, question: Question, seeds: list[str], as_of: AsOf) -> EvidenceGraph:
+        snap = self.reader.snapshot(as_of)
+        return _evidence(seeds, {c.concept_id: c for c in snap.concepts}, list(snap.edges))
+
+
+class GraphRAGBaseline(_OneShot):
+    """One-shot GraphRAG through LlamaIndex: ``PropertyGraphIndex.from_existing(store)`` and
+    ``as_retriever(sub_retrievers=[...])`` whose sub-retriever walks ``get_rel_map`` (2 hops,
+    ``limit`` triplets) from the seeds; the retrieved triplets become the evidence."""
+
+    name = "graphrag"
+
+    def __init__(
+        self,
+        reader: GraphReader,
+        synthesizer: Synthesizer,
+        *,
+        threshold: float = THRESHOLD,
+        depth: int = GRAPHRAG_DEPTH,
+        limit: int = GRAPHRAG_LIMIT,
+    ) -> None:
+        super().__init__(reader, synthesizer, threshold=threshold)
+        self.depth = depth
+        self.limit = limit
+
+    def retrieve(self, question: Question, seeds: list[str], as_of: AsOf) -> EvidenceGraph:
+        retriever = _llama_retriever(self.reader, as_of, seeds, depth=self.depth, limit=self.limit)
+        version_ids: list[int] = []
+        for node in retriever.retrieve(question.question):
+            vid = node.node.metadata.get("edge_version_id")
+            if isinstance(vid, int):
+                version_ids.append(vid)
+        edges = list(self.reader.edges_by_version(version_ids).values())
+        ends = {i for e in edges for i in (e.source_id, e.target_id)} | set(seeds)
+        return _evidence(seeds, dict(self.reader.concepts(ends, as_of=as_of)), edges)
+
+
+def _llama_retriever(reader: GraphReader, as_of: AsOf, seeds: list[str], *, depth: int, limit: int) -> Any:
+    # Imported here: LlamaIndex is slow to import and only this baseline needs it.
+    from llama_index.core.embeddings import MockEmbedding
+    from llama_index.core.indices.property_graph import PropertyGraphIndex
+    from llama_index.core.indices.property_graph.sub_retrievers.custom import (
+        CUSTOM_RETRIEVE_TYPE,
+        CustomPGRetriever,
+    )
+    from llama_index.core.llms import MockLLM
+    from llama_index.core.schema import NodeWithScore, TextNode
+
+    from control_plane.graph_store import SQLPropertyGraphStore
+
+    class _SeededRelMap(CustomPGRetriever):
+        """Seeds (chosen like the loop's) → ``get_rel_map(depth, limit)`` → one node per triplet,
+        carrying the edge's version id so the evidence pins exactly what was read."""
+
+        def init(self, **kwargs: Any) -> None:
+            self._seeds: list[str] = kwargs["seeds"]
+            self._depth: int = kwargs["depth"]
+            self._limit: int = kwargs["limit"]
+
+        def custom_retrieve(self, query_str: str) -> CUSTOM_RETRIEVE_TYPE:
+            if not self._seeds:
+                return []
+            store = self.graph_store
+            triplets = store.get_rel_map(store.get(ids=self._seeds), depth=self._depth, limit=self._limit)
+            out: list[NodeWithScore] = []
+            for s, r, t in triplets:
+                text = f"{s.id} -{r.label}-> {t.id}"
+                meta = {"edge_version_id": r.properties.get("version_id"), "key": r.properties.get("key")}
+                out.append(NodeWithScore(node=TextNode(text=text, metadata=meta), score=1.0))
+            return out
+
+    store = SQLPropertyGraphStore(reader, as_of=as_of)
+    index = PropertyGraphIndex.from_existing(
+        property_graph_store=store,
+        llm=MockLLM(),
+        embed_model=MockEmbedding(embed_dim=8),
+        embed_kg_nodes=False,
+        use_async=False,
+    )
+    sub = _SeededRelMap(store, seeds=seeds, depth=depth, limit=limit)
+    return index.as_retriever(sub_retrievers=[sub])
+
+
+class LoopSystem:
+    """The planning loop, adapted to the eval interface (answers are not recorded by default)."""
+
+    def __init__(self, planner: Any, *, record: bool = False, name: str = "loop") -> None:
+        self.planner = planner
+        self.record = record
+        self.name = name
+
+    def run(self, question: Question) -> Response:
+        started = time.perf_counter()
+        answer = self.planner.ask(
+            question.question, as_of=question.as_of_time, known_at=question.known_at_time, record=self.record
+        )
+        wall = (time.perf_counter() - started) * 1000.0
+        return Response(
+            abstained=answer.abstained,
+            cited=tuple(answer.cited_concept_ids),
+            evidence=tuple(sorted(answer.evidence.concepts)),
+            confidence=answer.confidence,
+            rounds=len(answer.rounds),
+            llm_calls=answer.llm_calls,
+            prompt_tokens=answer.prompt_tokens,
+            completion_tokens=answer.completion_tokens,
+            latency_ms=answer.latency_ms or wall,
+            text=answer.text,
+            abstain_reason=answer.abstain_reason,
+            extra={"seeds": list(answer.seeds), "evidence_edges": len(answer.evidence.edges)},
+        )
+
+
+def build_systems(
+    names: list[str],
+    reader: GraphReader,
+    synthesizer: Synthesizer,
+    *,
+    planner_factory: Callable[..., Any],
+    whole_graph_max_edges: int = WHOLE_GRAPH_MAX_EDGES,
+) -> tuple[list[System], dict[str, str]]:
+    """The named systems, in order, and notes for the ones skipped."""
+    systems: list[System] = []
+    notes: dict[str, str] = {}
+    for name in names:
+        if name == "loop":
+            systems.append(LoopSystem(planner_factory()))
+        elif name == "loop-chain3":
+            systems.append(LoopSystem(planner_factory(hops_per_round=CHAIN_HOPS), name=name))
+        elif name == "seed-only":
+            systems.append(SeedOnlyBaseline(reader, synthesizer))
+        elif name == "graphrag":
+            systems.append(GraphRAGBaseline(reader, synthesizer))
+        elif name == "whole-graph":
+            whole = WholeGraphBaseline(reader, synthesizer, max_edges=whole_graph_max_edges)
+            try:
+                whole.check_size()
+            except Skipped as exc:
+                notes[name] = str(exc)
+                continue
+            systems.append(whole)
+        else:
+            raise ValueError(f"unknown system {name!r}; choose from {', '.join(BASELINES)}")
+    return systems, notes

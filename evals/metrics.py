@@ -1,0 +1,238 @@
+"""Pure scoring: one system's response to one question against its gold, and summaries over many.
+
+Scoring rules (also in docs/evals.md):
+
+* **Answerable question** (``expect.abstain`` false). If the system answers, precision, recall and
+  F1 compare the set of cited concept ids with the gold set (no citations: P = R = F1 = 0). If it
+  abstains, P = R = F1 = 0 (a missed answer costs full recall and is not excused by precision).
+  *Exact match* means the cited set equals the gold set. *Evidence recall* is the share of gold
+  concepts present in the evidence sub-graph, whether or not the system then answered.
+* **Abstain question** (``expect.abstain`` true). P/R/F1 and evidence recall are not computed
+  (``None``, left out of averages); the response is correct, and counts as an exact match, only if
+  the system abstained.
+* **Abstention precision**: of the questions the system abstained on, the share that were
+  abstain questions; **abstention recall**: of the abstain questions, the share it abstained on.
+  Either is ``None`` when its denominator is zero.
+* **Coverage**: share of questions answered (not abstained). **Selective accuracy**: of the
+  answered questions, the share that are exact matches (answering an abstain question is wrong).
+* **Calibration** (ECE): over answered questions, confidence against exact-match correctness, in
+  equal-width bins; the reliability diagram plots the same bins.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "Response",
+    "Score",
+    "calibration_bins",
+    "expected_calibration_error",
+    "prf",
+    "score",
+    "summarise",
+]
+
+
+@dataclass(frozen=True)
+class Response:
+    """What one system did with one question (the runner fills this from an Answer or a baseline)."""
+
+    abstained: bool
+    cited: tuple[str, ...] = ()
+    evidence: tuple[str, ...] = ()
+    confidence: float = 0.0
+    rounds: int = 0
+    llm_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_ms: float = 0.0
+    text: str = ""
+    abstain_reason: str | None = None
+    error: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Score:
+    """One response scored against one question's gold."""
+
+    question_id: str
+    type: str
+    expect_abstain: bool
+    abstained: bool
+    precision: float | None
+    recall: float | None
+    f1: float | None
+    exact_match: bool
+    evidence_recall: float | None
+    confidence: float
+    rounds: int
+    llm_calls: int
+    prompt_tokens: int
+    completion_tokens: int
+    latency_ms: float
+
+    @property
+    def answered(self) -> bool:
+        return not self.abstained
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "precision": self.precision,
+            "recall": self.recall,
+            "f1": self.f1,
+            "exact_match": self.exact_match,
+            "evidence_recall": self.evidence_recall,
+            "abstained": self.abstained,
+            "confidence": self.confidence,
+            "rounds": self.rounds,
+            "llm_calls": self.llm_calls,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "latency_ms": round(self.latency_ms, 3),
+        }
+
+
+def prf(predicted: Iterable[str], gold: Iterable[str]) -> tuple[float, float, float]:
+    """Set precision, recall and F1; an empty prediction or empty gold scores 0 on that side."""
+    p_set, g_set = set(predicted), set(gold)
+    hit = len(p_set & g_set)
+    precision = hit / len(p_set) if p_set else 0.0
+    recall = hit / len(g_set) if g_set else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return precision, recall, f1
+
+
+def score(
+    question_id: str, qtype: str, gold: Sequence[str], expect_abstain: bool, response: Response
+) -> Score:
+    """Score ``response`` by the rules in the module docstring."""
+    common: dict[str, Any] = {
+        "question_id": question_id,
+        "type": qtype,
+        "expect_abstain": expect_abstain,
+        "abstained": response.abstained,
+        "confidence": response.confidence,
+        "rounds": response.rounds,
+        "llm_calls": response.llm_calls,
+        "prompt_tokens": response.prompt_tokens,
+        "completion_tokens": response.completion_tokens,
+        "latency_ms": response.latency_ms,
+    }
+    if expect_abstain:
+        return Score(
+            precision=None,
+            recall=None,
+            f1=None,
+            exact_match=response.abstained,
+            evidence_recall=None,
+            **common,
+        )
+    ev = set(response.evidence)
+    evidence_recall = len(ev & set(gold)) / len(set(gold)) if gold else 0.0
+    if response.abstained:
+        return Score(
+            precision=0.0,
+            recall=0.0,
+            f1=0.0,
+            exact_match=False,
+            evidence_recall=evidence_recall,
+            **common,
+        )
+    p, r, f = prf(response.cited, gold)
+    return Score(
+        precision=p,
+        recall=r,
+        f1=f,
+        exact_match=set(response.cited) == set(gold),
+        evidence_recall=evidence_recall,
+        **common,
+    )
+
+
+def _mean(values: Iterable[float | None]) -> float | None:
+    vals = [v for v in values if v is not None]
+    return statistics.fmean(vals) if vals else None
+
+
+def _percentile(values: Sequence[float], q: float) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    k = max(0, min(len(ordered) - 1, round(q * (len(ordered) - 1))))
+    return ordered[k]
+
+
+def calibration_bins(
+    confidences: Sequence[float], correct: Sequence[bool], *, bins: int = 10
+) -> list[dict[str, float | int]]:
+    """Equal-width bins over [0, 1]: count, mean confidence and accuracy of each non-empty bin."""
+    out: list[dict[str, float | int]] = []
+    for b in range(bins):
+        lo, hi = b / bins, (b + 1) / bins
+        idx = [i for i, c in enumerate(confidences) if lo <= c < hi or (b == bins - 1 and c == 1.0)]
+        if not idx:
+            continue
+        out.append(
+            {
+                "lo": lo,
+                "hi": hi,
+                "n": len(idx),
+                "confidence": statistics.fmean(confidences[i] for i in idx),
+                "accuracy": statistics.fmean(1.0 if correct[i] else 0.0 for i in idx),
+            }
+        )
+    return out
+
+
+def expected_calibration_error(
+    confidences: Sequence[float], correct: Sequence[bool], *, bins: int = 10
+) -> float | None:
+    """ECE: the count-weighted mean gap between confidence and accuracy over the bins."""
+    if len(confidences) != len(correct):
+        raise ValueError("confidences and correct must have the same length")
+    if not confidences:
+        return None
+    total = len(confidences)
+    return sum(
+        int(b["n"]) / total * abs(float(b["confidence"]) - float(b["accuracy"]))
+        for b in calibration_bins(confidences, correct, bins=bins)
+    )
+
+
+def summarise(scores: Sequence[Score]) -> dict[str, Any]:
+    """Aggregate scores: means over the questions where a metric is defined (see module docstring)."""
+    n = len(scores)
+    abstained = [s for s in scores if s.abstained]
+    should = [s for s in scores if s.expect_abstain]
+    answered = [s for s in scores if s.answered]
+    latencies = [s.latency_ms for s in scores]
+    confs = [s.confidence for s in answered]
+    correct = [s.exact_match for s in answered]
+    return {
+        "n": n,
+        "n_answerable": n - len(should),
+        "precision": _mean(s.precision for s in scores),
+        "recall": _mean(s.recall for s in scores),
+        "f1": _mean(s.f1 for s in scores),
+        "exact_match": _mean(1.0 if s.exact_match else 0.0 for s in scores),
+        "evidence_recall": _mean(s.evidence_recall for s in scores),
+        "abstention_precision": (
+            sum(1 for s in abstained if s.expect_abstain) / len(abstained) if abstained else None
+        ),
+        "abstention_recall": sum(1 for s in should if s.abstained) / len(should) if should else None,
+        "coverage": len(answered) / n if n else None,
+        "selective_accuracy": _mean(1.0 if s.exact_match else 0.0 for s in answered),
+        "ece": expected_calibration_error(confs, correct),
+        "mean_rounds": _mean(float(s.rounds) for s in scores),
+        "mean_llm_calls": _mean(float(s.llm_calls) for s in scores),
+        "mean_prompt_tokens": _mean(float(s.prompt_tokens) for s in scores),
+        "mean_completion_tokens": _mean(float(s.completion_tokens) for s in scores),
+        "mean_latency_ms": _mean(latencies),
+        "p50_latency_ms": _percentile(latencies, 0.5),
+        "p99_latency_ms": _percentile(latencies, 0.99),
+    }

@@ -1,0 +1,142 @@
+"""Writing an eval run: ``report.json``, ``report.md`` and PNG plots (matplotlib, Agg backend).
+
+``report.json``::
+
+    {"meta": {...},                       # questions file, database, synthesizer, systems, notes
+     "summary": {"overall": {system: Summary},
+                 "by_type": {type: {system: Summary}}},
+     "questions": [{"id", "question", "type", "expect", "as_of", "known_at",
+                    "results": {system: {score fields, "cited", "evidence_size", "text", ...}}}]}
+
+A ``Summary`` is :func:`evals.metrics.summarise` (n, precision, recall, f1, exact_match,
+evidence_recall, abstention_precision, abstention_recall, coverage, selective_accuracy, ece,
+mean_rounds, mean_llm_calls, mean_prompt_tokens, mean_completion_tokens, mean_latency_ms, ...).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from evals.metrics import calibration_bins
+
+__all__ = ["fmt", "markdown_table", "plot_calibration", "plot_f1_by_type", "write_report"]
+
+COLUMNS = (
+    ("n", "n"),
+    ("f1", "F1"),
+    ("precision", "P"),
+    ("recall", "R"),
+    ("exact_match", "EM"),
+    ("evidence_recall", "ev. recall"),
+    ("abstention_precision", "abst. P"),
+    ("abstention_recall", "abst. R"),
+    ("coverage", "coverage"),
+    ("selective_accuracy", "sel. acc"),
+    ("mean_rounds", "rounds"),
+    ("mean_llm_calls", "LLM calls"),
+    ("mean_prompt_tokens", "prompt tok"),
+    ("mean_completion_tokens", "compl. tok"),
+    ("mean_latency_ms", "latency ms"),
+)
+
+
+def fmt(value: Any) -> str:
+    """A table cell: ``n/a`` for undefined, 2 decimals for ratios, 1 for latencies."""
+    if value is None:
+        return "n/a"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return f"{value:.1f}" if abs(value) >= 10 else f"{value:.2f}"
+    return str(value)
+
+
+def markdown_table(
+    rows: Sequence[tuple[str, Mapping[str, Any]]], columns: Sequence[tuple[str, str]] = COLUMNS
+) -> str:
+    """A Markdown table: one row per (label, summary)."""
+    head = "| system | " + " | ".join(title for _, title in columns) + " |"
+    rule = "|---|" + "---|" * len(columns)
+    body = [f"| {label} | " + " | ".join(fmt(s.get(k)) for k, _ in columns) + " |" for label, s in rows]
+    return "\n".join([head, rule, *body])
+
+
+def _plt() -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def plot_f1_by_type(by_type: Mapping[str, Mapping[str, Mapping[str, Any]]], path: Path) -> Path:
+    """Grouped bars: F1 (abstention recall for abstain-only types) per question type and system."""
+    plt = _plt()
+    types = sorted(by_type)
+    systems = sorted({s for t in types for s in by_type[t]})
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.2 * len(types)), 4))
+    width = 0.8 / max(1, len(systems))
+    for i, system in enumerate(systems):
+        vals = []
+        for t in types:
+            s = by_type[t].get(system, {})
+            v = s.get("f1")
+            vals.append(float(v if v is not None else (s.get("abstention_recall") or 0.0)))
+        ax.bar([j + i * width for j in range(len(types))], vals, width, label=system)
+    ax.set_xticks([j + width * (len(systems) - 1) / 2 for j in range(len(types))])
+    ax.set_xticklabels(types, rotation=30, ha="right")
+    ax.set_ylim(0, 1.05)
+    ax.set_ylabel("F1 (abstention recall for unanswerable)")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def plot_calibration(
+    confidences: Sequence[float], correct: Sequence[bool], path: Path, *, title: str
+) -> Path:
+    """A reliability diagram: accuracy against mean confidence per bin, with the diagonal."""
+    plt = _plt()
+    bins = calibration_bins(confidences, correct)
+    fig, ax = plt.subplots(figsize=(4.5, 4.5))
+    ax.plot([0, 1], [0, 1], linestyle="--", color="grey", label="perfect calibration")
+    ax.bar(
+        [float(b["lo"]) for b in bins],
+        [float(b["accuracy"]) for b in bins],
+        width=0.1,
+        align="edge",
+        alpha=0.6,
+        edgecolor="black",
+        label="accuracy per bin",
+    )
+    ax.plot(
+        [float(b["confidence"]) for b in bins],
+        [float(b["accuracy"]) for b in bins],
+        "o-",
+        label="(confidence, accuracy)",
+    )
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1.05)
+    ax.set_xlabel("confidence")
+    ax.set_ylabel("exact-match accuracy")
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=7, loc="upper left")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def write_report(out: Path, report: Mapping[str, Any], *, markdown: str) -> None:
+    """Write ``report.json`` and ``report.md`` into ``out`` (created if needed)."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "report.json").write_text(json.dumps(report, indent=2, sort_keys=False) + "\n", encoding="utf-8")
+    (out / "report.md").write_text(markdown, encoding="utf-8")
