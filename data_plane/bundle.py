@@ -677,10 +677,8 @@ def _count(result: BatchResult) -> dict[str, TableCounts]:
         "invalidate": "invalidated",
         "retract": "invalidated",
     }
-    for v in (*result.written, *result.cascaded):
-        counts[v.table][bucket[v.stamp.op]] += 1
-    for v in result.unchanged:
-        counts[v.table]["unchanged"] += 1
+    for (table, op), n in result.counts().items():
+        counts[table][bucket.get(op, op)] += n
     return {t: TableCounts(**c) for t, c in counts.items()}
 
 

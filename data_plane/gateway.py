@@ -21,10 +21,11 @@ graph. Readers are never blocked.
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import UTC, datetime
 from enum import Enum
 from typing import Any, Final
 
@@ -155,13 +156,49 @@ class Write:
         return cls("lesson_concepts", (lesson_id, concept_id), mode, grounding, {}, valid_at, invalid_at)
 
 
-@dataclass(frozen=True)
 class BatchResult:
-    """What a batch wrote: new versions (in write order, cascades last) and untouched keys."""
+    """What a batch wrote: new versions (in write order, cascades last) and untouched keys.
 
-    written: tuple[Version, ...]
-    unchanged: tuple[Version, ...]
-    cascaded: tuple[Version, ...]
+    The ``Version`` records are built on first access: a bulk import of 10^5 rows only needs
+    :meth:`counts`, and building every record would cost more than the inserts themselves.
+    """
+
+    def __init__(self, entries: Sequence[tuple[str, str, Mapping[str, Any], int, Grounding | None]]) -> None:
+        # (kind, table, row, version_id, grounding); kind: "written" | "cascaded" | "unchanged".
+        self._entries = entries
+
+    def _versions(self, kind: str) -> tuple[Version, ...]:
+        return tuple(
+            version_from_row(table, row) if grounding is None else _new_version(table, row, vid, grounding)
+            for k, table, row, vid, grounding in self._entries
+            if k == kind
+        )
+
+    @functools.cached_property
+    def written(self) -> tuple[Version, ...]:
+        return self._versions("written")
+
+    @functools.cached_property
+    def unchanged(self) -> tuple[Version, ...]:
+        return self._versions("unchanged")
+
+    @functools.cached_property
+    def cascaded(self) -> tuple[Version, ...]:
+        return self._versions("cascaded")
+
+    def sizes(self) -> dict[str, int]:
+        """How many versions were written, cascaded and left unchanged (no records built)."""
+        out = dict.fromkeys(("written", "cascaded", "unchanged"), 0)
+        for kind, *_ in self._entries:
+            out[kind] += 1
+        return out
+
+    def counts(self) -> dict[tuple[str, str], int]:
+        """``(table, op) -> rows``; ``op`` is the operation written, or "unchanged"."""
+        out: dict[tuple[str, str], int] = defaultdict(int)
+        for kind, table, row, _, _ in self._entries:
+            out[(table, "unchanged" if kind == "unchanged" else row["op"])] += 1
+        return dict(out)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -184,6 +221,21 @@ def _describe(table: str, key: tuple[str, ...]) -> str:
         return f"edge {edge_key(*key)!r}"
     noun = {"concepts": "concept", "lessons": "lesson", "lesson_concepts": "lesson link", "answers": "answer"}
     return f"{noun[table]} {'/'.join(key)!r}"
+
+
+class _Described:
+    """``_describe(table, key)``, formatted only if an error message needs it (hot path)."""
+
+    __slots__ = ("key", "table")
+
+    def __init__(self, table: str, key: tuple[str, ...]) -> None:
+        self.table, self.key = table, key
+
+    def __str__(self) -> str:
+        return _describe(self.table, self.key)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self), spec)
 
 
 def _validate_content(table: str, key: tuple[str, ...], content: Mapping[str, Any]) -> None:
@@ -238,7 +290,7 @@ def _new_row(
     """
     table, key, mode = write.table, write.key, write.mode
     live = current is not None and current["op"] != "retract"
-    what = _describe(table, key)
+    what = _Described(table, key)
     if mode == "upsert":
         mode = "revise" if live else "assert"
     if mode == "assert":
@@ -547,11 +599,12 @@ class WriteGateway:
             raise ConcurrentWrite(f"the database is busy or unavailable ({_first_line(exc)}); retry") from exc
         except DBAPIError as exc:
             raise WriteRejected(f"the database refused the write: {_first_line(exc)}") from exc
+        sizes = result.sizes()
         log.info(
             "gateway.applied",
-            written=len(result.written),
-            cascaded=len(result.cascaded),
-            unchanged=len(result.unchanged),
+            written=sizes["written"],
+            cascaded=sizes["cascaded"],
+            unchanged=sizes["unchanged"],
             recorded_at=format_time(now),
         )
         return result
@@ -597,9 +650,10 @@ def _normalise(w: Write) -> Write:
         raise InputError(f"unknown table {w.table!r}", field="table", value=w.table)
     if len(w.key) != len(schema.KEY_COLUMNS[w.table]):
         raise InputError(f"{w.table}: key must have {len(schema.KEY_COLUMNS[w.table])} parts", field="id")
-    if w.valid_at is not None:
+    # Copies are made only when something changes: imports normalise tens of thousands of writes.
+    if w.valid_at is not None and w.valid_at.tzinfo is not UTC:
         w = replace(w, valid_at=ensure_utc(w.valid_at, field="valid_at"))
-    if isinstance(w.invalid_at, datetime):
+    if isinstance(w.invalid_at, datetime) and w.invalid_at.tzinfo is not UTC:
         w = replace(w, invalid_at=ensure_utc(w.invalid_at, field="invalid_at"))
     if w.table != "concept_edges":
         return w
@@ -612,7 +666,8 @@ def _normalise(w: Write) -> Write:
         )
     if source_id == target_id:
         raise SelfLoop(f"an edge may not connect {source_id!r} to itself", field="target_id", value=target_id)
-    return replace(w, key=canonical_edge(source_id, target_id, relation))
+    key = canonical_edge(source_id, target_id, relation)
+    return w if key == w.key else replace(w, key=key)
 
 
 def _load_current(
@@ -821,17 +876,16 @@ def _persist(conn: Connection, pending: list[_Pending], now: datetime) -> BatchR
         rows = [p.row for p in items if p.row is not None]
         for p, vid in zip(items, _insert_versions(conn, table_name, rows), strict=True):
             new_ids[id(p)] = vid
-    written: list[Version] = []
-    cascaded: list[Version] = []
-    unchanged: list[Version] = []
+    entries: list[tuple[str, str, Mapping[str, Any], int, Grounding | None]] = []
     for p in pending:
         if p.row is None:
             assert p.current is not None
-            unchanged.append(version_from_row(p.write.table, p.current))
-            continue
-        v = _new_version(p.write.table, p.row, new_ids[id(p)], p.write.grounding)
-        (cascaded if p.cascade else written).append(v)
-    return BatchResult(tuple(written), tuple(unchanged), tuple(cascaded))
+            entries.append(("unchanged", p.write.table, p.current, p.current["version_id"], None))
+        else:
+            kind = "cascaded" if p.cascade else "written"
+            entries.append((kind, p.write.table, p.row, new_ids[id(p)], p.write.grounding))
+    order = {"written": 0, "unchanged": 1, "cascaded": 2}
+    return BatchResult(sorted(entries, key=lambda e: order[e[0]]))
 
 
 def _insert_versions(conn: Connection, table_name: str, rows: list[dict[str, Any]]) -> list[int]:
@@ -853,7 +907,7 @@ def _insert_versions(conn: Connection, table_name: str, rows: list[dict[str, Any
     columns = list(rows[0])
     compiled = sa.insert(table).compile(dialect=conn.dialect, column_keys=columns)
     order = compiled.positiontup or []
-    procs = [table.c[name].type.bind_processor(conn.dialect) for name in order]
+    procs = [_memoised(proc) for proc in (table.c[name].type.bind_processor(conn.dialect) for name in order)]
     conn.exec_driver_sql(
         str(compiled),
         [
@@ -868,6 +922,30 @@ def _insert_versions(conn: Connection, table_name: str, rows: list[dict[str, Any
     if len(ids) != len(rows):
         raise ConcurrentWrite(f"{table_name}: another writer inserted versions concurrently; retry")
     return ids
+
+
+def _memoised(proc: Callable[[Any], Any] | None) -> Callable[[Any], Any] | None:
+    """``proc`` with a cache for the length of one insert: a batch repeats the same few time
+    stamps (``recorded_at`` is one value) and often the same evidence object, and converting
+    each one again per row was the largest Python cost of a bulk import. Values are keyed by
+    type and value, or by identity for unhashable ones (they stay alive for the whole call)."""
+    if proc is None:
+        return None
+    cache: dict[tuple[Any, ...], Any] = {}
+
+    def convert(value: Any) -> Any:
+        try:
+            key: tuple[Any, ...] = (type(value), value)
+            hash(key)
+        except TypeError:
+            key = (id(value),)
+        try:
+            return cache[key]
+        except KeyError:
+            cache[key] = result = proc(value)
+            return result
+
+    return convert
 
 
 def _new_version(table_name: str, row: Mapping[str, Any], version_id: int, grounding: Grounding) -> Version:
