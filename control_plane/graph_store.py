@@ -22,7 +22,7 @@ planner builds its default store.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from llama_index.core.graph_stores.types import (
@@ -39,11 +39,12 @@ from llama_index.core.indices.property_graph.sub_retrievers.custom import (
 from llama_index.core.vector_stores.types import VectorStoreQuery
 
 from control_plane.evidence import edge_ref
+from control_plane.loop import ReaderExpander
 from control_plane.seeding import NameIndex
 from data_plane.errors import GroundingRejected, InputError, NotFound
 from data_plane.gateway import Write, WriteGateway
 from data_plane.reads import GraphReader
-from data_plane.records import Concept, Edge, Grounding, Neighbour
+from data_plane.records import Concept, Edge, Grounding
 from data_plane.relations import PHRASES, RELATIONS
 from data_plane.temporal import AsOf
 
@@ -101,7 +102,7 @@ def _matches(props: dict[str, Any], wanted: dict[str, Any] | None) -> bool:
     return not wanted or all(props.get(k) == v for k, v in wanted.items())
 
 
-class SQLPropertyGraphStore(PropertyGraphStore):
+class SQLPropertyGraphStore(PropertyGraphStore, ReaderExpander):
     """A LlamaIndex property graph store backed by the bi-temporal SQL graph."""
 
     supports_structured_queries: bool = False
@@ -121,19 +122,6 @@ class SQLPropertyGraphStore(PropertyGraphStore):
     def as_of(self) -> AsOf:
         """The store's fixed point in time, or now."""
         return self._as_of or self._reader.as_of()
-
-    # -- the planner's expander -------------------------------------------------------------
-
-    def neighbours(
-        self,
-        ids: Collection[str],
-        *,
-        as_of: AsOf,
-        exclude: Collection[str] = (),
-        relations: Collection[str] | None = None,
-    ) -> list[Neighbour]:
-        """Active neighbours of ``ids`` in both directions, in one SQL statement."""
-        return self._reader.neighbourhood(ids, as_of=as_of, relations=relations, exclude=exclude)
 
     # -- reads ------------------------------------------------------------------------------
 

@@ -82,6 +82,27 @@ class Expander(Protocol):
     ) -> list[Neighbour]: ...
 
 
+class ReaderExpander:
+    """The one implementation of :class:`Expander`: ``GraphReader.neighbourhood``, one SQL
+    statement. ``SQLPropertyGraphStore`` inherits it (its ``get_rel_map`` and ``get_triplets``
+    are built on it); this class alone serves callers that must not pay LlamaIndex's ~1.5 s
+    import, such as the offline ``kg ask``."""
+
+    def __init__(self, reader: GraphReader) -> None:
+        self._reader = reader
+
+    def neighbours(
+        self,
+        ids: Collection[str],
+        *,
+        as_of: AsOf,
+        exclude: Collection[str] = (),
+        relations: Collection[str] | None = None,
+    ) -> list[Neighbour]:
+        """Active neighbours of ``ids`` in both directions, in one SQL statement."""
+        return self._reader.neighbourhood(ids, as_of=as_of, relations=relations, exclude=exclude)
+
+
 @dataclass(frozen=True)
 class _IndexEntry:
     """A cached name index, valid while the concepts table is unchanged (same max version id)

@@ -12,7 +12,6 @@ Where the database lives: ``--db URL`` (CLI), else ``KG_DATABASE_URL``, else
 
 from __future__ import annotations
 
-from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,8 +22,6 @@ from data_plane.clock import Clock, utc_now
 from data_plane.database import connect, head_revision, migrate, schema_revision
 from data_plane.gateway import WriteGateway
 from data_plane.reads import GraphReader
-from data_plane.records import Neighbour
-from data_plane.temporal import AsOf
 from data_plane.tokens import TokenStore
 
 if TYPE_CHECKING:
@@ -34,7 +31,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "InitReport",
-    "ReaderExpander",
     "Runtime",
     "default_database_path",
     "default_database_url",
@@ -134,28 +130,6 @@ def build_synthesizer(settings: Settings) -> Synthesizer:
     return OfflineSynthesizer()
 
 
-class ReaderExpander:
-    """The planner's neighbour expansion straight over ``GraphReader.neighbourhood``.
-
-    ``SQLPropertyGraphStore`` (the LlamaIndex property-graph store) does exactly this for the
-    planner, but importing LlamaIndex costs over a second; the offline path has no other use for
-    it, so it takes this direct route and ``kg ask`` starts fast.
-    """
-
-    def __init__(self, reader: GraphReader) -> None:
-        self._reader = reader
-
-    def neighbours(
-        self,
-        ids: Collection[str],
-        *,
-        as_of: AsOf,
-        exclude: Collection[str] = (),
-        relations: Collection[str] | None = None,
-    ) -> list[Neighbour]:
-        return self._reader.neighbourhood(ids, as_of=as_of, relations=relations, exclude=exclude)
-
-
 @dataclass
 class Runtime:
     """Everything a request or command needs, bound to one database."""
@@ -194,7 +168,7 @@ class Runtime:
     def planner(self) -> Planner:
         """The planning loop, built on first use (this is what imports the synthesizer)."""
         if self._planner is None:
-            from control_plane.loop import Planner
+            from control_plane.loop import Planner, ReaderExpander
 
             synth = self.synthesizer or build_synthesizer(self.settings)
             reader = self.reader

@@ -9,16 +9,21 @@ without a database, for pure tests of synthesizers, ranking and verification.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from control_plane.evidence import EvidenceGraph
 from control_plane.synthesis import Draft, Focus, SynthesisRequest, SynthesizerInfo, Usage
 from data_plane.records import Concept, Edge, Grounding, Neighbour, Stamp
 from data_plane.temporal import AsOf
 
+if TYPE_CHECKING:
+    from control_plane.loop import Expander
+
 __all__ = [
+    "RecordingExpander",
     "ScriptedSynthesizer",
     "cite_all",
     "draft",
@@ -161,3 +166,22 @@ class ScriptedSynthesizer:
         else:
             out = self._script[min(len(self.requests), len(self._script)) - 1]
         return out if out.usage.calls else replace(out, usage=replace(out.usage, calls=1))
+
+
+class RecordingExpander:
+    """Wraps an expander and records every expansion call as ``(ids, exclude)``."""
+
+    def __init__(self, inner: Expander) -> None:
+        self.inner = inner
+        self.calls: list[tuple[frozenset[str], frozenset[str]]] = []
+
+    def neighbours(
+        self,
+        ids: Collection[str],
+        *,
+        as_of: AsOf,
+        exclude: Collection[str] = (),
+        relations: Collection[str] | None = None,
+    ) -> list[Neighbour]:
+        self.calls.append((frozenset(ids), frozenset(exclude)))
+        return self.inner.neighbours(ids, as_of=as_of, exclude=exclude, relations=relations)

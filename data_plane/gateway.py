@@ -49,9 +49,9 @@ from data_plane.errors import (
     UnknownRelation,
     WriteRejected,
 )
-from data_plane.records import Concept, Edge, Grounding, Stamp, Version
+from data_plane.records import Concept, Edge, Grounding, Version
 from data_plane.relations import PREREQUISITE, RELATIONS, canonical_edge, edge_key
-from data_plane.rows import concept_from_row, edge_from_row, version_from_row
+from data_plane.rows import concept_from_row, edge_from_row, stamp_from_row, version_from_row
 from data_plane.temporal import find_cycle
 
 log = structlog.get_logger(__name__)
@@ -956,15 +956,7 @@ def _new_version(table_name: str, row: Mapping[str, Any], version_id: int, groun
         key=tuple(row[k] for k in schema.KEY_COLUMNS[table_name]),
         content={c: row[c] for c in _CONTENT[table_name]},
         grounding=grounding,
-        stamp=Stamp(
-            version_id=version_id,
-            op=row["op"],
-            valid_at=row["valid_at"],
-            invalid_at=row["invalid_at"],
-            recorded_at=row["recorded_at"],
-            expired_at=row["expired_at"],
-            supersedes_id=row["supersedes_id"],
-        ),
+        stamp=stamp_from_row({**row, "version_id": version_id}),
     )
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection
 from pathlib import Path
 
 import pytest
@@ -14,35 +13,14 @@ from control_plane.graph_store import SQLPropertyGraphStore
 from control_plane.loop import MAX_QUESTION_CHARS, NO_SEED, NOTHING_MORE, Planner
 from control_plane.offline import OfflineSynthesizer
 from control_plane.synthesis import Focus
-from control_plane.testing import ScriptedSynthesizer, cite_all, draft
+from control_plane.testing import RecordingExpander, ScriptedSynthesizer, cite_all, draft
 from data_plane import GraphReader, InputError, WriteGateway
-from data_plane.records import Neighbour
-from data_plane.temporal import AsOf
 from data_plane.testing import ManualClock, build_graph, grounding
 
 WORKED = (
     "What must a learner master before agent orchestration, and which of those concepts does RAG build on?"
 )
 EXPECTED = {"function_calling", "agent_memory", "prompting_fundamentals"}
-
-
-class RecordingExpander:
-    """Wraps a store and records every expansion call (ids and exclusions)."""
-
-    def __init__(self, inner: SQLPropertyGraphStore) -> None:
-        self.inner = inner
-        self.calls: list[tuple[frozenset[str], frozenset[str]]] = []
-
-    def neighbours(
-        self,
-        ids: Collection[str],
-        *,
-        as_of: AsOf,
-        exclude: Collection[str] = (),
-        relations: Collection[str] | None = None,
-    ) -> list[Neighbour]:
-        self.calls.append((frozenset(ids), frozenset(exclude)))
-        return self.inner.neighbours(ids, as_of=as_of, exclude=exclude, relations=relations)
 
 
 @pytest.fixture

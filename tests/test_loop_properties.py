@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Collection
 from pathlib import Path
 
 import hypothesis.strategies as st
@@ -12,31 +11,12 @@ from hypothesis import HealthCheck, given, settings
 from control_plane.graph_store import SQLPropertyGraphStore
 from control_plane.loop import Planner
 from control_plane.synthesis import Draft, SynthesisRequest
-from control_plane.testing import ScriptedSynthesizer, draft
+from control_plane.testing import RecordingExpander, ScriptedSynthesizer, draft
 from data_plane import GraphReader, WriteGateway, connect, migrate
-from data_plane.records import Neighbour
 from data_plane.relations import RELATIONS, canonical_edge
-from data_plane.temporal import AsOf
 from data_plane.testing import ManualClock, build_graph
 
 _graph_no = itertools.count()
-
-
-class Recording:
-    def __init__(self, inner: SQLPropertyGraphStore) -> None:
-        self.inner = inner
-        self.calls: list[tuple[frozenset[str], frozenset[str]]] = []
-
-    def neighbours(
-        self,
-        ids: Collection[str],
-        *,
-        as_of: AsOf,
-        exclude: Collection[str] = (),
-        relations: Collection[str] | None = None,
-    ) -> list[Neighbour]:
-        self.calls.append((frozenset(ids), frozenset(exclude)))
-        return self.inner.neighbours(ids, as_of=as_of, exclude=exclude, relations=relations)
 
 
 @st.composite
@@ -95,7 +75,7 @@ def test_loop_invariants(
         return draft(conf, concept_ids=cites, edge_ids=sorted(ev.edges)[:ne])
 
     synth = ScriptedSynthesizer(respond)
-    store = Recording(SQLPropertyGraphStore(reader))
+    store = RecordingExpander(SQLPropertyGraphStore(reader))
     answer = Planner(reader, synth, store=store, clock=clock).ask(
         f"tell me about g{k}n{seed % n}", record=False
     )
