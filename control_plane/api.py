@@ -13,6 +13,7 @@
 OpenAPI docs are served at ``/docs``.
 """
 
+import json
 import math
 import os
 import time
@@ -27,8 +28,9 @@ from fastapi import Depends, FastAPI, HTTPException, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from control_plane.ratelimit import RateLimiter
 from control_plane.runtime import Runtime
@@ -128,6 +130,14 @@ class GroundingIn(BaseModel):
     evidence: Any = Field(description="Non-empty JSON: a document, URL, quote ...")
     confidence: float = Field(default=1.0, ge=0.0, le=1.0)
     source: str | None = Field(default=None, max_length=400)
+
+    @field_validator("evidence")
+    @classmethod
+    def _encodable(cls, value: Any) -> Any:
+        # A JSON escape like "\ud800" decodes to a lone surrogate, which SQLite stores but no
+        # response can encode: refuse it here (UnicodeEncodeError is a ValueError, so this is a 422).
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+        return value
 
     def build(self, token: Token) -> Grounding:
         return Grounding(self.confidence, self.reason, self.source or f"api:{token.name}", self.evidence)
@@ -318,8 +328,9 @@ def create_app(
         status, title = _kg_status(exc)
         return problem(status, title, str(exc).strip().splitlines()[0] if str(exc).strip() else title)
 
-    @app.exception_handler(HTTPException)
-    async def _http_error(_request: Request, exc: HTTPException) -> JSONResponse:
+    # Starlette's own HTTPException (unknown route, wrong method, unparsable body) included.
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
         from http import HTTPStatus
 
         title = (

@@ -46,6 +46,9 @@ class _Group(TyperGroup):
             _fail(str(exc))
         except OSError as exc:
             _fail(f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc))
+        except UnicodeEncodeError as exc:
+            # Undecodable bytes in argv arrive as lone surrogates (PEP 383); no database stores them.
+            _fail(f"an argument is not valid UTF-8 text: {exc.object[exc.start : exc.end]!r}")
         except Exception as exc:
             # Typer's (vendored click's) own exits and usage errors carry their own exit codes.
             if os.environ.get("KG_DEBUG") == "1" or type(exc).__module__.startswith(("typer", "click")):
@@ -367,10 +370,14 @@ def _grounding(reason: str, source: str | None, evidence: str, confidence: float
 
     try:
         parsed = json.loads(evidence)
+        # "\ud800" decodes to a lone surrogate that SQLite stores but no reader can encode.
+        json.dumps(parsed, ensure_ascii=False).encode("utf-8")
     except json.JSONDecodeError as exc:
         raise InputError(
             f"--evidence is not valid JSON: {exc.msg} at column {exc.colno}", field="evidence"
         ) from exc
+    except (RecursionError, UnicodeEncodeError) as exc:
+        raise InputError(f"--evidence is not storable JSON: {exc}", field="evidence") from exc
     user = os.environ.get("USER") or os.environ.get("USERNAME") or "unknown"
     return Grounding(confidence=confidence, reason=reason, source=source or f"cli:{user}", evidence=parsed)
 

@@ -27,7 +27,14 @@ def ensure_utc(value: datetime, *, field: str = "time") -> datetime:
             field=field,
             value=value.isoformat(),
         )
-    return value.astimezone(UTC)
+    try:
+        return value.astimezone(UTC)
+    except OverflowError as exc:  # e.g. 9999-12-31T23:59:59-14:00 is in year 10000 once in UTC
+        raise InputError(
+            f"{field}: {value.isoformat()!r} is out of range once converted to UTC",
+            field=field,
+            value=value.isoformat(),
+        ) from exc
 
 
 def parse_time(text: str, *, field: str = "time") -> datetime:
