@@ -163,7 +163,13 @@ def test_eval_runs_every_system_on_an_imported_database(database_url: str, tmp_p
     code = main(["--db", database_url, "--limit", "10", "--out", str(tmp_path / "out")])
     assert code == 0
     report = json.loads((tmp_path / "out" / "report.json").read_text())
-    assert set(report["summary"]["overall"]) == {"loop", "seed-only", "graphrag", "whole-graph", "loop-chain3"}
+    assert set(report["summary"]["overall"]) == {
+        "loop",
+        "seed-only",
+        "graphrag",
+        "whole-graph",
+        "loop-chain3",
+    }
     assert len(report["questions"]) == 10 and (tmp_path / "out" / "f1_by_type.png").exists()
     assert report["summary"]["overall"]["loop"]["f1"] is not None
 
