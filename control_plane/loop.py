@@ -112,7 +112,6 @@ class _IndexEntry:
     valid_box: tuple[datetime | None, datetime | None]
     recorded_box: tuple[datetime | None, datetime | None]
     index: NameIndex
-    concepts: dict[str, Concept]
 
     def covers(self, max_version: int | None, as_of: AsOf) -> bool:
         def inside(t: datetime, box: tuple[datetime | None, datetime | None]) -> bool:
@@ -218,11 +217,11 @@ class Planner:
         top = _max_concept_version(self.reader)
         if self._cache is not None and self._cache.covers(top, as_of):
             return self._cache
-        concepts = self.reader.all_concepts(as_of=as_of)
+        # Only names and aliases are kept (streamed from SQL); the seeds' records are read per
+        # question, so the graph's concepts are never held in memory.
         valid_box, recorded_box = _time_box(self.reader, as_of)
-        self._cache = _IndexEntry(
-            top, valid_box, recorded_box, NameIndex.build(concepts), {c.concept_id: c for c in concepts}
-        )
+        index = NameIndex.from_names(self.reader.concept_labels(as_of=as_of))
+        self._cache = _IndexEntry(top, valid_box, recorded_box, index)
         self.index_builds += 1
         return self._cache
 
@@ -230,7 +229,9 @@ class Planner:
         entry = self.name_index(as_of)
         candidates = entry.index.candidates(question)
         degrees = self.reader.degrees(candidates, as_of=as_of) if len(candidates) > 1 else {}
-        return [entry.concepts[cid] for cid in entry.index.find(question, degrees)]
+        ids = entry.index.find(question, degrees)
+        found = self.reader.concepts(ids, as_of=as_of) if ids else {}
+        return [found[cid] for cid in ids if cid in found]
 
     # -- the loop ---------------------------------------------------------------------------
 

@@ -7,7 +7,7 @@ temporal rule is compiled to SQL by ``AsOf.clause``. Reads never write and never
 from __future__ import annotations
 
 import functools
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Iterator
 from datetime import datetime
 from typing import Any
 
@@ -156,6 +156,16 @@ class GraphReader:
         with self._engine.connect() as conn:
             rows = conn.execute(sa.select(C).where(as_of.clause(C)).order_by(C.c.concept_id)).mappings()
             return [concept_from_row(r) for r in rows]
+
+    def concept_labels(self, *, as_of: AsOf | None = None) -> Iterator[tuple[str, str, tuple[str, ...]]]:
+        """``(concept id, name, aliases)`` of every concept in force, streamed in batches: for
+        building a name index without materialising whole concept records (a 10^6-edge graph has
+        ~200,000 concepts)."""
+        as_of = as_of or self.as_of()
+        stmt = sa.select(C.c.concept_id, C.c.name, C.c.aliases).where(as_of.clause(C))
+        with self._engine.connect() as conn:
+            for cid, name, aliases in conn.execution_options(yield_per=5000).execute(stmt):
+                yield cid, name, tuple(aliases or ())
 
     def edge(self, source_id: str, target_id: str, relation: str, *, as_of: AsOf | None = None) -> Edge:
         as_of = as_of or self.as_of()

@@ -13,6 +13,7 @@ Alembic owns the DDL; this module is the ``target_metadata`` the migrations are 
 
 from __future__ import annotations
 
+import functools
 from datetime import UTC, datetime
 from typing import Any, Final
 
@@ -35,6 +36,13 @@ metadata = sa.MetaData(naming_convention=NAMING_CONVENTION)
 OPERATIONS: Final[tuple[str, ...]] = ("assert", "revise", "invalidate", "retract")
 
 
+@functools.lru_cache(maxsize=8192)
+def _parse_sqlite_utc(text: str) -> datetime:
+    # Stamps repeat heavily (a batch shares one recorded_at; imports share valid_at), and
+    # datetimes are immutable, so a bounded cache is safe and saves most parses.
+    return datetime.fromisoformat(text).replace(tzinfo=UTC)
+
+
 class UTCDateTime(sa.TypeDecorator[datetime]):
     """Aware-UTC datetimes on every engine.
 
@@ -55,6 +63,17 @@ class UTCDateTime(sa.TypeDecorator[datetime]):
         if dialect.name == "sqlite":
             return value.replace(tzinfo=None)
         return value
+
+    def result_processor(self, dialect: Dialect, coltype: Any) -> Any:
+        if dialect.name != "sqlite":
+            return super().result_processor(dialect, coltype)
+
+        # SQLite hands back the stored ISO text; one C-level parse replaces SQLAlchemy's regex
+        # parse plus a second pass to attach the zone (eight stamps per neighbourhood row).
+        def process(value: str | None) -> datetime | None:
+            return None if value is None else _parse_sqlite_utc(value)
+
+        return process
 
     def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
         if value is None:
