@@ -116,13 +116,23 @@ def measure_loop(edges: int, *, url: str, seed: int, questions: int, inmemory_ma
     from data_plane.clock import parse_time
     from evals.graphgen import generate
 
-    graph = generate(edges, seed=seed)  # same seed: the same ids and names as imported
     engine = connect(url)
     reader = GraphReader(engine)
     store = RecordingExpander(SQLPropertyGraphStore(reader))
     planner = Planner(reader, ScriptedSynthesizer([draft(CONFIDENCE)]), store=store)
     rng = random.Random(seed)
-    names = [c[1] for c in graph.concepts]
+    # Question names and history keys come from the database, never from an in-memory copy of
+    # the graph: the peak RSS below must be the loop's, not the harness's.
+    with engine.connect() as conn:
+        names = [
+            n for (n,) in conn.exec_driver_sql("SELECT name FROM concepts ORDER BY version_id LIMIT 5000")
+        ]
+        edge_keys = [
+            (s, t, r)
+            for s, t, r in conn.exec_driver_sql(
+                "SELECT source_id, target_id, relation FROM concept_edges ORDER BY version_id LIMIT 5000"
+            )
+        ]
     planner.ask(f"What comes before {names[0]}?", record=False)  # warm-up: name index, caches
     store.calls.clear()
     per_question: list[float] = []
@@ -140,7 +150,7 @@ def measure_loop(edges: int, *, url: str, seed: int, questions: int, inmemory_ma
     t0 = time.perf_counter()
     snap = reader.snapshot(past)
     snapshot_ms = _ms(t0)
-    keys = [(s, t, r) for s, t, r, _ in rng.sample(list(graph.edges), min(50, len(graph.edges)))]
+    keys = rng.sample(edge_keys, min(50, len(edge_keys)))
     history: list[float] = []
     for key in keys:
         t0 = time.perf_counter()
@@ -164,9 +174,10 @@ def measure_loop(edges: int, *, url: str, seed: int, questions: int, inmemory_ma
         "history_p50_ms": _pct(history, 0.5),
         "history_p99_ms": _pct(history, 0.99),
     }
-    if len(graph.edges) > inmemory_max:
+    if edges > inmemory_max:
         result["inmemory_note"] = f"in-memory comparators skipped above {inmemory_max:,} edges"
         return result
+    graph = generate(edges, seed=seed)  # same seed: the same graph as imported
     result.update(_comparators(graph, store.calls, expansion))
     return result
 
