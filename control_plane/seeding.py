@@ -19,8 +19,9 @@ the head is another concept's name or alias. The index is built from ``GraphRead
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Final
 
@@ -77,11 +78,15 @@ class Match:
 
 @dataclass(frozen=True)
 class NameIndex:
-    """Token sequences of concept names and aliases → concept ids."""
+    """Normalised names and aliases (tokens joined by spaces) → the concept id(s) they name.
 
-    phrases: Mapping[tuple[str, ...], frozenset[str]]
+    Kept lean because it is the one per-graph structure the planner holds in memory: a 10^6-edge
+    graph has ~200,000 concepts and ~600,000 phrases. A phrase almost always names one concept, so
+    the value is that id itself, and a sorted tuple only when several concepts share the phrase.
+    """
+
+    phrases: Mapping[str, str | tuple[str, ...]]
     longest: int = 0
-    names: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
     def build(cls, concepts: Iterable[Concept]) -> NameIndex:
@@ -92,21 +97,33 @@ class NameIndex:
         """From ``(concept id, name, aliases)``; the id with underscores as spaces is a name too,
         and so is the head of a qualified name ("linear algebra" for "Linear algebra for ML")
         unless that head is some concept's own name or alias."""
-        phrases: dict[tuple[str, ...], set[str]] = {}
-        heads: dict[tuple[str, ...], set[str]] = {}
-        names: dict[str, str] = {}
+        phrases: dict[str, str | tuple[str, ...]] = {}
+        heads: dict[str, set[str]] = {}
+        longest = 0
+
+        def add(table: dict[str, str | tuple[str, ...]], key: str, cid: str) -> None:
+            have = table.get(key)
+            if have is None:
+                table[key] = cid
+            elif isinstance(have, str):
+                if have != cid:
+                    table[key] = tuple(sorted((have, cid)))
+            elif cid not in have:
+                table[key] = tuple(sorted((*have, cid)))
+
         for cid, name, aliases in entries:
-            names[cid] = name
+            cid = sys.intern(cid)
             for text in (name, *aliases, cid.replace("_", " ")):
                 toks = normalise(text)
                 if toks:
-                    phrases.setdefault(toks, set()).add(cid)
+                    add(phrases, " ".join(toks), cid)
+                    longest = max(longest, len(toks))
                     if _QUALIFIER in toks[1:-1]:
-                        heads.setdefault(toks[: toks.index(_QUALIFIER, 1)], set()).add(cid)
+                        heads.setdefault(" ".join(toks[: toks.index(_QUALIFIER, 1)]), set()).add(cid)
         for head, ids in heads.items():
-            phrases.setdefault(head, ids)
-        longest = max((len(p) for p in phrases), default=0)
-        return cls({p: frozenset(ids) for p, ids in phrases.items()}, longest, names)
+            if head not in phrases:
+                phrases[head] = next(iter(ids)) if len(ids) == 1 else tuple(sorted(ids))
+        return cls(phrases, longest)
 
     def matches(self, question: str) -> list[Match]:
         """Every occurrence of every known phrase in ``question``."""
@@ -114,9 +131,11 @@ class NameIndex:
         out: list[Match] = []
         for start in range(len(toks)):
             for n in range(1, min(self.longest, len(toks) - start) + 1):
-                ids = self.phrases.get(toks[start : start + n])
-                if ids:
-                    out.extend(Match(cid, start, start + n) for cid in sorted(ids))
+                ids = self.phrases.get(" ".join(toks[start : start + n]))
+                if ids is None:
+                    continue
+                for cid in (ids,) if isinstance(ids, str) else ids:
+                    out.append(Match(cid, start, start + n))
         return out
 
     def find(
