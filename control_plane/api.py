@@ -477,18 +477,6 @@ def create_app(
     def _created(versions: list[Version]) -> JSONResponse:
         return JSONResponse({"written": [v.to_dict() for v in versions]}, status_code=201)
 
-    def _concept_version(c: Any) -> Version:
-        return Version(
-            "concepts",
-            (c.concept_id,),
-            {"name": c.name, "aliases": list(c.aliases), "summary": c.summary},
-            c.grounding,
-            c.stamp,
-        )
-
-    def _edge_version(e: Any) -> Version:
-        return Version("concept_edges", (e.source_id, e.target_id, e.relation), {}, e.grounding, e.stamp)
-
     def _utc(t: datetime | None, field: str) -> datetime | None:
         from data_plane.clock import ensure_utc
 
@@ -504,7 +492,7 @@ def create_app(
             grounding=body.grounding.build(token),
             valid_at=_utc(body.valid_at, "valid_at"),
         )
-        return _created([_concept_version(c)])
+        return _created([c.as_version()])
 
     @app.post("/concepts/{concept_id}/revise", tags=["curation"], status_code=201)
     def revise_concept(concept_id: str, body: ConceptReviseIn, token: Writer) -> JSONResponse:
@@ -516,7 +504,7 @@ def create_app(
             grounding=body.grounding.build(token),
             valid_at=_utc(body.valid_at, "valid_at"),
         )
-        return _created([_concept_version(c)])
+        return _created([c.as_version()])
 
     @app.post("/concepts/{concept_id}/invalidate", tags=["curation"], status_code=201)
     def invalidate_concept(concept_id: str, body: InvalidateIn, token: Writer) -> JSONResponse:
@@ -537,7 +525,7 @@ def create_app(
             grounding=body.grounding.build(token),
             valid_at=_utc(body.valid_at, "valid_at"),
         )
-        return _created([_edge_version(e)])
+        return _created([e.as_version()])
 
     @app.post("/edges/revise", tags=["curation"], status_code=201)
     def revise_edge(body: EdgeIn, token: Writer) -> JSONResponse:
@@ -548,7 +536,7 @@ def create_app(
             grounding=body.grounding.build(token),
             valid_at=_utc(body.valid_at, "valid_at"),
         )
-        return _created([_edge_version(e)])
+        return _created([e.as_version()])
 
     @app.post("/edges/invalidate", tags=["curation"], status_code=201)
     def invalidate_edge(body: EdgeInvalidateIn, token: Writer) -> JSONResponse:
@@ -560,7 +548,7 @@ def create_app(
             invalid_at=_utc(body.invalid_at, "invalid_at"),
             retract=body.retract,
         )
-        return _created([_edge_version(e)])
+        return _created([e.as_version()])
 
     @app.post("/lessons/{lesson_id}/concepts", tags=["curation"], status_code=201)
     def link_lesson(lesson_id: str, body: LessonLinkIn, token: Writer) -> JSONResponse:

@@ -398,24 +398,6 @@ def _fmt(t: datetime | None) -> str | None:
     return format_time(t)
 
 
-def _concept_version(c: Any) -> Version:
-    from data_plane.records import Version
-
-    return Version(
-        "concepts",
-        (c.concept_id,),
-        {"name": c.name, "aliases": list(c.aliases), "summary": c.summary},
-        c.grounding,
-        c.stamp,
-    )
-
-
-def _edge_version(e: Any) -> Version:
-    from data_plane.records import Version
-
-    return Version("concept_edges", (e.source_id, e.target_id, e.relation), {}, e.grounding, e.stamp)
-
-
 @concept_app.command("add")
 def concept_add(
     ctx: typer.Context,
@@ -442,7 +424,7 @@ def concept_add(
             grounding=g,
             valid_at=_time(valid_at, "valid_at"),
         )
-    _print_versions([_concept_version(c)])
+    _print_versions([c.as_version()])
 
 
 @concept_app.command("revise")
@@ -471,7 +453,7 @@ def concept_revise(
             grounding=g,
             valid_at=_time(valid_at, "valid_at"),
         )
-    _print_versions([_concept_version(c)])
+    _print_versions([c.as_version()])
 
 
 @concept_app.command("invalidate")
@@ -521,7 +503,7 @@ def edge_add(
     g = _grounding(reason, source, evidence, confidence)
     with _runtime(ctx) as rt:
         e = rt.gateway.assert_edge(s, t, r, grounding=g, valid_at=_time(valid_at, "valid_at"))
-    _print_versions([_edge_version(e)])
+    _print_versions([e.as_version()])
 
 
 @edge_app.command("revise")
@@ -539,7 +521,7 @@ def edge_revise(
     g = _grounding(reason, source, evidence, confidence)
     with _runtime(ctx) as rt:
         e = rt.gateway.revise_edge(s, t, r, grounding=g, valid_at=_time(valid_at, "valid_at"))
-    _print_versions([_edge_version(e)])
+    _print_versions([e.as_version()])
 
 
 @edge_app.command("invalidate")
@@ -560,7 +542,7 @@ def edge_invalidate(
         e = rt.gateway.invalidate_edge(
             s, t, r, grounding=g, invalid_at=_time(invalid_at, "invalid_at"), retract=retract
         )
-    _print_versions([_edge_version(e)])
+    _print_versions([e.as_version()])
 
 
 @lesson_app.command("link")

@@ -119,6 +119,16 @@ class Concept:
     grounding: Grounding
     stamp: Stamp
 
+    def as_version(self) -> Version:
+        """This concept as a generic version record (for history-style listings)."""
+        return Version(
+            "concepts",
+            (self.concept_id,),
+            {"name": self.name, "aliases": list(self.aliases), "summary": self.summary},
+            self.grounding,
+            self.stamp,
+        )
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "concept_id": self.concept_id,
@@ -141,6 +151,12 @@ class Edge:
     @property
     def key(self) -> str:
         return edge_key(self.source_id, self.target_id, self.relation)
+
+    def as_version(self) -> Version:
+        """This edge as a generic version record (for history-style listings)."""
+        return Version(
+            "concept_edges", (self.source_id, self.target_id, self.relation), {}, self.grounding, self.stamp
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {
