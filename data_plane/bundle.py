@@ -65,7 +65,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Final, overload
+from typing import Any, Final
 
 import sqlalchemy as sa
 
@@ -553,39 +553,11 @@ class _Lesson:
 # Import
 
 
-@overload
 def import_bundle(
     gateway: WriteGateway,
     path: str | Path,
-    /,
     *,
-    invalidate_missing: bool = ...,
-    reason: str | None = ...,
-    source: str | None = ...,
-    progress: Progress | None = ...,
-) -> ImportReport: ...
-
-
-@overload
-def import_bundle(
-    gateway: WriteGateway,
-    reader: GraphReader | None,
-    path: str | Path,
-    /,
-    *,
-    invalidate_missing: bool = ...,
-    reason: str | None = ...,
-    source: str | None = ...,
-    progress: Progress | None = ...,
-) -> ImportReport: ...
-
-
-def import_bundle(
-    gateway: WriteGateway,
-    reader_or_path: GraphReader | str | Path | None,
-    path: str | Path | None = None,
-    /,
-    *,
+    reader: GraphReader | None = None,
     invalidate_missing: bool = False,
     reason: str | None = None,
     source: str | None = None,
@@ -593,17 +565,10 @@ def import_bundle(
 ) -> ImportReport:
     """Import the bundle at ``path`` in one all-or-nothing transaction (see the module docstring).
 
-    Call as ``import_bundle(gateway, path)`` or ``import_bundle(gateway, reader, path)``. The reader
-    (default: one on the gateway's engine and clock) finds what is active but absent for
-    ``invalidate_missing``; ``reason`` (required then) and ``source`` (default ``"kg import"``)
-    ground those invalidations.
+    With ``invalidate_missing``, ``reader`` (default: ``gateway.reader()``, the same database and
+    clock) finds what is active but absent from the bundle; ``reason`` (required then) and
+    ``source`` (default ``"kg import"``) ground those invalidations.
     """
-    if isinstance(reader_or_path, GraphReader) or reader_or_path is None:
-        if path is None:
-            raise InputError("import_bundle needs the path of a bundle folder", field="path")
-        reader = reader_or_path
-    else:
-        reader, path = None, reader_or_path
     started = time.perf_counter()
     if invalidate_missing and (reason is None or not reason.strip()):
         raise InputError("invalidate_missing needs a non-empty reason", field="reason", value=reason)
@@ -616,9 +581,7 @@ def import_bundle(
     writes = list(parsed.writes)
     if invalidate_missing:
         assert reason is not None
-        if reader is None:
-            # Same package: the gateway's engine and clock, so "missing" is judged at its now.
-            reader = GraphReader(gateway._engine, clock=gateway._clock)
+        reader = reader or gateway.reader()
         g = Grounding(
             1.0,
             reason,

@@ -49,6 +49,7 @@ from data_plane.errors import (
     UnknownRelation,
     WriteRejected,
 )
+from data_plane.reads import GraphReader
 from data_plane.records import Concept, Edge, Grounding, Version
 from data_plane.relations import PREREQUISITE, RELATIONS, canonical_edge, edge_key
 from data_plane.rows import concept_from_row, edge_from_row, stamp_from_row, version_from_row
@@ -396,6 +397,10 @@ class WriteGateway:
         self._engine = engine
         self._writer = engine.execution_options(kg_write=True)
         self._clock = clock
+
+    def reader(self) -> GraphReader:
+        """A reader on the same database and clock, so reads agree with this gateway's "now"."""
+        return GraphReader(self._engine, clock=self._clock)
 
     # -- single-key operations -------------------------------------------------------------
 

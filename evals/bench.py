@@ -84,7 +84,7 @@ class RecordingExpander:
 
 def measure_import(edges: int, *, url: str, workdir: Path, seed: int) -> dict[str, Any]:
     """Generate and import one graph; throughput and the import's own peak RSS."""
-    from data_plane import GraphReader, WriteGateway, connect, migrate
+    from data_plane import WriteGateway, connect, migrate
     from data_plane.bundle import import_bundle
     from evals.graphgen import generate, write_bundle
 
@@ -94,7 +94,7 @@ def measure_import(edges: int, *, url: str, workdir: Path, seed: int) -> dict[st
     try:
         migrate(engine)
         t0 = time.perf_counter()
-        import_bundle(WriteGateway(engine), GraphReader(engine), bundle)
+        import_bundle(WriteGateway(engine), bundle)
         import_s = time.perf_counter() - t0
     finally:
         engine.dispose()

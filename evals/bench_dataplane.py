@@ -59,7 +59,7 @@ def bench_one(edges: int, *, db: str | None, samples: int, seed: int, workdir: P
     migrate(engine)
     gateway, reader = WriteGateway(engine), GraphReader(engine)
     cpu0 = time.process_time()
-    report = import_bundle(gateway, reader, bundle)
+    report = import_bundle(gateway, bundle, reader=reader)
     import_cpu_s = time.process_time() - cpu0
     import_s = report.elapsed_s
     counts = report.to_dict()["counts"]

@@ -92,7 +92,7 @@ def test_import_writes_every_row_with_its_grounding(
     gateway: WriteGateway, reader: GraphReader, tmp_path: Path
 ) -> None:
     """A small bundle imports concepts, edges, lessons and links, filling grounding from the defaults."""
-    report = import_bundle(gateway, reader, write_bundle(tmp_path / "b"))
+    report = import_bundle(gateway, write_bundle(tmp_path / "b"), reader=reader)
     assert {t: report.counts[t].asserted for t in TABLES} == {
         "concepts": 3,
         "concept_edges": 2,
@@ -387,7 +387,9 @@ def test_invalidate_missing_closes_what_the_bundle_dropped(
         edges="source_id,target_id,relation,reason\na,b,prerequisite,a before b\n",
         links="lesson_id,lesson_title,concept_id\nL1,Lesson one,a\n",
     )
-    report = import_bundle(gateway, reader, smaller, invalidate_missing=True, reason="dropped from syllabus")
+    report = import_bundle(
+        gateway, smaller, reader=reader, invalidate_missing=True, reason="dropped from syllabus"
+    )
     assert {t: report.counts[t].invalidated for t in TABLES} == {
         "concepts": 1,
         "concept_edges": 1,

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from data_plane import GraphReader, WriteGateway, connect
+from data_plane import WriteGateway, connect
 from data_plane.errors import InputError
 from evals import gold, graphwalk
 from evals.metrics import Response, expected_calibration_error, prf, score, summarise
@@ -158,7 +158,7 @@ def test_eval_runs_every_system_on_an_imported_database(database_url: str, tmp_p
     from evals.runner import main
 
     engine = connect(database_url)
-    import_bundle(WriteGateway(engine), GraphReader(engine), ROOT / "data_plane" / "curriculum")
+    import_bundle(WriteGateway(engine), ROOT / "data_plane" / "curriculum")
     engine.dispose()
     code = main(["--db", database_url, "--limit", "10", "--out", str(tmp_path / "out")])
     assert code == 0
