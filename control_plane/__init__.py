@@ -3,21 +3,38 @@
 Ask with :class:`Planner` over a :class:`~data_plane.GraphReader` and a :class:`Synthesizer`
 (the embedded :class:`OfflineSynthesizer`, or DeepSeek via :func:`build_synthesizer` with
 :class:`Settings` read once at the edge). Every call returns an :class:`Answer` (schema
-``answer/1``); :func:`replay` re-runs a recorded one. The LlamaIndex property-graph store
-(``control_plane.graph_store.SQLPropertyGraphStore``), the CLI (``control_plane.cli``) and the
-HTTP API (``control_plane.api.create_app``) are imported from their modules, so that importing
-this package never pays for LlamaIndex, Typer or FastAPI.
+``answer/1``); :func:`replay` re-runs a recorded one.
+
+Layout, arrows pointing down only (``tests/test_import_graph.py`` checks it)::
+
+    surfaces/        kg CLI, HTTP API, evidence pictures, rate limiting, runtime wiring
+    planning/        the loop's steps: loop, expansion, ranking, verify, answer, replay, graph_store
+    synthesizers/    the model seam (base) and its synthesizers: offline, deepseek (+ prompts, parsing)
+    understanding/   reading a question: concept names, intent, direction, time
+    evidence, errors, settings, testing   shared by every layer
+
+The LlamaIndex property-graph store (``control_plane.planning.graph_store``), the CLI and the HTTP
+API are imported from their modules, so that importing this package never pays for LlamaIndex,
+Typer or FastAPI.
 """
 
-from control_plane.answer import Answer, RoundTrace
-from control_plane.deepseek import DeepSeekSynthesizer, build_synthesizer
 from control_plane.errors import LLMError, LLMRejected, LLMUnavailable
 from control_plane.evidence import EvidenceGraph
-from control_plane.loop import Expander, Planner, ReaderExpander
-from control_plane.offline import OfflineSynthesizer
-from control_plane.replay import replay
+from control_plane.planning.answer import Answer, RoundTrace
+from control_plane.planning.expansion import Expander, ReaderExpander
+from control_plane.planning.loop import Planner
+from control_plane.planning.replay import replay
 from control_plane.settings import LLMSettings, Settings
-from control_plane.synthesis import Draft, Focus, SynthesisRequest, Synthesizer, SynthesizerInfo, Usage
+from control_plane.synthesizers.base import (
+    Draft,
+    Focus,
+    SynthesisRequest,
+    Synthesizer,
+    SynthesizerInfo,
+    Usage,
+)
+from control_plane.synthesizers.deepseek import DeepSeekSynthesizer, build_synthesizer
+from control_plane.synthesizers.offline import OfflineSynthesizer
 
 __all__ = [
     "Answer",

@@ -6,7 +6,7 @@
         └── LLMRejected          400/401/402/422 ...: retrying cannot help (.status)
 
 Malformed *content* (blank, not JSON, wrong types) is not an exception: it becomes a ``Draft``
-with ``error`` set and confidence 0 (see ``control_plane.parsing``). Messages never contain the
+with ``error`` set and confidence 0 (see ``control_plane.synthesizers.parsing``). Messages never contain the
 API key, the gateway token or any request header.
 """
 

@@ -15,12 +15,12 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from control_plane.evidence import EvidenceGraph
-from control_plane.synthesis import Draft, Focus, SynthesisRequest, SynthesizerInfo, Usage
+from control_plane.synthesizers.base import Draft, Focus, SynthesisRequest, SynthesizerInfo, Usage
 from data_plane.records import Concept, Edge, Grounding, Neighbour, Stamp
 from data_plane.temporal import AsOf
 
 if TYPE_CHECKING:
-    from control_plane.loop import Expander
+    from control_plane.planning.expansion import Expander
 
 __all__ = [
     "RecordingExpander",

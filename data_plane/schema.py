@@ -196,7 +196,7 @@ answers = _versioned_table(
         sa.Column("question", sa.Text(), nullable=False),
         sa.Column("answer_text", sa.Text(), nullable=False),
         sa.Column("abstained", sa.Boolean(), nullable=False),
-        # The whole answer object (see control_plane.answer), for replay and audit.
+        # The whole answer object (see control_plane.planning.answer), for replay and audit.
         sa.Column("payload", JSONType, nullable=False),
     ],
 )

@@ -1,17 +1,17 @@
 """The systems an eval compares, behind one small interface: ``run(question) -> Response``.
 
-* ``loop`` — the planning loop (:class:`control_plane.loop.Planner`), up to four rounds.
+* ``loop`` — the planning loop (:class:`control_plane.planning.loop.Planner`), up to four rounds.
 * ``seed-only`` — the seeds' direct neighbourhood (one SQL read), one synthesizer call.
 * ``graphrag`` — one-shot GraphRAG: LlamaIndex ``PropertyGraphIndex`` retrieval over our
-  :class:`~control_plane.graph_store.SQLPropertyGraphStore`, 2 hops, at most ``GRAPHRAG_LIMIT``
+  :class:`~control_plane.planning.graph_store.SQLPropertyGraphStore`, 2 hops, at most ``GRAPHRAG_LIMIT``
   triplets (comparable to the loop's 12-24 concepts of evidence), one synthesizer call.
 * ``whole-graph`` — the whole graph as of the question's time in context, one synthesizer call;
   skipped (with a note) above ``WHOLE_GRAPH_MAX_EDGES`` edges.
 
-Every one-shot baseline seeds exactly like the loop (:class:`control_plane.seeding.NameIndex`
+Every one-shot baseline seeds exactly like the loop (:class:`control_plane.understanding.names.NameIndex`
 over the concepts in force, degree tie-break), builds an :class:`EvidenceGraph`, makes exactly one
 ``synthesize`` call with the same synthesizer, and applies the same verification
-(:func:`control_plane.verify.verify`, threshold 0.80) — below it, the baseline abstains. The
+(:func:`control_plane.planning.verify.verify`, threshold 0.80) — below it, the baseline abstains. The
 ``unexpanded`` set handed to the synthesizer is computed honestly: a concept counts as expanded
 only if every one of its active edges is in the evidence.
 """
@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
 from control_plane.evidence import EvidenceGraph
-from control_plane.seeding import NameIndex
-from control_plane.synthesis import Focus, SynthesisRequest, Synthesizer
-from control_plane.verify import verify
+from control_plane.planning.verify import verify
+from control_plane.synthesizers.base import Focus, SynthesisRequest, Synthesizer
+from control_plane.understanding.names import NameIndex
 from data_plane.reads import GraphReader
 from data_plane.records import Edge
 from data_plane.temporal import AsOf
@@ -240,7 +240,7 @@ def _llama_retriever(reader: GraphReader, as_of: AsOf, seeds: list[str], *, dept
     from llama_index.core.llms import MockLLM
     from llama_index.core.schema import NodeWithScore, TextNode
 
-    from control_plane.graph_store import SQLPropertyGraphStore
+    from control_plane.planning.graph_store import SQLPropertyGraphStore
 
     class _SeededRelMap(CustomPGRetriever):
         """Seeds (chosen like the loop's) → ``get_rel_map(depth, limit)`` → one node per triplet,

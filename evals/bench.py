@@ -109,8 +109,8 @@ def measure_import(edges: int, *, url: str, workdir: Path, seed: int) -> dict[st
 
 def measure_loop(edges: int, *, url: str, seed: int, questions: int, inmemory_max: int) -> dict[str, Any]:
     """Run the loop with the scripted synthesizer, then the reads and the comparators."""
-    from control_plane.graph_store import SQLPropertyGraphStore
-    from control_plane.loop import Planner
+    from control_plane.planning.graph_store import SQLPropertyGraphStore
+    from control_plane.planning.loop import Planner
     from control_plane.testing import ScriptedSynthesizer, draft
     from data_plane import GraphReader, connect
     from data_plane.clock import parse_time

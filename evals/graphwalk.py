@@ -324,7 +324,7 @@ def run_size(
     seed: int = 11,
 ) -> dict[str, Any]:
     """Generate, load into ``url`` (an empty database), ask every question through the loop."""
-    from control_plane.loop import Planner
+    from control_plane.planning.loop import Planner
     from data_plane.database import connect
     from data_plane.reads import GraphReader
     from evals.baselines import LoopSystem

@@ -48,7 +48,7 @@ def _database(url: str | None) -> Iterator[str]:
     if url:
         yield url
         return
-    from control_plane.runtime import ensure_initialised
+    from control_plane.surfaces.runtime import ensure_initialised
 
     with tempfile.TemporaryDirectory(prefix="kg-eval-") as tmp:
         fresh = f"sqlite:///{tmp}/eval.sqlite3"
@@ -66,8 +66,8 @@ def _quiet_logs() -> None:
 
 
 def _synthesizer(name: str) -> Any:
-    from control_plane.runtime import build_synthesizer
     from control_plane.settings import Settings
+    from control_plane.surfaces.runtime import build_synthesizer
 
     # The one place the environment is read: the command's edge.
     return build_synthesizer(Settings.from_env(os.environ, synthesizer=name))
@@ -82,7 +82,7 @@ def run_eval(
     record: bool = False,
 ) -> dict[str, Any]:
     """Run every question through every system; return the report dict (see :mod:`evals.report`)."""
-    from control_plane.loop import Planner
+    from control_plane.planning.loop import Planner
     from data_plane.gateway import WriteGateway
 
     engine = connect(url)

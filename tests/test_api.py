@@ -10,9 +10,9 @@ import pytest
 import structlog
 from structlog.testing import capture_logs
 
-from control_plane.api import create_app
-from control_plane.runtime import Runtime, ensure_initialised
 from control_plane.settings import Settings
+from control_plane.surfaces.api import create_app
+from control_plane.surfaces.runtime import Runtime, ensure_initialised
 from data_plane import connect
 
 with warnings.catch_warnings():

@@ -16,7 +16,7 @@ import structlog
 from click.testing import Result
 from typer.testing import CliRunner
 
-from control_plane.cli import app
+from control_plane.surfaces.cli import app
 
 QUESTION = (
     "What must a learner master before agent orchestration, and which of those concepts does RAG build on?"
@@ -225,7 +225,7 @@ def test_first_ask_on_the_default_database_initialises_it(tmp_path: Path) -> Non
     env = {**os.environ, **ENV, "HOME": str(tmp_path), "XDG_DATA_HOME": str(tmp_path / "data")}
     env.pop("KG_DATABASE_URL")
     proc = subprocess.run(
-        [sys.executable, "-m", "control_plane.cli", "ask", QUESTION],
+        [sys.executable, "-m", "control_plane.surfaces.cli", "ask", QUESTION],
         env=env,
         capture_output=True,
         text=True,

@@ -18,12 +18,12 @@ import pytest
 from fake_deepseek import FakeDeepSeek, Reply, closed_port, completion
 from structlog.testing import capture_logs
 
-from control_plane.deepseek import DeepSeekSynthesizer, build_synthesizer, retry_after_seconds
 from control_plane.errors import LLMError, LLMRejected, LLMUnavailable
 from control_plane.evidence import EvidenceGraph
-from control_plane.prompts import PROMPT_VERSION, SYSTEM_PROMPT, build_messages
 from control_plane.settings import LLMSettings, Secret, Settings
-from control_plane.synthesis import Focus, SynthesisRequest, Synthesizer
+from control_plane.synthesizers.base import Focus, SynthesisRequest, Synthesizer
+from control_plane.synthesizers.deepseek import DeepSeekSynthesizer, build_synthesizer, retry_after_seconds
+from control_plane.synthesizers.prompts import PROMPT_VERSION, SYSTEM_PROMPT, build_messages
 from data_plane.errors import KGError
 from data_plane.records import Concept, Edge, Grounding, Stamp
 from data_plane.temporal import AsOf

@@ -186,7 +186,7 @@ def test_bench_smoke_measures_the_loop_at_1000_edges(tmp_path: Path) -> None:
 
 def test_graphwalk_smoke_scores_every_template(tmp_path: Path) -> None:
     """The GraphWalk-style run on 30 concepts reports every template with n, correct and F1."""
-    from control_plane.offline import OfflineSynthesizer
+    from control_plane.synthesizers.offline import OfflineSynthesizer
 
     res = graphwalk.run_size(
         30, synthesizer=OfflineSynthesizer(), url=f"sqlite:///{tmp_path}/w.sqlite3", per_template=2

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from sqlalchemy.engine import Engine
 
-from control_plane.pictures import to_html
-from control_plane.runtime import Runtime, ensure_initialised
 from control_plane.settings import Settings
+from control_plane.surfaces.pictures import to_html
+from control_plane.surfaces.runtime import Runtime, ensure_initialised
 
 CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
 QUESTION = (

@@ -8,7 +8,7 @@ from llama_index.core.graph_stores.types import ChunkNode, EntityNode, Relation
 from llama_index.core.llms import MockLLM
 from llama_index.core.vector_stores.types import VectorStoreQuery
 
-from control_plane.graph_store import SeedRetriever, SQLPropertyGraphStore
+from control_plane.planning.graph_store import SeedRetriever, SQLPropertyGraphStore
 from data_plane import GraphReader, GroundingRejected, InputError, WriteGateway
 from data_plane.testing import build_graph, grounding
 

@@ -9,10 +9,10 @@ from sqlalchemy.engine import Engine
 from structlog.testing import capture_logs
 
 from control_plane.errors import LLMUnavailable
-from control_plane.graph_store import SQLPropertyGraphStore
-from control_plane.loop import MAX_QUESTION_CHARS, NO_SEED, NOTHING_MORE, Planner
-from control_plane.offline import OfflineSynthesizer
-from control_plane.synthesis import Focus
+from control_plane.planning.graph_store import SQLPropertyGraphStore
+from control_plane.planning.loop import MAX_QUESTION_CHARS, NO_SEED, NOTHING_MORE, Planner
+from control_plane.synthesizers.base import Focus
+from control_plane.synthesizers.offline import OfflineSynthesizer
 from control_plane.testing import RecordingExpander, ScriptedSynthesizer, cite_all, draft
 from data_plane import GraphReader, InputError, WriteGateway
 from data_plane.testing import ManualClock, build_graph, grounding

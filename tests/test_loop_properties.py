@@ -8,9 +8,9 @@ from pathlib import Path
 import hypothesis.strategies as st
 from hypothesis import HealthCheck, given, settings
 
-from control_plane.graph_store import SQLPropertyGraphStore
-from control_plane.loop import Planner
-from control_plane.synthesis import Draft, SynthesisRequest
+from control_plane.planning.graph_store import SQLPropertyGraphStore
+from control_plane.planning.loop import Planner
+from control_plane.synthesizers.base import Draft, SynthesisRequest
 from control_plane.testing import RecordingExpander, ScriptedSynthesizer, draft
 from data_plane import GraphReader, WriteGateway, connect, migrate
 from data_plane.relations import RELATIONS, canonical_edge

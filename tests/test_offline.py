@@ -7,10 +7,10 @@ import sys
 
 import pytest
 
-from control_plane.offline import OfflineSynthesizer, parse_intent
-from control_plane.seeding import normalise
+from control_plane.planning.verify import verify
+from control_plane.synthesizers.offline import OfflineSynthesizer, parse_intent
 from control_plane.testing import make_evidence, make_request
-from control_plane.verify import verify
+from control_plane.understanding.names import normalise
 
 WORKED = (
     "What must a learner master before agent orchestration, and which of those concepts does RAG build on?"
@@ -178,8 +178,8 @@ def test_no_seed_in_evidence_gives_low_confidence() -> None:
 def test_answer_path_modules_do_not_import_llama_index() -> None:
     """Seeding, ranking, verify, offline and answer stay free of the slow LlamaIndex import."""
     code = (
-        "import sys, control_plane.seeding, control_plane.ranking, control_plane.verify, "
-        "control_plane.offline, control_plane.answer, control_plane.loop; "
+        "import sys, control_plane.understanding.names, control_plane.planning.ranking, control_plane.planning.verify, "
+        "control_plane.synthesizers.offline, control_plane.planning.answer, control_plane.planning.loop; "
         "print(any(m.startswith('llama_index') for m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from control_plane.parsing import parse_draft
-from control_plane.synthesis import Draft, Focus, Usage
+from control_plane.synthesizers.base import Draft, Focus, Usage
+from control_plane.synthesizers.parsing import parse_draft
 
 USAGE = Usage(calls=1, prompt_tokens=10, completion_tokens=5, latency_ms=1.0)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from control_plane import pictures
+from control_plane.surfaces import pictures
 
 HOSTILE = '<script>alert("x")</script> & "quotes"'
 

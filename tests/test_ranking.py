@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from control_plane.ranking import follows, rank, relations_named
-from control_plane.synthesis import Focus
+from control_plane.planning.ranking import follows, rank, relations_named
+from control_plane.synthesizers.base import Focus
 from control_plane.testing import make_concept, make_neighbour
 
 

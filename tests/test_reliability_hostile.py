@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 from reliability_workers import record_figures
 from sqlalchemy.engine import Engine
 
-from control_plane.loop import Planner
-from control_plane.offline import OfflineSynthesizer
+from control_plane.planning.loop import Planner
+from control_plane.synthesizers.offline import OfflineSynthesizer
 from data_plane import BundleError, GraphReader, InputError, KGError, WriteGateway, connect, migrate, schema
 from data_plane.bundle import import_bundle
 from data_plane.testing import build_graph

@@ -12,10 +12,10 @@ import sqlalchemy as sa
 import structlog
 from structlog.testing import capture_logs
 
-from control_plane.api import ApiConfig, create_app
-from control_plane.ratelimit import RateLimiter
-from control_plane.runtime import Runtime, ensure_initialised
 from control_plane.settings import Settings
+from control_plane.surfaces.api import ApiConfig, create_app
+from control_plane.surfaces.ratelimit import RateLimiter
+from control_plane.surfaces.runtime import Runtime, ensure_initialised
 from data_plane import connect, schema, tokens
 
 with warnings.catch_warnings():

@@ -28,11 +28,11 @@ from reliability_workers import record_figures
 from sqlalchemy.engine import Engine
 from structlog.testing import capture_logs
 
-from control_plane.answer import Answer
-from control_plane.deepseek import DeepSeekSynthesizer
 from control_plane.errors import LLMError, LLMRejected, LLMUnavailable
-from control_plane.loop import Planner
+from control_plane.planning.answer import Answer
+from control_plane.planning.loop import Planner
 from control_plane.settings import LLMSettings, Secret
+from control_plane.synthesizers.deepseek import DeepSeekSynthesizer
 from data_plane import GraphReader, KGError, WriteGateway
 from data_plane.testing import EPOCH, ManualClock, build_graph, grounding
 

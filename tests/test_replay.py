@@ -6,10 +6,10 @@ import json
 
 from sqlalchemy.engine import Engine
 
-from control_plane.graph_store import SQLPropertyGraphStore
-from control_plane.loop import Planner
-from control_plane.offline import OfflineSynthesizer
-from control_plane.replay import replay
+from control_plane.planning.graph_store import SQLPropertyGraphStore
+from control_plane.planning.loop import Planner
+from control_plane.planning.replay import replay
+from control_plane.synthesizers.offline import OfflineSynthesizer
 from data_plane import GraphReader, WriteGateway
 from data_plane.testing import ManualClock, build_graph, grounding
 

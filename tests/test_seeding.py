@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from sqlalchemy.engine import Engine
 
-from control_plane.loop import Planner
-from control_plane.seeding import NameIndex, normalise, singular
+from control_plane.planning.loop import Planner
 from control_plane.testing import ScriptedSynthesizer, draft
+from control_plane.understanding.names import NameIndex, normalise, singular
 from data_plane import GraphReader, WriteGateway
 from data_plane.testing import ManualClock, build_graph, grounding
 

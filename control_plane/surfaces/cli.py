@@ -24,7 +24,7 @@ from typer.core import TyperGroup
 from data_plane.errors import InputError, KGError
 
 if TYPE_CHECKING:
-    from control_plane.runtime import Runtime
+    from control_plane.surfaces.runtime import Runtime
     from data_plane.records import Grounding, Version
 
 __all__ = ["app"]
@@ -155,7 +155,7 @@ def _settings(ctx: typer.Context, **overrides: Any) -> Any:
 
 @contextmanager
 def _runtime(ctx: typer.Context, **overrides: Any) -> Iterator[Runtime]:
-    from control_plane.runtime import Runtime
+    from control_plane.surfaces.runtime import Runtime
 
     rt = Runtime.build(_settings(ctx, **overrides))
     try:
@@ -194,7 +194,7 @@ def init(
     ] = False,
 ) -> None:
     """Create or upgrade the database (Alembic) and load the bundled curriculum. Idempotent."""
-    from control_plane.runtime import default_database_url, ensure_initialised
+    from control_plane.surfaces.runtime import default_database_url, ensure_initialised
 
     settings = _settings(ctx)
     report = ensure_initialised(
@@ -235,7 +235,12 @@ def ask(
     ] = None,
 ) -> None:
     """Answer a question with its evidence sub-graph, or abstain (and say why)."""
-    from control_plane.runtime import Runtime, default_database_path, default_database_url, ensure_initialised
+    from control_plane.surfaces.runtime import (
+        Runtime,
+        default_database_path,
+        default_database_url,
+        ensure_initialised,
+    )
 
     valid_at, recorded_at = _time(as_of, "as_of"), _time(known_at, "known_at")
     settings = _settings(ctx, synthesizer=synthesizer.value if synthesizer else None)
@@ -251,7 +256,7 @@ def ask(
 
 
 def _emit_answer(answer: dict[str, Any], fmt: AskFormat, out: Path | None) -> None:
-    from control_plane import pictures
+    from control_plane.surfaces import pictures
 
     if fmt is AskFormat.text:
         if out is not None:
@@ -329,7 +334,7 @@ def import_(
     reason: Annotated[str | None, typer.Option("--reason", help="Reason recorded for invalidations.")] = None,
 ) -> None:
     """Import a graph bundle (idempotent: unchanged keys write nothing)."""
-    from control_plane.runtime import report_dict
+    from control_plane.surfaces.runtime import report_dict
     from data_plane.bundle import import_bundle
 
     with _runtime(ctx) as rt:
@@ -345,7 +350,7 @@ def export(
     known_at: Annotated[str | None, typer.Option("--known-at", help="Recorded time (ISO 8601).")] = None,
 ) -> None:
     """Export the graph as of (valid time, recorded time) as a bundle."""
-    from control_plane.runtime import report_dict
+    from control_plane.surfaces.runtime import report_dict
     from data_plane.bundle import export_bundle
 
     with _runtime(ctx) as rt:
@@ -758,7 +763,7 @@ def serve(
     """Serve the HTTP API (OpenAPI docs at /docs)."""
     import uvicorn
 
-    from control_plane.api import ApiConfig, create_app
+    from control_plane.surfaces.api import ApiConfig, create_app
 
     settings = _settings(ctx)
     _configure_logging(json_events=True)

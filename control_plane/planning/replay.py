@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from control_plane.answer import Answer
-from control_plane.loop import Expander, Planner
-from control_plane.synthesis import Synthesizer
+from control_plane.planning.answer import Answer
+from control_plane.planning.expansion import Expander
+from control_plane.planning.loop import Planner
+from control_plane.synthesizers.base import Synthesizer
 from data_plane.clock import Clock, format_time, parse_time, utc_now
 from data_plane.reads import GraphReader
 

@@ -15,7 +15,7 @@ import math
 import re
 from typing import Any, Final
 
-from control_plane.synthesis import Draft, Focus, Usage
+from control_plane.synthesizers.base import Draft, Focus, Usage
 from data_plane.relations import RELATIONS
 
 __all__ = ["error_draft", "parse_draft"]

@@ -32,9 +32,9 @@ from pydantic import BaseModel, Field, field_validator
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from control_plane.ratelimit import RateLimiter
-from control_plane.runtime import Runtime
 from control_plane.settings import Settings
+from control_plane.surfaces.ratelimit import RateLimiter
+from control_plane.surfaces.runtime import Runtime
 from data_plane.errors import (
     ConcurrentWrite,
     ConfigurationError,
@@ -50,7 +50,7 @@ from data_plane.tokens import Token
 
 __all__ = ["ApiConfig", "create_app"]
 
-log = structlog.get_logger("control_plane.api")
+log = structlog.get_logger("control_plane.surfaces.api")
 
 MAX_QUESTION: Final = 2000
 PROBLEM: Final = "application/problem+json"
@@ -464,7 +464,7 @@ def create_app(
 
     @app.get("/answers/{answer_id}/evidence.html", tags=["audit"], response_class=HTMLResponse)
     def evidence_page(answer_id: str, _t: Reader) -> HTMLResponse:
-        from control_plane.pictures import to_html
+        from control_plane.surfaces.pictures import to_html
 
         payload = rt.reader.answer(answer_id).content["payload"]
         return HTMLResponse(
@@ -582,5 +582,5 @@ class _BodyLimitAndLog:
 
 
 def app_from_env() -> FastAPI:
-    """Factory for ``uvicorn --factory control_plane.api:app_from_env`` (reads the environment once)."""
+    """Factory for ``uvicorn --factory control_plane.surfaces.api:app_from_env`` (reads the environment once)."""
     return create_app(Settings.from_env(os.environ), config=ApiConfig.from_env(os.environ))

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from control_plane.evidence import EvidenceGraph
-from control_plane.synthesis import Draft
+from control_plane.synthesizers.base import Draft
 
 __all__ = ["Verdict", "verify"]
 

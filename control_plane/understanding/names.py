@@ -13,7 +13,7 @@ first (at most three):
 
 A qualified name ("Linear algebra for ML") is also found by its head ("linear algebra") unless
 the head is another concept's name or alias. The index is built from ``GraphReader.all_concepts`` by the planner, which caches it (see
-``control_plane.loop``); nothing here touches the database.
+``control_plane.planning.loop``); nothing here touches the database.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The seam between the planning loop and a model: one ``synthesize`` call per round.
 
-Production wraps LlamaIndex's DeepSeek LLM (``control_plane.deepseek``); the embedded default is
-the deterministic, graph-grounded ``control_plane.offline``; tests pass a scripted one
+Production wraps LlamaIndex's DeepSeek LLM (``control_plane.synthesizers.deepseek``); the embedded default is
+the deterministic, graph-grounded ``control_plane.synthesizers.offline``; tests pass a scripted one
 (``control_plane.testing``). The loop cannot tell them apart.
 """
 

@@ -39,8 +39,8 @@ from llama_index.core.indices.property_graph.sub_retrievers.custom import (
 from llama_index.core.vector_stores.types import VectorStoreQuery
 
 from control_plane.evidence import edge_ref
-from control_plane.loop import ReaderExpander
-from control_plane.seeding import NameIndex
+from control_plane.planning.expansion import ReaderExpander
+from control_plane.understanding.names import NameIndex
 from data_plane.errors import GroundingRejected, InputError, NotFound
 from data_plane.gateway import Write, WriteGateway
 from data_plane.reads import GraphReader

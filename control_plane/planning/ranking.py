@@ -30,15 +30,15 @@ from collections.abc import Collection, Iterable, Sequence
 from functools import lru_cache
 from typing import Final
 
-from control_plane.seeding import normalise
-from control_plane.synthesis import Focus
+from control_plane.synthesizers.base import Focus
+from control_plane.understanding.names import normalise
 from data_plane.records import Neighbour
 from data_plane.relations import BUILDS_ON, CONTRASTS_WITH, PART_OF, PREREQUISITE, RELATED
 
 __all__ = ["comes_before", "follows", "rank", "relations_named", "similarity"]
 
 # Cue phrases (normalised token sequences, see ``seeding.normalise``) → relation types they name.
-# They mirror the intent table of ``control_plane.offline``: learning-order questions ("before",
+# They mirror the intent table of ``control_plane.synthesizers.offline``: learning-order questions ("before",
 # "lead to", "lead up to", "path", "chain") name prerequisite and builds_on; "prerequisite" alone
 # names the stored relation; structural words ("connected", "hops", "link") name none.
 _LEARNING: Final = (PREREQUISITE, BUILDS_ON)

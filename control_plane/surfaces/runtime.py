@@ -25,9 +25,9 @@ from data_plane.reads import GraphReader
 from data_plane.tokens import TokenStore
 
 if TYPE_CHECKING:
-    from control_plane.loop import Planner
+    from control_plane.planning.loop import Planner
     from control_plane.settings import Settings
-    from control_plane.synthesis import Synthesizer
+    from control_plane.synthesizers.base import Synthesizer
 
 __all__ = [
     "InitReport",
@@ -122,10 +122,10 @@ def ensure_initialised(
 def build_synthesizer(settings: Settings) -> Synthesizer:
     """The synthesizer ``settings`` name; DeepSeek's client is imported only when asked for."""
     if settings.synthesizer == "deepseek":
-        from control_plane.deepseek import build_synthesizer as build_deepseek
+        from control_plane.synthesizers.deepseek import build_synthesizer as build_deepseek
 
         return build_deepseek(settings)
-    from control_plane.offline import OfflineSynthesizer
+    from control_plane.synthesizers.offline import OfflineSynthesizer
 
     return OfflineSynthesizer()
 
@@ -168,19 +168,26 @@ class Runtime:
     def planner(self) -> Planner:
         """The planning loop, built on first use (this is what imports the synthesizer)."""
         if self._planner is None:
-            from control_plane.loop import Planner, ReaderExpander
+            from control_plane.planning.expansion import Expander, ReaderExpander
+            from control_plane.planning.loop import Planner
 
             synth = self.synthesizer or build_synthesizer(self.settings)
             reader = self.reader
-            # DeepSeek already pays for LlamaIndex, so it gets the property-graph store (the
-            # planner's default); offline and scripted synthesizers take the direct route.
-            store = None if synth.info.name == "deepseek" else ReaderExpander(reader)
+            # DeepSeek already pays for LlamaIndex, so it retrieves through the property-graph
+            # store; offline and scripted synthesizers take the direct route (same expansion).
+            store: Expander
+            if synth.info.name == "deepseek":
+                from control_plane.planning.graph_store import SQLPropertyGraphStore
+
+                store = SQLPropertyGraphStore(reader)
+            else:
+                store = ReaderExpander(reader)
             self._planner = Planner(reader, synth, store=store, gateway=self.gateway, clock=self.clock)
         return self._planner
 
     def replay(self, answer_id: str) -> dict[str, Any]:
         """Re-run a recorded answer as recorded and as of now, and report the difference."""
-        from control_plane.replay import replay
+        from control_plane.planning.replay import replay
 
         planner = self.planner
         return replay(

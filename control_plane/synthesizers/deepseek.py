@@ -25,10 +25,10 @@ import httpx
 import structlog
 
 from control_plane.errors import LLMRejected, LLMUnavailable
-from control_plane.parsing import parse_draft
-from control_plane.prompts import PROMPT_VERSION, build_messages, repair_messages
 from control_plane.settings import LLMSettings, Settings
-from control_plane.synthesis import Draft, SynthesisRequest, Synthesizer, SynthesizerInfo, Usage
+from control_plane.synthesizers.base import Draft, SynthesisRequest, Synthesizer, SynthesizerInfo, Usage
+from control_plane.synthesizers.parsing import parse_draft
+from control_plane.synthesizers.prompts import PROMPT_VERSION, build_messages, repair_messages
 from data_plane.errors import ConfigurationError
 
 if TYPE_CHECKING:
@@ -57,7 +57,7 @@ _REFUSALS: Final[dict[int, str]] = {
     422: "422 invalid parameters): check KG_DEEPSEEK_MODEL, KG_LLM_MAX_TOKENS and KG_LLM_CONTEXT_WINDOW",
 }
 
-log = structlog.get_logger("control_plane.deepseek")
+log = structlog.get_logger("control_plane.synthesizers.deepseek")
 
 
 def retry_after_seconds(value: str | None, *, now: datetime) -> float | None:
@@ -262,7 +262,7 @@ def _extract(raw: Any) -> _Reply:
 def build_synthesizer(settings: Settings, *, http_client: httpx.Client | None = None) -> Synthesizer:
     """The synthesizer ``settings`` ask for: the offline one, or DeepSeek through the one gateway."""
     if settings.synthesizer == "offline":
-        from control_plane.offline import OfflineSynthesizer
+        from control_plane.synthesizers.offline import OfflineSynthesizer
 
         return OfflineSynthesizer()
     return DeepSeekSynthesizer(settings.llm, http_client=http_client)

@@ -35,7 +35,7 @@ from datetime import datetime
 from typing import Any
 
 from control_plane.evidence import EvidenceGraph
-from control_plane.synthesis import Focus, SynthesizerInfo
+from control_plane.synthesizers.base import Focus, SynthesizerInfo
 from data_plane.clock import format_time
 from data_plane.temporal import AsOf
 

@@ -14,7 +14,7 @@ import hashlib
 import json
 from typing import Final
 
-from control_plane.synthesis import SynthesisRequest
+from control_plane.synthesizers.base import SynthesisRequest
 from data_plane.clock import format_time
 from data_plane.relations import RELATIONS
 

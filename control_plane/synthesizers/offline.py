@@ -5,7 +5,7 @@ reports a confidence that reflects how complete that evidence is. It counts as t
 synthesis call (``usage.calls == 1``, zero tokens). Nothing here knows any concept id: the
 subjects are the seeds the planner found, in order of appearance in the question.
 
-Cue phrases are matched on normalised tokens (``control_plane.seeding.normalise``: lowercase,
+Cue phrases are matched on normalised tokens (``control_plane.understanding.names.normalise``: lowercase,
 singular), so "prerequisites" matches "prerequisite" and "builds" matches "build". The first
 row that applies wins:
 
@@ -73,8 +73,8 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from control_plane.evidence import EvidenceGraph
-from control_plane.seeding import NameIndex, normalise
-from control_plane.synthesis import Draft, Focus, SynthesisRequest, SynthesizerInfo, Usage
+from control_plane.synthesizers.base import Draft, Focus, SynthesisRequest, SynthesizerInfo, Usage
+from control_plane.understanding.names import NameIndex, normalise
 from data_plane.relations import BUILDS_ON, CONTRASTS_WITH, PART_OF, PREREQUISITE, RELATED, RELATIONS
 
 __all__ = ["RULES_VERSION", "Intent", "OfflineSynthesizer", "parse_intent"]

@@ -34,21 +34,21 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Final, Protocol
+from typing import Any, Final
 
 import sqlalchemy as sa
 import structlog
 
-from control_plane.answer import Answer, RoundTrace
 from control_plane.errors import LLMUnavailable
 from control_plane.evidence import EvidenceGraph, edge_ref
-from control_plane.ranking import follows, rank, relations_named
-from control_plane.seeding import NameIndex
-from control_plane.synthesis import Draft, Focus, SynthesisRequest, Synthesizer, Usage
-from control_plane.verify import verify
+from control_plane.planning.answer import Answer, RoundTrace
+from control_plane.planning.expansion import Expander, ReaderExpander
+from control_plane.planning.ranking import follows, rank, relations_named
+from control_plane.planning.verify import verify
+from control_plane.synthesizers.base import Draft, Focus, SynthesisRequest, Synthesizer, Usage
+from control_plane.understanding.names import NameIndex
 from data_plane import schema
 from data_plane.clock import Clock, ensure_utc, format_time, utc_now
 from data_plane.errors import InputError
@@ -58,7 +58,7 @@ from data_plane.records import Concept, Grounding, Neighbour
 from data_plane.relations import PREREQUISITE
 from data_plane.temporal import AsOf
 
-__all__ = ["MAX_QUESTION_CHARS", "NOTHING_MORE", "NO_SEED", "Expander", "Planner"]
+__all__ = ["MAX_QUESTION_CHARS", "NOTHING_MORE", "NO_SEED", "Planner"]
 
 # The same limit as the HTTP API: longer text is refused before any work (and keeps the
 # memoised normalisation in ``seeding`` small).
@@ -67,40 +67,6 @@ NO_SEED = "no known concept is named"
 NOTHING_MORE = "the graph has nothing more to offer"
 
 log = structlog.get_logger(__name__)
-
-
-class Expander(Protocol):
-    """The planner's one data-plane call per round (``SQLPropertyGraphStore`` implements it)."""
-
-    def neighbours(
-        self,
-        ids: Collection[str],
-        *,
-        as_of: AsOf,
-        exclude: Collection[str] = (),
-        relations: Collection[str] | None = None,
-    ) -> list[Neighbour]: ...
-
-
-class ReaderExpander:
-    """The one implementation of :class:`Expander`: ``GraphReader.neighbourhood``, one SQL
-    statement. ``SQLPropertyGraphStore`` inherits it (its ``get_rel_map`` and ``get_triplets``
-    are built on it); this class alone serves callers that must not pay LlamaIndex's ~1.5 s
-    import, such as the offline ``kg ask``."""
-
-    def __init__(self, reader: GraphReader) -> None:
-        self._reader = reader
-
-    def neighbours(
-        self,
-        ids: Collection[str],
-        *,
-        as_of: AsOf,
-        exclude: Collection[str] = (),
-        relations: Collection[str] | None = None,
-    ) -> list[Neighbour]:
-        """Active neighbours of ``ids`` in both directions, in one SQL statement."""
-        return self._reader.neighbourhood(ids, as_of=as_of, relations=relations, exclude=exclude)
 
 
 @dataclass(frozen=True)
@@ -194,10 +160,7 @@ class Planner:
                 "max_rounds, frontier_cap and hops_per_round must be >= 1 and threshold in (0, 1]"
             )
         if store is None:
-            # Imported here: LlamaIndex costs ~1.5 s to import and most callers pass a store.
-            from control_plane.graph_store import SQLPropertyGraphStore
-
-            store = SQLPropertyGraphStore(reader)
+            store = ReaderExpander(reader)
         self.reader = reader
         self.synthesizer = synthesizer
         self.store = store
