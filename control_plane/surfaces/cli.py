@@ -763,7 +763,7 @@ def serve(
     """Serve the HTTP API (OpenAPI docs at /docs)."""
     import uvicorn
 
-    from control_plane.surfaces.api import ApiConfig, create_app
+    from control_plane.surfaces.http import ApiConfig, create_app
 
     settings = _settings(ctx)
     _configure_logging(json_events=True)
