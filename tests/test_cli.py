@@ -86,6 +86,30 @@ def test_ask_text_shows_answer_and_evidence_grounding(initialised: str) -> None:
     assert "function_calling -prerequisite-> agent_orchestration" in out and "curriculum-team" in out
 
 
+def _edge_refs(out: str) -> list[str]:
+    return re.findall(r"^│ (e\d+)\b", out, re.M)
+
+
+def test_ask_text_shows_only_the_evidence_it_cites(initialised: str) -> None:
+    """By default the table lists exactly the cited edges and cited concepts, not all gathered."""
+    answer = json.loads(ok(initialised, "ask", QUESTION, "--format", "json").stdout)
+    out = ok(initialised, "ask", QUESTION).output
+    assert "Evidence cited" in out and "--evidence all" in out
+    assert sorted(_edge_refs(out)) == sorted(answer["cited_edges"])
+    assert len(answer["evidence"]["edges"]) > len(answer["cited_edges"])
+    for concept in answer["cited_concepts"]:
+        assert f"│ {concept['id']} " in out
+
+
+def test_ask_evidence_all_shows_everything_gathered(initialised: str) -> None:
+    """--evidence all lists every gathered edge and stars the cited ones."""
+    answer = json.loads(ok(initialised, "ask", QUESTION, "--format", "json").stdout)
+    out = ok(initialised, "ask", QUESTION, "--evidence", "all").output
+    assert len(_edge_refs(out)) == len(answer["evidence"]["edges"])
+    starred = re.findall(r"^│ (e\d+) \*", out, re.M)
+    assert sorted(starred) == sorted(answer["cited_edges"])
+
+
 def test_ask_json_is_the_answer_schema(initialised: str) -> None:
     """--format json prints an answer/1 object."""
     data = json.loads(ok(initialised, "ask", QUESTION, "--format", "json").stdout)

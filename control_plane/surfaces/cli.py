@@ -88,6 +88,11 @@ class AskFormat(StrEnum):
     html = "html"
 
 
+class EvidenceShown(StrEnum):
+    cited = "cited"
+    all = "all"
+
+
 class DataFormat(StrEnum):
     text = "text"
     json = "json"
@@ -226,6 +231,10 @@ def ask(
     known_at: Annotated[str | None, typer.Option("--known-at", help="Recorded time (ISO 8601).")] = None,
     fmt: Annotated[AskFormat, typer.Option("--format", help="Output format.")] = AskFormat.text,
     out: Annotated[Path | None, typer.Option("--out", help="Write the output to FILE.")] = None,
+    evidence: Annotated[
+        EvidenceShown,
+        typer.Option("--evidence", help="Text format: the evidence the answer cites, or all it gathered."),
+    ] = EvidenceShown.cited,
     synthesizer: Annotated[
         SynthChoice | None,
         typer.Option(
@@ -252,10 +261,12 @@ def ask(
         answer = rt.planner.ask(question, as_of=valid_at, known_at=recorded_at).to_dict()
     finally:
         rt.close()
-    _emit_answer(answer, fmt, out)
+    _emit_answer(answer, fmt, out, evidence)
 
 
-def _emit_answer(answer: dict[str, Any], fmt: AskFormat, out: Path | None) -> None:
+def _emit_answer(
+    answer: dict[str, Any], fmt: AskFormat, out: Path | None, evidence: EvidenceShown = EvidenceShown.cited
+) -> None:
     from control_plane.surfaces import pictures
 
     if fmt is AskFormat.text:
@@ -263,9 +274,9 @@ def _emit_answer(answer: dict[str, Any], fmt: AskFormat, out: Path | None) -> No
             from rich.console import Console
 
             with out.open("w", encoding="utf-8") as fh:
-                _print_answer(answer, Console(file=fh, width=120, highlight=False))
+                _print_answer(answer, Console(file=fh, width=120, highlight=False), evidence)
         else:
-            _print_answer(answer, _console())
+            _print_answer(answer, _console(), evidence)
         return
     renderers = {
         AskFormat.json: lambda a: json.dumps(a, indent=2, ensure_ascii=False) + "\n",
@@ -285,9 +296,13 @@ def _short(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _print_answer(answer: dict[str, Any], console: Any) -> None:
+def _print_answer(
+    answer: dict[str, Any], console: Any, evidence: EvidenceShown = EvidenceShown.cited
+) -> None:
+    """The answer (or abstention), a line for how it was reached, and a table of the evidence it
+    cites: the cited edges and concepts with their grounding (``EvidenceShown.all``: every edge
+    gathered, cited ones starred)."""
     from rich.markup import escape
-    from rich.table import Table
 
     if answer["abstained"]:
         console.print(f"[bold red]Abstained[/]: {escape(str(answer.get('abstain_reason')))}")
@@ -302,22 +317,46 @@ def _print_answer(answer: dict[str, Any], console: Any) -> None:
         console.print("evidence: none")
         return
     cited = set(answer.get("cited_edges", []))
-    table = Table(title=f"Evidence ({len(edges)} edges; * = cited)")
-    table.add_column("edge")
-    table.add_column("statement")
-    table.add_column("conf")
-    table.add_column("source")
-    table.add_column("reason")
-    for e in edges:
-        g = e["grounding"]
+    if evidence is EvidenceShown.all:
+        rows = [(e["edge_id"] + (" *" if e["edge_id"] in cited else ""), _statement(e), e) for e in edges]
+        title = f"Evidence ({len(edges)} edges; * = cited)"
+    else:
+        concepts = {c["concept_id"]: c for c in answer["evidence"]["concepts"]}
+        cited_concepts = [concepts[c["id"]] for c in answer.get("cited_concepts", []) if c["id"] in concepts]
+        rows = [(e["edge_id"], _statement(e), e) for e in edges if e["edge_id"] in cited]
+        rows += [(c["concept_id"], c["name"], c) for c in cited_concepts]
+        title = (
+            f"Evidence cited ({len(rows) - len(cited_concepts)} edges, {len(cited_concepts)} concepts; "
+            f"{len(edges)} edges gathered: --evidence all)"
+        )
+    if not rows:
+        console.print(f"evidence: nothing cited ({len(edges)} edges gathered: --evidence all)")
+        return
+    console.print(_evidence_table(title, rows))
+
+
+def _statement(edge: dict[str, Any]) -> str:
+    return f"{edge['source_id']} -{edge['relation']}-> {edge['target_id']}"
+
+
+def _evidence_table(title: str, rows: list[tuple[str, str, dict[str, Any]]]) -> Any:
+    """Rows of (reference, statement, grounded record) with the record's grounding."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    table = Table(title=title)
+    for column in ("ref", "statement", "conf", "source", "reason"):
+        table.add_column(column)
+    for ref, statement, record in rows:
+        g = record["grounding"]
         table.add_row(
-            escape(e["edge_id"] + (" *" if e["edge_id"] in cited else "")),
-            escape(f"{e['source_id']} -{e['relation']}-> {e['target_id']}"),
+            escape(ref),
+            escape(statement),
             f"{g['confidence']:.2f}",
             escape(_short(str(g["source"]), 32)),
             escape(_short(str(g["reason"]), 60)),
         )
-    console.print(table)
+    return table
 
 
 # ---------------------------------------------------------------------------------------------
