@@ -244,6 +244,27 @@ def test_eval_and_bench_are_delegated_or_clearly_unavailable(db: str) -> None:
             assert result.exit_code == 2 and "not available yet" in result.stderr
 
 
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["bench", "--sizes", "1000,lots"], "--sizes"),
+        (["bench", "--sizes", "0"], "--sizes"),
+        (["eval", "--baseline", "oracle"], "oracle"),
+    ],
+)
+def test_eval_and_bench_refuse_bad_options_in_one_line(db: str, args: list[str], needle: str) -> None:
+    """`kg eval`/`kg bench` speak like every other command: one `error:` line and exit 2."""
+    result = kg(db, *args)
+    assert_one_line_error(result, needle)
+    assert result.exit_code == 2
+
+
+def test_eval_and_bench_help_lists_their_options(db: str) -> None:
+    """`kg eval --help` and `kg bench --help` are Typer help with the CI's options."""
+    assert "--limit" in ok(db, "eval", "--help").output and "--questions" in ok(db, "eval", "--help").output
+    assert "--sizes" in ok(db, "bench", "--help").output and "--out" in ok(db, "bench", "--help").output
+
+
 def test_first_ask_on_the_default_database_initialises_it(tmp_path: Path) -> None:
     """On a fresh machine (empty data dir), the very first `kg ask` initialises and answers."""
     env = {**os.environ, **ENV, "HOME": str(tmp_path), "XDG_DATA_HOME": str(tmp_path / "data")}

@@ -373,10 +373,11 @@ def import_(
     reason: Annotated[str | None, typer.Option("--reason", help="Reason recorded for invalidations.")] = None,
 ) -> None:
     """Import a graph bundle (idempotent: unchanged keys write nothing)."""
+    from control_plane.surfaces.progress import progress_bar
     from control_plane.surfaces.runtime import report_dict
     from data_plane.bundle import import_bundle
 
-    with _runtime(ctx) as rt:
+    with _runtime(ctx) as rt, progress_bar(f"importing {bundle}"):
         report = import_bundle(rt.gateway, bundle, invalidate_missing=invalidate_missing, reason=reason)
     _print_json(report_dict(report))
 
@@ -389,10 +390,11 @@ def export(
     known_at: Annotated[str | None, typer.Option("--known-at", help="Recorded time (ISO 8601).")] = None,
 ) -> None:
     """Export the graph as of (valid time, recorded time) as a bundle."""
+    from control_plane.surfaces.progress import progress_bar
     from control_plane.surfaces.runtime import report_dict
     from data_plane.bundle import export_bundle
 
-    with _runtime(ctx) as rt:
+    with _runtime(ctx) as rt, progress_bar(f"exporting to {directory}"):
         point = rt.reader.as_of(_time(as_of, "as_of"), _time(known_at, "known_at"))
         report = export_bundle(rt.reader, directory, as_of=point)
     _print_json(report_dict(report) if report is not None else {"directory": str(directory)})
@@ -811,33 +813,135 @@ def serve(
     )
 
 
-def _delegate(module: str, argv: list[str]) -> None:
+def _evals(module: str) -> Any:
+    """``evals.<module>``, or a one-line error (exit 2) when this installation lacks it."""
     import importlib
     import importlib.util
 
+    name = f"evals.{module}"
     try:
-        found = importlib.util.find_spec(module) is not None
+        found = importlib.util.find_spec(name) is not None
     except ModuleNotFoundError:
         found = False
     if not found:
-        _fail(f"{module} is not available yet in this installation", code=2)
-    code = importlib.import_module(module).main(argv)
-    raise typer.Exit(int(code or 0))
+        _fail(f"{name} is not available yet in this installation", code=2)
+    return importlib.import_module(name)
 
 
-_PASSTHROUGH = {"allow_extra_args": True, "ignore_unknown_options": True, "help_option_names": []}
+def _evals_db(ctx: typer.Context, db: str | None) -> str | None:
+    """``--db`` given to the command, else ``kg --db``; never KG_DATABASE_URL (evals need a known
+    graph, benchmarks an empty database, so they default to fresh temporary SQLite files)."""
+    return db or (ctx.find_root().obj or {}).get("db")
 
 
-@app.command("eval", context_settings=_PASSTHROUGH)
-def eval_(ctx: typer.Context) -> None:
-    """Run the evaluation suite (evals.runner); extra arguments are passed through."""
-    _delegate("evals.runner", list(ctx.args))
+EvalsDbOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--db",
+        help="Database URL (same as `kg --db`). Default: a fresh temporary SQLite database.",
+        show_default=False,
+    ),
+]
 
 
-@app.command("bench", context_settings=_PASSTHROUGH)
-def bench(ctx: typer.Context) -> None:
-    """Run the benchmarks (evals.bench); extra arguments are passed through."""
-    _delegate("evals.bench", list(ctx.args))
+@app.command("eval")
+def eval_(
+    ctx: typer.Context,
+    questions: Annotated[
+        Path | None,
+        typer.Option("--questions", help="JSON Lines question set. Default: the bundled curriculum set."),
+    ] = None,
+    db: EvalsDbOpt = None,
+    synthesizer: Annotated[
+        SynthChoice, typer.Option("--synthesizer", help="Who answers.")
+    ] = SynthChoice.offline,
+    baseline: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--baseline",
+            help="System to run (repeatable): loop, seed-only, graphrag, whole-graph. Default: all.",
+        ),
+    ] = None,
+    out: Annotated[Path, typer.Option("--out", help="Report directory.")] = Path("eval-report"),
+    limit: Annotated[int | None, typer.Option("--limit", min=1, help="Only the first N questions.")] = None,
+    record: Annotated[
+        bool, typer.Option("--record", help="Record the loop's answers in the database.")
+    ] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", help="Keep the loop's per-round log events.")] = False,
+) -> None:
+    """Score the loop and the baselines on a question set; write report.json, report.md and plots."""
+    runner = _evals("runner")
+    from evals.baselines import BASELINES
+
+    unknown = sorted(set(baseline or ()) - set(BASELINES))
+    if unknown:
+        _fail(f"--baseline {unknown[0]!r} is not one of {', '.join(BASELINES)}", code=2)
+    from control_plane.surfaces.progress import progress_bar
+
+    with progress_bar("eval") as advance:
+        report = runner.evaluate(
+            out=out,
+            questions=questions,
+            db=_evals_db(ctx, db),
+            synthesizer=synthesizer.value,
+            baselines=baseline,
+            limit=limit,
+            record=record,
+            verbose=verbose,
+            progress=advance,
+        )
+    for line in runner.summary_lines(report, out):
+        typer.echo(line)
+
+
+@app.command("bench")
+def bench(
+    ctx: typer.Context,
+    sizes: Annotated[
+        str, typer.Option("--sizes", help="Graph sizes in edges, comma-separated.")
+    ] = "1000,10000,100000,1000000",
+    db: Annotated[
+        str | None,
+        typer.Option(
+            "--db",
+            help="An EMPTY database URL (same as `kg --db`; one size at a time). "
+            "Default: a fresh SQLite file per size.",
+            show_default=False,
+        ),
+    ] = None,
+    questions: Annotated[int, typer.Option("--questions", min=1, help="Timed questions per size.")] = 40,
+    seed: Annotated[int, typer.Option("--seed", help="Graph generator seed.")] = 7,
+    inmemory_max: Annotated[
+        int, typer.Option("--inmemory-max", min=0, help="Largest size for the in-memory comparators.")
+    ] = 100_000,
+    out: Annotated[Path, typer.Option("--out", help="Report directory.")] = Path("bench-report"),
+) -> None:
+    """Time the whole loop (without the model) on synthetic graphs of each size; write bench.json,
+    bench.md and plots."""
+    module = _evals("bench")
+    try:
+        edges = [int(part) for part in sizes.split(",") if part.strip()]
+    except ValueError:
+        _fail(f"--sizes must be comma-separated edge counts, got {sizes!r}", code=2)
+    if not edges or min(edges) < 1:
+        _fail(f"--sizes must be comma-separated positive edge counts, got {sizes!r}", code=2)
+    from control_plane.surfaces.progress import progress_bar
+
+    with progress_bar("bench") as advance:
+        report = module.bench(
+            out=out,
+            sizes=edges,
+            db=_evals_db(ctx, db),
+            questions=questions,
+            seed=seed,
+            inmemory_max=inmemory_max,
+            # What was run, for the report; a --db URL may carry a password, so it is not repeated.
+            command=f"kg bench --sizes {sizes} --questions {questions} --seed {seed} --inmemory-max {inmemory_max}",
+            progress=advance,
+        )
+    for res in report["results"]:
+        typer.echo(module.result_line(res), err=True)
+    typer.echo(report["table"])
 
 
 if __name__ == "__main__":
