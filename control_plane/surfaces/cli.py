@@ -377,8 +377,14 @@ def import_(
     from control_plane.surfaces.runtime import report_dict
     from data_plane.bundle import import_bundle
 
-    with _runtime(ctx) as rt, progress_bar(f"importing {bundle}"):
-        report = import_bundle(rt.gateway, bundle, invalidate_missing=invalidate_missing, reason=reason)
+    with _runtime(ctx) as rt, progress_bar(f"importing {bundle}") as advance:
+        report = import_bundle(
+            rt.gateway,
+            bundle,
+            invalidate_missing=invalidate_missing,
+            reason=reason,
+            progress=lambda stage, done, total: advance(done, total, stage),
+        )
     _print_json(report_dict(report))
 
 
