@@ -124,7 +124,7 @@ def utc(t: datetime | None, field: str) -> datetime | None:
 
 Limit = Annotated[
     int,
-    Query(ge=1, le=MAX_LIMIT, description=f"Items per page (at most {MAX_LIMIT}; default {DEFAULT_LIMIT})."),
+    Query(ge=1, le=MAX_LIMIT, description=f"Items per page (at most {MAX_LIMIT})."),
 ]
 CursorParam = Annotated[
     str | None,
