@@ -131,6 +131,17 @@ def test_split_is_disjoint_by_template_and_balanced(graph: str) -> None:
     assert len({q.id for q in dev} | {q.id for q in test}) == len(dev) + len(test)
 
 
+def test_template_files_share_no_template_or_wording() -> None:
+    """The dev and test template files hold disjoint ids and disjoint texts."""
+    rows = {
+        split: [json.loads(line) for line in (QUESTIONS / f"paraphrase_templates_{split}.jsonl").open()]
+        for split in ("dev", "test")
+    }
+    assert not {r["id"] for r in rows["dev"]} & {r["id"] for r in rows["test"]}
+    assert not {r["text"] for r in rows["dev"]} & {r["text"] for r in rows["test"]}
+    assert len(rows["dev"]) == len(rows["test"])
+
+
 def test_split_is_the_one_the_builder_deals() -> None:
     """The committed files follow the builder's template split (so the split is stable)."""
     bp = _builder()

@@ -12,9 +12,11 @@ prerequisite-only map, ``evals/bundles/prereqmap``). Output: ``paraphrase_{graph
 
 Rules (docs/evals.md has the intents table):
 
-* A template is a phrasing with ``{x}`` (and ``{y}`` for paths). Its wording appears in exactly one
-  split: within each intent the templates are ordered by the SHA-256 of their id and dealt
-  alternately to dev and test. Adding a template never moves another one.
+* A template is a phrasing with ``{x}`` (and ``{y}`` for paths), kept in
+  ``paraphrase_templates_{dev,test}.jsonl``. Its wording appears in exactly one split: within each
+  intent the templates were ordered by the SHA-256 of their id and dealt alternately to dev and
+  test, once; the builder refuses a template file that disagrees with that dealing. Whoever tunes
+  the question parser reads only ``*_dev*`` files.
 * Subjects are drawn per template and graph with a seeded RNG among the concepts whose gold is
   non-empty and at most ``MAX_GOLD`` long; names are written as learners write them (as stored,
   lower case, or an alias).
@@ -35,6 +37,7 @@ from __future__ import annotations
 import argparse
 import functools
 import hashlib
+import json
 import random
 import re
 import sys
@@ -42,6 +45,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:  # run as a script from anywhere
@@ -64,179 +68,29 @@ MAX_LESSONS = 8
 PER_TEMPLATE = 2
 SPLITS = ("dev", "test")
 
-# -- templates: (id, intent, text) ------------------------------------------------------------------
+# -- templates ---------------------------------------------------------------------------------------
+# The phrasings live in paraphrase_templates_{dev,test}.jsonl, one per line:
+# {"id", "seq" (build order), "kind": "intent" | "time" | "bad_input", "intent", "text", "time"?}. Whoever tunes a
+# parser reads only the dev file; the test file is read here, to build the test split, and nowhere
+# else.
+TEMPLATE_FILES = {split: HERE / f"paraphrase_templates_{split}.jsonl" for split in SPLITS}
+
+
+def _load_templates() -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    for path in TEMPLATE_FILES.values():
+        rows += [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return sorted(rows, key=lambda r: int(r["seq"]))
+
+
+_ROWS = _load_templates()
 TEMPLATES: list[tuple[str, str, str]] = [
-    # direct prerequisites: prerequisite edges into X
-    ("pre-01", "prerequisites", "What are the prerequisites of {x}?"),
-    ("pre-02", "prerequisites", "prereqs for {x}?"),
-    ("pre-03", "prerequisites", "Which concepts are direct prerequisites for {x}?"),
-    ("pre-04", "prerequisites", "What do I need to learn right before {x}?"),
-    ("pre-05", "prerequisites", "List the immediate prerequisites of {x}."),
-    ("pre-06", "prerequisites", "which topics does {x} directly require"),
-    (
-        "pre-07",
-        "prerequisites",
-        "I'm planning to study {x} next. What should I have done immediately before it?",
-    ),
-    ("pre-08", "prerequisites", "What does {x} directly depend on?"),
-    ("pre-09", "prerequisites", "Before starting {x}, which topics are listed as its prerequisites??"),
-    ("pre-10", "prerequisites", "whats on the prerequisite list for {x}"),
-    ("pre-11", "prerequisites", "Name the direct prerequisites of {x}, please."),
-    ("pre-12", "prerequisites", "Tell me the prerequisites for {x}."),
-    # everything needed before X: the transitive closure
-    ("bef-01", "needed_before", "What do I need to learn before {x}?"),
-    ("bef-02", "needed_before", "Everything I should master before tackling {x}, all the way down."),
-    ("bef-03", "needed_before", "Give me all the prerequisites, direct and indirect, of {x}."),
-    ("bef-04", "needed_before", "What is the full list of topics to study before {x}?"),
-    (
-        "bef-05",
-        "needed_before",
-        "which concepts must be in place before {x}, including prerequisites of prerequisites",
-    ),
-    ("bef-06", "needed_before", "I want to understand {x} from scratch. What has to come first?"),
-    ("bef-07", "needed_before", "List every concept that {x} transitively depends on."),
-    ("bef-08", "needed_before", "What background do I need, in total, before {x}?"),
-    ("bef-09", "needed_before", "what are ALL the things i need before {x}"),
-    ("bef-10", "needed_before", "Show the complete chain of prerequisites leading up to {x}."),
-    ("bef-11", "needed_before", "From zero, what must a learner cover before reaching {x}?"),
-    ("bef-12", "needed_before", "all prerequisites (recursively) of {x}?"),
-    # direct dependents: concepts that have X as a prerequisite
-    ("dep-01", "dependents", "Which concepts have {x} as a prerequisite?"),
-    ("dep-02", "dependents", "What comes right after {x}?"),
-    ("dep-03", "dependents", "Which topics require {x} directly?"),
-    ("dep-04", "dependents", "What does {x} unlock next?"),
-    ("dep-05", "dependents", "List the concepts that list {x} as a direct prerequisite."),
-    ("dep-06", "dependents", "I just finished {x}. What can I take immediately after it?"),
-    ("dep-07", "dependents", "what directly depends on {x}"),
-    ("dep-08", "dependents", "Which topics is {x} a prerequisite for?"),
-    ("dep-09", "dependents", "Once I know {x}, which concepts open up straight away??"),
-    ("dep-10", "dependents", "Name the topics for which {x} is an immediate prerequisite."),
-    ("dep-11", "dependents", "what needs {x} as a prereq"),
-    ("dep-12", "dependents", "Show me the next steps right after {x}."),
-    # everything after X: the transitive mirror of needed_before
-    ("aft-01", "comes_after", "Everything that {x} eventually unlocks?"),
-    ("aft-02", "comes_after", "What comes after {x}, directly or indirectly?"),
-    ("aft-03", "comes_after", "Which concepts depend on {x}, transitively?"),
-    ("aft-04", "comes_after", "List all topics that need {x} somewhere in their prerequisite chain."),
-    ("aft-05", "comes_after", "If I skip {x}, which later topics will I be unable to take?"),
-    ("aft-06", "comes_after", "what are all the downstream concepts of {x}"),
-    ("aft-07", "comes_after", "Show every concept that relies on {x} at any distance."),
-    ("aft-08", "comes_after", "Which topics ultimately require {x}?"),
-    ("aft-09", "comes_after", "everything downstream of {x} in the curriculum, please"),
-    ("aft-10", "comes_after", "Give me the full set of later concepts that rely on {x}, directly or not."),
-    ("aft-11", "comes_after", "What does learning {x} open up, all the way to the end?"),
-    ("aft-12", "comes_after", "i know {x} now. what can it eventually lead to?"),
-    # learning path from X to Y: the unique shortest "before" path, both ends included
-    ("pth-01", "path", "What is the learning path from {x} to {y}?"),
-    ("pth-02", "path", "How do I get from {x} to {y}?"),
-    ("pth-03", "path", "Which concepts connect {x} to {y} in learning order?"),
-    ("pth-04", "path", "Trace the path from {x} to {y}."),
-    ("pth-05", "path", "how does {x} lead to {y}"),
-    ("pth-06", "path", "Map out the steps from {x} to {y}, in order."),
-    ("pth-07", "path", "Show me the shortest route from {x} up to {y}."),
-    ("pth-08", "path", "Give the chain of topics linking {x} and {y}, starting at {x}."),
-    ("pth-09", "path", "from {x} to {y}: which steps?"),
-    ("pth-10", "path", "What sequence of concepts takes a learner from {x} to {y}??"),
-    # what X builds on
-    ("fnd-01", "foundations", "What does {x} build on?"),
-    ("fnd-02", "foundations", "Which concepts is {x} built on?"),
-    ("fnd-03", "foundations", "What are the foundations of {x}?"),
-    ("fnd-04", "foundations", "{x} builds on which topics?"),
-    ("fnd-05", "foundations", "what does {x} rest on directly"),
-    ("fnd-06", "foundations", "Tell me what {x} builds upon."),
-    ("fnd-07", "foundations", "Which ideas does {x} directly build on?"),
-    ("fnd-08", "foundations", "I'm reading about {x}; what is it built on top of?"),
-    ("fnd-09", "foundations", "List the concepts {x} directly builds on."),
-    ("fnd-10", "foundations", "WHAT DOES {x} BUILD ON"),
-    # what builds on X
-    ("blt-01", "built_by", "What builds on {x}?"),
-    ("blt-02", "built_by", "Which concepts build directly on {x}?"),
-    ("blt-03", "built_by", "What topics are built on top of {x}?"),
-    ("blt-04", "built_by", "once i know {x}, what builds on it"),
-    ("blt-05", "built_by", "Which concepts directly build upon {x}?"),
-    ("blt-06", "built_by", "List the concepts that use {x} as a foundation."),
-    ("blt-07", "built_by", "What is built upon {x}?"),
-    ("blt-08", "built_by", "Show me what builds on {x}!"),
-    ("blt-09", "built_by", "Which concepts take {x} as their foundation?"),
-    ("blt-10", "built_by", "{x}: what builds on it?"),
-    # parts of X
-    ("prt-01", "parts", "What are the parts of {x}?"),
-    ("prt-02", "parts", "What components make up {x}?"),
-    ("prt-03", "parts", "What does {x} consist of?"),
-    ("prt-04", "parts", "Which subtopics are part of {x}?"),
-    ("prt-05", "parts", "break {x} down into its parts"),
-    ("prt-06", "parts", "What pieces is {x} made of?"),
-    ("prt-07", "parts", "List the components of {x}."),
-    ("prt-08", "parts", "Which concepts are components of {x}?"),
-    ("prt-09", "parts", "whats inside {x}? list its parts"),
-    ("prt-10", "parts", "Name the parts that make up {x}."),
-    # what X is part of
-    ("who-01", "wholes", "What is {x} part of?"),
-    ("who-02", "wholes", "Which larger topic is {x} a part of?"),
-    ("who-03", "wholes", "{x} is a component of what?"),
-    ("who-04", "wholes", "Where does {x} belong: what bigger topic is it part of?"),
-    ("who-05", "wholes", "what is {x} a part of"),
-    ("who-06", "wholes", "Which topics have {x} as a component?"),
-    ("who-07", "wholes", "Tell me what {x} is a piece of."),
-    ("who-08", "wholes", "Of which broader concepts is {x} a part?"),
-    ("who-09", "wholes", "I found {x} in my notes. What bigger area is it part of?"),
-    ("who-10", "wholes", "Name the wholes that {x} belongs to."),
-    # contrasts
-    ("con-01", "contrasts", "What does {x} contrast with?"),
-    ("con-02", "contrasts", "What is the alternative to {x}?"),
-    ("con-03", "contrasts", "What is {x} usually contrasted with?"),
-    ("con-04", "contrasts", "{x} versus what?"),
-    ("con-05", "contrasts", "Which approaches are alternatives to {x}?"),
-    ("con-06", "contrasts", "what's the opposite of {x}"),
-    ("con-07", "contrasts", "Compare {x} with its alternatives: which are they?"),
-    ("con-08", "contrasts", "Which concepts stand in contrast to {x}?"),
-    ("con-09", "contrasts", "What could I use instead of {x}?"),
-    ("con-10", "contrasts", "List the concepts that contrast with {x}."),
-    # related
-    ("rel-01", "related", "What is related to {x}?"),
-    ("rel-02", "related", "Which concepts are related to {x}?"),
-    ("rel-03", "related", "Show me topics related to {x}."),
-    ("rel-04", "related", "what else is related to {x}"),
-    ("rel-05", "related", "Which ideas are closely related to {x}?"),
-    ("rel-06", "related", "List the concepts related to {x}."),
-    ("rel-07", "related", "{x}: related topics?"),
-    ("rel-08", "related", "I liked {x}. What related concepts should I look at?"),
-    ("rel-09", "related", "What topics are marked as related to {x}?"),
-    ("rel-10", "related", "give me concepts related to {x}"),
-    # lessons that cover X
-    ("lcv-01", "lessons_covering", "Which lessons cover {x}?"),
-    ("lcv-02", "lessons_covering", "In which lesson is {x} taught?"),
-    ("lcv-03", "lessons_covering", "What lessons teach {x}?"),
-    ("lcv-04", "lessons_covering", "where can i learn {x}? which lesson"),
-    ("lcv-05", "lessons_covering", "List the lessons that include {x}."),
-    ("lcv-06", "lessons_covering", "Which lesson should I open to study {x}?"),
-    ("lcv-07", "lessons_covering", "Is {x} covered in any lesson? Which ones?"),
-    ("lcv-08", "lessons_covering", "Find the lessons about {x}."),
-    ("lcv-09", "lessons_covering", "What lesson covers {x}??"),
-    ("lcv-10", "lessons_covering", "Show me lessons that teach {x}."),
-    # lessons to take before X
-    ("lbf-01", "lessons_before", "Which lessons should I take before {x}?"),
-    ("lbf-02", "lessons_before", "What lessons do I need to complete before studying {x}?"),
-    ("lbf-03", "lessons_before", "Which lessons cover everything I need before {x}?"),
-    ("lbf-04", "lessons_before", "before {x}, which lessons to take"),
-    ("lbf-05", "lessons_before", "List the lessons that prepare me for {x}."),
-    ("lbf-06", "lessons_before", "I want to learn {x}. Which lessons come first?"),
-    ("lbf-07", "lessons_before", "What lessons lead up to {x}?"),
-    ("lbf-08", "lessons_before", "Which earlier lessons should I finish before tackling {x}?"),
-    ("lbf-09", "lessons_before", "lessons to do before {x}?"),
-    ("lbf-10", "lessons_before", "Recommend the lessons to take prior to {x}."),
-    # about X
-    ("abt-01", "about", "What is {x}?"),
-    ("abt-02", "about", "Tell me about {x}."),
-    ("abt-03", "about", "explain {x}"),
-    ("abt-04", "about", "What's {x}?"),
-    ("abt-05", "about", "Give me an overview of {x}."),
-    ("abt-06", "about", "I keep hearing about {x}. What is it?"),
-    ("abt-07", "about", "Describe {x} briefly."),
-    ("abt-08", "about", "what is {x} about"),
-    ("abt-09", "about", "Can you summarise {x} for me?"),
-    ("abt-10", "about", "{x}?"),
+    (r["id"], r["intent"], r["text"]) for r in _ROWS if r["kind"] == "intent"
 ]
+TIME_TEMPLATES: list[tuple[str, str, str, str]] = [
+    (r["id"], r["intent"], r["time"], r["text"]) for r in _ROWS if r["kind"] == "time"
+]
+BAD_TEMPLATES: list[tuple[str, str]] = [(r["id"], r["text"]) for r in _ROWS if r["kind"] == "bad_input"]
 
 # Time words and the valid-time window they mean: (start, end); None = now.
 TIMES: dict[str, tuple[str, str] | None] = {
@@ -247,42 +101,6 @@ TIMES: dict[str, tuple[str, str] | None] = {
     "2025-01-15": ("2025-01-15", "2025-01-16"),
     "now": None,
 }
-# (id, intent, time key, text)
-TIME_TEMPLATES: list[tuple[str, str, str, str]] = [
-    ("tim-01", "prerequisites", "2018", "Back in 2018, what were the prerequisites of {x}?"),
-    ("tim-02", "prerequisites", "jan2025", "As of January 2025, what were the prerequisites of {x}?"),
-    ("tim-03", "prerequisites", "start2025", "What were the prerequisites for {x} at the start of 2025?"),
-    ("tim-04", "prerequisites", "now", "What are the prerequisites of {x} today?"),
-    ("tim-05", "foundations", "jan2025", "As of January 2025, what did {x} build on?"),
-    ("tim-06", "built_by", "2018", "back in 2018 what built on {x}"),
-    ("tim-07", "dependents", "jan2025", "Which concepts had {x} as a prerequisite as of January 2025?"),
-    ("tim-08", "dependents", "now", "Which concepts currently have {x} as a prerequisite?"),
-    ("tim-09", "needed_before", "2018", "In 2018, what did a learner need before {x}, all the way down?"),
-    ("tim-10", "lessons_covering", "jan2025", "Which lessons covered {x} as of January 2025?"),
-    ("tim-11", "lessons_covering", "now", "Which lessons cover {x} right now?"),
-    ("tim-12", "prerequisites", "2025-01-15", "As of 2025-01-15, what was listed as a prerequisite of {x}?"),
-    ("tim-13", "foundations", "now", "What does {x} build on today?"),
-    ("tim-14", "built_by", "start2025", "At the start of 2025, which concepts built on {x}?"),
-    ("tim-15", "prerequisites", "2023", "In 2023, which topics were prerequisites of {x}?"),
-    ("tim-16", "dependents", "2018", "Back in 2018, which topics required {x} directly?"),
-]
-
-# Bad input: (id, text); {x} is a real concept of the graph. Gold: abstain (or a clear error).
-BAD_TEMPLATES: list[tuple[str, str]] = [
-    ("bad-01", ""),
-    ("bad-02", "   "),
-    ("bad-03", "asdfgh qwerty zxcvb"),
-    ("bad-04", "The cat sat on the mat."),
-    ("bad-05", "!!!???..."),
-    ("bad-06", "'; DROP TABLE concepts; --"),
-    ("bad-07", "Please read this carefully. " * 300 + "What comes before {x}?"),
-    ("bad-08", "¿Cuáles son los prerrequisitos de {x}?"),
-    ("bad-09", "{x}の前提条件は何ですか？"),
-    ("bad-10", "Was muss ich vor {x} lernen, bitte?"),
-    ("bad-11", "Thanks, that was really helpful!"),
-    ("bad-12", "1234567890"),
-]
-
 # Concepts in neither graph: far from both, and near misses that share words with real names.
 UNKNOWN: tuple[str, ...] = (
     "quantum error correction",
@@ -504,10 +322,16 @@ def split_of(templates: list[tuple[str, str]]) -> dict[str, str]:
 
 
 def template_splits() -> dict[str, str]:
+    """Template id -> split, as dealt by :func:`split_of`; the template files must agree."""
     keyed = [(tid, intent) for tid, intent, _ in TEMPLATES]
     keyed += [(tid, "time") for tid, *_ in TIME_TEMPLATES]
     keyed += [(tid, "bad_input") for tid, _ in BAD_TEMPLATES]
-    return split_of(keyed)
+    dealt = split_of(keyed)
+    for split, path in TEMPLATE_FILES.items():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip() and dealt[json.loads(line)["id"]] != split:
+                raise ValueError(f"{path.name}: template {json.loads(line)['id']} belongs to another split")
+    return dealt
 
 
 def _at(day: str) -> datetime:
