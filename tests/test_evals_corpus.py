@@ -18,6 +18,8 @@ from typing import Any
 
 import networkx as nx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from data_plane import WriteGateway, connect
 from data_plane.bundle import import_bundle
@@ -84,6 +86,24 @@ def test_prerequisite_map_has_the_promised_shape(pmap: prereqmap.PrereqMap) -> N
     assert any(c.alias for c in pmap.concepts)
 
 
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(min_value=0, max_value=2**32 - 1))
+def test_any_seed_gives_an_acyclic_prerequisite_map_with_deep_chains(seed: int) -> None:
+    """For every seed: unique ids, edges only upward in the syllabus (acyclic), every edge's
+    validity inside both ends' validity, and a chain at least 10 deep."""
+    pmap = prereqmap.generate(seed=seed)
+    level = {c.id: c.level for c in pmap.concepts}
+    assert len(level) == len(pmap.concepts) == 300
+    assert all(level[e.source_id] < level[e.target_id] for e in pmap.edges)
+    span = {c.id: (c.valid_at, c.invalid_at) for c in pmap.concepts}
+    for e in pmap.edges:
+        for end in (e.source_id, e.target_id):
+            assert e.valid_at >= span[end][0]
+            assert not span[end][1] or (e.invalid_at and e.invalid_at <= span[end][1])
+    g = nx.DiGraph((e.source_id, e.target_id) for e in pmap.edges if not e.invalid_at)
+    assert nx.dag_longest_path_length(g) >= 10
+
+
 def test_prerequisite_map_changes_over_time_and_has_lessons(pmap: prereqmap.PrereqMap) -> None:
     """Concepts and edges are added and dropped in 2019 and 2025; lessons cover most concepts."""
     assert {c.valid_at for c in pmap.concepts} >= {prereqmap.LATER, prereqmap.RECENT}
@@ -140,6 +160,24 @@ def test_template_files_share_no_template_or_wording() -> None:
     assert not {r["id"] for r in rows["dev"]} & {r["id"] for r in rows["test"]}
     assert not {r["text"] for r in rows["dev"]} & {r["text"] for r in rows["test"]}
     assert len(rows["dev"]) == len(rows["test"])
+
+
+@given(
+    groups=st.dictionaries(
+        st.text(min_size=1, max_size=5), st.sets(st.text(min_size=1, max_size=8), max_size=12), max_size=6
+    )
+)
+def test_split_deals_every_group_evenly_and_deterministically(groups: dict[str, set[str]]) -> None:
+    """Any templates grouped by intent: each template gets one split, each group's dev and test
+    sizes differ by at most one, and dealing again gives the same split."""
+    keyed = [(tid, group) for group, tids in groups.items() for tid in sorted(tids)]
+    keyed = list({tid: (tid, group) for tid, group in keyed}.values())  # an id is in one group
+    dealt = _builder().split_of(keyed)
+    assert dealt == _builder().split_of(list(reversed(keyed)))
+    assert set(dealt) == {tid for tid, _ in keyed}
+    for group in {g for _, g in keyed}:
+        sides = Counter(dealt[tid] for tid, g in keyed if g == group)
+        assert abs(sides["dev"] - sides["test"]) <= 1
 
 
 def test_split_is_the_one_the_builder_deals() -> None:
