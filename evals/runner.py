@@ -6,10 +6,11 @@
 Without ``--db`` a fresh temporary SQLite database is migrated and loaded with the bundled
 curriculum, or with ``--bundle DIR`` (a ``kg-bundle/1`` folder, e.g. ``evals/bundles/prereqmap``)
 instead; with ``--db`` any migrated database works (its own concepts; its questions file must
-name them). The report has a per-intent table and the failing phrasings (:mod:`evals.report`). ``--baseline`` picks systems among ``loop``, ``seed-only``, ``graphrag`` and
-``whole-graph`` (default: all four; ``whole-graph`` is skipped with a note above 2,000 edges).
-Every system sees the same questions and the same synthesizer. Scoring rules:
-:mod:`evals.metrics`; output files: :mod:`evals.report`.
+name them). The report has a per-intent table and the failing phrasings (:mod:`evals.report`).
+``--baseline`` picks systems among ``loop``, ``seed-only``, ``graphrag`` and ``whole-graph``
+(default: all four; ``whole-graph`` is skipped with a note above 2,000 edges). Every system sees
+the same questions and the same synthesizer. Scoring rules: :mod:`evals.metrics`; output files:
+:mod:`evals.report`.
 """
 
 from __future__ import annotations
