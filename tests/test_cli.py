@@ -86,6 +86,30 @@ def test_ask_text_shows_answer_and_evidence_grounding(initialised: str) -> None:
     assert "function_calling -prerequisite-> agent_orchestration" in out and "curriculum-team" in out
 
 
+def _edge_refs(out: str) -> list[str]:
+    return re.findall(r"^│ (e\d+)\b", out, re.M)
+
+
+def test_ask_text_shows_only_the_evidence_it_cites(initialised: str) -> None:
+    """By default the table lists exactly the cited edges and cited concepts, not all gathered."""
+    answer = json.loads(ok(initialised, "ask", QUESTION, "--format", "json").stdout)
+    out = ok(initialised, "ask", QUESTION).output
+    assert "Evidence cited" in out and "--evidence all" in out
+    assert sorted(_edge_refs(out)) == sorted(answer["cited_edges"])
+    assert len(answer["evidence"]["edges"]) > len(answer["cited_edges"])
+    for concept in answer["cited_concepts"]:
+        assert f"│ {concept['id']} " in out
+
+
+def test_ask_evidence_all_shows_everything_gathered(initialised: str) -> None:
+    """--evidence all lists every gathered edge and stars the cited ones."""
+    answer = json.loads(ok(initialised, "ask", QUESTION, "--format", "json").stdout)
+    out = ok(initialised, "ask", QUESTION, "--evidence", "all").output
+    assert len(_edge_refs(out)) == len(answer["evidence"]["edges"])
+    starred = re.findall(r"^│ (e\d+) \*", out, re.M)
+    assert sorted(starred) == sorted(answer["cited_edges"])
+
+
 def test_ask_json_is_the_answer_schema(initialised: str) -> None:
     """--format json prints an answer/1 object."""
     data = json.loads(ok(initialised, "ask", QUESTION, "--format", "json").stdout)
@@ -218,6 +242,27 @@ def test_eval_and_bench_are_delegated_or_clearly_unavailable(db: str) -> None:
         if importlib.util.find_spec(module) is None:
             result = kg(db, command)
             assert result.exit_code == 2 and "not available yet" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["bench", "--sizes", "1000,lots"], "--sizes"),
+        (["bench", "--sizes", "0"], "--sizes"),
+        (["eval", "--baseline", "oracle"], "oracle"),
+    ],
+)
+def test_eval_and_bench_refuse_bad_options_in_one_line(db: str, args: list[str], needle: str) -> None:
+    """`kg eval`/`kg bench` speak like every other command: one `error:` line and exit 2."""
+    result = kg(db, *args)
+    assert_one_line_error(result, needle)
+    assert result.exit_code == 2
+
+
+def test_eval_and_bench_help_lists_their_options(db: str) -> None:
+    """`kg eval --help` and `kg bench --help` are Typer help with the CI's options."""
+    assert "--limit" in ok(db, "eval", "--help").output and "--questions" in ok(db, "eval", "--help").output
+    assert "--sizes" in ok(db, "bench", "--help").output and "--out" in ok(db, "bench", "--help").output
 
 
 def test_first_ask_on_the_default_database_initialises_it(tmp_path: Path) -> None:
