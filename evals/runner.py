@@ -1,15 +1,17 @@
 """``kg eval``: run a question set against the planning loop and the baselines, score, report.
 
-    kg [--db URL] eval [--questions FILE] [--synthesizer offline|deepseek]
+    kg [--db URL] eval [--questions FILE] [--bundle DIR] [--synthesizer offline|deepseek]
                        [--baseline NAME ...] [--out DIR] [--limit N] [--record]
 
 The command line lives in :mod:`control_plane.surfaces.cli`; this module is what it calls
-(:func:`evaluate`, :func:`summary_lines`), callable from Python as well. Without ``--db`` a fresh temporary SQLite database is migrated and loaded with the bundled
-curriculum; with ``--db`` any migrated database works (its own concepts; its questions file must
-name them). ``--baseline`` picks systems among ``loop``, ``seed-only``, ``graphrag`` and
-``whole-graph`` (default: all four; ``whole-graph`` is skipped with a note above 2,000 edges).
-Every system sees the same questions and the same synthesizer. Scoring rules:
-:mod:`evals.metrics`; output files: :mod:`evals.report`.
+(:func:`evaluate`, :func:`summary_lines`), callable from Python as well. Without ``--db`` a fresh
+temporary SQLite database is migrated and loaded with the bundled curriculum, or with ``--bundle
+DIR`` (a ``kg-bundle/1`` folder, e.g. ``evals/bundles/prereqmap``) instead; with ``--db`` any
+migrated database works (its own concepts; its questions file must name them). The report has a
+per-intent table and the failing phrasings (:mod:`evals.report`). ``--baseline`` picks systems
+among ``loop``, ``seed-only``, ``graphrag`` and ``whole-graph`` (default: all four;
+``whole-graph`` is skipped with a note above 2,000 edges). Every system sees the same questions
+and the same synthesizer. Scoring rules: :mod:`evals.metrics`; output files: :mod:`evals.report`.
 """
 
 from __future__ import annotations
@@ -24,12 +26,19 @@ from pathlib import Path
 from typing import Any
 
 from data_plane.database import connect
-from data_plane.errors import KGError
+from data_plane.errors import InputError, KGError
 from data_plane.reads import GraphReader
 from evals.baselines import BASELINES, build_systems
 from evals.metrics import Response, Score, score, summarise
 from evals.questions import Question, load_questions
-from evals.report import markdown_table, plot_calibration, plot_f1_by_type, write_report
+from evals.report import (
+    failure_table,
+    intent_table,
+    markdown_table,
+    plot_calibration,
+    plot_f1_by_type,
+    write_report,
+)
 
 __all__ = ["MULTI_HOP", "Progress", "default_questions", "evaluate", "run_eval", "summary_lines"]
 
@@ -46,7 +55,9 @@ def default_questions() -> Path:
 
 
 @contextmanager
-def _database(url: str | None) -> Iterator[str]:
+def _database(url: str | None, bundle: Path | None = None) -> Iterator[str]:
+    """``url`` as given, or a fresh temporary SQLite loaded with ``bundle`` (default: the bundled
+    curriculum) through the real importer."""
     if url:
         yield url
         return
@@ -54,7 +65,16 @@ def _database(url: str | None) -> Iterator[str]:
 
     with tempfile.TemporaryDirectory(prefix="kg-eval-") as tmp:
         fresh = f"sqlite:///{tmp}/eval.sqlite3"
-        ensure_initialised(fresh)
+        ensure_initialised(fresh, load_curriculum=bundle is None)
+        if bundle is not None:
+            from data_plane.bundle import import_bundle
+            from data_plane.gateway import WriteGateway
+
+            engine = connect(fresh)
+            try:
+                import_bundle(WriteGateway(engine), bundle)
+            finally:
+                engine.dispose()
         yield fresh
 
 
@@ -112,7 +132,19 @@ def run_eval(
                     resp = system.run(q)
                 except KGError as exc:  # one bad question must not sink the run
                     resp = Response(abstained=True, error=f"{type(exc).__name__}: {exc}")
-                sc = score(q.id, q.type, q.concepts, q.abstain, resp)
+                except Exception as exc:  # a traceback: scored as a wrong answer (evals.metrics)
+                    resp = Response(abstained=False, error=f"{type(exc).__name__}: {exc}", crashed=True)
+                sc = score(
+                    q.id,
+                    q.type,
+                    q.concepts,
+                    q.abstain,
+                    resp,
+                    intent=q.asks,
+                    gold_lessons=q.lessons,
+                    match=q.match,
+                    time_window=q.time_window,
+                )
                 scores[system.name].append(sc)
                 results[system.name] = {
                     **sc.to_dict(),
@@ -121,6 +153,8 @@ def run_eval(
                     "text": resp.text,
                     "abstain_reason": resp.abstain_reason,
                     "error": resp.error,
+                    "cited_lessons": list(resp.lessons),
+                    "as_of_valid": resp.as_of_valid,
                     **resp.extra,
                 }
             rows.append({**q.to_dict(), "results": results})
@@ -130,6 +164,7 @@ def run_eval(
     finally:
         engine.dispose()
     types = sorted({q.type for q in questions})
+    intents = sorted({q.asks for q in questions})
     summary = {
         "overall": {name: summarise(sc) for name, sc in scores.items()},
         "answerable": {
@@ -138,6 +173,10 @@ def run_eval(
         "multi_hop": {name: summarise([s for s in sc if s.type in MULTI_HOP]) for name, sc in scores.items()},
         "by_type": {
             t: {name: summarise([s for s in sc if s.type == t]) for name, sc in scores.items()} for t in types
+        },
+        "by_intent": {
+            i: {name: summarise([s for s in sc if s.intent == i]) for name, sc in scores.items()}
+            for i in intents
         },
     }
     info = getattr(synthesizer, "info", None)
@@ -191,16 +230,11 @@ def _markdown(report: dict[str, Any]) -> str:
                 "| system |", "| type |", 1
             )
         )
+    for s in systems:
+        lines += ["", f"## Per intent: {s}", "", intent_table(summary["by_intent"], summary["overall"], s)]
     if "loop" in systems:
-        wrong = [q for q in report["questions"] if not q["results"]["loop"]["exact_match"]]
-        lines += ["", f"## Loop misses ({len(wrong)} not exact)", ""]
-        lines.append("| id | type | question | gold | cited / abstained |")
-        lines.append("|---|---|---|---|---|")
-        for q in wrong:
-            r = q["results"]["loop"]
-            got = f"abstained: {r['abstain_reason']}" if r["abstained"] else ", ".join(r["cited"])
-            gold = "(abstain)" if q["expect"]["abstain"] else ", ".join(q["expect"]["concepts"])
-            lines.append(f"| {q['id']} | {q['type']} | {q['question']} | {gold} | {got} |")
+        n, table = failure_table(report["questions"], "loop")
+        lines += ["", f"## Loop misses ({n} failing phrasings)", "", table]
     return "\n".join(lines) + "\n"
 
 
@@ -229,6 +263,7 @@ def evaluate(
     out: Path,
     questions: Path | None = None,
     db: str | None = None,
+    bundle: Path | None = None,
     synthesizer: str = "offline",
     baselines: Sequence[str] | None = None,
     limit: int | None = None,
@@ -245,7 +280,9 @@ def evaluate(
     if limit is not None:
         chosen = chosen[:limit]
     synth = _synthesizer(synthesizer)
-    with _database(db) as url:
+    if db and bundle:
+        raise InputError("give --db or --bundle, not both", field="bundle")
+    with _database(db, bundle) as url:
         report = run_eval(
             chosen,
             url=url,
@@ -254,6 +291,8 @@ def evaluate(
             record=record,
             progress=progress,
         )
+    report["meta"]["questions_file"] = str(questions or default_questions())
+    report["meta"]["bundle"] = None if bundle is None else str(bundle)
     out.mkdir(parents=True, exist_ok=True)
     report["meta"]["plots"] = _plots(report, out)
     write_report(out, report, markdown=_markdown(report))

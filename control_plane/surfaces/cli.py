@@ -858,6 +858,14 @@ def eval_(
         typer.Option("--questions", help="JSON Lines question set. Default: the bundled curriculum set."),
     ] = None,
     db: EvalsDbOpt = None,
+    bundle: Annotated[
+        Path | None,
+        typer.Option(
+            "--bundle",
+            help="A kg-bundle/1 folder (e.g. evals/bundles/prereqmap) loaded into the fresh temporary "
+            "database instead of the bundled curriculum. Not with --db.",
+        ),
+    ] = None,
     synthesizer: Annotated[
         SynthChoice, typer.Option("--synthesizer", help="Who answers.")
     ] = SynthChoice.offline,
@@ -889,6 +897,7 @@ def eval_(
             out=out,
             questions=questions,
             db=_evals_db(ctx, db),
+            bundle=bundle,
             synthesizer=synthesizer.value,
             baselines=baseline,
             limit=limit,
