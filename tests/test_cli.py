@@ -322,3 +322,14 @@ def test_readme_commands_run(tmp_path: Path) -> None:
         assert result.exit_code == 0, f"{command}\n{result.output}"
         if argv[:2] == ["token", "create"]:
             token_id = re.search(r"token_id: (\w+)", result.stdout).group(1)  # type: ignore[union-attr]
+
+
+def test_import_draws_progress_on_a_terminal_and_keeps_stdout_clean(db: str) -> None:
+    """On a terminal `kg import` draws its bar on stderr; stdout is still exactly the JSON report."""
+    bundle = str(ROOT / "docs" / "examples" / "retrieval-unit")
+    drawn = CliRunner().invoke(app, ["--db", db, "import", bundle], env={**ENV, "FORCE_COLOR": "1"})
+    assert drawn.exit_code == 0, drawn.output
+    assert json.loads(drawn.stdout)["new_versions"] == 18
+    assert "importing" in drawn.stderr
+    quiet = CliRunner().invoke(app, ["--db", db, "import", bundle], env=ENV)
+    assert quiet.exit_code == 0 and quiet.stderr == ""

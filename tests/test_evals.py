@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from sqlalchemy.engine import Engine
 from typer.testing import CliRunner
 
 from control_plane.surfaces.cli import app
@@ -175,6 +176,31 @@ def test_eval_runs_every_system_on_an_imported_database(database_url: str, tmp_p
     }
     assert len(report["questions"]) == 10 and (tmp_path / "out" / "f1_by_type.png").exists()
     assert report["summary"]["overall"]["loop"]["f1"] is not None
+
+
+def test_eval_reports_progress_question_by_question(engine: Engine) -> None:
+    """run_eval tells its progress callback (done, total, question id) before each question and at the end."""
+    from control_plane.synthesizers.offline import OfflineSynthesizer
+    from data_plane.bundle import import_bundle
+    from evals.runner import default_questions, run_eval
+
+    import_bundle(WriteGateway(engine), ROOT / "data_plane" / "curriculum")
+    questions = load_questions(default_questions())[:3]
+    calls: list[tuple[int, int, str]] = []
+    url = engine.url.render_as_string(hide_password=False)
+    run_eval(
+        questions,
+        url=url,
+        synthesizer=OfflineSynthesizer(),
+        systems=["loop"],
+        progress=lambda done, total, what: calls.append((done, total, what)),
+    )
+    assert calls == [
+        (0, 3, questions[0].id),
+        (1, 3, questions[1].id),
+        (2, 3, questions[2].id),
+        (3, 3, "scored"),
+    ]
 
 
 def test_bench_smoke_measures_the_loop_at_1000_edges(tmp_path: Path) -> None:
