@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from control_plane.surfaces import pictures
@@ -347,6 +347,11 @@ def test_large_pictures_collapse_by_stage() -> None:
     assert cards == [str(k) for k in range(1, n + 1)]
     assert page.count('<details class="stage"') == n
     assert 'id="cited-stage1"' in page and 'id="cited"' not in page
+    stage3 = page[page.index('id="cited-stage3"') :]
+    stage3 = stage3[: stage3.index("</svg>")]
+    assert re.search(
+        r'class="node cited faded" data-id="k001".*?<tspan[^>]*>\(stage 2\)</tspan>', stage3, re.S
+    )
     small = pictures.to_html(_chain(LARGE))
     assert 'class="stage-card"' not in small and 'id="cited"' in small
 
@@ -402,3 +407,16 @@ def _reaches(pairs: set[tuple[str, str]], start: str, goal: str) -> bool:
                 seen.add(d)
                 todo.append(d)
     return False
+
+
+@needs_dot
+@settings(max_examples=20, deadline=None)
+@given(st.text(max_size=40), st.text(max_size=40))
+def test_any_text_is_escaped_everywhere(name: str, reason: str) -> None:
+    """Whatever a concept's name or an edge's reason holds, no tag of it reaches the page raw."""
+    a = answer()
+    a["evidence"]["concepts"][1]["name"] = name + "<x-injected a='1'>"
+    a["evidence"]["edges"][0]["grounding"]["reason"] = reason + '"><x-injected>'
+    page = pictures.to_html(a)
+    assert "<x-injected" not in page
+    assert page.count("&lt;x-injected") >= 3

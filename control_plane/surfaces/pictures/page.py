@@ -64,7 +64,7 @@ _CSS: Final = (
     "table{border-collapse:collapse;font-size:.88rem;margin:.5rem 0}"
     "th,td{border:1px solid #d1d5db;padding:.3rem .5rem;text-align:left;vertical-align:top}"
     "th{background:#f3f4f6}td.reason{min-width:18rem;max-width:34rem}td.evidence{font-family:monospace;"
-    "font-size:.8rem;max-width:22rem;overflow-wrap:anywhere}.id{color:#6b7280;font-size:.8rem}"
+    "font-size:.8rem;min-width:12rem;max-width:22rem;overflow-wrap:anywhere}td.validity{white-space:nowrap;font-size:.8rem}.id{color:#6b7280;font-size:.8rem}"
     "ol.stages{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:.75rem;align-items:flex-start}"
     ".stage-card{border:1.5px solid #0369a1;background:#f0f9ff;border-radius:7px;padding:.4rem .6rem;"
     "width:14rem;font-size:.85rem}.stage-card ul{margin:.3rem 0 0;padding-left:1rem}"
@@ -276,13 +276,12 @@ def _grounding_cells(item: Mapping[str, Any]) -> str:
     return (
         f'<td class="confidence">{_esc(g.get("confidence"))}</td><td class="reason">{_esc(g.get("reason"))}</td>'
         f'<td class="source">{_esc(g.get("source"))}</td><td class="evidence">{_esc(evidence)}</td>'
-        f'<td class="valid">{_esc(valid)}</td><td class="recorded">{_esc(recorded)}</td>'
+        f'<td class="validity"><span class="valid">valid {_esc(valid)}</span><br>'
+        f'<span class="recorded">recorded {_esc(recorded)}</span></td>'
     )
 
 
-_HEAD: Final = (
-    "<th>confidence</th><th>reason</th><th>source</th><th>evidence</th><th>valid</th><th>recorded</th>"
-)
+_HEAD: Final = "<th>confidence</th><th>reason</th><th>source</th><th>evidence</th><th>validity</th>"
 
 
 def _tables(answer: Answer) -> str:
@@ -353,7 +352,7 @@ def _lessons(answer: Answer, names: Mapping[str, str]) -> str:
         grounded = next((r for r in records if r.get("grounding")), None)
         lesson = f'<a href="{_esc(url)}">{_esc(title)}</a>' if url else _esc(title)
         covers = ", ".join(_esc(names.get(c, c)) for c in concepts) or "—"
-        cells = _grounding_cells(grounded) if grounded else '<td colspan="6">—</td>'
+        cells = _grounding_cells(grounded) if grounded else '<td colspan="5">—</td>'
         rows.append(
             f'<tr data-lesson="{_esc(lid)}"><td class="statement">{lesson} <span class="id">{_esc(lid)}</span></td>'
             f"<td>{covers}</td>{cells}</tr>"

@@ -236,7 +236,8 @@ def stage_links(scene: Scene, stage: Mapping[str, int]) -> dict[int, dict[int, i
 
 
 def stage_scene(scene: Scene, stage: Mapping[str, int], k: int) -> Scene:
-    """Stage ``k``'s concepts, the edges that reach them, and those edges' other ends faded."""
+    """Stage ``k``'s concepts, the edges that reach them, and those edges' other ends faded and
+    marked with their own stage."""
     members = {n.id for n in scene.nodes if stage[n.id] == k}
     edges = []
     for e in scene.edges:
@@ -245,5 +246,9 @@ def stage_scene(scene: Scene, stage: Mapping[str, int], k: int) -> Scene:
         if into_stage:
             edges.append(e)
     ends = members | {x for e in edges for x in (e.source, e.target)}
-    nodes = tuple(n if n.id in members else replace(n, faded=True) for n in scene.nodes if n.id in ends)
+    nodes = tuple(
+        n if n.id in members else replace(n, faded=True, lines=(*n.lines, f"(stage {stage[n.id] + 1})"))
+        for n in scene.nodes
+        if n.id in ends
+    )
     return Scene(f"{scene.name}-stage{k + 1}", nodes, tuple(edges))
