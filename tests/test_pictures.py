@@ -205,6 +205,11 @@ def test_abstention_page_shows_the_reason() -> None:
     )
     page = pictures.to_html(a)
     assert "Abstained: no concept matched &lt;b&gt;" in page
+    assert '<details id="all-evidence" open>' in page
+    a["evidence"] = {"seeds": [], "concepts": [], "edges": []}
+    a["seeds"] = []
+    empty = pictures.to_html(a)
+    assert "cites no concept" in empty and "all-evidence" not in empty and "<svg" not in empty
 
 
 # ---------------------------------------------------------------------------------------------

@@ -225,6 +225,9 @@ def _legend() -> str:
 
 def _pictures(answer: Answer, dot: str) -> str:
     cited = cited_scene(answer)
+    if not cited.edges and all(n.kind == "seed" for n in cited.nodes):
+        # Seeds alone are not something the answer rests on (an abstention, say).
+        cited = Scene(cited.name, (), ())
     full = evidence_scene(answer)
     others = sum(1 for e in full.edges if not e.cited)
     out = [
@@ -238,7 +241,7 @@ def _pictures(answer: Answer, dot: str) -> str:
             out.append(_picture(cited, caption="the cited evidence", dot=dot))
         else:
             out.append('<p class="note">The answer cites no concept or edge.</p>')
-        if others or not cited.nodes:
+        if full.nodes and (others or not cited.nodes):
             summary = (
                 f"All gathered evidence: {len(full.nodes)} concepts and {len(full.edges)} edges "
                 f"({others} edges not cited, faded)"
