@@ -308,10 +308,14 @@ def test_lessons_the_answer_names_are_listed_with_links() -> None:
 
 def test_page_without_graphviz_says_so_and_keeps_the_tables(tmp_path: Path) -> None:
     """If dot is missing the page is still whole: a note saying why there is no picture and how to
-    get one, and the grounding tables."""
+    get one, every gathered concept and edge as text, and the grounding tables."""
     page = pictures.to_html(answer(), dot=str(tmp_path / "no-such-dot"))
     assert "<svg" not in page and "No picture: Graphviz" in page and "apt-get install graphviz" in page
     assert '<tr data-edge="e10">' in page and page.rstrip().endswith("</html>")
+    listed = page[page.index('<details id="all-evidence" open>') : page.index("</details>")]
+    for item in ("agent_orchestration", "function_calling", "rag", "bad", "e10", "e11", "e12"):
+        assert f'data-id="{item}"' in listed
+    assert "RAG <b>builds on</b> Function calling" in listed and "&lt;script&gt;" in listed
 
 
 def test_page_when_graphviz_fails_says_so(tmp_path: Path) -> None:

@@ -255,10 +255,32 @@ def _pictures(answer: Answer, dot: str) -> str:
         log.warning("evidence_picture_unavailable", reason=exc.reason)
         out = out[:2]
         out.append(
-            f'<p class="note" role="note">No picture: {_esc(exc.reason)}. The tables below hold the same '
-            "evidence.</p>"
+            f'<p class="note" role="note">No picture: {_esc(exc.reason)}. The gathered evidence is listed '
+            "instead, and the tables below hold the grounding of what the answer cites.</p>"
         )
+        out.append(_evidence_list(full))
     return "".join(out)
+
+
+def _evidence_list(scene: Scene) -> str:
+    """The evidence as text, for a page without pictures: concepts, then edges as statements."""
+    names = {n.id: " ".join(n.lines) for n in scene.nodes}
+    concepts = "".join(
+        f'<li class="{n.kind}" data-id="{_esc(n.id)}">{_esc(names[n.id])} <span class="id">{_esc(n.id)} · '
+        f"{n.kind}</span></li>"
+        for n in scene.nodes
+    )
+    edges = "".join(
+        f'<li class="{"cited" if e.cited else "evidence"}" data-id="{_esc(e.id)}">'
+        f"{_esc(names.get(e.source, e.source))} <b>{_esc(e.label)}</b> {_esc(names.get(e.target, e.target))}"
+        f"{' (cited)' if e.cited else ''}</li>"
+        for e in scene.edges
+    )
+    return (
+        f'<details id="all-evidence" open><summary>All gathered evidence: {len(scene.nodes)} concepts and '
+        f'{len(scene.edges)} edges</summary><ul class="evidence-list">{concepts}</ul>'
+        f'<ul class="evidence-list">{edges}</ul></details>'
+    )
 
 
 # ---------------------------------------------------------------------------------------------
