@@ -64,7 +64,7 @@ _CSS: Final = (
     "table{border-collapse:collapse;font-size:.88rem;margin:.5rem 0}"
     "th,td{border:1px solid #d1d5db;padding:.3rem .5rem;text-align:left;vertical-align:top}"
     "th{background:#f3f4f6}td.reason{min-width:18rem;max-width:34rem}td.evidence{font-family:monospace;"
-    "font-size:.8rem;min-width:12rem;max-width:22rem;overflow-wrap:anywhere}td.validity{white-space:nowrap;font-size:.8rem}.id{color:#6b7280;font-size:.8rem}"
+    "font-size:.8rem;min-width:12rem;max-width:22rem;overflow-wrap:anywhere}td.validity{min-width:13rem;font-size:.8rem;overflow-wrap:anywhere}td.source{min-width:7rem}.id{color:#6b7280;font-size:.8rem;overflow-wrap:anywhere}"
     "ol.stages{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:.75rem;align-items:flex-start}"
     ".stage-card{border:1.5px solid #0369a1;background:#f0f9ff;border-radius:7px;padding:.4rem .6rem;"
     "width:14rem;font-size:.85rem}.stage-card ul{margin:.3rem 0 0;padding-left:1rem}"
