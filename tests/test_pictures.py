@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -429,3 +430,13 @@ def test_any_text_is_escaped_everywhere(name: str, reason: str) -> None:
     page = pictures.to_html(a)
     assert "<x-injected" not in page
     assert page.count("&lt;x-injected") >= 3
+
+
+@needs_dot
+def test_dot_output_is_valid_graphviz() -> None:
+    """Graphviz itself accepts the DOT text (hostile names included) and draws every edge."""
+    proc = subprocess.run(
+        ["dot", "-Tsvg"], input=pictures.to_dot(answer()), capture_output=True, text=True, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.count('class="edge"') == 3 and "&lt;script&gt;" in proc.stdout
