@@ -253,7 +253,7 @@ def _pictures(answer: Answer, dot: str) -> str:
             )
     except LayoutUnavailable as exc:
         log.warning("evidence_picture_unavailable", reason=exc.reason)
-        out = out[:2]
+        out = out[:1]
         out.append(
             f'<p class="note" role="note">No picture: {_esc(exc.reason)}. The gathered evidence is listed '
             "instead, and the tables below hold the grounding of what the answer cites.</p>"
