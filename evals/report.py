@@ -10,7 +10,8 @@
 
 A ``Summary`` is :func:`evals.metrics.summarise` (n, precision, recall, f1, exact_match,
 evidence_recall, abstention_precision, abstention_recall, coverage, selective_accuracy, ece,
-mean_rounds, mean_llm_calls, mean_prompt_tokens, mean_completion_tokens, mean_latency_ms, ...).
+mean_rounds, mean_llm_calls, mean_prompt_tokens, mean_completion_tokens, mean_reasoning_tokens,
+cache_hit_rate, mean_cost_usd, total_cost_usd, mean_latency_ms, ...).
 """
 
 from __future__ import annotations
@@ -39,6 +40,9 @@ COLUMNS = (
     ("mean_llm_calls", "LLM calls"),
     ("mean_prompt_tokens", "prompt tok"),
     ("mean_completion_tokens", "compl. tok"),
+    ("mean_reasoning_tokens", "reason. tok"),
+    ("cache_hit_rate", "cache hit"),
+    ("total_cost_usd", "cost USD"),
     ("mean_latency_ms", "latency ms"),
 )
 
@@ -56,13 +60,20 @@ def fmt(value: Any) -> str:
     return str(value)
 
 
+def _cell(key: str, value: Any) -> str:
+    # Dollar figures of a run are fractions of a cent per question: show them to the micro-dollar.
+    if key.endswith("_usd") and isinstance(value, float):
+        return f"{value:.6f}"
+    return fmt(value)
+
+
 def markdown_table(
     rows: Sequence[tuple[str, Mapping[str, Any]]], columns: Sequence[tuple[str, str]] = COLUMNS
 ) -> str:
     """A Markdown table: one row per (label, summary)."""
     head = "| system | " + " | ".join(title for _, title in columns) + " |"
     rule = "|---|" + "---|" * len(columns)
-    body = [f"| {label} | " + " | ".join(fmt(s.get(k)) for k, _ in columns) + " |" for label, s in rows]
+    body = [f"| {label} | " + " | ".join(_cell(k, s.get(k)) for k, _ in columns) + " |" for label, s in rows]
     return "\n".join([head, rule, *body])
 
 

@@ -698,7 +698,13 @@ def audit_answers(
     for v in versions:
         p = v.content["payload"]
         verdict = "abstained" if p.get("abstained") else f"answered ({p.get('confidence', 0):.2f})"
-        typer.echo(f"{v.key_text}  {_fmt(v.stamp.recorded_at)}  {verdict}  {p.get('question')}")
+        # Answers recorded before reasoning/cache/cost were kept read those as 0.
+        usage = (
+            f"tokens {p.get('prompt_tokens', 0)}+{p.get('completion_tokens', 0)} "
+            f"(reasoning {p.get('reasoning_tokens', 0)}, cache hit {p.get('cache_hit_tokens', 0)}) "
+            f"${p.get('cost_usd', 0.0):.6f}"
+        )
+        typer.echo(f"{v.key_text}  {_fmt(v.stamp.recorded_at)}  {verdict}  {usage}  {p.get('question')}")
 
 
 @audit_app.command("replay")
