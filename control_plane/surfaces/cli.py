@@ -757,7 +757,20 @@ def token_list(ctx: typer.Context) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# serve, eval, bench
+# doctor, serve, eval, bench
+
+
+@app.command("doctor")
+def doctor(ctx: typer.Context) -> None:
+    """Check the database, the model configuration and, with a key, the gateway (no secrets shown).
+
+    Exits 1 when any check fails."""
+    from control_plane.surfaces.doctor import run_doctor
+
+    report = run_doctor(os.environ, database_url=(ctx.find_root().obj or {}).get("db"))
+    for line in report.lines():
+        typer.echo(line)
+    raise typer.Exit(0 if report.ok else 1)
 
 
 @app.command()
