@@ -20,6 +20,14 @@ KG_LLM_CONTEXT_WINDOW          the model's context window in tokens (explicit, n
 KG_LLM_MAX_TOKENS              completion token limit (reasoning tokens count against it)      2048 (8192 when thinking)
 =============================  ==============================================================  =======================
 
+Serving (``kg serve``, the HTTP app; see ``ServingSettings``):
+
+=============================  ==============================================================  =======================
+KG_API_ASK_RATE_PER_MIN        /ask requests per minute per token (or client address); 0: off  10 (burst 10)
+KG_API_MODEL_CALLS_PER_MIN     model calls per minute for the whole server; 0: off             60
+KG_API_READS_REQUIRE_TOKEN     ``1``: reads (and /ask) need a token                            0
+=============================  ==============================================================  =======================
+
 Egress goes to exactly one gateway: DeepSeek itself, a Cloudflare AI Gateway in front of it, or
 (tests only) a loopback fake. A second base URL in the environment (``OPENAI_BASE_URL``,
 ``OPENAI_API_BASE``, ``DEEPSEEK_BASE_URL``) that differs from it is refused at start-up rather than
@@ -45,9 +53,12 @@ __all__ = [
     "RETIRED_MODELS",
     "LLMSettings",
     "Secret",
+    "ServingSettings",
     "Settings",
     "SynthesizerName",
     "Thinking",
+    "exposure_problem",
+    "is_loopback",
 ]
 
 SynthesizerName = Literal["offline", "deepseek"]
@@ -332,6 +343,101 @@ class Settings:
             synthesizer=cast(SynthesizerName, synthesizer),
             llm=llm,
         )
+
+
+DEFAULT_ASK_RATE_PER_MIN: Final = 10.0
+DEFAULT_MODEL_CALLS_PER_MIN: Final = 60.0
+RATE_LIMIT: Final = 100_000.0
+
+
+@dataclass(frozen=True)
+class ServingSettings:
+    """What keeps a served API from running up an unbounded model bill, on by default.
+
+    ``ask_rate_per_min``: /ask requests per minute per bearer token (or per client address), with a
+    burst of as many; ``model_calls_per_min``: model calls per minute for the whole server (every
+    client together; the offline synthesizer is not counted). 0 turns either off."""
+
+    ask_rate_per_min: float = DEFAULT_ASK_RATE_PER_MIN
+    model_calls_per_min: float = DEFAULT_MODEL_CALLS_PER_MIN
+    reads_require_token: bool = False
+
+    def __post_init__(self) -> None:
+        for name, var in (
+            ("ask_rate_per_min", "KG_API_ASK_RATE_PER_MIN"),
+            ("model_calls_per_min", "KG_API_MODEL_CALLS_PER_MIN"),
+        ):
+            value = getattr(self, name)
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, int | float)
+                or not math.isfinite(value)
+                or not 0 <= value <= RATE_LIMIT
+            ):
+                raise ConfigurationError(
+                    f"{var} must be a number of requests per minute in [0, {RATE_LIMIT:g}] (0: off), got {value!r}"
+                )
+            object.__setattr__(self, name, float(value))
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> ServingSettings:
+        def text(var: str) -> str | None:
+            value = env.get(var)
+            return value.strip() if value is not None and value.strip() else None
+
+        flag = (text("KG_API_READS_REQUIRE_TOKEN") or "0").lower()
+        if flag not in ("0", "1", "true", "false", "yes", "no"):
+            raise ConfigurationError(f"KG_API_READS_REQUIRE_TOKEN must be 0 or 1, got {flag!r}")
+        return cls(
+            ask_rate_per_min=_number(
+                "KG_API_ASK_RATE_PER_MIN", text("KG_API_ASK_RATE_PER_MIN"), DEFAULT_ASK_RATE_PER_MIN, float
+            ),
+            model_calls_per_min=_number(
+                "KG_API_MODEL_CALLS_PER_MIN",
+                text("KG_API_MODEL_CALLS_PER_MIN"),
+                DEFAULT_MODEL_CALLS_PER_MIN,
+                float,
+            ),
+            reads_require_token=flag in ("1", "true", "yes"),
+        )
+
+    def describe(self, host: str, port: int) -> list[str]:
+        """What a server bound to ``host:port`` exposes, one line each (for `kg serve` to print)."""
+
+        def rate(value: float, what: str) -> str:
+            return f"{value:g} {what}" if value else "UNLIMITED (0)"
+
+        reads = "need a token" if self.reads_require_token else "open to anyone who can connect"
+        return [
+            f"serving on http://{host}:{port} ({'loopback only' if is_loopback(host) else 'reachable from the network'})",
+            f"POST /ask and reads (/concepts, /edges, /snapshot, /answers ...): {reads}",
+            "writes: need a write token (kg token create NAME --scope write)",
+            f"/ask limit: {rate(self.ask_rate_per_min, 'per minute per token or client address')}",
+            f"model calls: {rate(self.model_calls_per_min, 'per minute for the whole server')}",
+        ]
+
+
+def is_loopback(host: str) -> bool:
+    """Whether binding ``host`` keeps the server on this machine."""
+    import ipaddress
+
+    name = host.strip().strip("[]").lower()
+    if name == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False  # a host name or 0.0.0.0-like wildcard: assume reachable
+
+
+def exposure_problem(host: str, serving: ServingSettings, *, expose: bool) -> str | None:
+    """Why binding ``host`` must not go ahead without ``--expose``, or None when it may."""
+    if is_loopback(host) or serving.reads_require_token or expose:
+        return None
+    return (
+        f"refusing to serve on {host}: /ask and every read would be open to anyone who can reach it; "
+        "set KG_API_READS_REQUIRE_TOKEN=1 (and give clients read tokens), or pass --expose to serve it open"
+    )
 
 
 def _number(var: str, raw: str | None, default: float, kind: type[int] | type[float]) -> Any:

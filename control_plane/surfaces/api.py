@@ -32,9 +32,14 @@ from pydantic import BaseModel, Field, field_validator
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from control_plane.settings import Settings
-from control_plane.surfaces.ratelimit import RateLimiter
-from control_plane.surfaces.runtime import Runtime
+from control_plane.settings import (
+    DEFAULT_ASK_RATE_PER_MIN,
+    DEFAULT_MODEL_CALLS_PER_MIN,
+    ServingSettings,
+    Settings,
+)
+from control_plane.surfaces.ratelimit import ModelCallCap, RateLimiter, cap_synthesizer
+from control_plane.surfaces.runtime import Runtime, build_synthesizer
 from data_plane.errors import (
     ConcurrentWrite,
     ConfigurationError,
@@ -63,25 +68,25 @@ ASGIApp = Callable[
 
 @dataclass(frozen=True)
 class ApiConfig:
-    """HTTP-only settings: whether reads need a token, and the request body limit."""
+    """HTTP-only settings: whether reads need a token, the request body limit, and the rate limits
+    (on by default; see ``control_plane.settings.ServingSettings``)."""
 
     reads_require_token: bool = False
     max_body_bytes: int = 64 * 1024
     # /ask requests per minute per token (or per client address); 0 means unlimited.
-    ask_rate_per_min: float = 0.0
+    ask_rate_per_min: float = DEFAULT_ASK_RATE_PER_MIN
     rate_clock: Callable[[], float] = time.monotonic
+    # Model calls per minute for the whole server; 0 means unlimited.
+    model_calls_per_min: float = DEFAULT_MODEL_CALLS_PER_MIN
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> "ApiConfig":
-        flag = env.get("KG_API_READS_REQUIRE_TOKEN", "").strip().lower()
-        if flag not in ("", "0", "1", "true", "false", "yes", "no"):
-            raise ConfigurationError(f"KG_API_READS_REQUIRE_TOKEN must be 0 or 1, got {flag!r}")
-        rate_text = env.get("KG_API_ASK_RATE_PER_MIN", "").strip() or "0"
-        try:
-            rate = float(rate_text)
-        except ValueError:
-            raise ConfigurationError(f"KG_API_ASK_RATE_PER_MIN must be a number, got {rate_text!r}") from None
-        return cls(reads_require_token=flag in ("1", "true", "yes"), ask_rate_per_min=rate)
+        serving = ServingSettings.from_env(env)
+        return cls(
+            reads_require_token=serving.reads_require_token,
+            ask_rate_per_min=serving.ask_rate_per_min,
+            model_calls_per_min=serving.model_calls_per_min,
+        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -362,6 +367,12 @@ def create_app(
     # -- ask -----------------------------------------------------------------------------------
 
     limiter = RateLimiter(cfg.ask_rate_per_min, clock=cfg.rate_clock) if cfg.ask_rate_per_min else None
+    # One budget of model calls for the whole server, in front of the synthesizer (not offline ones).
+    cap = ModelCallCap(cfg.model_calls_per_min, clock=cfg.rate_clock) if cfg.model_calls_per_min else None
+    if cap is not None:
+        synth = rt.synthesizer or build_synthesizer(rt.settings)
+        rt.synthesizer = cap_synthesizer(synth, cap)
+        cap = None if rt.synthesizer is synth else cap
 
     @app.post("/ask", tags=["ask"])
     async def ask(body: AskIn, _t: Reader, request: Request) -> dict[str, Any]:
@@ -382,6 +393,13 @@ def create_app(
                     "too many /ask requests for this token; retry later",
                     headers={"Retry-After": str(math.ceil(wait))},
                 )
+
+        if cap is not None and (spent := cap.wait()) > 0:
+            raise HTTPException(
+                429,
+                "this server's model budget (KG_API_MODEL_CALLS_PER_MIN) is spent; retry later",
+                headers={"Retry-After": str(math.ceil(spent))},
+            )
 
         as_of = ensure_utc(body.as_of, field="as_of") if body.as_of else None
         known_at = ensure_utc(body.known_at, field="known_at") if body.known_at else None

@@ -778,13 +778,24 @@ def serve(
     ctx: typer.Context,
     host: Annotated[str, typer.Option("--host")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", min=1, max=65535)] = 8000,
+    expose: Annotated[
+        bool, typer.Option("--expose", help="Serve open reads and /ask on a non-loopback address.")
+    ] = False,
 ) -> None:
-    """Serve the HTTP API (OpenAPI docs at /docs)."""
+    """Serve the HTTP API (OpenAPI docs at /docs). A non-loopback --host needs read tokens
+    (KG_API_READS_REQUIRE_TOKEN=1) or --expose; what is exposed is printed first."""
     import uvicorn
 
+    from control_plane.settings import ServingSettings, exposure_problem
     from control_plane.surfaces.api import ApiConfig, create_app
 
     settings = _settings(ctx)
+    serving = ServingSettings.from_env(os.environ)
+    problem = exposure_problem(host, serving, expose=expose)
+    if problem is not None:
+        _fail(problem, code=2)
+    for line in serving.describe(host, port):
+        typer.echo(line, err=True)
     _configure_logging(json_events=True)
     uvicorn.run(
         create_app(settings, config=ApiConfig.from_env(os.environ)), host=host, port=port, log_config=None
