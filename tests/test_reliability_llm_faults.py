@@ -427,3 +427,44 @@ def test_a_multi_round_question_hits_the_prefix_cache(graph_db: str) -> None:
     payload = answer.to_dict()
     assert payload["cache_hit_tokens"] == answer.cache_hit_tokens and payload["cost_usd"] > 0
     assert all({"cache_hit_tokens", "cost_usd", "reasoning_tokens"} <= set(r) for r in payload["rounds"])
+
+
+def test_the_worked_example_over_four_rounds_reuses_the_cache(tmp_path: Path) -> None:
+    """On the bundled curriculum, a question the model never settles runs 4 rounds; every round after
+    the first reuses the previous prompt's stable prefix, and the recorded cost is below the uncached one."""
+    from control_plane.planning.graph_store import SQLPropertyGraphStore
+    from control_plane.surfaces.runtime import ensure_initialised
+    from data_plane import connect
+
+    url = f"sqlite:///{tmp_path}/kg.sqlite3"
+    ensure_initialised(url)
+    engine = connect(url)
+    unsure = draft(
+        confidence=0.3,
+        concept_ids=[],
+        missing="more",
+        next_focus={"relations": ["prerequisite"], "concept_ids": [], "text": ""},
+    )
+    question = "What must a learner master before agent orchestration, and which of those concepts does RAG build on?"
+    with FakeDeepSeek(prefix_cache=True) as fake:
+        fake.enqueue(*(Reply(body=completion(unsure, completion_tokens=60)),) * REQUEST_BOUND)
+        settings = LLMSettings(api_key=Secret(API_KEY), base_url=fake.url, max_retries=0)
+        reader = GraphReader(engine)
+        answer = Planner(reader, DeepSeekSynthesizer(settings), store=SQLPropertyGraphStore(reader)).ask(
+            question, record=False
+        )
+    engine.dispose()
+    assert [r.llm_calls for r in answer.rounds] == [1, 1, 1, 1]
+    assert all(r.cache_hit_tokens > 0 for r in answer.rounds[1:])
+    later = answer.rounds[1:]
+    later_rate = sum(r.cache_hit_tokens for r in later) / sum(r.prompt_tokens for r in later)
+    price = settings.price
+    uncached = (answer.prompt_tokens * price.cache_miss + answer.completion_tokens * price.output) / 1e6
+    summary = (
+        f"4 rounds, prompt tokens {[r.prompt_tokens for r in answer.rounds]}, cache hits "
+        f"{[r.cache_hit_tokens for r in answer.rounds]}: {answer.cache_hit_tokens / answer.prompt_tokens:.1%} "
+        f"overall, {later_rate:.1%} after round 1; cost ${answer.cost_usd:.6f} vs ${uncached:.6f} uncached"
+    )
+    print(summary)
+    record_figures("prefix_cache_worked_example", summary)
+    assert later_rate >= 0.4 and answer.cost_usd < uncached
