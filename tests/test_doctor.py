@@ -141,7 +141,7 @@ def test_a_schema_behind_head_is_a_failure(tmp_path: Path) -> None:
 
 def test_bad_configuration_is_a_failed_check_and_the_rest_still_runs(db: str) -> None:
     """A retired model name fails the configuration check; the database is still checked."""
-    report = run_doctor({"KG_DEEPSEEK_MODEL": "deepseek-chat"}, database_url=db)
+    report = run_doctor({"KG_DEEPSEEK_MODEL": "deepseek-chat", "KG_DATABASE_URL": db})
     names = {c.name: c.status for c in report.checks}
     assert names["configuration"] == "fail" and names["schema"] == "ok" and not report.ok
 

@@ -228,7 +228,13 @@ def run_doctor(
     except ConfigurationError as exc:
         settings = None
         checks.append(Check("configuration", "fail", str(exc)))
-    url = (settings.database_url if settings else None) or database_url or default_database_url()
+    # Even when the rest of the environment is refused, check the database it names.
+    url = (
+        (settings.database_url if settings else None)
+        or database_url
+        or env.get("KG_DATABASE_URL", "").strip()
+        or default_database_url()
+    )
     checks += check_database(url)
     if settings is not None:
         checks += check_synthesizer(settings)
