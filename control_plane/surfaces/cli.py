@@ -745,7 +745,13 @@ def audit_answers(
     for v in versions:
         p = v.content["payload"]
         verdict = "abstained" if p.get("abstained") else f"answered ({p.get('confidence', 0):.2f})"
-        typer.echo(f"{v.key_text}  {_fmt(v.stamp.recorded_at)}  {verdict}  {p.get('question')}")
+        # Answers recorded before reasoning/cache/cost were kept read those as 0.
+        usage = (
+            f"tokens {p.get('prompt_tokens', 0)}+{p.get('completion_tokens', 0)} "
+            f"(reasoning {p.get('reasoning_tokens', 0)}, cache hit {p.get('cache_hit_tokens', 0)}) "
+            f"${p.get('cost_usd', 0.0):.6f}"
+        )
+        typer.echo(f"{v.key_text}  {_fmt(v.stamp.recorded_at)}  {verdict}  {usage}  {p.get('question')}")
 
 
 @audit_app.command("replay")
@@ -798,7 +804,20 @@ def token_list(ctx: typer.Context) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# serve, eval, bench
+# doctor, serve, eval, bench
+
+
+@app.command("doctor")
+def doctor(ctx: typer.Context) -> None:
+    """Check the database, the model configuration and, with a key, the gateway (no secrets shown).
+
+    Exits 1 when any check fails."""
+    from control_plane.surfaces.doctor import run_doctor
+
+    report = run_doctor(os.environ, database_url=(ctx.find_root().obj or {}).get("db"))
+    for line in report.lines():
+        typer.echo(line)
+    raise typer.Exit(0 if report.ok else 1)
 
 
 @app.command()
@@ -806,13 +825,24 @@ def serve(
     ctx: typer.Context,
     host: Annotated[str, typer.Option("--host")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", min=1, max=65535)] = 8000,
+    expose: Annotated[
+        bool, typer.Option("--expose", help="Serve open reads and /ask on a non-loopback address.")
+    ] = False,
 ) -> None:
-    """Serve the HTTP API (OpenAPI docs at /docs)."""
+    """Serve the HTTP API (OpenAPI docs at /docs). A non-loopback --host needs read tokens
+    (KG_API_READS_REQUIRE_TOKEN=1) or --expose; what is exposed is printed first."""
     import uvicorn
 
+    from control_plane.settings import ServingSettings, exposure_problem
     from control_plane.surfaces.http import ApiConfig, create_app
 
     settings = _settings(ctx)
+    serving = ServingSettings.from_env(os.environ)
+    problem = exposure_problem(host, serving, expose=expose)
+    if problem is not None:
+        _fail(problem, code=2)
+    for line in serving.describe(host, port):
+        typer.echo(line, err=True)
     _configure_logging(json_events=True)
     uvicorn.run(
         create_app(settings, config=ApiConfig.from_env(os.environ)), host=host, port=port, log_config=None

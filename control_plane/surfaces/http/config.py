@@ -6,29 +6,29 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from data_plane.errors import ConfigurationError
+from control_plane.settings import DEFAULT_ASK_RATE_PER_MIN, DEFAULT_MODEL_CALLS_PER_MIN, ServingSettings
 
 __all__ = ["ApiConfig"]
 
 
 @dataclass(frozen=True)
 class ApiConfig:
-    """HTTP-only settings: whether reads need a token, and the request body limit."""
+    """HTTP-only settings: whether reads need a token, the request body limit, and the rate limits
+    (on by default; see ``control_plane.settings.ServingSettings``)."""
 
     reads_require_token: bool = False
     max_body_bytes: int = 64 * 1024
     # /ask requests per minute per token (or per client address); 0 means unlimited.
-    ask_rate_per_min: float = 0.0
+    ask_rate_per_min: float = DEFAULT_ASK_RATE_PER_MIN
     rate_clock: Callable[[], float] = time.monotonic
+    # Model calls per minute for the whole server; 0 means unlimited.
+    model_calls_per_min: float = DEFAULT_MODEL_CALLS_PER_MIN
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> ApiConfig:
-        flag = env.get("KG_API_READS_REQUIRE_TOKEN", "").strip().lower()
-        if flag not in ("", "0", "1", "true", "false", "yes", "no"):
-            raise ConfigurationError(f"KG_API_READS_REQUIRE_TOKEN must be 0 or 1, got {flag!r}")
-        rate_text = env.get("KG_API_ASK_RATE_PER_MIN", "").strip() or "0"
-        try:
-            rate = float(rate_text)
-        except ValueError:
-            raise ConfigurationError(f"KG_API_ASK_RATE_PER_MIN must be a number, got {rate_text!r}") from None
-        return cls(reads_require_token=flag in ("1", "true", "yes"), ask_rate_per_min=rate)
+        serving = ServingSettings.from_env(env)
+        return cls(
+            reads_require_token=serving.reads_require_token,
+            ask_rate_per_min=serving.ask_rate_per_min,
+            model_calls_per_min=serving.model_calls_per_min,
+        )

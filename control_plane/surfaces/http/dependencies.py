@@ -27,7 +27,7 @@ from control_plane.surfaces.http.config import ApiConfig
 from control_plane.surfaces.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, next_headers
 from control_plane.surfaces.http.problems import problem_responses
 from control_plane.surfaces.http.schemas import WrittenOut
-from control_plane.surfaces.ratelimit import RateLimiter
+from control_plane.surfaces.ratelimit import ModelCallCap, RateLimiter
 from control_plane.surfaces.runtime import Runtime
 from data_plane.clock import ensure_utc
 from data_plane.tokens import Token
@@ -99,11 +99,21 @@ WriteToken = Annotated[Token, Depends(write_token)]
 
 
 def ask_rate_limit(request: Request, rt: RuntimeDep, token: ReadToken, creds: Credentials) -> None:
-    """Spend one /ask from the caller's bucket, or 429 with ``Retry-After``."""
+    """Spend one /ask from the caller's bucket, or 429 with ``Retry-After``; also 429 while the
+    server's model budget is spent (checked, not spent: the capped synthesizer spends it)."""
     limiter: RateLimiter | None = request.app.state.limiter
-    if limiter is None:
-        return
-    token = token or _authenticate(rt, creds)
+    if limiter is not None:
+        _per_caller(request, limiter, token or _authenticate(rt, creds))
+    cap: ModelCallCap | None = request.app.state.model_cap
+    if cap is not None and (spent := cap.wait()) > 0:
+        raise HTTPException(
+            429,
+            "this server's model budget (KG_API_MODEL_CALLS_PER_MIN) is spent; retry later",
+            headers={"Retry-After": str(math.ceil(spent))},
+        )
+
+
+def _per_caller(request: Request, limiter: RateLimiter, token: Token | None) -> None:
     key = f"token:{token.token_id}" if token else f"addr:{request.client.host if request.client else '?'}"
     wait = limiter.check(key)
     if wait > 0:
