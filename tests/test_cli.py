@@ -130,6 +130,15 @@ def test_ask_html_writes_the_evidence_page(initialised: str, tmp_path: Path) -> 
     assert "<svg" in page and 'data-id="agent_orchestration"' in page
 
 
+def test_ask_with_an_unwritable_out_fails_before_recording_anything(db: str, tmp_path: Path) -> None:
+    """--out in a missing folder is one `error:` line, and no answer is recorded (the file is
+    opened before the question is asked)."""
+    before = json.loads(ok(db, "audit", "answers", "--format", "json").stdout)
+    result = kg(db, "ask", QUESTION, "--format", "json", "--out", str(tmp_path / "missing" / "a.json"))
+    assert_one_line_error(result, "missing")
+    assert json.loads(ok(db, "audit", "answers", "--format", "json").stdout) == before
+
+
 def test_ask_as_of_before_the_curriculum_abstains(initialised: str) -> None:
     """Asked as of a time before any concept was valid, the answer is an abstention with a reason."""
     data = json.loads(ok(initialised, "ask", QUESTION, "--as-of", "2020-01-01", "--format", "json").stdout)

@@ -12,11 +12,11 @@ import json
 import os
 import sys
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TextIO
 
 import typer
 from typer.core import TyperGroup
@@ -256,25 +256,31 @@ def ask(
     if settings.database_url is None and not default_database_path().exists():
         typer.echo(f"first run: initialising {default_database_url()} with the bundled curriculum", err=True)
         _print_init(ensure_initialised(default_database_url()), err=True)
-    rt = Runtime.build(settings)
-    try:
-        answer = rt.planner.ask(question, as_of=valid_at, known_at=recorded_at).to_dict()
-    finally:
-        rt.close()
-    _emit_answer(answer, fmt, out, evidence)
+    # The output file is opened before the question is asked (as a shell redirection would be):
+    # an unwritable --out fails with nothing recorded, instead of after the answer was written.
+    with ExitStack() as stack:
+        sink = stack.enter_context(out.open("w", encoding="utf-8")) if out is not None else None
+        rt = Runtime.build(settings)
+        try:
+            answer = rt.planner.ask(question, as_of=valid_at, known_at=recorded_at).to_dict()
+        finally:
+            rt.close()
+        _emit_answer(answer, fmt, sink, evidence)
+    if out is not None:
+        typer.echo(f"wrote {fmt.value} for answer {answer['answer_id']} to {out}", err=True)
 
 
 def _emit_answer(
-    answer: dict[str, Any], fmt: AskFormat, out: Path | None, evidence: EvidenceShown = EvidenceShown.cited
+    answer: dict[str, Any], fmt: AskFormat, sink: TextIO | None, evidence: EvidenceShown = EvidenceShown.cited
 ) -> None:
+    """Render ``answer`` as ``fmt`` to ``sink`` (an open file), or to stdout."""
     from control_plane.surfaces import pictures
 
     if fmt is AskFormat.text:
-        if out is not None:
+        if sink is not None:
             from rich.console import Console
 
-            with out.open("w", encoding="utf-8") as fh:
-                _print_answer(answer, Console(file=fh, width=120, highlight=False), evidence)
+            _print_answer(answer, Console(file=sink, width=120, highlight=False), evidence)
         else:
             _print_answer(answer, _console(), evidence)
         return
@@ -284,12 +290,7 @@ def _emit_answer(
         AskFormat.dot: pictures.to_dot,
         AskFormat.html: pictures.to_html,
     }
-    text = renderers[fmt](answer)
-    if out is None:
-        sys.stdout.write(text)
-    else:
-        out.write_text(text, encoding="utf-8")
-        typer.echo(f"wrote {fmt.value} for answer {answer['answer_id']} to {out}", err=True)
+    (sink or sys.stdout).write(renderers[fmt](answer))
 
 
 def _short(text: str, limit: int) -> str:
