@@ -18,7 +18,7 @@ from sqlalchemy.engine import Engine
 from data_plane import schema
 from data_plane.clock import Clock, ensure_utc, utc_now
 from data_plane.errors import NotFound
-from data_plane.records import Concept, Diff, Edge, Neighbour, Snapshot, Version
+from data_plane.records import Concept, ConceptRow, Diff, Edge, EdgeRow, Neighbour, Snapshot, Version
 from data_plane.relations import canonical_edge, edge_key
 from data_plane.rows import concept_from_row, edge_from_row, version_from_row
 from data_plane.temporal import AS_OF_PARAMS, AsOf, in_force
@@ -27,11 +27,9 @@ _CHUNK = 500
 C, E = schema.concepts, schema.concept_edges
 
 
-# Column positions of the neighbourhood statement's rows: edge columns, then concept columns.
-_E_COLS = tuple(col.name for col in E.c)
-_C_COLS = tuple(col.name for col in C.c)
-_E_END = len(_E_COLS)
-_C_END = _E_END + len(_C_COLS)
+# What a neighbourhood row carries: the thin edge and concept columns only (no JSON, no stamps).
+_EDGE_ROW = ("version_id", "source_id", "target_id", "relation", "confidence")
+_CONCEPT_ROW = ("version_id", "concept_id", "name", "summary")
 
 
 @functools.cache
@@ -47,8 +45,8 @@ def _neighbourhood_statement(with_relations: bool) -> sa.CompoundSelect[Any]:
         c = C.alias(f"c_{direction}")
         stmt = (
             sa.select(
-                *(col.label(f"e_{col.name}") for col in E.c),
-                *(col.label(f"c_{col.name}") for col in c.c),
+                *(E.c[name].label(f"e_{name}") for name in _EDGE_ROW),
+                *(c.c[name].label(f"c_{name}") for name in _CONCEPT_ROW),
                 near.label("from_id"),
                 sa.literal(direction).label("direction"),
             )
@@ -64,6 +62,27 @@ def _neighbourhood_statement(with_relations: bool) -> sa.CompoundSelect[Any]:
             stmt = stmt.where(E.c.relation.in_(relations))
         halves.append(stmt)
     return sa.union_all(*halves)
+
+
+@functools.cache
+def _records_statement() -> sa.CompoundSelect[Any]:
+    """Edge and concept versions by id in one statement: a UNION ALL of both tables, each
+    padded with typed NULLs for the other's key and content columns."""
+    common = ("version_id", "op", *schema.GROUNDING_COLUMNS, *schema.TIME_COLUMNS, "supersedes_id")
+    concept_only = ("concept_id", "name", "aliases", "summary")
+    edge_only = ("source_id", "target_id", "relation")
+
+    def half(table: sa.Table, kind: str, ids: str) -> sa.Select[Any]:
+        cols: list[sa.ColumnElement[Any]] = [sa.literal(kind).label("kind")]
+        for name in (*common, *concept_only, *edge_only):
+            if name in table.c:
+                cols.append(table.c[name].label(name))
+            else:
+                other = C if table is E else E
+                cols.append(sa.cast(sa.null(), other.c[name].type).label(name))
+        return sa.select(*cols).where(table.c.version_id.in_(sa.bindparam(ids, expanding=True)))
+
+    return sa.union_all(half(C, "concept", "concepts"), half(E, "edge", "edges"))
 
 
 def neighbourhood_statement(
@@ -112,24 +131,22 @@ class GraphReader:
         relations: Collection[str] | None = None,
         exclude: Collection[str] = (),
     ) -> list[Neighbour]:
-        """Active neighbours of ``ids`` (both directions), in one round trip, ordered by edge key."""
+        """Active neighbours of ``ids`` (both directions), in one round trip, ordered by edge key,
+        as thin rows (:class:`~data_plane.records.Neighbour`): ids, relation, confidence, name
+        and summary; full records of whatever is finally shown come from :meth:`records`."""
         if not ids:
             return []
         as_of = as_of or self.as_of()
         stmt, params = neighbourhood_statement(ids, as_of, relations=relations, exclude=exclude)
         with self._engine.connect() as conn:
-            rows = conn.execute(stmt, params).all()
-        out = [
-            Neighbour(
-                edge=edge_from_row(dict(zip(_E_COLS, r[:_E_END], strict=True))),
-                concept=concept_from_row(dict(zip(_C_COLS, r[_E_END:_C_END], strict=True))),
-                from_id=r[_C_END],
-                direction=r[_C_END + 1],
-            )
+            rows = list(conn.execute(stmt, params))
+        # Stored edges are canonical, so ``source>relation>target`` is the edge key without
+        # re-canonicalising every row.
+        rows.sort(key=lambda r: (f"{r[1]}>{r[3]}>{r[2]}", r[9]))
+        return [
+            Neighbour(EdgeRow(r[0], r[1], r[2], r[3], r[4]), ConceptRow(r[5], r[6], r[7], r[8]), r[9], r[10])
             for r in rows
         ]
-        out.sort(key=lambda n: (n.edge.key, n.from_id))
-        return out
 
     # -- concepts and edges -------------------------------------------------------------------
 
@@ -188,6 +205,26 @@ class GraphReader:
                 ).mappings():
                     out[r["version_id"]] = edge_from_row(r)
         return out
+
+    def records(
+        self, *, edge_versions: Iterable[int] = (), concept_versions: Iterable[int] = ()
+    ) -> tuple[dict[int, Edge], dict[int, Concept]]:
+        """Full records (grounding and stamps) of these edge and concept versions, whatever their
+        time stamps, by version id: one statement for both tables (chunked only beyond
+        ``_CHUNK`` ids each). This is how an answer grounds the thin rows its walk returned."""
+        edge_ids, concept_ids = sorted(set(edge_versions)), sorted(set(concept_versions))
+        edges: dict[int, Edge] = {}
+        concepts: dict[int, Concept] = {}
+        with self._engine.connect() as conn:
+            for i in range(0, max(len(edge_ids), len(concept_ids)), _CHUNK):
+                stmt = _records_statement()
+                params = {"edges": edge_ids[i : i + _CHUNK], "concepts": concept_ids[i : i + _CHUNK]}
+                for r in conn.execute(stmt, params).mappings():
+                    if r["kind"] == "edge":
+                        edges[r["version_id"]] = edge_from_row(r)
+                    else:
+                        concepts[r["version_id"]] = concept_from_row(r)
+        return edges, concepts
 
     def degrees(self, ids: Iterable[str], *, as_of: AsOf | None = None) -> dict[str, int]:
         """Number of active edges touching each id (0 for none)."""

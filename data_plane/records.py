@@ -256,12 +256,11 @@ class Edge:
         }
 
 
-@dataclass(frozen=True)
-class Neighbour:
-    """One step out of a set of concepts: the edge taken and the concept reached."""
+class Neighbour(NamedTuple):
+    """One step out of a set of concepts, as thin rows: the edge taken and the concept reached."""
 
-    edge: Edge
-    concept: Concept
+    edge: EdgeRow
+    concept: ConceptRow
     from_id: str
     direction: str  # "out": from_id is the edge's source; "in": from_id is its target
 

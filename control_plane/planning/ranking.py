@@ -163,7 +163,7 @@ def rank(
             0 if rel in rel_order else 1,
             0 if not learning_order or comes_before(n) else 1,
             rel_order.get(rel, unnamed),
-            -n.edge.grounding.confidence,
+            -n.edge.confidence,
             -similarity(f"{c.name} {c.summary}", qtokens),
             c.concept_id,
             n.edge.key,

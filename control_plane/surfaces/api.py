@@ -425,7 +425,9 @@ def create_app(
     ) -> list[dict[str, Any]]:
         point = _times(as_of, known_at)
         rt.reader.concept(concept, as_of=point)  # 404 for an unknown concept, not an empty list
-        return [n.edge.to_dict() for n in rt.reader.neighbourhood([concept], as_of=point)]
+        found = rt.reader.neighbourhood([concept], as_of=point)
+        full, _ = rt.reader.records(edge_versions=[n.edge.version_id for n in found])
+        return [full[n.edge.version_id].to_dict() for n in found]
 
     @app.get("/snapshot", tags=["audit"])
     def snapshot(
