@@ -61,7 +61,7 @@ import io
 import json
 import math
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -691,9 +691,11 @@ def export_bundle(
     name: str = "kg-export",
     description: str | None = None,
 ) -> dict[str, int]:
-    """Write everything in force as of ``as_of`` (default now) as a bundle folder; return row counts."""
+    """Write everything in force as of ``as_of`` (default now) as a bundle folder; return row counts.
+
+    Rows are streamed from the database straight into the CSV files, so memory does not grow
+    with the graph (only lesson titles are held: one per lesson)."""
     as_of = as_of or reader.as_of()
-    snap = reader.snapshot(as_of)
     folder = Path(path)
     folder.mkdir(parents=True, exist_ok=True)
     manifest: dict[str, Any] = {"format": BUNDLE_FORMAT, "name": name}
@@ -702,37 +704,69 @@ def export_bundle(
     manifest["defaults"] = {}
     manifest["exported_as_of"] = as_of.to_dict()
 
-    concept_rows: list[Sequence[Any]] = []
-    for c in snap.concepts:
-        bad = [a for a in c.aliases if "|" in a]
-        if bad:
-            raise BundleError(
-                f"concept {c.concept_id!r}: alias {bad[0]!r} contains '|', which the format uses as separator",
-                file=CONCEPTS,
-                column="aliases",
+    def concept_rows() -> Iterator[Sequence[Any]]:
+        for c in reader.stream_concepts(as_of):
+            bad = [a for a in c.aliases if "|" in a]
+            if bad:
+                raise BundleError(
+                    f"concept {c.concept_id!r}: alias {bad[0]!r} contains '|', which the format uses as separator",
+                    file=CONCEPTS,
+                    column="aliases",
+                )
+            yield (
+                c.concept_id,
+                c.name,
+                "|".join(c.aliases),
+                c.summary,
+                *_grounding_cells(c.grounding, c.stamp),
             )
-        concept_rows.append(
-            (c.concept_id, c.name, "|".join(c.aliases), c.summary, *_grounding_cells(c.grounding, c.stamp))
+
+    titles = {
+        v.key[0]: str(v.content.get("title", v.key[0])) for v in reader.stream_versions("lessons", as_of)
+    }
+    lessons: set[str] = set()
+
+    def link_rows() -> Iterator[Sequence[Any]]:
+        for v in reader.stream_versions("lesson_concepts", as_of):
+            lessons.add(v.key[0])
+            yield (
+                v.key[0],
+                titles.get(v.key[0], v.key[0]),
+                v.key[1],
+                *_grounding_cells(v.grounding, v.stamp),
+            )
+
+    # Each file is written under a temporary name and renamed once all are complete: a
+    # refusal half-way (an alias the format cannot hold) leaves no partial bundle behind.
+    files = (MANIFEST, CONCEPTS, EDGES, LINKS)
+    partial = {f: folder / f"{f}.partial" for f in files}
+    try:
+        partial[MANIFEST].write_text(
+            json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
         )
-    edge_rows = [
-        (e.source_id, e.target_id, e.relation, *_grounding_cells(e.grounding, e.stamp)) for e in snap.edges
-    ]
-    titles = {v.key[0]: str(v.content.get("title", v.key[0])) for v in snap.lessons}
-    link_rows = [
-        (v.key[0], titles.get(v.key[0], v.key[0]), v.key[1], *_grounding_cells(v.grounding, v.stamp))
-        for v in snap.lesson_links
-    ]
-    (folder / MANIFEST).write_text(
-        json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
-    )
-    _write_csv(folder / CONCEPTS, CONCEPT_COLUMNS, concept_rows)
-    _write_csv(folder / EDGES, EDGE_COLUMNS, edge_rows)
-    _write_csv(folder / LINKS, LINK_COLUMNS, link_rows)
+        counts = {
+            "concepts": _write_csv(partial[CONCEPTS], CONCEPT_COLUMNS, concept_rows()),
+            "concept_edges": _write_csv(
+                partial[EDGES],
+                EDGE_COLUMNS,
+                (
+                    (e.source_id, e.target_id, e.relation, *_grounding_cells(e.grounding, e.stamp))
+                    for e in reader.stream_edges(as_of)
+                ),
+            ),
+            "lesson_concepts": _write_csv(partial[LINKS], LINK_COLUMNS, link_rows()),
+        }
+    except BaseException:
+        for written in partial.values():
+            written.unlink(missing_ok=True)
+        raise
+    for fname in files:
+        partial[fname].replace(folder / fname)
     return {
-        "concepts": len(concept_rows),
-        "concept_edges": len(edge_rows),
-        "lessons": len({r[0] for r in link_rows}),
-        "lesson_concepts": len(link_rows),
+        "concepts": counts["concepts"],
+        "concept_edges": counts["concept_edges"],
+        "lessons": len(lessons),
+        "lesson_concepts": counts["lesson_concepts"],
     }
 
 
@@ -747,8 +781,13 @@ def _grounding_cells(g: Grounding, stamp: Any) -> tuple[str, ...]:
     )
 
 
-def _write_csv(file: Path, header: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+def _write_csv(file: Path, header: Sequence[str], rows: Iterable[Sequence[Any]]) -> int:
+    """Write ``rows`` as they come; return how many were written."""
+    n = 0
     with file.open("w", encoding="utf-8", newline="") as fh:
         writer = csv.writer(fh, lineterminator="\n")
         writer.writerow(header)
-        writer.writerows(rows)
+        for row in rows:
+            writer.writerow(row)
+            n += 1
+    return n

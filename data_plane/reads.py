@@ -7,9 +7,9 @@ temporal rule is compiled to SQL by ``AsOf.clause``. Reads never write and never
 from __future__ import annotations
 
 import functools
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from datetime import datetime
-from typing import Any
+from typing import Any, Final, TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy import event
@@ -24,6 +24,11 @@ from data_plane.rows import concept_from_row, edge_from_row, version_from_row
 from data_plane.temporal import AS_OF_PARAMS, AsOf, in_force
 
 _CHUNK = 500
+# Rows per fetch of a streamed read (a server-side cursor's page on PostgreSQL).
+_STREAM_BATCH = 2000
+# The tables a diff covers, in the order it reports them.
+DIFF_TABLES: Final = ("concepts", "concept_edges", "lessons", "lesson_concepts")
+_T = TypeVar("_T")
 C, E = schema.concepts, schema.concept_edges
 
 
@@ -255,54 +260,113 @@ class GraphReader:
             raise NotFound(f"{table_name}: no history for {'/'.join(key)!r}", key="/".join(key))
         return rows
 
-    def snapshot(self, as_of: AsOf | None = None) -> Snapshot:
-        """The whole graph in force as of ``as_of``."""
+    def stream_concepts(
+        self, as_of: AsOf | None = None, *, after: str | None = None, limit: int | None = None
+    ) -> Iterator[Concept]:
+        """Concepts in force as of ``as_of``, by id, streamed (server-side cursor on PostgreSQL),
+        so memory does not grow with the graph. Keyset pages: ``after`` the last id seen, at
+        most ``limit``."""
         as_of = as_of or self.as_of()
-        L, LC = schema.lessons, schema.lesson_concepts
+        stmt = sa.select(C).where(as_of.clause(C)).order_by(C.c.concept_id)
+        if after is not None:
+            stmt = stmt.where(C.c.concept_id > after)
+        yield from self._stream(stmt, limit, concept_from_row)
+
+    def stream_edges(
+        self,
+        as_of: AsOf | None = None,
+        *,
+        after: tuple[str, str, str] | None = None,
+        limit: int | None = None,
+    ) -> Iterator[Edge]:
+        """Edges in force as of ``as_of``, by (source, relation, target), streamed; keyset pages
+        ``after`` the last ``(source_id, relation, target_id)`` seen, at most ``limit``."""
+        as_of = as_of or self.as_of()
+        order = (E.c.source_id, E.c.relation, E.c.target_id)
+        stmt = sa.select(E).where(as_of.clause(E)).order_by(*order)
+        if after is not None:
+            stmt = stmt.where(sa.tuple_(*order) > sa.tuple_(*after))
+        yield from self._stream(stmt, limit, edge_from_row)
+
+    def stream_versions(
+        self,
+        table_name: str,
+        as_of: AsOf | None = None,
+        *,
+        after: tuple[str, ...] | None = None,
+        limit: int | None = None,
+    ) -> Iterator[Version]:
+        """Versions of any versioned table in force as of ``as_of``, by key, streamed; keyset
+        pages ``after`` the last key seen, at most ``limit``."""
+        table = schema.metadata.tables[table_name]
+        as_of = as_of or self.as_of()
+        order = [table.c[k] for k in schema.KEY_COLUMNS[table_name]]
+        stmt = sa.select(table).where(as_of.clause(table)).order_by(*order)
+        if after is not None:
+            stmt = stmt.where(sa.tuple_(*order) > sa.tuple_(*after))
+        yield from self._stream(stmt, limit, lambda r: version_from_row(table_name, r))
+
+    def stream_changes(
+        self,
+        table_name: str,
+        since: datetime,
+        until: datetime,
+        *,
+        op: str | None = None,
+        after: int | None = None,
+        limit: int | None = None,
+    ) -> Iterator[Version]:
+        """Versions of one table recorded in ``(since, until]`` (only ``op`` ones if given), by
+        (recorded_at, version_id), streamed; keyset pages ``after`` the version id last seen, at
+        most ``limit``."""
+        since, until = ensure_utc(since, field="from"), ensure_utc(until, field="to")
+        t = schema.metadata.tables[table_name]
+        stmt = (
+            sa.select(t)
+            .where(t.c.recorded_at > since, t.c.recorded_at <= until)
+            .order_by(t.c.recorded_at, t.c.version_id)
+        )
+        if op is not None:
+            stmt = stmt.where(t.c.op == op)
+        if after is not None:
+            # The cursor's recorded_at is read back in SQL, so stored stamps are compared with
+            # stored stamps only (never with a re-rendered bind value).
+            last = t.alias("last")
+            at = sa.select(last.c.recorded_at).where(last.c.version_id == after).scalar_subquery()
+            stmt = stmt.where(
+                sa.or_(t.c.recorded_at > at, sa.and_(t.c.recorded_at == at, t.c.version_id > after))
+            )
+        yield from self._stream(stmt, limit, lambda r: version_from_row(table_name, r))
+
+    def _stream(self, stmt: sa.Select[Any], limit: int | None, convert: Callable[[Any], _T]) -> Iterator[_T]:
+        if limit is not None:
+            stmt = stmt.limit(limit)
         with self._engine.connect() as conn:
-            concepts = [
-                concept_from_row(r)
-                for r in conn.execute(sa.select(C).where(as_of.clause(C)).order_by(C.c.concept_id)).mappings()
-            ]
-            edges = [
-                edge_from_row(r)
-                for r in conn.execute(
-                    sa.select(E).where(as_of.clause(E)).order_by(E.c.source_id, E.c.relation, E.c.target_id)
-                ).mappings()
-            ]
-            lessons = [
-                version_from_row("lessons", r)
-                for r in conn.execute(sa.select(L).where(as_of.clause(L)).order_by(L.c.lesson_id)).mappings()
-            ]
-            links = [
-                version_from_row("lesson_concepts", r)
-                for r in conn.execute(
-                    sa.select(LC).where(as_of.clause(LC)).order_by(LC.c.lesson_id, LC.c.concept_id)
-                ).mappings()
-            ]
+            result = conn.execution_options(yield_per=_STREAM_BATCH).execute(stmt)
+            for r in result.mappings():
+                yield convert(r)
+
+    def snapshot(self, as_of: AsOf | None = None) -> Snapshot:
+        """The whole graph in force as of ``as_of``, in memory (``stream_*`` for large graphs)."""
+        as_of = as_of or self.as_of()
         return Snapshot(
-            as_of.valid_at, as_of.recorded_at, tuple(concepts), tuple(edges), tuple(links), tuple(lessons)
+            as_of.valid_at,
+            as_of.recorded_at,
+            tuple(self.stream_concepts(as_of)),
+            tuple(self.stream_edges(as_of)),
+            tuple(self.stream_versions("lesson_concepts", as_of)),
+            tuple(self.stream_versions("lessons", as_of)),
         )
 
     def diff(self, since: datetime, until: datetime, *, tables: Iterable[str] | None = None) -> Diff:
-        """Versions recorded in ``(since, until]``, grouped by what they did."""
+        """Versions recorded in ``(since, until]``, grouped by what they did, in memory
+        (``stream_changes`` for large ranges)."""
         since, until = ensure_utc(since, field="from"), ensure_utc(until, field="to")
-        names = (
-            list(tables)
-            if tables is not None
-            else ["concepts", "concept_edges", "lessons", "lesson_concepts"]
-        )
+        names = list(tables) if tables is not None else list(DIFF_TABLES)
         groups: dict[str, list[Version]] = {"assert": [], "revise": [], "invalidate": [], "retract": []}
-        with self._engine.connect() as conn:
-            for name in names:
-                t = schema.metadata.tables[name]
-                stmt = (
-                    sa.select(t)
-                    .where(t.c.recorded_at > since, t.c.recorded_at <= until)
-                    .order_by(t.c.recorded_at, t.c.version_id)
-                )
-                for r in conn.execute(stmt).mappings():
-                    groups[r["op"]].append(version_from_row(name, r))
+        for name in names:
+            for v in self.stream_changes(name, since, until):
+                groups[v.stamp.op].append(v)
         return Diff(
             since,
             until,
