@@ -439,29 +439,24 @@ def _child(
     return result
 
 
+def _on_server(server_url: str, *statements: str) -> None:
+    import sqlalchemy as sa
+
+    admin = sa.create_engine(server_url, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as conn:
+            for sql in statements:
+                conn.exec_driver_sql(sql)
+    finally:
+        admin.dispose()
+
+
 def _scratch_postgres(server_url: str, name: str) -> str:
     """A fresh, empty PostgreSQL database next to ``server_url``'s (dropped first if left over)."""
     import sqlalchemy as sa
 
-    admin = sa.create_engine(server_url, isolation_level="AUTOCOMMIT")
-    try:
-        with admin.connect() as conn:
-            conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}"')
-            conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
-    finally:
-        admin.dispose()
+    _on_server(server_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)', f'CREATE DATABASE "{name}"')
     return sa.make_url(server_url).set(database=name).render_as_string(hide_password=False)
-
-
-def _drop_postgres(server_url: str, name: str) -> None:
-    import sqlalchemy as sa
-
-    admin = sa.create_engine(server_url, isolation_level="AUTOCOMMIT")
-    try:
-        with admin.connect() as conn:
-            conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    finally:
-        admin.dispose()
 
 
 def _one_size(
@@ -560,7 +555,7 @@ def main(argv: list[str] | None = None) -> int:
                     _progress(results[-1])
                 finally:
                     for name in names:
-                        _drop_postgres(postgres, name)
+                        _on_server(postgres, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
     args.out.mkdir(parents=True, exist_ok=True)
     report = {
         "command": "kg bench " + " ".join(argv if argv is not None else sys.argv[1:]),
