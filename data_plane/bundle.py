@@ -704,37 +704,28 @@ def export_bundle(
     manifest["defaults"] = {}
     manifest["exported_as_of"] = as_of.to_dict()
 
+    g = GROUNDING_COLUMNS
+
     def concept_rows() -> Iterator[Sequence[Any]]:
-        for c in reader.stream_concepts(as_of):
-            bad = [a for a in c.aliases if "|" in a]
+        for cid, cname, aliases, summary, *cells in reader.stream_rows(
+            "concepts", ("concept_id", "name", "aliases", "summary", *g), as_of
+        ):
+            bad = [a for a in aliases or () if "|" in a]
             if bad:
                 raise BundleError(
-                    f"concept {c.concept_id!r}: alias {bad[0]!r} contains '|', which the format uses as separator",
+                    f"concept {cid!r}: alias {bad[0]!r} contains '|', which the format uses as separator",
                     file=CONCEPTS,
                     column="aliases",
                 )
-            yield (
-                c.concept_id,
-                c.name,
-                "|".join(c.aliases),
-                c.summary,
-                *_grounding_cells(c.grounding, c.stamp),
-            )
+            yield (cid, cname, "|".join(aliases or ()), summary, *_grounding_cells(*cells))
 
-    titles = {
-        v.key[0]: str(v.content.get("title", v.key[0])) for v in reader.stream_versions("lessons", as_of)
-    }
+    titles = {lid: str(title) for lid, title in reader.stream_rows("lessons", ("lesson_id", "title"), as_of)}
     lessons: set[str] = set()
 
     def link_rows() -> Iterator[Sequence[Any]]:
-        for v in reader.stream_versions("lesson_concepts", as_of):
-            lessons.add(v.key[0])
-            yield (
-                v.key[0],
-                titles.get(v.key[0], v.key[0]),
-                v.key[1],
-                *_grounding_cells(v.grounding, v.stamp),
-            )
+        for lid, cid, *cells in reader.stream_rows("lesson_concepts", ("lesson_id", "concept_id", *g), as_of):
+            lessons.add(lid)
+            yield (lid, titles.get(lid, lid), cid, *_grounding_cells(*cells))
 
     # Each file is written under a temporary name and renamed once all are complete: a
     # refusal half-way (an alias the format cannot hold) leaves no partial bundle behind.
@@ -750,8 +741,10 @@ def export_bundle(
                 partial[EDGES],
                 EDGE_COLUMNS,
                 (
-                    (e.source_id, e.target_id, e.relation, *_grounding_cells(e.grounding, e.stamp))
-                    for e in reader.stream_edges(as_of)
+                    (s, t, r, *_grounding_cells(*cells))
+                    for s, t, r, *cells in reader.stream_rows(
+                        "concept_edges", ("source_id", "target_id", "relation", *g), as_of
+                    )
                 ),
             ),
             "lesson_concepts": _write_csv(partial[LINKS], LINK_COLUMNS, link_rows()),
@@ -770,15 +763,27 @@ def export_bundle(
     }
 
 
-def _grounding_cells(g: Grounding, stamp: Any) -> tuple[str, ...]:
+def _grounding_cells(
+    confidence: float,
+    reason: str,
+    source: str,
+    evidence: Any,
+    valid_at: datetime,
+    invalid_at: datetime | None,
+) -> tuple[str, ...]:
     return (
-        repr(g.confidence),
-        g.reason,
-        g.source,
-        json.dumps(g.evidence, ensure_ascii=False),
-        format_time(stamp.valid_at) or "",
-        format_time(stamp.invalid_at) or "",
+        repr(float(confidence)),
+        reason,
+        source,
+        json.dumps(evidence, ensure_ascii=False),
+        _cell_time(valid_at),
+        _cell_time(invalid_at),
     )
+
+
+def _cell_time(t: datetime | None) -> str:
+    # format_time's text for the aware-UTC stamps the database returns, without re-checking them.
+    return "" if t is None else t.isoformat().replace("+00:00", "Z")
 
 
 def _write_csv(file: Path, header: Sequence[str], rows: Iterable[Sequence[Any]]) -> int:

@@ -7,7 +7,7 @@ temporal rule is compiled to SQL by ``AsOf.clause``. Reads never write and never
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import Any, Final, TypeVar
 
@@ -29,6 +29,8 @@ _STREAM_BATCH = 2000
 # The tables a diff covers, in the order it reports them.
 DIFF_TABLES: Final = ("concepts", "concept_edges", "lessons", "lesson_concepts")
 _T = TypeVar("_T")
+# The order streamed reads list each table in (edges by source, relation, target).
+_ORDER: Final = {**schema.KEY_COLUMNS, "concept_edges": ("source_id", "relation", "target_id")}
 C, E = schema.concepts, schema.concept_edges
 
 
@@ -144,7 +146,9 @@ class GraphReader:
         as_of = as_of or self.as_of()
         stmt, params = neighbourhood_statement(ids, as_of, relations=relations, exclude=exclude)
         with self._engine.connect() as conn:
-            rows = list(conn.execute(stmt, params))
+            # The thin columns need no result processing (ids, texts, numbers), so the driver's
+            # rows are used as they come: no per-row ``Row`` objects.
+            rows = list(conn.execute(stmt, params).cursor.fetchall())
         # Stored edges are canonical, so ``source>relation>target`` is the edge key without
         # re-canonicalising every row.
         rows.sort(key=lambda r: (f"{r[1]}>{r[3]}>{r[2]}", r[9]))
@@ -305,6 +309,21 @@ class GraphReader:
         if after is not None:
             stmt = stmt.where(sa.tuple_(*order) > sa.tuple_(*after))
         yield from self._stream(stmt, limit, lambda r: version_from_row(table_name, r))
+
+    def stream_rows(
+        self, table_name: str, columns: Sequence[str], as_of: AsOf | None = None
+    ) -> Iterator[Sequence[Any]]:
+        """The ``columns`` of every version of a table in force as of ``as_of``, as plain tuples
+        in key order, streamed: for bulk writers (export) that need cells, not records."""
+        table = schema.metadata.tables[table_name]
+        as_of = as_of or self.as_of()
+        stmt = (
+            sa.select(*(table.c[c] for c in columns))
+            .where(as_of.clause(table))
+            .order_by(*(table.c[k] for k in _ORDER[table_name]))
+        )
+        with self._engine.connect() as conn:
+            yield from conn.execution_options(yield_per=_STREAM_BATCH).execute(stmt)
 
     def stream_changes(
         self,
