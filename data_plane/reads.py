@@ -242,11 +242,13 @@ class GraphReader:
         counts = dict.fromkeys(wanted, 0)
         if not wanted:
             return counts
-        with self._engine.connect() as conn:
-            for end in (E.c.source_id, E.c.target_id):
-                stmt = sa.select(end, sa.func.count()).where(end.in_(wanted), as_of.clause(E)).group_by(end)
-                for cid, n in conn.execute(stmt):
-                    counts[cid] += n
+        halves = [
+            sa.select(end, sa.func.count()).where(end.in_(wanted), as_of.clause(E)).group_by(end)
+            for end in (E.c.source_id, E.c.target_id)
+        ]
+        with self._engine.connect() as conn:  # both ends in one round trip
+            for cid, n in conn.execute(sa.union_all(*halves)):
+                counts[cid] += n
         return counts
 
     # -- audit ------------------------------------------------------------------------------

@@ -28,7 +28,7 @@ from typing import Any, NamedTuple, Protocol
 
 from data_plane.clock import format_time
 from data_plane.errors import GroundingRejected
-from data_plane.relations import edge_key
+from data_plane.relations import SYMMETRIC, edge_key
 
 JSONValue = Any
 
@@ -174,7 +174,11 @@ class EdgeRow(NamedTuple):
 
     @property
     def key(self) -> str:
-        return edge_key(self.source_id, self.target_id, self.relation)
+        # edge_key inlined: ranking asks for it once per candidate per round.
+        s, t, r = self.source_id, self.target_id, self.relation
+        if r in SYMMETRIC and t < s:
+            s, t = t, s
+        return f"{s}>{r}>{t}"
 
 
 @dataclass(frozen=True)

@@ -154,17 +154,22 @@ def rank(
     unnamed = len(rel_order)
 
     learning_order = PREREQUISITE in rel_order
+    # A concept reached by several edges has one text: its similarity is computed once.
+    similar: dict[str, int] = {}
 
     def key(n: Neighbour) -> tuple[int, int, int, int, float, int, str, str]:
         c = n.concept
         rel = n.edge.relation
+        sim = similar.get(c.concept_id)
+        if sim is None:
+            sim = similar[c.concept_id] = similarity(f"{c.name} {c.summary}", qtokens)
         return (
             0 if c.concept_id in named else 1 if n.from_id in named else 2,
             0 if rel in rel_order else 1,
             0 if not learning_order or comes_before(n) else 1,
             rel_order.get(rel, unnamed),
             -n.edge.confidence,
-            -similarity(f"{c.name} {c.summary}", qtokens),
+            -sim,
             c.concept_id,
             n.edge.key,
         )
