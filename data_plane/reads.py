@@ -9,11 +9,11 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from datetime import datetime
-from typing import Any, Final, TypeVar
+from typing import Any, Final, NamedTuple, TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy import event
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Dialect, Engine
 
 from data_plane import schema
 from data_plane.clock import Clock, ensure_utc, utc_now
@@ -113,6 +113,37 @@ def neighbourhood_statement(
     return _neighbourhood_statement(relations is not None), params
 
 
+class _Shape(NamedTuple):
+    """The neighbourhood statement expanded for one shape, as the driver takes it."""
+
+    sql: str
+    positions: tuple[str, ...] | None  # parameter names in order (positional drivers), else None
+    fixed: dict[str, Any]  # the statement's own literal binds ('out', 'retract', ...)
+    as_of: Callable[[Any], Any] | None  # the bind processor of the as-of times
+
+
+@functools.lru_cache(maxsize=1024)
+def _shape(dialect: Dialect, n_ids: int, n_exclude: int, n_relations: int | None) -> _Shape:
+    """SQLAlchemy compiles and expands the statement once per (dialect, number of ids,
+    exclusions, relations); each read then only fills in values, skipping the per-execution
+    cache-key, expansion and bind-processing work (a third of a small read's time)."""
+    compiled = _neighbourhood_statement(n_relations is not None).compile(dialect=dialect)
+    probe: dict[str, Any] = {
+        "ids": [""] * n_ids,
+        "exclude": [""] * n_exclude,
+        "as_of_valid": None,
+        "as_of_recorded": None,
+    }
+    if n_relations is not None:
+        probe["relations"] = [""] * n_relations
+    expanded = compiled.construct_expanded_state(probe)
+    variable = ("ids_", "exclude_", "relations_", "as_of_")
+    fixed = {k: v for k, v in expanded.parameters.items() if not k.startswith(variable)}
+    positions = tuple(expanded.positiontup) if expanded.positiontup is not None else None
+    as_of = AS_OF_PARAMS[0].type.dialect_impl(dialect).bind_processor(dialect)
+    return _Shape(expanded.statement, positions, fixed, as_of)
+
+
 class GraphReader:
     """Read-only, temporal access to the graph."""
 
@@ -144,11 +175,20 @@ class GraphReader:
         if not ids:
             return []
         as_of = as_of or self.as_of()
-        stmt, params = neighbourhood_statement(ids, as_of, relations=relations, exclude=exclude)
+        wanted, skip = sorted(ids), sorted(exclude)
+        rels = sorted(relations) if relations is not None else None
+        shape = _shape(self._engine.dialect, len(wanted), len(skip), None if rels is None else len(rels))
+        values = dict(shape.fixed)
+        values.update((f"ids_{i}", v) for i, v in enumerate(wanted, 1))
+        values.update((f"exclude_{i}", v) for i, v in enumerate(skip, 1))
+        values.update((f"relations_{i}", v) for i, v in enumerate(rels or (), 1))
+        convert = shape.as_of or (lambda t: t)
+        values["as_of_valid"], values["as_of_recorded"] = convert(as_of.valid_at), convert(as_of.recorded_at)
+        params = values if shape.positions is None else tuple(values[n] for n in shape.positions)
         with self._engine.connect() as conn:
             # The thin columns need no result processing (ids, texts, numbers), so the driver's
             # rows are used as they come: no per-row ``Row`` objects.
-            rows = list(conn.execute(stmt, params).cursor.fetchall())
+            rows = list(conn.exec_driver_sql(shape.sql, params).cursor.fetchall())
         # Stored edges are canonical, so ``source>relation>target`` is the edge key without
         # re-canonicalising every row.
         rows.sort(key=lambda r: (f"{r[1]}>{r[3]}>{r[2]}", r[9]))
