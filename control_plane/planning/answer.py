@@ -41,6 +41,7 @@ from typing import Any
 from control_plane.evidence import EvidenceGraph
 from control_plane.synthesizers.base import Focus, SynthesizerInfo
 from data_plane.clock import format_time
+from data_plane.records import Concept, Edge
 from data_plane.temporal import AsOf
 
 SCHEMA = "answer/1"
@@ -97,7 +98,7 @@ class Answer:
     cited_concepts: tuple[tuple[str, str], ...]  # (id, name)
     cited_edges: tuple[str, ...]
     seeds: tuple[str, ...]
-    evidence: EvidenceGraph
+    evidence: EvidenceGraph[Concept, Edge]
     as_of: AsOf
     rounds: tuple[RoundTrace, ...]
     synthesizer: SynthesizerInfo
@@ -139,7 +140,7 @@ class Answer:
 
     def edge_version_ids(self) -> list[int]:
         """Version ids of every edge in the evidence (recorded as the answer's evidence)."""
-        return sorted(e.stamp.version_id for e in self.evidence.edges.values())
+        return sorted(e.version_id for e in self.evidence.edges.values())
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -54,7 +54,7 @@ from data_plane.clock import Clock, ensure_utc, format_time, utc_now
 from data_plane.errors import InputError
 from data_plane.gateway import WriteGateway
 from data_plane.reads import GraphReader
-from data_plane.records import Concept, Grounding, Neighbour
+from data_plane.records import Concept, ConceptLike, Edge, EdgeLike, Grounding, Neighbour
 from data_plane.relations import PREREQUISITE
 from data_plane.temporal import AsOf
 
@@ -222,7 +222,10 @@ class Planner:
         point = AsOf(as_of or created_at, known_at or created_at)
         answer_id = uuid.uuid4().hex
         seeds = self.seeds(question, point)
-        evidence = EvidenceGraph(seeds=tuple(c.concept_id for c in seeds))
+        # Thin rows while the loop runs; full records only for the answer (``_ground``).
+        evidence: EvidenceGraph[ConceptLike, EdgeLike] = EvidenceGraph(
+            seeds=tuple(c.concept_id for c in seeds)
+        )
         for c in seeds:
             evidence.add_concept(c)
         traces: list[RoundTrace] = []
@@ -329,7 +332,16 @@ class Planner:
         if traces and traces[-1].decision == "stop-empty":
             self._log_round(answer_id, traces[-1], 0)
         answer = self._answer(
-            answer_id, question, accepted, best, reason, evidence, point, traces, created_at, started
+            answer_id,
+            question,
+            accepted,
+            best,
+            reason,
+            self._ground(evidence),
+            point,
+            traces,
+            created_at,
+            started,
         )
         if record:
             self._record(answer)
@@ -348,9 +360,20 @@ class Planner:
 
     # -- steps ------------------------------------------------------------------------------
 
+    def _ground(self, evidence: EvidenceGraph[ConceptLike, EdgeLike]) -> EvidenceGraph[Concept, Edge]:
+        """The evidence with full records (grounding, stamps): one statement for whatever the
+        walk gathered as thin rows."""
+        edge_versions, concept_versions = evidence.thin_versions()
+        edges, concepts = (
+            self.reader.records(edge_versions=edge_versions, concept_versions=concept_versions)
+            if edge_versions or concept_versions
+            else ({}, {})
+        )
+        return evidence.grounded(edges, concepts)
+
     def _grow(
         self,
-        evidence: EvidenceGraph,
+        evidence: EvidenceGraph[ConceptLike, EdgeLike],
         found: list[Neighbour],
         focus: Focus,
         question: str,
@@ -447,7 +470,7 @@ class Planner:
         accepted: Draft | None,
         best: tuple[float, Draft | None, str],
         reason: str | None,
-        evidence: EvidenceGraph,
+        evidence: EvidenceGraph[Concept, Edge],
         point: AsOf,
         traces: list[RoundTrace],
         created_at: datetime,

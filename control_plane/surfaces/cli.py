@@ -679,20 +679,40 @@ def audit_snapshot(
     known_at: Annotated[str | None, typer.Option("--known-at", help="Recorded time. Default: now.")] = None,
     fmt: Annotated[DataFormat, typer.Option("--format")] = DataFormat.text,
 ) -> None:
-    """The whole graph as of (valid time, recorded time)."""
+    """The whole graph as of (valid time, recorded time), streamed as it is read."""
+    from control_plane.surfaces.streaming import write_json_object
+    from data_plane.clock import format_time
+
     with _runtime(ctx) as rt:
-        snap = rt.reader.snapshot(rt.reader.as_of(_time(as_of, "as_of"), _time(known_at, "known_at")))
-    if fmt is DataFormat.json:
-        _print_json(snap.to_dict())
-        return
+        r = rt.reader
+        point = r.as_of(_time(as_of, "as_of"), _time(known_at, "known_at"))
+        if fmt is DataFormat.json:
+            out = typer.get_text_stream("stdout")
+            write_json_object(
+                out.write,
+                {
+                    "valid_at": format_time(point.valid_at),
+                    "recorded_at": format_time(point.recorded_at),
+                    "concepts": (c.to_dict() for c in r.stream_concepts(point)),
+                    "edges": (e.to_dict() for e in r.stream_edges(point)),
+                    "lessons": (v.to_dict() for v in r.stream_versions("lessons", point)),
+                    "lesson_links": (v.to_dict() for v in r.stream_versions("lesson_concepts", point)),
+                },
+            )
+            out.flush()
+            return
+        # Counting streams: nothing but the per-relation tallies is held in memory.
+        counts: dict[str, int] = {}
+        for e in r.stream_edges(point):
+            counts[e.relation] = counts.get(e.relation, 0) + 1
+        n_concepts = sum(1 for _ in r.stream_concepts(point))
+        n_lessons = sum(1 for _ in r.stream_versions("lessons", point))
+        n_links = sum(1 for _ in r.stream_versions("lesson_concepts", point))
     typer.echo(
-        f"snapshot as of {_fmt(snap.valid_at)} (known at {_fmt(snap.recorded_at)}): "
-        f"{len(snap.concepts)} concepts, {len(snap.edges)} edges, {len(snap.lessons)} lessons, "
-        f"{len(snap.lesson_links)} lesson links"
+        f"snapshot as of {_fmt(point.valid_at)} (known at {_fmt(point.recorded_at)}): "
+        f"{n_concepts} concepts, {sum(counts.values())} edges, {n_lessons} lessons, "
+        f"{n_links} lesson links"
     )
-    counts: dict[str, int] = {}
-    for e in snap.edges:
-        counts[e.relation] = counts.get(e.relation, 0) + 1
     for rel in sorted(counts):
         typer.echo(f"  {rel}: {counts[rel]}")
 
@@ -704,28 +724,49 @@ def audit_diff(
     until: Annotated[str | None, typer.Option("--to", help="Recorded time to diff to. Default: now.")] = None,
     fmt: Annotated[DataFormat, typer.Option("--format")] = DataFormat.text,
 ) -> None:
-    """What the system learned between two recorded times: asserted, revised, invalidated, retracted."""
-    from data_plane.clock import utc_now
+    """What the system learned between two recorded times: asserted, revised, invalidated,
+    retracted; streamed as it is read."""
+    from control_plane.surfaces.streaming import write_json_object
+    from data_plane.clock import ensure_utc, format_time, utc_now
+    from data_plane.reads import DIFF_TABLES
 
     t0 = _time(since, "from")
     assert t0 is not None
+    t1 = _time(until, "to") or utc_now()
+    t0, t1 = ensure_utc(t0, field="from"), ensure_utc(t1, field="to")
+    groups = (
+        ("asserted", "assert"),
+        ("revised", "revise"),
+        ("invalidated", "invalidate"),
+        ("retracted", "retract"),
+    )
     with _runtime(ctx) as rt:
-        d = rt.reader.diff(t0, _time(until, "to") or utc_now())
-    if fmt is DataFormat.json:
-        _print_json(d.to_dict())
-        return
-    typer.echo(f"diff of recorded knowledge ({_fmt(d.since)}, {_fmt(d.until)}]:")
-    for label, versions in (
-        ("asserted", d.asserted),
-        ("revised", d.revised),
-        ("invalidated", d.invalidated),
-        ("retracted", d.retracted),
-    ):
-        typer.echo(f"  {label}: {len(versions)}")
-        for v in versions[:20]:
-            typer.echo(f"    {v.table} {v.key_text} (version {v.stamp.version_id}): {v.grounding.reason}")
-        if len(versions) > 20:
-            typer.echo(f"    ... and {len(versions) - 20} more (use --format json)")
+        r = rt.reader
+
+        def changes(op: str) -> Iterator[Version]:
+            for table in DIFF_TABLES:
+                yield from r.stream_changes(table, t0, t1, op=op)
+
+        if fmt is DataFormat.json:
+            out = typer.get_text_stream("stdout")
+            fields: dict[str, Any] = {"from": format_time(t0), "to": format_time(t1)}
+            fields.update({label: (v.to_dict() for v in changes(op)) for label, op in groups})
+            write_json_object(out.write, fields)
+            out.flush()
+            return
+        typer.echo(f"diff of recorded knowledge ({_fmt(t0)}, {_fmt(t1)}]:")
+        for label, op in groups:
+            shown: list[Version] = []
+            n = 0
+            for v in changes(op):
+                n += 1
+                if len(shown) < 20:
+                    shown.append(v)
+            typer.echo(f"  {label}: {n}")
+            for v in shown:
+                typer.echo(f"    {v.table} {v.key_text} (version {v.stamp.version_id}): {v.grounding.reason}")
+            if n > 20:
+                typer.echo(f"    ... and {n - 20} more (use --format json)")
 
 
 @audit_app.command("answers")
@@ -961,9 +1002,24 @@ def bench(
         int, typer.Option("--inmemory-max", min=0, help="Largest size for the in-memory comparators.")
     ] = 100_000,
     out: Annotated[Path, typer.Option("--out", help="Report directory.")] = Path("bench-report"),
+    cache: Annotated[
+        Path | None,
+        typer.Option(
+            "--cache",
+            help="Keep the imported SQLite files here and reuse them on later runs (10^6 edges take minutes).",
+        ),
+    ] = None,
+    postgres_max: Annotated[
+        int,
+        typer.Option(
+            "--postgres-max",
+            min=0,
+            help="Largest size also run on PostgreSQL when KG_TEST_POSTGRES_URL is set.",
+        ),
+    ] = 100_000,
 ) -> None:
-    """Time the whole loop (without the model) on synthetic graphs of each size; write bench.json,
-    bench.md and plots."""
+    """Time import, the whole loop (without the model) and export on synthetic graphs of each size,
+    each beside the raw driver in the same run; write bench.json, bench.md and plots."""
     module = _evals("bench")
     try:
         edges = [int(part) for part in sizes.split(",") if part.strip()]
@@ -981,6 +1037,8 @@ def bench(
             questions=questions,
             seed=seed,
             inmemory_max=inmemory_max,
+            cache=cache,
+            postgres_max=postgres_max,
             # What was run, for the report; a --db URL may carry a password, so it is not repeated.
             command=f"kg bench --sizes {sizes} --questions {questions} --seed {seed} --inmemory-max {inmemory_max}",
             progress=advance,

@@ -51,7 +51,7 @@ class SynthesisRequest:
 
     question: str
     focus: Focus
-    evidence: EvidenceGraph
+    evidence: EvidenceGraph[Any, Any]
     round_no: int
     max_rounds: int
     as_of: AsOf

@@ -86,7 +86,9 @@ def edges_page(
     keys = sorted(k for k in edges if after is None or k > after)
     items = keys[:limit]
     nxt = _pinned(cur, "edges", query, point).advanced(items[-1]).encode() if len(keys) > limit else None
-    return [edges[k].to_dict() for k in items], nxt
+    # The neighbourhood reads thin rows; this page's edges are grounded in one batched statement.
+    full, _ = reader.records(edge_versions=[edges[k].version_id for k in items])
+    return [full[edges[k].version_id].to_dict() for k in items], nxt
 
 
 def answers_page(reader: GraphReader, since: datetime | None, limit: int, cursor: str | None) -> Page:
