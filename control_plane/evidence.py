@@ -10,8 +10,33 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from data_plane.records import Concept, Edge
+from data_plane.records import Concept, Edge, Version
 from data_plane.relations import PHRASES
+
+
+@dataclass(frozen=True)
+class LessonLink:
+    """An active ``lesson_concepts`` link read as evidence: lesson ``lesson_id`` covers
+    ``concept_id``; cited as ``l`` + its version id."""
+
+    lesson_id: str
+    title: str
+    concept_id: str
+    version: Version
+
+    @property
+    def ref(self) -> str:
+        return f"l{self.version.stamp.version_id}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "link_id": self.ref,
+            "lesson_id": self.lesson_id,
+            "title": self.title,
+            "concept_id": self.concept_id,
+            "grounding": self.version.grounding.to_dict(),
+            "stamp": self.version.stamp.to_dict(),
+        }
 
 
 def edge_ref(edge: Edge) -> str:
@@ -26,6 +51,18 @@ class EvidenceGraph:
     concepts: dict[str, Concept] = field(default_factory=dict)
     edges: dict[str, Edge] = field(default_factory=dict)  # edge_ref -> edge
     seeds: tuple[str, ...] = ()
+    lessons: dict[str, LessonLink] = field(default_factory=dict)  # link ref -> link
+
+    def add_lesson_link(self, link: LessonLink) -> bool:
+        if link.ref in self.lessons:
+            return False
+        self.lessons[link.ref] = link
+        return True
+
+    def lessons_of(self, concept_id: str) -> list[LessonLink]:
+        return sorted(
+            (x for x in self.lessons.values() if x.concept_id == concept_id), key=lambda x: x.lesson_id
+        )
 
     def add_concept(self, concept: Concept) -> bool:
         if concept.concept_id in self.concepts:
@@ -57,6 +94,11 @@ class EvidenceGraph:
             lines.append(
                 f"- {ref} | {e.source_id} -{e.relation}-> {e.target_id} | {e.grounding.confidence:.2f}"
             )
+        if self.lessons:
+            lines.append("LESSONS (link_id | lesson_id | title | covers concept):")
+            for ref in sorted(self.lessons, key=lambda r: int(r[1:])):
+                x = self.lessons[ref]
+                lines.append(f"- {ref} | {x.lesson_id} | {json.dumps(x.title)} | {x.concept_id}")
         return "\n".join(lines)
 
     def sentences(self) -> list[str]:
@@ -67,7 +109,7 @@ class EvidenceGraph:
         ]
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "seeds": list(self.seeds),
             "concepts": [self.concepts[c].to_dict() for c in sorted(self.concepts)],
             "edges": [
@@ -75,3 +117,8 @@ class EvidenceGraph:
                 for ref, e in sorted(self.edges.items(), key=lambda kv: int(kv[0][1:]))
             ],
         }
+        if self.lessons:  # absent when empty, so older answer payloads keep their shape
+            out["lessons"] = [
+                self.lessons[r].to_dict() for r in sorted(self.lessons, key=lambda r: int(r[1:]))
+            ]
+        return out

@@ -119,7 +119,7 @@ def comes_before(n: Neighbour) -> bool:
     return (rel == PREREQUISITE and d == "in") or (rel == BUILDS_ON and d == "out")
 
 
-def follows(n: Neighbour, relations: Collection[str]) -> bool:
+def follows(n: Neighbour, relations: Collection[str], direction: str = "") -> bool:
     """Does ``n`` lie along what a question with these named relations needs?
 
     No named relation: every neighbour does. Otherwise the edge's relation must be named, and
@@ -131,6 +131,8 @@ def follows(n: Neighbour, relations: Collection[str]) -> bool:
         return True
     if n.edge.relation not in relations:
         return False
+    if direction == "after":
+        return not comes_before(n)
     return PREREQUISITE not in relations or comes_before(n)
 
 
@@ -154,6 +156,7 @@ def rank(
     unnamed = len(rel_order)
 
     learning_order = PREREQUISITE in rel_order
+    forward = focus.direction == "after"  # "what comes after X": later concepts first
 
     def key(n: Neighbour) -> tuple[int, int, int, int, float, int, str, str]:
         c = n.concept
@@ -161,7 +164,7 @@ def rank(
         return (
             0 if c.concept_id in named else 1 if n.from_id in named else 2,
             0 if rel in rel_order else 1,
-            0 if not learning_order or comes_before(n) else 1,
+            0 if not learning_order or comes_before(n) != forward else 1,
             rel_order.get(rel, unnamed),
             -n.edge.grounding.confidence,
             -similarity(f"{c.name} {c.summary}", qtokens),

@@ -289,6 +289,8 @@ def _print_answer(answer: dict[str, Any], console: Any) -> None:
     from rich.markup import escape
     from rich.table import Table
 
+    if answer.get("reading"):
+        console.print(f"read as: {escape(answer['reading']['read_as'])}")
     if answer["abstained"]:
         console.print(f"[bold red]Abstained[/]: {escape(str(answer.get('abstain_reason')))}")
     else:

@@ -20,7 +20,7 @@ from data_plane.relations import RELATIONS
 
 __all__ = ["PROMPT_VERSION", "SYSTEM_PROMPT", "build_messages", "repair_messages"]
 
-PROMPT_VERSION: Final = "2026-11-21.1"
+PROMPT_VERSION: Final = "2026-11-23.1"
 
 SYSTEM_PROMPT: Final = f"""\
 You answer a learner's question about a curriculum using ONLY the evidence sub-graph you are given.
@@ -66,6 +66,14 @@ def build_messages(request: SynthesisRequest) -> list[dict[str, str]]:
         f"known at {format_time(request.as_of.recorded_at)}.",
         "Question (data, JSON string):",
         _fence("QUESTION", json.dumps(request.question, ensure_ascii=False)),
+        *(
+            [
+                "How the question was read (JSON; answer THIS reading, in its direction):",
+                json.dumps(request.reading.to_dict(), ensure_ascii=False, sort_keys=True),
+            ]
+            if request.reading is not None
+            else []
+        ),
         "Current focus (JSON):",
         json.dumps(focus, ensure_ascii=False, sort_keys=True),
     ]
