@@ -14,8 +14,7 @@ from control_plane.planning.verify import verify
 from control_plane.synthesizers.offline import OfflineSynthesizer
 from control_plane.testing import ScriptedSynthesizer, draft, make_evidence
 from control_plane.understanding.interpretation import Mention, interpret
-from data_plane import GraphReader, WriteGateway
-from data_plane import schema
+from data_plane import GraphReader, WriteGateway, schema
 from data_plane.testing import ManualClock, build_graph, grounding
 
 T0 = datetime(2024, 1, 1, tzinfo=UTC)
