@@ -85,6 +85,7 @@ _NOUN_GAP: Final = frozenset(
     {"a", "an", "the", "is", "are", "was", "were", "be", "been", "as", "also", "listed", "one", "direct",
      "immediate", "key", "important", "necessary", "required", "considered", "itself", "core", "main", "named", "given", "stated", "recorded", "marked"}
 )  # fmt: skip
+_AFTER_VERBS: Final = frozenset(normalise("have learn finish master complete"))
 _CLAUSE_SUBJECT: Final = frozenset(
     normalise("i you they we one he she someone learner student can could should get start to even")
 )
@@ -109,7 +110,9 @@ def _cue(
 
 _VERBS: Final = (
     _cue("require|required|requiring|need|needed|needing|presuppose|presupposed|assume", LEARN, DEP, FOUND, True),
-    _cue("depend on|depended on|depending on|dependent on|rely on|relied on|relying on|come after|came after|"
+    _cue("come next|coming next|what next", LEARN, FOUND, FOUND),
+    _cue("depend on|depended on|depending on|dependent on|rely on|relied on|relying on|rest on|rested on|"
+         "resting on|stand on|come after|came after|"
          "coming after|follow|followed|following|succeed", LEARN, DEP, FOUND),
     _cue("build on top of|built on top of|build on|built on|building on|build upon|built upon|build off|"
          "based on|base on|grounded in|derived from|extend|extended|extending|use|used|using|make use of|"
@@ -158,7 +161,9 @@ _BEFORE_MARKERS: Final = tuple(
 _AFTER_MARKERS: Final = tuple(normalise(m) for m in ("after", "beyond", "past"))
 _PURPOSE_VERBS: Final = frozenset(
     normalise("learn understand study master tackle know grasp start reach approach get do build use "
-              "read follow take begin work apply")
+              "read follow take begin work apply learning understanding studying mastering tackling starting "
+              "reaching approaching getting doing taking beginning working attempting diving moving jumping "
+              "picking covering")
 )  # fmt: skip
 _KNOWN_VERBS: Final = frozenset(normalise("know knew known learned learnt mastered studied covered completed done finished understand understood"))  # fmt: skip
 _EXCEPT: Final = tuple(normalise(m) for m in ("except", "but not", "excluding", "other than", "apart from", "besides", "not including", "without", "minus", "leave out", "leaving out", "skip", "skipping"))  # fmt: skip
@@ -173,7 +178,7 @@ _PATH: Final = tuple(normalise(m) for m in ("path", "route", "chain", "connect",
 _CONTRAST: Final = tuple(normalise(m) for m in ("contrast", "contrasted", "versus", "vs", "alternative", "opposite", "difference", "differ", "compare", "compared", "instead of", "rather than", "trade off", "competing", "compete"))  # fmt: skip
 _RELATED: Final = tuple(normalise(m) for m in ("related", "relate", "associated", "similar", "relevant"))
 _NEIGHBOUR: Final = tuple(normalise(m) for m in ("connected", "linked", "adjacent", "neighbour", "neighbor", "hop", "next to", "touch"))  # fmt: skip
-_ABOUT: Final = tuple(normalise(m) for m in ("what is", "what are", "what s", "who is", "tell me about", "tell me more about", "explain", "describe", "define", "definition", "overview", "summary", "summarise", "summarize", "what doe", "mean", "about", "info", "information", "introduce", "introduction"))  # fmt: skip
+_ABOUT: Final = tuple(normalise(m) for m in ("what is", "what are", "what s", "who is", "tell me about", "tell me more about", "explain", "describe", "define", "definition", "overview", "summary", "summarise", "summarize", "mean", "about", "info", "information", "introduce", "introduction"))  # fmt: skip
 _EXACT: Final = normalise("exactly")
 _NUMBERS: Final = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5}
 _ENGLISH: Final = frozenset(
@@ -462,6 +467,8 @@ def _role_at(
     before = tuple(toks[max(0, b - 4) : b])
     # "before (they / I can) study X": the clause's subject and verb may sit between.
     k = b
+    if k > 1 and toks[k - 1] in {"on", "into", "up", "in"} and toks[k - 2] in _PURPOSE_VERBS:
+        k -= 1  # "before taking on X", "before diving into X"
     if k > 0 and toks[k - 1] in _PURPOSE_VERBS:
         k -= 1
         while k > 0 and toks[k - 1] in _CLAUSE_SUBJECT:
@@ -475,14 +482,13 @@ def _role_at(
                 return _Role(PREREQ, DEP, False, " ".join(m), 3)
             return _Role(LEARN, DEP, True, " ".join(m), 3)
     for m in _AFTER_MARKERS:
-        if before[-len(m) :] == m:
+        if before[-len(m) :] == m or (k < b and lead[-len(m) :] == m):
             return _Role(LEARN, FOUND, False, " ".join(m), 3)
     window = toks[max(0, b - 5) : b]
-    after_knowing = any(w in {"once", "since", "having"} for w in window) or tuple(window[-3:-1]) == (
-        "now",
-        "that",
-    )
-    if after_knowing and any(w in _KNOWN_VERBS or w == "have" for w in window):
+    triggers = [i for i, w in enumerate(window) if w in {"once", "since", "having", "if", "when"}]
+    if tuple(window[-3:-1]) == ("now", "that"):
+        triggers.append(len(window) - 3)
+    if triggers and any(w in _KNOWN_VERBS or w in _AFTER_VERBS for w in window[min(triggers) :]):
         return _Role(LEARN, FOUND, False, "once I know", 3)
     if len(before) >= 2 and before[-2] == "to" and before[-1] in _PURPOSE_VERBS:
         return _Role(LEARN, DEP, True, f"to {before[-1]}", 3)
@@ -534,7 +540,7 @@ def _role_at(
                 ("are",),
             )
             if "as" in gap or any(g in _COPULA for g in gap) or copula_before:
-                return _Role(cue.family, cue.left, cue.transitive, " ".join(toks[s:e]), 2)
+                return _Role(cue.family, cue.left, cue.transitive and cue.left == DEP, " ".join(toks[s:e]), 2)
     # The nearest verb cue: left of it takes the left role, right of it the right role; the
     # passive ("X is required for what") swaps them.
     best: tuple[int, _Role] | None = None
@@ -724,7 +730,7 @@ def _interpret(
             any(w in _KNOWN_VERBS for w in window[-3:])
             and not (len(window) >= 2 and window[-2] == "to")
             and not any(
-                w in {"once", "since", "having", "after", "before", "what", "which", "to"}
+                w in {"once", "since", "having", "after", "before", "what", "which", "to", "if", "when"}
                 for w in window[-4:]
             )
             and any(w in {"i", "already", "ve", "have", "we", "m", "am"} for w in window)
