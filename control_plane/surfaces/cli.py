@@ -289,12 +289,12 @@ def _print_answer(answer: dict[str, Any], console: Any) -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    if answer.get("reading"):
-        console.print(f"read as: {escape(answer['reading']['read_as'])}")
     if answer["abstained"]:
         console.print(f"[bold red]Abstained[/]: {escape(str(answer.get('abstain_reason')))}")
     else:
         console.print(f"[bold]Answer[/]: {escape(answer['text'])}")
+    if answer.get("reading"):
+        console.print(f"read as: {escape(answer['reading']['read_as'])}")
     console.print(
         f"confidence {answer['confidence']:.2f} · rounds {len(answer['rounds'])} · LLM calls "
         f"{answer['llm_calls']} · synthesizer {answer['synthesizer']['name']} · answer {answer['answer_id']}"
