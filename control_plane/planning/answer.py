@@ -58,9 +58,10 @@ class RoundTrace:
     confidence: float
     verdict: str
     decision: str
+    reading: dict[str, Any] | None = None  # round 1 only: how the question was read
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "round": self.round,
             "focus": self.focus.to_dict(),
             "frontier_added": list(self.frontier_added),
@@ -74,6 +75,9 @@ class RoundTrace:
             "verdict": self.verdict,
             "decision": self.decision,
         }
+        if self.reading is not None:
+            out["reading"] = self.reading
+        return out
 
 
 @dataclass(frozen=True)

@@ -375,6 +375,8 @@ class Planner:
                     f"confidence stayed below {self.threshold:.2f} after {self.max_rounds} rounds "
                     f"(best {best[0]:.2f}): {best[1].missing if best[1] and best[1].missing else best[2]}"
                 )
+        if traces:
+            traces[0] = replace(traces[0], reading=reading.to_dict())
         if traces and traces[-1].decision == "stop-empty":
             self._log_round(answer_id, traces[-1], 0)
         answer = self._answer(

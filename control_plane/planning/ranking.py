@@ -10,7 +10,8 @@ by relevance to the current focus. The sort key, most significant first:
    relations first;
 3. learning order: when the focus names ``prerequisite`` (a "what comes before" question), a
    neighbour that comes *before* the concept it was reached from (the source of a prerequisite
-   into it, or the target of a builds_on out of it) ranks ahead of one that comes after it;
+   into it, or the target of a builds_on out of it) ranks ahead of one that comes after it, and
+   the reverse when ``focus.direction`` is "after" ("what comes after X");
 4. among named relations, the order in which the focus names them;
 5. edge confidence, higher first;
 6. lexical similarity: the number of distinct normalised tokens shared by the concept's
