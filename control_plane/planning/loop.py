@@ -583,7 +583,12 @@ def _unsure(reading: Reading) -> str:
     """Why an unsure reading is not answered, how it was read, and phrasings that are understood."""
     if reading.problem:
         return f"{UNSURE}: {reading.problem}"
-    also = f"; it could also mean: {', '.join(reading.alternatives)}" if reading.alternatives else ""
+    others = [
+        replace(reading, intent=alt, relation_note="", time=None).describe()
+        for alt in reading.alternatives
+        if alt != reading.intent
+    ]
+    also = f"; it could also mean: {' or '.join(others)}" if others else ""
     tries = "; ".join(repr(s) for s in reading.suggestions)
     return f"{UNSURE} (read as: {reading.describe()}{also}). Try asking: {tries}"
 

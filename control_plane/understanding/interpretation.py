@@ -358,7 +358,7 @@ class Reading:
     def to_dict(self) -> dict[str, Any]:
         return {
             "intent": self.intent,
-            "read_as": self.describe(),
+            "read_as": self.describe() if self.sure or self.problem else f"{self.describe()} (unsure)",
             "subjects": [s.to_dict() for s in self.subjects],
             "direction": self.direction,
             "transitive": self.transitive,
