@@ -45,6 +45,7 @@ __all__ = [
     "System",
     "WholeGraphBaseline",
     "build_systems",
+    "cited_lessons",
 ]
 
 THRESHOLD: Final = 0.80
@@ -302,7 +303,20 @@ class LoopSystem:
             text=answer.text,
             abstain_reason=answer.abstain_reason,
             extra={"seeds": list(answer.seeds), "evidence_edges": len(answer.evidence.edges)},
+            lessons=cited_lessons(answer.to_dict()),
+            as_of_valid=answer.as_of.to_dict()["valid_at"],
         )
+
+
+def cited_lessons(answer: dict[str, Any]) -> tuple[str, ...]:
+    """The lesson ids an ``answer/1`` dict cites, from its ``cited_lessons`` key (ids, or objects
+    with an ``id``); empty when the answer names no lessons (see docs/evals.md)."""
+    out: list[str] = []
+    for item in answer.get("cited_lessons") or ():
+        lesson = item.get("id") if isinstance(item, dict) else item
+        if isinstance(lesson, str) and lesson:
+            out.append(lesson)
+    return tuple(dict.fromkeys(out))
 
 
 def build_systems(

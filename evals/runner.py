@@ -1,14 +1,16 @@
 """``kg eval``: run a question set against the planning loop and the baselines, score, report.
 
-    kg eval [--questions FILE] [--db URL] [--synthesizer offline|deepseek]
+    kg eval [--questions FILE] [--db URL | --bundle DIR] [--synthesizer offline|deepseek]
             [--baseline NAME ...] [--out DIR] [--limit N] [--record]
 
 Without ``--db`` a fresh temporary SQLite database is migrated and loaded with the bundled
-curriculum; with ``--db`` any migrated database works (its own concepts; its questions file must
-name them). ``--baseline`` picks systems among ``loop``, ``seed-only``, ``graphrag`` and
-``whole-graph`` (default: all four; ``whole-graph`` is skipped with a note above 2,000 edges).
-Every system sees the same questions and the same synthesizer. Scoring rules:
-:mod:`evals.metrics`; output files: :mod:`evals.report`.
+curriculum, or with ``--bundle DIR`` (a ``kg-bundle/1`` folder, e.g. ``evals/bundles/prereqmap``)
+instead; with ``--db`` any migrated database works (its own concepts; its questions file must
+name them). The report has a per-intent table and the failing phrasings (:mod:`evals.report`).
+``--baseline`` picks systems among ``loop``, ``seed-only``, ``graphrag`` and ``whole-graph``
+(default: all four; ``whole-graph`` is skipped with a note above 2,000 edges). Every system sees
+the same questions and the same synthesizer. Scoring rules: :mod:`evals.metrics`; output files:
+:mod:`evals.report`.
 """
 
 from __future__ import annotations
@@ -25,12 +27,19 @@ from pathlib import Path
 from typing import Any
 
 from data_plane.database import connect
-from data_plane.errors import KGError
+from data_plane.errors import InputError, KGError
 from data_plane.reads import GraphReader
 from evals.baselines import BASELINES, build_systems
 from evals.metrics import Response, Score, score, summarise
 from evals.questions import Question, load_questions
-from evals.report import markdown_table, plot_calibration, plot_f1_by_type, write_report
+from evals.report import (
+    failure_table,
+    intent_table,
+    markdown_table,
+    plot_calibration,
+    plot_f1_by_type,
+    write_report,
+)
 
 __all__ = ["MULTI_HOP", "default_questions", "main", "run_eval"]
 
@@ -44,7 +53,9 @@ def default_questions() -> Path:
 
 
 @contextmanager
-def _database(url: str | None) -> Iterator[str]:
+def _database(url: str | None, bundle: Path | None = None) -> Iterator[str]:
+    """``url`` as given, or a fresh temporary SQLite loaded with ``bundle`` (default: the bundled
+    curriculum) through the real importer."""
     if url:
         yield url
         return
@@ -52,7 +63,16 @@ def _database(url: str | None) -> Iterator[str]:
 
     with tempfile.TemporaryDirectory(prefix="kg-eval-") as tmp:
         fresh = f"sqlite:///{tmp}/eval.sqlite3"
-        ensure_initialised(fresh)
+        ensure_initialised(fresh, load_curriculum=bundle is None)
+        if bundle is not None:
+            from data_plane.bundle import import_bundle
+            from data_plane.gateway import WriteGateway
+
+            engine = connect(fresh)
+            try:
+                import_bundle(WriteGateway(engine), bundle)
+            finally:
+                engine.dispose()
         yield fresh
 
 
@@ -107,7 +127,19 @@ def run_eval(
                     resp = system.run(q)
                 except KGError as exc:  # one bad question must not sink the run
                     resp = Response(abstained=True, error=f"{type(exc).__name__}: {exc}")
-                sc = score(q.id, q.type, q.concepts, q.abstain, resp)
+                except Exception as exc:  # a traceback: scored as a wrong answer (evals.metrics)
+                    resp = Response(abstained=False, error=f"{type(exc).__name__}: {exc}", crashed=True)
+                sc = score(
+                    q.id,
+                    q.type,
+                    q.concepts,
+                    q.abstain,
+                    resp,
+                    intent=q.asks,
+                    gold_lessons=q.lessons,
+                    match=q.match,
+                    time_window=q.time_window,
+                )
                 scores[system.name].append(sc)
                 results[system.name] = {
                     **sc.to_dict(),
@@ -116,6 +148,8 @@ def run_eval(
                     "text": resp.text,
                     "abstain_reason": resp.abstain_reason,
                     "error": resp.error,
+                    "cited_lessons": list(resp.lessons),
+                    "as_of_valid": resp.as_of_valid,
                     **resp.extra,
                 }
             rows.append({**q.to_dict(), "results": results})
@@ -123,6 +157,7 @@ def run_eval(
     finally:
         engine.dispose()
     types = sorted({q.type for q in questions})
+    intents = sorted({q.asks for q in questions})
     summary = {
         "overall": {name: summarise(sc) for name, sc in scores.items()},
         "answerable": {
@@ -131,6 +166,10 @@ def run_eval(
         "multi_hop": {name: summarise([s for s in sc if s.type in MULTI_HOP]) for name, sc in scores.items()},
         "by_type": {
             t: {name: summarise([s for s in sc if s.type == t]) for name, sc in scores.items()} for t in types
+        },
+        "by_intent": {
+            i: {name: summarise([s for s in sc if s.intent == i]) for name, sc in scores.items()}
+            for i in intents
         },
     }
     info = getattr(synthesizer, "info", None)
@@ -184,16 +223,11 @@ def _markdown(report: dict[str, Any]) -> str:
                 "| system |", "| type |", 1
             )
         )
+    for s in systems:
+        lines += ["", f"## Per intent: {s}", "", intent_table(summary["by_intent"], summary["overall"], s)]
     if "loop" in systems:
-        wrong = [q for q in report["questions"] if not q["results"]["loop"]["exact_match"]]
-        lines += ["", f"## Loop misses ({len(wrong)} not exact)", ""]
-        lines.append("| id | type | question | gold | cited / abstained |")
-        lines.append("|---|---|---|---|---|")
-        for q in wrong:
-            r = q["results"]["loop"]
-            got = f"abstained: {r['abstain_reason']}" if r["abstained"] else ", ".join(r["cited"])
-            gold = "(abstain)" if q["expect"]["abstain"] else ", ".join(q["expect"]["concepts"])
-            lines.append(f"| {q['id']} | {q['type']} | {q['question']} | {gold} | {got} |")
+        n, table = failure_table(report["questions"], "loop")
+        lines += ["", f"## Loop misses ({n} failing phrasings)", "", table]
     return "\n".join(lines) + "\n"
 
 
@@ -230,6 +264,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--db", default=None, help="database URL (default: a fresh temp SQLite with the bundled curriculum)"
     )
+    parser.add_argument(
+        "--bundle", type=Path, default=None, help="kg-bundle/1 folder to load into the fresh temp SQLite"
+    )
     parser.add_argument("--synthesizer", choices=("offline", "deepseek"), default="offline")
     parser.add_argument(
         "--baseline", action="append", choices=BASELINES, help="system to run (repeatable; default: all)"
@@ -246,7 +283,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.limit is not None:
             questions = questions[: args.limit]
         synthesizer = _synthesizer(args.synthesizer)
-        with _database(args.db) as url:
+        if args.db and args.bundle:
+            raise InputError("give --db or --bundle, not both", field="bundle")
+        with _database(args.db, args.bundle) as url:
             report = run_eval(
                 questions,
                 url=url,
@@ -257,6 +296,8 @@ def main(argv: list[str] | None = None) -> int:
     except KGError as exc:
         print(f"kg eval: {exc}", file=sys.stderr)
         return 2
+    report["meta"]["questions_file"] = str(args.questions or default_questions())
+    report["meta"]["bundle"] = None if args.bundle is None else str(args.bundle)
     args.out.mkdir(parents=True, exist_ok=True)
     report["meta"]["plots"] = _plots(report, args.out)
     write_report(args.out, report, markdown=_markdown(report))
