@@ -432,6 +432,10 @@ class OfflineSynthesizer:
                 concepts = [b for b, _ in adjacency(ev, reading.relations, "before").get(x, [])]
             head = f"Lessons to take before {ev.name(x)}"
         links = [link for c in concepts for link in ev.lessons_of(c)]
+        if reading.intent == "lessons_before":
+            # A lesson that covers X itself is not one to take before X.
+            own = {link.lesson_id for link in ev.lessons_of(x)}
+            links = [link for link in links if link.lesson_id not in own]
         titles: dict[str, str] = {}
         for link in links:
             titles.setdefault(link.lesson_id, link.title or link.lesson_id)

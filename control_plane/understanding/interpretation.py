@@ -83,7 +83,8 @@ _POSSESSIVE: Final = frozenset({"its", "their", "his", "her", "s"})
 # What may stand between a concept and a noun in "X is a direct prerequisite", "X as a prerequisite".
 _NOUN_GAP: Final = frozenset(
     {"a", "an", "the", "is", "are", "was", "were", "be", "been", "as", "also", "listed", "one", "direct",
-     "immediate", "key", "important", "necessary", "required", "considered", "itself", "core", "main", "named", "given", "stated", "recorded", "marked"}
+     "immediate", "key", "important", "necessary", "required", "considered", "itself", "core", "main", "named", "given", "stated", "recorded", "marked",
+     "their", "its", "and", "indirect", "or", "concept", "topic", "all", "of"}
 )  # fmt: skip
 _AFTER_VERBS: Final = frozenset(normalise("have learn finish master complete"))
 _CLAUSE_SUBJECT: Final = frozenset(
@@ -136,6 +137,8 @@ _NOUNS: Final = (
     _cue("foundation|basis|building block|underpinning", BUILD, FOUND, DEP, noun=True),
     _cue("groundwork|background|grounding", LEARN, FOUND, DEP, True, noun=True),
     _cue("dependent|successor|follow up|next step|consequence", LEARN, DEP, FOUND, noun=True),
+    _cue("downstream|descendant", LEARN, DEP, FOUND, True, noun=True),
+    _cue("upstream|ancestor", LEARN, FOUND, DEP, True, noun=True),
     _cue("part|component|piece|element|subtopic|sub topic|constituent|member", PART, PARTR, WHOLE, noun=True),
 )  # fmt: skip
 _PASSIVE_FLIP: Final = frozenset(
@@ -504,7 +507,7 @@ def _role_at(
     if before[-1:] in (("of",), ("for",), ("to",), ("in",), ("on",), ("under",), ("into",)):
         p = b - 1
         for s, e, cue in (*nouns, *verbs):
-            near = e == p or (cue.noun and e < p and p - e <= 2 and all(t in _NOUN_GAP for t in toks[e:p]))
+            near = e == p or (cue.noun and e < p and p - e <= 4 and all(t in _NOUN_GAP for t in toks[e:p]))
             if near or (e == p + 1 and cue.words and toks[e - 1] == before[-1]):
                 if cue.noun:
                     return _Role(
@@ -550,6 +553,8 @@ def _role_at(
             passive = toks[e - 1] in _PASSIVE_FLIP and any(t in _COPULA for t in toks[max(0, s - 3) : s])
             role = cue.left if passive else cue.right
         elif s >= end:
+            if any(t in _WH for t in toks[end:s]):
+                continue  # "X: what builds on it?": X is the topic, not the verb's subject
             dist = s - end
             passive = toks[e - 1] in _PASSIVE_FLIP and any(t in _COPULA for t in toks[max(0, start - 3) : s])
             role = cue.right if passive else cue.left
@@ -664,7 +669,8 @@ def _interpret(
     when = find_time(question, now, [(m.start, m.end) for m in mentions])
     words = [t for i, t in enumerate(toks) if i not in masked and not t.isdigit()]
     english = sum(1 for w in words if w in _ENGLISH)
-    if len(words) >= 4 and english < 0.25 * len(words):
+    cue_words = bool(_occurrences(toks, masked, _VERBS) or _occurrences(toks, masked, _NOUNS))
+    if len(words) >= 4 and english < 0.25 * len(words) and not cue_words:
         return Reading(
             question, "unknown", time=when, problem="the question does not read as English", read_by="none"
         )
@@ -720,7 +726,11 @@ def _interpret(
             and gap
             and all(t in {"and", "or", "as", "well", "plus", "both", "the", "a", "an"} for t in gap)
         )
-        if _ends_with(toks, b, _APPOSITIVE):
+        if _ends_with(toks, b, _APPOSITIVE) or (
+            # "I'm planning to study X": a concept's name used as a verb.
+            toks[m.end : m.end + 1] == ("to",)
+            and toks[max(0, m.start - 1) : m.start] in (("m",), ("am",), ("re",), ("are",))
+        ):
             tags[m.concept_id] = "example"
         elif any(
             _ends_with(window, len(window) - k, _EXCEPT) for k in range(min(3, len(window)) + 1)
@@ -746,14 +756,18 @@ def _interpret(
     # Pronouns stand for the first subject: "once I know RAG, what builds on it?".
     subjects = [m for m in ordered if tags.get(m.concept_id, "") == ""]
     if not subjects:
-        subjects = [m for m in ordered if tags.get(m.concept_id) != "example"] or ordered
+        subjects = [m for m in ordered if tags.get(m.concept_id) != "example"]
+        if not subjects:  # only an example or a name used as a verb: nothing is asked about
+            return Reading(question, "unknown", time=when, read_by="none")
         for m in subjects:
             tags[m.concept_id] = ""
-    main = subjects[0]
+    # The subject is the first concept a cue governs ("I'm planning to study X": not "planning").
+    main = next((m for m in subjects if roles.get(m.concept_id) is not None), subjects[0])
+    subjects = [main, *(m for m in subjects if m is not main)]
     pronoun_roles = [
         r
         for i, t in enumerate(toks)
-        if t in _PRONOUNS and i not in masked and i > main.start
+        if t in _PRONOUNS and i not in masked and i > main.start and toks[i - 1] != "as"
         for r in [_role_at(toks, i, i + 1, masked, verbs, nouns, relational)]
         if r is not None
     ]
