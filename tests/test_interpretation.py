@@ -128,6 +128,12 @@ def test_lessons() -> None:
             "needed_before",
             "before",
         ),
+        ("what are all the downstream concepts of RAG", "dependents", "after"),
+        ("Which concepts take BM25 as their foundation?", "built_by", "after"),
+        ("RAG: what builds on it?", "built_by", "after"),
+        ("Give me all the prerequisites, direct and indirect, of RAG.", "needed_before", "before"),
+        ("What should I learn before starting RAG?", "needed_before", "before"),
+        ("If I learn RAG, what can I learn next?", "dependents", "after"),
     ],
 )
 def test_direction_comes_from_sentence_structure(question: str, intent: str, direction: str) -> None:
@@ -155,6 +161,16 @@ def test_direction_comes_from_sentence_structure(question: str, intent: str, dir
 def test_other_intents(question: str, intent: str) -> None:
     """Parts and wholes by structure; contrasts, related, neighbours and about by their words."""
     assert read(question, FULL).intent == intent
+
+
+def test_a_name_used_as_a_verb_is_not_a_subject() -> None:
+    """'I'm planning to study X' does not make a concept called 'planning' the subject."""
+    index = NameIndex.from_names([("planning", "Planning", ()), ("rag", "RAG", ())])
+    q = "I'm planning to study RAG next. What should I have done immediately before it?"
+    r = interpret(q, mentions_in(q, index), now=NOW)
+    assert (r.intent, r.subject, r.transitive) == ("needed_before", "rag", False)
+    q = "I'm planning to study photosynthesis next. What should I have done immediately before it?"
+    assert not interpret(q, mentions_in(q, index), now=NOW).sure
 
 
 def test_example_after_like_is_not_a_subject() -> None:
