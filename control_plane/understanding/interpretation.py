@@ -470,7 +470,7 @@ def _role_at(
     before = tuple(toks[max(0, b - 4) : b])
     # "before (they / I can) study X": the clause's subject and verb may sit between.
     k = b
-    if k > 1 and toks[k - 1] in {"on", "into", "up", "in"} and toks[k - 2] in _PURPOSE_VERBS:
+    if k > 1 and toks[k - 1] in {"on", "into", "up", "in", "about"} and toks[k - 2] in _PURPOSE_VERBS:
         k -= 1  # "before taking on X", "before diving into X"
     if k > 0 and toks[k - 1] in _PURPOSE_VERBS:
         k -= 1
@@ -709,7 +709,9 @@ def _interpret(
         )
 
     # Each mention: its role, or known / excluded / an example.
-    first = {m.concept_id: m for m in sorted(mentions, key=lambda m: m.start)}
+    first: dict[str, Mention] = {}
+    for m in sorted(mentions, key=lambda m: m.start):
+        first.setdefault(m.concept_id, m)  # a later alias ("X like <alias of X>") does not replace it
     ordered = sorted(first.values(), key=lambda m: m.start)
     words_of = {m.concept_id: _surface(question, m.start, m.end) or m.name or m.concept_id for m in ordered}
     tags: dict[str, str] = {}
