@@ -3,6 +3,7 @@ words, the verifier's direction check, and abstentions for readings it is not su
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -181,3 +182,36 @@ def test_verifier_rejects_citations_in_the_wrong_direction() -> None:
     assert not verdict.accepted and "a" in verdict.reason
     assert verify(right, ev, reading=reading).accepted
     assert verify(wrong, ev).accepted  # without a reading only membership is checked
+
+
+def test_the_deepseek_prompt_carries_the_reading() -> None:
+    """The user message includes the reading as JSON, so a model answers the interpreted question."""
+    from control_plane.synthesizers.prompts import build_messages
+    from control_plane.testing import make_request
+
+    ev = make_evidence(["a", "x"], [("a", "x", "prerequisite")], seeds=("x",))
+    q = "Which concepts have x as a prerequisite?"
+    reading = interpret(q, [Mention("x", 3, 4)], now=T0)
+    request = replace(make_request(q, ev), reading=reading)
+    user = build_messages(request)[1]["content"]
+    assert "How the question was read" in user and '"intent": "dependents"' in user
+
+
+def test_study_plan_layers_what_is_needed_minus_what_is_known() -> None:
+    """A study plan lists the needed-before closure in learning order, leaving out what is known."""
+    from control_plane.testing import make_request
+
+    ev = make_evidence(
+        ["a", "b", "c", "k", "x"],
+        [
+            ("a", "b", "prerequisite"),
+            ("b", "x", "prerequisite"),
+            ("c", "x", "prerequisite"),
+            ("k", "c", "prerequisite"),
+        ],
+        seeds=("x", "k"),
+    )
+    q = "Make me a study plan for x, I already know k"
+    d = OfflineSynthesizer().synthesize(make_request(q, ev))
+    assert set(d.concept_ids) == {"a", "b", "c"} and d.confidence >= 0.8
+    assert d.answer.index("1. a, c") < d.answer.index("2. b") < d.answer.index("then x")
