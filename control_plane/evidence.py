@@ -81,15 +81,22 @@ class EvidenceGraph:
         c = self.concepts.get(concept_id)
         return c.name if c else concept_id
 
-    def serialise(self) -> str:
-        """Compact, id-bearing text for a prompt. Concept text is quoted data (JSON strings)."""
+    def serialise(self, *, order: str = "id") -> str:
+        """Compact, id-bearing text for a prompt. Concept text is quoted data (JSON strings).
+
+        ``order="id"`` sorts concepts by id and edges by version; ``order="added"`` keeps the order
+        they joined the evidence, so the text of an earlier round is a prefix of a later one's
+        concept list (what a model gateway's prefix cache can reuse)."""
+        if order not in ("id", "added"):
+            raise ValueError(f"order must be 'id' or 'added', got {order!r}")
+        by_id = order == "id"
         lines = ["CONCEPTS (id | name | summary):"]
-        for cid in sorted(self.concepts):
+        for cid in sorted(self.concepts) if by_id else self.concepts:
             c = self.concepts[cid]
             seed = " [seed]" if cid in self.seeds else ""
             lines.append(f"- {cid}{seed} | {json.dumps(c.name)} | {json.dumps(c.summary)}")
         lines.append("EDGES (edge_id | source -relation-> target | confidence):")
-        for ref in sorted(self.edges, key=lambda r: int(r[1:])):
+        for ref in sorted(self.edges, key=lambda r: int(r[1:])) if by_id else self.edges:
             e = self.edges[ref]
             lines.append(
                 f"- {ref} | {e.source_id} -{e.relation}-> {e.target_id} | {e.grounding.confidence:.2f}"

@@ -151,11 +151,18 @@ class GraphReader:
             raise NotFound(f"no active concept {concept_id!r}", key=concept_id)
         return found[concept_id]
 
-    def all_concepts(self, *, as_of: AsOf | None = None) -> list[Concept]:
+    def all_concepts(
+        self, *, as_of: AsOf | None = None, after: str | None = None, limit: int | None = None
+    ) -> list[Concept]:
+        """Concepts in force, by id; a page of at most ``limit`` with ids after ``after`` if given."""
         as_of = as_of or self.as_of()
+        stmt = sa.select(C).where(as_of.clause(C)).order_by(C.c.concept_id)
+        if after is not None:
+            stmt = stmt.where(C.c.concept_id > after)
+        if limit is not None:
+            stmt = stmt.limit(limit)
         with self._engine.connect() as conn:
-            rows = conn.execute(sa.select(C).where(as_of.clause(C)).order_by(C.c.concept_id)).mappings()
-            return [concept_from_row(r) for r in rows]
+            return [concept_from_row(r) for r in conn.execute(stmt).mappings()]
 
     def concept_labels(self, *, as_of: AsOf | None = None) -> Iterator[tuple[str, str, tuple[str, ...]]]:
         """``(concept id, name, aliases)`` of every concept in force, streamed in batches: for
@@ -305,12 +312,24 @@ class GraphReader:
             tuple(groups["retract"]),
         )
 
-    def answers(self, *, since: datetime | None = None, limit: int = 100) -> list[Version]:
-        """Recorded answers (current versions), newest first."""
+    def answers(
+        self,
+        *,
+        since: datetime | None = None,
+        limit: int = 100,
+        before: tuple[datetime, int] | None = None,
+    ) -> list[Version]:
+        """Recorded answers (current versions), newest first; ``before`` (recorded_at, version_id)
+        of the last answer of a previous page continues after it."""
         A = schema.answers
         stmt = sa.select(A).where(A.c.expired_at.is_(None))
         if since is not None:
             stmt = stmt.where(A.c.recorded_at >= ensure_utc(since, field="since"))
+        if before is not None:
+            at = ensure_utc(before[0], field="cursor")
+            stmt = stmt.where(
+                sa.or_(A.c.recorded_at < at, sa.and_(A.c.recorded_at == at, A.c.version_id < before[1]))
+            )
         stmt = stmt.order_by(A.c.recorded_at.desc(), A.c.version_id.desc()).limit(limit)
         with self._engine.connect() as conn:
             return [version_from_row("answers", r) for r in conn.execute(stmt).mappings()]

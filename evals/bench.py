@@ -1,7 +1,10 @@
 """``kg bench``: whole-loop performance on synthetic curriculum-like graphs, by size.
 
-    kg bench [--sizes 1000,10000,100000,1000000] [--db URL] [--questions 40] [--out DIR]
-             [--inmemory-max 100000]
+    kg [--db URL] bench [--sizes 1000,10000,100000,1000000] [--questions 40] [--out DIR]
+                        [--inmemory-max 100000] [--seed 7]
+
+The command line lives in :mod:`control_plane.surfaces.cli`; this module is what it calls
+(:func:`bench`), callable from Python as well.
 
 For each size (edges) a seeded graph from :mod:`evals.graphgen` is written as a bundle and
 imported (:func:`data_plane.bundle.import_bundle`) into a fresh SQLite file (or ``--db``, which
@@ -28,7 +31,6 @@ This is a benchmark, not a test: nothing here asserts a timing.
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
 import resource
@@ -37,11 +39,11 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Collection
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["RecordingExpander", "main", "measure_import", "measure_loop"]
+__all__ = ["RecordingExpander", "bench", "measure_import", "measure_loop", "result_line"]
 
 CONFIDENCE = 0.5  # below the 0.80 threshold: the loop runs all four rounds
 
@@ -294,77 +296,78 @@ def _table(results: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def _child(args: argparse.Namespace, phase: str, size: int, url: str, workdir: Path) -> dict[str, Any]:
-    cmd = [sys.executable, "-m", "evals.bench", "--phase", phase, "--sizes", str(size), "--url", url]
-    cmd += ["--workdir", str(workdir), "--seed", str(args.seed), "--questions", str(args.questions)]
-    cmd += ["--inmemory-max", str(args.inmemory_max)]
+def _child(phase: str, size: int, url: str, workdir: Path, options: dict[str, int]) -> dict[str, Any]:
+    """One phase for one size in a fresh process (so its peak RSS is its own)."""
+    job = {"phase": phase, "size": size, "url": url, "workdir": str(workdir), **options}
+    cmd = [sys.executable, "-m", "evals.bench", json.dumps(job)]
     done = subprocess.run(cmd, check=True, capture_output=True, text=True)
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return result
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="kg bench", description="Whole-loop performance by graph size.")
-    parser.add_argument("--sizes", default="1000,10000,100000,1000000", help="edge counts, comma-separated")
-    parser.add_argument(
-        "--db", default=None, help="an EMPTY database URL (default: a fresh SQLite file per size)"
-    )
-    parser.add_argument("--questions", type=int, default=40, help="timed questions per size")
-    parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument(
-        "--inmemory-max", type=int, default=100_000, help="largest size for in-memory comparators"
-    )
-    parser.add_argument("--out", type=Path, default=Path("bench-report"))
-    parser.add_argument("--phase", choices=("import", "loop"), help=argparse.SUPPRESS)
-    parser.add_argument("--url", help=argparse.SUPPRESS)
-    parser.add_argument("--workdir", type=Path, help=argparse.SUPPRESS)
-    args = parser.parse_args(argv)
+def _run_child(job: dict[str, Any]) -> dict[str, Any]:
     from evals.runner import _quiet_logs
 
     _quiet_logs()
-    sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
-    if args.phase:  # child process: one phase, one size, JSON on stdout
-        if args.phase == "import":
-            res = measure_import(sizes[0], url=args.url, workdir=args.workdir, seed=args.seed)
-        else:
-            res = measure_loop(
-                sizes[0],
-                url=args.url,
-                seed=args.seed,
-                questions=args.questions,
-                inmemory_max=args.inmemory_max,
-            )
-        print(json.dumps(res))
-        return 0
+    if job["phase"] == "import":
+        return measure_import(job["size"], url=job["url"], workdir=Path(job["workdir"]), seed=job["seed"])
+    return measure_loop(
+        job["size"],
+        url=job["url"],
+        seed=job["seed"],
+        questions=job["questions"],
+        inmemory_max=job["inmemory_max"],
+    )
 
+
+def bench(
+    *,
+    out: Path,
+    sizes: Sequence[int] = (1000, 10_000, 100_000, 1_000_000),
+    db: str | None = None,
+    questions: int = 40,
+    seed: int = 7,
+    inmemory_max: int = 100_000,
+    command: str = "kg bench",
+    progress: Callable[[int, int, str], None] | None = None,
+) -> dict[str, Any]:
+    """``kg bench``: import and time the loop at each size (a fresh SQLite file per size, or
+    ``db``, which must be an empty database); write ``bench.json``, ``bench.md`` and plots into
+    ``out``; return the report. ``progress`` is told (done, total, what) after each phase."""
     from evals.bench_dataplane import machine
 
+    options = {"seed": seed, "questions": questions, "inmemory_max": inmemory_max}
     results = []
+    steps = 2 * len(sizes)
     with tempfile.TemporaryDirectory(prefix="kg-bench-loop-") as tmp:
-        for size in sizes:
-            url = args.db or f"sqlite:///{tmp}/loop-{size}.sqlite3"
-            res = _child(args, "import", size, url, Path(tmp))
-            res.update(_child(args, "loop", size, url, Path(tmp)))
+        for i, size in enumerate(sizes):
+            url = db or f"sqlite:///{tmp}/loop-{size}.sqlite3"
+            if progress is not None:
+                progress(2 * i, steps, f"import {size:,} edges")
+            res = _child("import", size, url, Path(tmp), options)
+            if progress is not None:
+                progress(2 * i + 1, steps, f"loop on {size:,} edges")
+            res.update(_child("loop", size, url, Path(tmp), options))
             res["database"] = "postgresql" if url.startswith("postgresql") else "sqlite"
             results.append(res)
-            print(
-                f"{size:>9,} edges: loop p50 {res['loop_p50_ms']} ms, expansion p50 {res['expansion_p50_ms']} ms, "
-                f"RSS {res['loop_peak_rss_mb']} MB, import {res['import_edges_per_s']:,} edges/s",
-                file=sys.stderr,
-            )
-    args.out.mkdir(parents=True, exist_ok=True)
-    report = {
-        "command": "kg bench " + " ".join(argv if argv is not None else sys.argv[1:]),
-        "machine": machine(),
-        "results": results,
-    }
-    report["plots"] = _plots(results, args.out)
-    (args.out / "bench.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    table = _table(results)
-    (args.out / "bench.md").write_text(table + "\n", encoding="utf-8")
-    print(table)
-    return 0
+        if progress is not None:
+            progress(steps, steps, "done")
+    out.mkdir(parents=True, exist_ok=True)
+    report: dict[str, Any] = {"command": command, "machine": machine(), "results": results}
+    report["plots"] = _plots(results, out)
+    (out / "bench.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    report["table"] = _table(results)
+    (out / "bench.md").write_text(report["table"] + "\n", encoding="utf-8")
+    return report
 
 
-if __name__ == "__main__":
-    raise SystemExit(main(sys.argv[1:]))
+def result_line(res: dict[str, Any]) -> str:
+    """One size's headline numbers."""
+    return (
+        f"{res['edges']:>9,} edges: loop p50 {res['loop_p50_ms']} ms, expansion p50 {res['expansion_p50_ms']} ms, "
+        f"RSS {res['loop_peak_rss_mb']} MB, import {res['import_edges_per_s']:,} edges/s"
+    )
+
+
+if __name__ == "__main__":  # the child process of :func:`_child`: one phase, JSON in, JSON out
+    print(json.dumps(_run_child(json.loads(sys.argv[1]))))

@@ -67,6 +67,9 @@ class Response:
     completion_tokens: int = 0
     latency_ms: float = 0.0
     text: str = ""
+    reasoning_tokens: int = 0
+    cache_hit_tokens: int = 0
+    cost_usd: float = 0.0
     abstain_reason: str | None = None
     error: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
@@ -97,6 +100,9 @@ class Score:
     intent: str | None = None
     time_ok: bool | None = None
     crashed: bool = False
+    reasoning_tokens: int = 0
+    cache_hit_tokens: int = 0
+    cost_usd: float = 0.0
 
     @property
     def answered(self) -> bool:
@@ -118,6 +124,9 @@ class Score:
             "latency_ms": round(self.latency_ms, 3),
             "time_ok": self.time_ok,
             "crashed": self.crashed,
+            "reasoning_tokens": self.reasoning_tokens,
+            "cache_hit_tokens": self.cache_hit_tokens,
+            "cost_usd": round(self.cost_usd, 8),
         }
 
 
@@ -178,6 +187,9 @@ def score(
         "intent": intent or qtype,
         "time_ok": time_read_right(time_window, response.as_of_valid),
         "crashed": response.crashed,
+        "reasoning_tokens": response.reasoning_tokens,
+        "cache_hit_tokens": response.cache_hit_tokens,
+        "cost_usd": response.cost_usd,
     }
     if expect_abstain:
         return Score(
@@ -303,6 +315,14 @@ def summarise(scores: Sequence[Score]) -> dict[str, Any]:
         "mean_llm_calls": _mean(float(s.llm_calls) for s in scores),
         "mean_prompt_tokens": _mean(float(s.prompt_tokens) for s in scores),
         "mean_completion_tokens": _mean(float(s.completion_tokens) for s in scores),
+        "mean_reasoning_tokens": _mean(float(s.reasoning_tokens) for s in scores),
+        "cache_hit_rate": (
+            sum(s.cache_hit_tokens for s in scores) / prompt_total
+            if (prompt_total := sum(s.prompt_tokens for s in scores))
+            else None
+        ),
+        "mean_cost_usd": _mean(s.cost_usd for s in scores),
+        "total_cost_usd": sum(s.cost_usd for s in scores) if scores else None,
         "mean_latency_ms": _mean(latencies),
         "p50_latency_ms": _percentile(latencies, 0.5),
         "p99_latency_ms": _percentile(latencies, 0.99),

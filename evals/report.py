@@ -11,8 +11,8 @@
 
 A ``Summary`` is :func:`evals.metrics.summarise` (n, precision, recall, f1, exact_match,
 evidence_recall, abstention_precision, abstention_recall, coverage, selective_accuracy, ece,
-mean_rounds, mean_llm_calls, mean_prompt_tokens, mean_completion_tokens, mean_latency_ms,
-time_accuracy, crashes, ...).
+mean_rounds, mean_llm_calls, mean_prompt_tokens, mean_completion_tokens, mean_reasoning_tokens,
+cache_hit_rate, mean_cost_usd, total_cost_usd, mean_latency_ms, time_accuracy, crashes, ...).
 
 :func:`intent_table` and :func:`failure_table` are the per-intent view the paraphrase corpus is
 judged by: coverage, selective accuracy, F1 on answerable questions, abstention precision and
@@ -54,6 +54,9 @@ COLUMNS = (
     ("mean_llm_calls", "LLM calls"),
     ("mean_prompt_tokens", "prompt tok"),
     ("mean_completion_tokens", "compl. tok"),
+    ("mean_reasoning_tokens", "reason. tok"),
+    ("cache_hit_rate", "cache hit"),
+    ("total_cost_usd", "cost USD"),
     ("mean_latency_ms", "latency ms"),
 )
 
@@ -84,13 +87,20 @@ def fmt(value: Any) -> str:
     return str(value)
 
 
+def _cell(key: str, value: Any) -> str:
+    # Dollar figures of a run are fractions of a cent per question: show them to the micro-dollar.
+    if key.endswith("_usd") and isinstance(value, float):
+        return f"{value:.6f}"
+    return fmt(value)
+
+
 def markdown_table(
     rows: Sequence[tuple[str, Mapping[str, Any]]], columns: Sequence[tuple[str, str]] = COLUMNS
 ) -> str:
     """A Markdown table: one row per (label, summary)."""
     head = "| system | " + " | ".join(title for _, title in columns) + " |"
     rule = "|---|" + "---|" * len(columns)
-    body = [f"| {label} | " + " | ".join(fmt(s.get(k)) for k, _ in columns) + " |" for label, s in rows]
+    body = [f"| {label} | " + " | ".join(_cell(k, s.get(k)) for k, _ in columns) + " |" for label, s in rows]
     return "\n".join([head, rule, *body])
 
 
@@ -105,7 +115,7 @@ def intent_table(
     return markdown_table(rows, INTENT_COLUMNS).replace("| system |", "| intent |", 1)
 
 
-def _cell(text: str, limit: int = 90) -> str:
+def _clip(text: str, limit: int = 90) -> str:
     text = " ".join(text.split()).replace("|", "\\|")
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -135,7 +145,7 @@ def failure_table(questions: Sequence[Mapping[str, Any]], system: str) -> tuple[
             got += f" [time read as {r.get('as_of_valid')}, asked {expect.get('as_of')}]"
         lines.append(
             f"| {q['id']} | {q.get('intent') or q['type']} | {q['type']} | {q.get('template') or ''} | "
-            f"{_cell(q['question'])} | {_cell(gold)} | {_cell(got)} |"
+            f"{_clip(q['question'])} | {_clip(gold)} | {_clip(got)} |"
         )
     return len(lines) - 1, "\n".join(lines)
 

@@ -439,7 +439,9 @@ def test_report_tables_list_intents_and_failing_phrasings() -> None:
 def test_eval_runs_a_question_file_against_a_bundle(tmp_path: Path) -> None:
     """kg eval --questions FILE --bundle DIR imports the bundle into a fresh database, scores the
     loop per intent and writes the failing phrasings."""
-    from evals.runner import main
+    from typer.testing import CliRunner
+
+    from control_plane.surfaces.cli import app
 
     picked = [
         q
@@ -449,10 +451,21 @@ def test_eval_runs_a_question_file_against_a_bundle(tmp_path: Path) -> None:
     qfile = tmp_path / "q.jsonl"
     qfile.write_text("".join(json.dumps(q.to_dict()) + "\n" for q in picked), encoding="utf-8")
     out = tmp_path / "out"
-    assert (
-        main(["--questions", str(qfile), "--bundle", str(PREREQMAP), "--baseline", "loop", "--out", str(out)])
-        == 0
+    result = CliRunner().invoke(
+        app,
+        [
+            "eval",
+            "--questions",
+            str(qfile),
+            "--bundle",
+            str(PREREQMAP),
+            "--baseline",
+            "loop",
+            "--out",
+            str(out),
+        ],
     )
+    assert result.exit_code == 0, result.output
     report = json.loads((out / "report.json").read_text())
     assert set(report["summary"]["by_intent"]) == {q.asks for q in picked}
     assert report["meta"]["bundle"] == str(PREREQMAP)
@@ -462,9 +475,10 @@ def test_eval_runs_a_question_file_against_a_bundle(tmp_path: Path) -> None:
 
 def test_eval_refuses_db_and_bundle_together(tmp_path: Path) -> None:
     """--db and --bundle name two different graphs: a clear error, no report."""
-    from evals.runner import main
+    from typer.testing import CliRunner
 
-    code = main(
-        ["--db", f"sqlite:///{tmp_path}/x.sqlite3", "--bundle", str(PREREQMAP), "--out", str(tmp_path / "o")]
-    )
-    assert code == 2 and not (tmp_path / "o").exists()
+    from control_plane.surfaces.cli import app
+
+    args = ["eval", "--db", f"sqlite:///{tmp_path}/x.sqlite3", "--bundle", str(PREREQMAP)]
+    result = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "o")])
+    assert result.exit_code != 0 and "--bundle" in result.output and not (tmp_path / "o").exists()

@@ -483,6 +483,10 @@ class Planner:
             confidence=confidence,
             verdict=verdict,
             decision=decision,
+            reasoning_tokens=usage.reasoning_tokens if usage else 0,
+            cache_hit_tokens=usage.cache_hit_tokens if usage else 0,
+            cache_miss_tokens=usage.cache_miss_tokens if usage else 0,
+            cost_usd=usage.cost_usd if usage else 0.0,
         )
 
     @staticmethod
