@@ -17,10 +17,36 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from data_plane.errors import NotFound
-from data_plane.records import Concept, ConceptLike, Edge, EdgeLike
+from data_plane.records import Concept, ConceptLike, Edge, EdgeLike, Version
 from data_plane.relations import PHRASES
 
-__all__ = ["EvidenceGraph", "edge_ref"]
+__all__ = ["EvidenceGraph", "LessonLink", "edge_ref"]
+
+
+@dataclass(frozen=True)
+class LessonLink:
+    """An active ``lesson_concepts`` link read as evidence: lesson ``lesson_id`` covers
+    ``concept_id``; cited as ``l`` + its version id."""
+
+    lesson_id: str
+    title: str
+    concept_id: str
+    version: Version
+
+    @property
+    def ref(self) -> str:
+        return f"l{self.version.stamp.version_id}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "link_id": self.ref,
+            "lesson_id": self.lesson_id,
+            "title": self.title,
+            "concept_id": self.concept_id,
+            "grounding": self.version.grounding.to_dict(),
+            "stamp": self.version.stamp.to_dict(),
+        }
+
 
 C = TypeVar("C", bound=ConceptLike)
 E = TypeVar("E", bound=EdgeLike)
@@ -38,6 +64,18 @@ class EvidenceGraph(Generic[C, E]):
     concepts: dict[str, C] = field(default_factory=dict)
     edges: dict[str, E] = field(default_factory=dict)  # edge_ref -> edge
     seeds: tuple[str, ...] = ()
+    lessons: dict[str, LessonLink] = field(default_factory=dict)  # link ref -> link
+
+    def add_lesson_link(self, link: LessonLink) -> bool:
+        if link.ref in self.lessons:
+            return False
+        self.lessons[link.ref] = link
+        return True
+
+    def lessons_of(self, concept_id: str) -> list[LessonLink]:
+        return sorted(
+            (x for x in self.lessons.values() if x.concept_id == concept_id), key=lambda x: x.lesson_id
+        )
 
     def add_concept(self, concept: C) -> bool:
         if concept.concept_id in self.concepts:
@@ -74,6 +112,11 @@ class EvidenceGraph(Generic[C, E]):
         for ref in sorted(self.edges, key=lambda r: int(r[1:])) if by_id else self.edges:
             e = self.edges[ref]
             lines.append(f"- {ref} | {e.source_id} -{e.relation}-> {e.target_id} | {e.confidence:.2f}")
+        if self.lessons:
+            lines.append("LESSONS (link_id | lesson_id | title | covers concept):")
+            for ref in sorted(self.lessons, key=lambda r: int(r[1:])):
+                x = self.lessons[ref]
+                lines.append(f"- {ref} | {x.lesson_id} | {json.dumps(x.title)} | {x.concept_id}")
         return "\n".join(lines)
 
     def sentences(self) -> list[str]:
@@ -110,11 +153,12 @@ class EvidenceGraph(Generic[C, E]):
             concepts={cid: full(c, concepts, Concept) for cid, c in self.concepts.items()},
             edges={ref: full(e, edges, Edge) for ref, e in self.edges.items()},
             seeds=self.seeds,
+            lessons=dict(self.lessons),
         )
 
     def to_dict(self: EvidenceGraph[Concept, Edge]) -> dict[str, Any]:
         """JSON-ready data (the ``evidence`` of ``answer/1``); only a grounded graph has it."""
-        return {
+        out: dict[str, Any] = {
             "seeds": list(self.seeds),
             "concepts": [self.concepts[c].to_dict() for c in sorted(self.concepts)],
             "edges": [
@@ -122,3 +166,8 @@ class EvidenceGraph(Generic[C, E]):
                 for ref, e in sorted(self.edges.items(), key=lambda kv: int(kv[0][1:]))
             ],
         }
+        if self.lessons:  # absent when empty, so older answer payloads keep their shape
+            out["lessons"] = [
+                self.lessons[r].to_dict() for r in sorted(self.lessons, key=lambda r: int(r[1:]))
+            ]
+        return out

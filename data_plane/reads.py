@@ -240,6 +240,36 @@ class GraphReader:
             for cid, name, aliases in conn.execution_options(yield_per=5000).execute(stmt):
                 yield cid, name, tuple(aliases or ())
 
+    def relation_counts(self, *, as_of: AsOf | None = None) -> dict[str, int]:
+        """Active edges per relation as of ``as_of`` (which relations are in force at all)."""
+        as_of = as_of or self.as_of()
+        stmt = sa.select(E.c.relation, sa.func.count()).where(as_of.clause(E)).group_by(E.c.relation)
+        with self._engine.connect() as conn:
+            return {rel: int(n) for rel, n in conn.execute(stmt)}
+
+    def lesson_links(
+        self, concept_ids: Iterable[str], *, as_of: AsOf | None = None
+    ) -> list[tuple[Version, str]]:
+        """Active ``lesson_concepts`` links of ``concept_ids`` as of ``as_of``, each with its
+        lesson's title ("" when the lesson row is not in force), ordered by lesson then concept."""
+        as_of = as_of or self.as_of()
+        L, LC = schema.lessons, schema.lesson_concepts
+        wanted = sorted(set(concept_ids))
+        out: list[tuple[Version, str]] = []
+        with self._engine.connect() as conn:
+            for i in range(0, len(wanted), _CHUNK):
+                stmt = sa.select(LC).where(LC.c.concept_id.in_(wanted[i : i + _CHUNK]), as_of.clause(LC))
+                out += [(version_from_row("lesson_concepts", r), "") for r in conn.execute(stmt).mappings()]
+            lesson_ids = sorted({v.key[0] for v, _ in out})
+            titles: dict[str, str] = {}
+            for i in range(0, len(lesson_ids), _CHUNK):
+                stmt = sa.select(L.c.lesson_id, L.c.title).where(
+                    L.c.lesson_id.in_(lesson_ids[i : i + _CHUNK]), as_of.clause(L)
+                )
+                titles.update({lid: title for lid, title in conn.execute(stmt)})
+        out = [(v, titles.get(v.key[0], "")) for v, _ in out]
+        return sorted(out, key=lambda vt: vt[0].key)
+
     def edge(self, source_id: str, target_id: str, relation: str, *, as_of: AsOf | None = None) -> Edge:
         as_of = as_of or self.as_of()
         s, t, r = canonical_edge(source_id, target_id, relation)

@@ -86,6 +86,13 @@ def test_ask_text_shows_answer_and_evidence_grounding(initialised: str) -> None:
     assert "function_calling -prerequisite-> agent_orchestration" in out and "curriculum-team" in out
 
 
+def test_ask_text_says_how_the_question_was_read(initialised: str) -> None:
+    """Text output has one 'read as:' line naming the interpreted relation and subject."""
+    out = ok(initialised, "ask", "Which concepts have RAG as a prerequisite?").output
+    lines = [line for line in out.splitlines() if line.startswith("read as: ")]
+    assert lines == ["read as: concepts that have RAG as a prerequisite"]
+
+
 def _edge_refs(out: str) -> list[str]:
     return re.findall(r"^│ (e\d+)\b", out, re.M)
 

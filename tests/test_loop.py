@@ -300,7 +300,7 @@ def test_answer_is_recorded_with_grounding(
     assert stored.content["payload"]["answer_id"] == answer.answer_id
     assert stored.content["abstained"] is False
     assert stored.grounding.confidence == answer.confidence
-    assert stored.grounding.source == "offline:graph-rules-v2:prompt-offline-rules-2"
+    assert stored.grounding.source == "offline:graph-rules-v3:prompt-offline-rules-3"
     assert stored.grounding.evidence["edge_version_ids"] == answer.edge_version_ids()
 
 

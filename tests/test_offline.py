@@ -8,9 +8,8 @@ import sys
 import pytest
 
 from control_plane.planning.verify import verify
-from control_plane.synthesizers.offline import OfflineSynthesizer, parse_intent
+from control_plane.synthesizers.offline import OfflineSynthesizer, read_request
 from control_plane.testing import make_evidence, make_request
-from control_plane.understanding.names import normalise
 
 WORKED = (
     "What must a learner master before agent orchestration, and which of those concepts does RAG build on?"
@@ -35,31 +34,36 @@ EDGES = [
 SEEDS = ("agent_orchestration", "rag")
 
 
+def reading_of(question: str, *seeds: str) -> tuple[str, str | None, str | None]:
+    """(intent, subject, other) as the offline synthesizer reads ``question`` with these seeds."""
+    r = read_request(make_request(question, make_evidence(seeds, seeds=seeds)))
+    return r.intent, r.subject, r.other
+
+
 @pytest.mark.parametrize(
-    ("question", "positions", "kind"),
+    ("question", "seeds", "kind"),
     [
-        (WORKED, {"agent_orchestration": 6, "rag": 14}, "before_uses"),
-        ("what must I master before rag?", {"rag": 5}, "before"),
-        ("prerequisites of rag", {"rag": 2}, "prereq"),
-        ("what does rag build on?", {"rag": 2}, "foundations"),
-        ("what builds on rag?", {"rag": 3}, "built_by"),
-        ("what uses embeddings?", {"embeddings": 2}, "built_by"),
-        ("what are the components of a rag pipeline?", {"rag": 6}, "parts"),
-        ("what is chunking part of?", {"chunking": 2}, "wholes"),
-        ("rag versus fine tuning", {"rag": 0, "fine_tuning": 2}, "contrasts"),
-        ("how does tokenization lead to rag?", {"tokenization": 2, "rag": 5}, "path"),
-        ("tell me about rag", {"rag": 3}, "about"),
+        (WORKED, ("agent_orchestration", "rag"), "before_uses"),
+        ("what must I master before rag?", ("rag",), "needed_before"),
+        ("prerequisites of rag", ("rag",), "prerequisites"),
+        ("what does rag build on?", ("rag",), "builds_on"),
+        ("what builds on rag?", ("rag",), "built_by"),
+        ("what uses embeddings?", ("embeddings",), "built_by"),
+        ("what are the components of a rag pipeline?", ("rag",), "parts"),
+        ("what is chunking part of?", ("chunking",), "wholes"),
+        ("rag versus fine tuning", ("rag", "fine_tuning"), "contrasts"),
+        ("how does tokenization lead to rag?", ("tokenization", "rag"), "path"),
+        ("tell me about rag", ("rag",), "about"),
     ],
 )
-def test_intents_from_cue_phrases(question: str, positions: dict[str, int], kind: str) -> None:
-    """Each documented cue phrase selects its intent."""
-    assert parse_intent(question, positions).kind == kind
+def test_intents_from_the_reading(question: str, seeds: tuple[str, ...], kind: str) -> None:
+    """Each documented wording selects its intent."""
+    assert reading_of(question, *seeds)[0] == kind
 
 
 def test_worked_example_intent_picks_subject_after_before_cue() -> None:
     """In the worked example, the 'before' subject is agent orchestration and the other is RAG."""
-    intent = parse_intent(WORKED, {"rag": 14, "agent_orchestration": 6})
-    assert (intent.subject, intent.other) == ("agent_orchestration", "rag")
+    assert reading_of(WORKED, "rag", "agent_orchestration")[1:] == ("agent_orchestration", "rag")
 
 
 def test_complete_closure_answers_with_high_confidence() -> None:
@@ -319,11 +323,13 @@ def test_path_with_an_unexplored_shortcut_is_below_the_threshold() -> None:
 @pytest.mark.parametrize(
     ("question", "kind"),
     [
-        # Paraphrases written for this test, not taken from the eval set.
-        ("Everything I must cover prior to top, please, before I start.", "before"),
-        ("What should be studied first if I want top?", "before"),
-        ("top relies on which ideas?", "foundations"),
-        ("What depends on top?", "built_by"),
+        # Paraphrases written for this test, not taken from the eval set. "relies on" and
+        # "depends on" are learning order (issue 15: reading them as builds_on only answered
+        # "none" where prerequisites existed).
+        ("Everything I must cover prior to top, please, before I start.", "needed_before"),
+        ("What should be studied first if I want top?", "needed_before"),
+        ("top relies on which ideas?", "needed_before"),
+        ("What depends on top?", "dependents"),
         ("What is top a member of?", "wholes"),
         ("What is top compared with?", "contrasts"),
         ("Which concepts are connected to top but not to mid?", "neighbours"),
@@ -332,9 +338,8 @@ def test_path_with_an_unexplored_shortcut_is_below_the_threshold() -> None:
 )
 def test_held_out_paraphrases(question: str, kind: str) -> None:
     """Wordings outside the eval set map to the intent their meaning asks for."""
-    tokens = normalise(question)
-    positions = {w: tokens.index(w) for w in ("top", "mid") if w in tokens}
-    assert parse_intent(question, positions).kind == kind
+    seeds = tuple(w for w in ("top", "mid") if w in question)
+    assert reading_of(question, *seeds)[0] == kind
 
 
 def test_neighbour_set_algebra() -> None:

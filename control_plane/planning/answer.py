@@ -12,6 +12,8 @@ JSON schema (``Answer.to_dict``), version ``answer/1``::
       "confidence": float,              # in [0, 1]; >= 0.80 whenever abstained is false
       "cited_concepts": [{"id": str, "name": str}],
       "cited_edges": [str],             # edge ids ("e" + version id), all in evidence.edges
+      "cited_lessons": [str],           # lesson ids whose active links the answer cites
+      "reading": {...},                 # how the question was read (Reading.to_dict)
       "seeds": [str],
       "evidence": {"seeds": [...], "concepts": [Concept], "edges": [Edge + "edge_id"]},
       "as_of": {"valid_at": iso, "recorded_at": iso},
@@ -65,9 +67,10 @@ class RoundTrace:
     cache_hit_tokens: int = 0
     cache_miss_tokens: int = 0
     cost_usd: float = 0.0
+    reading: dict[str, Any] | None = None  # round 1 only: how the question was read
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "round": self.round,
             "focus": self.focus.to_dict(),
             "frontier_added": list(self.frontier_added),
@@ -85,6 +88,9 @@ class RoundTrace:
             "cache_miss_tokens": self.cache_miss_tokens,
             "cost_usd": round(self.cost_usd, 8),
         }
+        if self.reading is not None:
+            out["reading"] = self.reading
+        return out
 
 
 @dataclass(frozen=True)
@@ -105,6 +111,7 @@ class Answer:
     created_at: datetime
     latency_ms: float = 0.0
     extra: dict[str, Any] = field(default_factory=dict)
+    cited_lessons: tuple[str, ...] = ()
 
     @property
     def llm_calls(self) -> int:
@@ -153,6 +160,7 @@ class Answer:
             "confidence": self.confidence,
             "cited_concepts": [{"id": cid, "name": name} for cid, name in self.cited_concepts],
             "cited_edges": list(self.cited_edges),
+            "cited_lessons": list(self.cited_lessons),
             "seeds": list(self.seeds),
             "evidence": self.evidence.to_dict(),
             "as_of": self.as_of.to_dict(),

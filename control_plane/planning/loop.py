@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, Final
 
@@ -42,13 +42,15 @@ import sqlalchemy as sa
 import structlog
 
 from control_plane.errors import LLMUnavailable
-from control_plane.evidence import EvidenceGraph, edge_ref
+from control_plane.evidence import EvidenceGraph, LessonLink, edge_ref
 from control_plane.planning.answer import Answer, RoundTrace
 from control_plane.planning.expansion import Expander, ReaderExpander
-from control_plane.planning.ranking import follows, rank, relations_named
+from control_plane.planning.ranking import follows, rank
 from control_plane.planning.verify import verify
 from control_plane.synthesizers.base import Draft, Focus, SynthesisRequest, Synthesizer, Usage
+from control_plane.understanding.interpretation import Reading, interpret, mentions_in
 from control_plane.understanding.names import NameIndex
+from control_plane.understanding.timewords import find_time
 from data_plane import schema
 from data_plane.clock import Clock, ensure_utc, format_time, utc_now
 from data_plane.errors import InputError
@@ -58,13 +60,15 @@ from data_plane.records import Concept, ConceptLike, Edge, EdgeLike, Grounding, 
 from data_plane.relations import PREREQUISITE
 from data_plane.temporal import AsOf
 
-__all__ = ["MAX_QUESTION_CHARS", "NOTHING_MORE", "NO_SEED", "Planner"]
+__all__ = ["MAX_QUESTION_CHARS", "NOTHING_MORE", "NO_SEED", "UNSURE", "Planner"]
 
 # The same limit as the HTTP API: longer text is refused before any work (and keeps the
 # memoised normalisation in ``seeding`` small).
 MAX_QUESTION_CHARS: Final = 2000
 NO_SEED = "no known concept is named"
 NOTHING_MORE = "the graph has nothing more to offer"
+UNSURE = "the question could not be read with confidence"
+_LESSON_INTENTS: Final = ("lessons_covering", "lessons_before")
 
 log = structlog.get_logger(__name__)
 
@@ -98,9 +102,11 @@ def _aware(t: datetime | None) -> datetime | None:
     return ensure_utc(t if t.tzinfo is not None else t.replace(tzinfo=UTC))
 
 
-def _time_box(reader: GraphReader, as_of: AsOf) -> tuple[tuple[Any, Any], tuple[Any, Any]]:
-    """The nearest concept-version time stamps around ``as_of`` on both timelines (one query)."""
-    C = schema.concepts
+def _time_box(
+    reader: GraphReader, as_of: AsOf, table: sa.Table = schema.concepts
+) -> tuple[tuple[Any, Any], tuple[Any, Any]]:
+    """The nearest version time stamps of ``table`` around ``as_of`` on both timelines (one query)."""
+    C = table
     v, r = as_of.valid_at, as_of.recorded_at
 
     def lo(col: Any, t: datetime) -> Any:
@@ -133,9 +139,9 @@ def _time_box(reader: GraphReader, as_of: AsOf) -> tuple[tuple[Any, Any], tuple[
     )
 
 
-def _max_concept_version(reader: GraphReader) -> int | None:
+def _max_concept_version(reader: GraphReader, table: sa.Table = schema.concepts) -> int | None:
     with reader.engine.connect() as conn:
-        value = conn.execute(sa.select(sa.func.max(schema.concepts.c.version_id))).scalar()
+        value = conn.execute(sa.select(sa.func.max(table.c.version_id))).scalar()
     return None if value is None else int(value)
 
 
@@ -171,6 +177,9 @@ class Planner:
         self.threshold = threshold
         self.hops_per_round = hops_per_round
         self._cache: _IndexEntry | None = None
+        # Active edges per relation, valid while concept_edges is unchanged and the as-of point
+        # stays in the box where no edge version changes state (the same rule as the index).
+        self._relations: tuple[_IndexEntry, dict[str, int]] | None = None
         self.index_builds = 0  # how often the name index was (re)built; for tests and benchmarks
 
     # -- seeding ----------------------------------------------------------------------------
@@ -187,6 +196,35 @@ class Planner:
         self._cache = _IndexEntry(top, valid_box, recorded_box, index)
         self.index_builds += 1
         return self._cache
+
+    def relation_counts(self, as_of: AsOf) -> dict[str, int]:
+        """Active edges per relation as of ``as_of``, cached like the name index."""
+        E = schema.concept_edges
+        top = _max_concept_version(self.reader, E)
+        if self._relations is not None and self._relations[0].covers(top, as_of):
+            return self._relations[1]
+        valid_box, recorded_box = _time_box(self.reader, as_of, E)
+        counts = self.reader.relation_counts(as_of=as_of)
+        self._relations = (_IndexEntry(top, valid_box, recorded_box, NameIndex({})), counts)
+        return counts
+
+    def read(
+        self, question: str, point: AsOf, *, explicit: bool, now: datetime
+    ) -> tuple[Reading, AsOf, list[Concept]]:
+        """Interpret ``question`` before round 1: time words move the valid time unless it was
+        given explicitly; then the seeds as of that time and the reading of the question."""
+        found = mentions_in(question, self.name_index(point).index)
+        when = find_time(question, now, [(m.start, m.end) for m in found])
+        if when is not None and not explicit:
+            point = AsOf(when.valid_at, point.recorded_at)
+        seeds = self.seeds(question, point)
+        names = {c.concept_id: c.name for c in seeds}
+        mentions = [
+            replace(m, name=names[m.concept_id])
+            for m in mentions_in(question, self.name_index(point).index, names)
+        ]
+        reading = interpret(question, mentions, now=now, relations=self.relation_counts(point))
+        return reading, point, seeds
 
     def seeds(self, question: str, as_of: AsOf) -> list[Concept]:
         entry = self.name_index(as_of)
@@ -221,7 +259,8 @@ class Planner:
         created_at = ensure_utc(self.clock(), field="clock")
         point = AsOf(as_of or created_at, known_at or created_at)
         answer_id = uuid.uuid4().hex
-        seeds = self.seeds(question, point)
+        reading, point, seeds = self.read(question, point, explicit=as_of is not None, now=created_at)
+        log.info("loop.reading", question_id=answer_id, **reading.to_dict())
         # Thin rows while the loop runs; full records only for the answer (``_ground``).
         evidence: EvidenceGraph[ConceptLike, EdgeLike] = EvidenceGraph(
             seeds=tuple(c.concept_id for c in seeds)
@@ -232,8 +271,13 @@ class Planner:
         accepted: Draft | None = None
         best: tuple[float, Draft | None, str] = (0.0, None, NO_SEED)
         reason: str | None = NO_SEED if not seeds else None
-        asked = relations_named(question)  # the relations the question needs, fixed per question
-        focus = Focus(relations=asked)
+        if seeds and not reading.sure:
+            reason = _unsure(reading)
+        # The relations the question needs, fixed per question, from its reading.
+        asked = reading.relations if reading.intent not in ("neighbours", "about") else ()
+        direction = "after" if reading.direction == "after" else ""
+        focus = Focus(relations=asked, direction=direction)
+        lessons_read: set[str] = set()
         frontier = list(evidence.seeds)
         visited: set[str] = set()
         # Gathered but not yet expanded concepts, with the neighbour record that reached them.
@@ -242,7 +286,7 @@ class Planner:
         # and their edges join the evidence if the concept does.
         reserve: dict[str, list[Neighbour]] = {}
         round_no = 0
-        while seeds and round_no < self.max_rounds:
+        while seeds and reason is None and round_no < self.max_rounds:
             round_no += 1
             t0 = time.perf_counter()
             if not frontier:
@@ -268,12 +312,14 @@ class Planner:
                 # concepts just reached in learning order are expanded in the same round.
                 if PREREQUISITE not in focus.relations or hop_no + 1 >= self.hops_per_round:
                     break
-                hop = [c for c in new if follows(pending[c], focus.relations)][: self.frontier_cap]
+                hop = [c for c in new if follows(pending[c], focus.relations, direction)][: self.frontier_cap]
                 if not hop:
                     break
             # An expanded concept whose relevant neighbours did not all win a place is not fully
             # in the evidence: the synthesizer must not treat it as explored.
-            incomplete = {n.from_id for ns in reserve.values() for n in ns if follows(n, asked)}
+            incomplete = {n.from_id for ns in reserve.values() for n in ns if follows(n, asked, direction)}
+            if reading.intent in _LESSON_INTENTS:
+                self._read_lessons(reading, evidence, point, lessons_read)
             request = SynthesisRequest(
                 question=question,
                 focus=focus,
@@ -282,6 +328,7 @@ class Planner:
                 max_rounds=self.max_rounds,
                 as_of=point,
                 unexpanded=frozenset((set(evidence.concepts) - visited) | incomplete),
+                reading=reading,
             )
             unavailable: LLMUnavailable | None = None
             try:
@@ -291,7 +338,7 @@ class Planner:
                 # rather than fail the question (a rejected request, LLMRejected, still raises).
                 unavailable = exc
                 draft = Draft("", 0.0, (), (), "", focus, Usage(calls=max(1, exc.attempts)), error=str(exc))
-            verdict = verify(draft, evidence, threshold=self.threshold)
+            verdict = verify(draft, evidence, threshold=self.threshold, reading=reading)
             if verdict.accepted:
                 accepted = draft
                 decision = "answer"
@@ -318,6 +365,8 @@ class Planner:
             if accepted is not None:
                 break
             focus = self._next_focus(draft, verdict.unknown_concepts, verdict.unknown_edges)
+            if direction and not focus.direction:
+                focus = replace(focus, direction=direction)
             frontier = [
                 n.concept.concept_id for n in rank(pending.values(), focus, question, limit=self.frontier_cap)
             ]
@@ -329,6 +378,8 @@ class Planner:
                     f"confidence stayed below {self.threshold:.2f} after {self.max_rounds} rounds "
                     f"(best {best[0]:.2f}): {best[1].missing if best[1] and best[1].missing else best[2]}"
                 )
+        if traces:
+            traces[0] = replace(traces[0], reading=reading.to_dict())
         if traces and traces[-1].decision == "stop-empty":
             self._log_round(answer_id, traces[-1], 0)
         answer = self._answer(
@@ -343,6 +394,7 @@ class Planner:
             created_at,
             started,
         )
+        answer = _with_reading(answer, reading, explicit=as_of is not None)
         if record:
             self._record(answer)
         log.info(
@@ -370,6 +422,20 @@ class Planner:
             else ({}, {})
         )
         return evidence.grounded(edges, concepts)
+
+    def _read_lessons(
+        self, reading: Reading, evidence: EvidenceGraph[ConceptLike, EdgeLike], point: AsOf, done: set[str]
+    ) -> None:
+        """Lesson questions read the active lesson links of the concepts they are about: the
+        subject ("which lessons cover X"), or everything gathered ("lessons before X")."""
+        wanted = [reading.subject] if reading.intent == "lessons_covering" else list(evidence.concepts)
+        ids = [c for c in wanted if c is not None and c not in done]
+        if not ids:
+            return
+        done.update(ids)
+        for version, title in self.reader.lesson_links(ids, as_of=point):
+            lesson_id, concept_id = version.key
+            evidence.add_lesson_link(LessonLink(lesson_id, title, concept_id, version))
 
     def _grow(
         self,
@@ -481,10 +547,12 @@ class Planner:
             text, conf, abstained, why = accepted.answer, accepted.confidence, False, None
             cited = tuple((cid, evidence.name(cid)) for cid in dict.fromkeys(accepted.concept_ids))
             edges = tuple(dict.fromkeys(accepted.edge_ids))
+            lessons = tuple(dict.fromkeys(evidence.lessons[r].lesson_id for r in accepted.lesson_refs))
+            extra["cited_lesson_links"] = list(dict.fromkeys(accepted.lesson_refs))
         else:
             text, conf, abstained = "", best[0], True
             why = reason or NOTHING_MORE
-            cited, edges = (), ()
+            cited, edges, lessons = (), (), ()
             partial = best[1]
             if partial is not None:
                 extra["partial"] = {
@@ -503,6 +571,7 @@ class Planner:
             confidence=conf,
             cited_concepts=cited,
             cited_edges=edges,
+            cited_lessons=lessons,
             seeds=evidence.seeds,
             evidence=evidence,
             as_of=point,
@@ -537,3 +606,36 @@ class Planner:
             payload=answer.to_dict(),
             grounding=grounding,
         )
+
+
+def _unsure(reading: Reading) -> str:
+    """Why an unsure reading is not answered, how it was read, and phrasings that are understood."""
+    if reading.problem:
+        return f"{UNSURE}: {reading.problem}"
+    others = [
+        replace(reading, intent=alt, relation_note="", time=None).describe()
+        for alt in reading.alternatives
+        if alt != reading.intent
+    ]
+    also = f"; it could also mean: {' or '.join(others)}" if others else ""
+    tries = "; ".join(repr(s) for s in reading.suggestions)
+    return f"{UNSURE} (read as: {reading.describe()}{also}). Try asking: {tries}"
+
+
+def _with_reading(answer: Answer, reading: Reading, *, explicit: bool) -> Answer:
+    """The answer with its reading, the lessons it cites, and what valid time it used and why."""
+    extra = dict(answer.extra)
+    extra["reading"] = reading.to_dict()
+    text = answer.text
+    if reading.time is not None and not answer.abstained:
+        at = answer.as_of.valid_at
+        day = (
+            at.date().isoformat()
+            if (at.hour, at.minute, at.second, at.microsecond) == (0, 0, 0, 0)
+            else format_time(at)
+        )
+        if explicit:
+            text += f" (As of {day}, the --as-of given; the question's words {reading.time.words!r} were set aside.)"
+        else:
+            text += f" (As of {day}, read from the question's words {reading.time.words!r}.)"
+    return replace(answer, text=text, extra=extra)

@@ -10,7 +10,8 @@ by relevance to the current focus. The sort key, most significant first:
    relations first;
 3. learning order: when the focus names ``prerequisite`` (a "what comes before" question), a
    neighbour that comes *before* the concept it was reached from (the source of a prerequisite
-   into it, or the target of a builds_on out of it) ranks ahead of one that comes after it;
+   into it, or the target of a builds_on out of it) ranks ahead of one that comes after it, and
+   the reverse when ``focus.direction`` is "after" ("what comes after X");
 4. among named relations, the order in which the focus names them;
 5. edge confidence, higher first;
 6. lexical similarity: the number of distinct normalised tokens shared by the concept's
@@ -119,7 +120,7 @@ def comes_before(n: Neighbour) -> bool:
     return (rel == PREREQUISITE and d == "in") or (rel == BUILDS_ON and d == "out")
 
 
-def follows(n: Neighbour, relations: Collection[str]) -> bool:
+def follows(n: Neighbour, relations: Collection[str], direction: str = "") -> bool:
     """Does ``n`` lie along what a question with these named relations needs?
 
     No named relation: every neighbour does. Otherwise the edge's relation must be named, and
@@ -131,6 +132,8 @@ def follows(n: Neighbour, relations: Collection[str]) -> bool:
         return True
     if n.edge.relation not in relations:
         return False
+    if direction == "after":
+        return not comes_before(n)
     return PREREQUISITE not in relations or comes_before(n)
 
 
@@ -145,13 +148,14 @@ def similarity(text: str, query_tokens: frozenset[str]) -> int:
 
 
 @lru_cache(maxsize=64)
-def _context(focus: Focus, query: str) -> tuple[frozenset[str], frozenset[str], dict[str, int], bool]:
+def _context(focus: Focus, query: str) -> tuple[frozenset[str], frozenset[str], dict[str, int], bool, bool]:
     rel_order = {rel: i for i, rel in enumerate(focus.relations)}
     return (
         _token_set(f"{query} {focus.text}"),
         frozenset(focus.concept_ids),
         rel_order,
         PREREQUISITE in rel_order,
+        focus.direction == "after",  # "what comes after X": later concepts first
     )
 
 
@@ -159,13 +163,13 @@ def _context(focus: Focus, query: str) -> tuple[frozenset[str], frozenset[str], 
 # unchanged focus, so most keys are computed once per question. Bounded: rows are small.
 @lru_cache(maxsize=4096)
 def _key(n: Neighbour, focus: Focus, query: str) -> tuple[int, int, int, int, float, int, str, str]:
-    qtokens, named, rel_order, learning_order = _context(focus, query)
+    qtokens, named, rel_order, learning_order, forward = _context(focus, query)
     c = n.concept
     rel = n.edge.relation
     return (
         0 if c.concept_id in named else 1 if n.from_id in named else 2,
         0 if rel in rel_order else 1,
-        0 if not learning_order or comes_before(n) else 1,
+        0 if not learning_order or comes_before(n) != forward else 1,
         rel_order.get(rel, len(rel_order)),
         -n.edge.confidence,
         -similarity(f"{c.name} {c.summary}", qtokens),

@@ -4,7 +4,11 @@ A draft may become the answer only when
 
 * it carries no ``error`` (malformed model output),
 * its confidence is at least the threshold (0.80 by default),
-* it cites at least one concept or edge, and every cited concept and edge id is in the evidence.
+* it cites at least one concept or edge, and every cited concept, edge and lesson link id is in
+  the evidence;
+* given the question's reading, every cited concept stands in the interpreted relation to the
+  subject along evidence edges (``control_plane.understanding.relating.standing``): an answer to
+  "what has RAG as a prerequisite" that cites RAG's own prerequisites is rejected.
 
 The evidence holds only versions read as of the query time, so membership is the same as
 "active as of the query time"; an id that is not in the evidence is unknown or out of scope.
@@ -18,6 +22,8 @@ from typing import Any
 
 from control_plane.evidence import EvidenceGraph
 from control_plane.synthesizers.base import Draft
+from control_plane.understanding.interpretation import Reading
+from control_plane.understanding.relating import standing
 
 __all__ = ["Verdict", "verify"]
 
@@ -39,13 +45,20 @@ def _cap(confidence: float, threshold: float) -> float:
     return max(0.0, min(confidence, below))
 
 
-def verify(draft: Draft, evidence: EvidenceGraph[Any, Any], *, threshold: float = 0.80) -> Verdict:
+def verify(
+    draft: Draft,
+    evidence: EvidenceGraph[Any, Any],
+    *,
+    threshold: float = 0.80,
+    reading: Reading | None = None,
+) -> Verdict:
     """Accept or reject ``draft``; a rejection names the first reason found."""
     conf = draft.confidence if 0.0 <= draft.confidence <= 1.0 else 0.0
     if draft.error:
         return Verdict(False, _cap(0.0, threshold), f"unusable model output: {draft.error}")
     unknown_c = tuple(sorted({c for c in draft.concept_ids if c not in evidence.concepts}))
     unknown_e = tuple(sorted({e for e in draft.edge_ids if e not in evidence.edges}))
+    unknown_e += tuple(sorted({r for r in draft.lesson_refs if r not in evidence.lessons}))
     if unknown_c or unknown_e:
         cited = ", ".join([*unknown_c, *unknown_e])
         return Verdict(
@@ -62,4 +75,14 @@ def verify(draft: Draft, evidence: EvidenceGraph[Any, Any], *, threshold: float 
         return Verdict(False, _cap(conf, threshold), why)
     if not draft.concept_ids and not draft.edge_ids:
         return Verdict(False, _cap(conf, threshold), "cites nothing from the evidence")
+    allowed = standing(reading, evidence) if reading is not None else None
+    if allowed is not None:
+        stray = sorted({c for c in draft.concept_ids if c not in allowed})
+        if stray:
+            return Verdict(
+                False,
+                _cap(conf, threshold),
+                f"cites concepts that are not {reading.describe() if reading else ''} along the evidence: "
+                + ", ".join(stray),
+            )
     return Verdict(True, conf, "accepted")

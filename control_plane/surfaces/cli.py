@@ -309,6 +309,8 @@ def _print_answer(
         console.print(f"[bold red]Abstained[/]: {escape(str(answer.get('abstain_reason')))}")
     else:
         console.print(f"[bold]Answer[/]: {escape(answer['text'])}")
+    if answer.get("reading"):
+        console.print(f"read as: {escape(answer['reading']['read_as'])}")
     console.print(
         f"confidence {answer['confidence']:.2f} · rounds {len(answer['rounds'])} · LLM calls "
         f"{answer['llm_calls']} · synthesizer {answer['synthesizer']['name']} · answer {answer['answer_id']}"

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from control_plane.evidence import EvidenceGraph
+from control_plane.understanding.interpretation import Reading
 from data_plane.temporal import AsOf
 
 
@@ -21,9 +22,18 @@ class Focus:
     relations: tuple[str, ...] = ()
     concept_ids: tuple[str, ...] = ()
     text: str = ""
+    # "after" for questions about what comes after a concept: learning order runs forward.
+    direction: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"relations": list(self.relations), "concept_ids": list(self.concept_ids), "text": self.text}
+        out: dict[str, Any] = {
+            "relations": list(self.relations),
+            "concept_ids": list(self.concept_ids),
+            "text": self.text,
+        }
+        if self.direction:
+            out["direction"] = self.direction
+        return out
 
 
 @dataclass(frozen=True)
@@ -57,6 +67,8 @@ class SynthesisRequest:
     as_of: AsOf
     # Concepts in the evidence whose neighbourhoods have not been expanded yet: the boundary.
     unexpanded: frozenset[str] = frozenset()
+    # How the question was read before round 1 (None: a caller that did not interpret it).
+    reading: Reading | None = None
 
 
 @dataclass(frozen=True)
@@ -72,6 +84,7 @@ class Draft:
     next_focus: Focus
     usage: Usage = field(default_factory=Usage)
     error: str | None = None
+    lesson_refs: tuple[str, ...] = ()  # cited lesson links ("l" + version id), all in the evidence
 
 
 @dataclass(frozen=True)

@@ -1,320 +1,74 @@
 """The offline synthesizer: deterministic, graph-grounded answers without a model.
 
-It reads the question's intent from cue phrases, answers from the evidence sub-graph only, and
-reports a confidence that reflects how complete that evidence is. It counts as the round's one
-synthesis call (``usage.calls == 1``, zero tokens). Nothing here knows any concept id: the
-subjects are the seeds the planner found, in order of appearance in the question.
-
-Cue phrases are matched on normalised tokens (``control_plane.understanding.names.normalise``: lowercase,
-singular), so "prerequisites" matches "prerequisite" and "builds" matches "build". The first
-row that applies wins:
+It answers FROM THE READING (``control_plane.understanding.interpretation``): the intent, the
+subjects and their roles, the direction, direct or transitive, and the relations the reading
+fitted to the graph. It answers from the evidence sub-graph only and reports a confidence that
+reflects how complete that evidence is. It counts as the round's one synthesis call
+(``usage.calls == 1``, zero tokens). A request without a reading (a caller that did not
+interpret the question) is read here from the evidence's seeds.
 
 ==============  ============================================================================
-intent          cues and meaning
+intent          answer
 ==============  ============================================================================
-path            two seeds and "lead to", "path", "chain", "get from", "trace": how A leads
-                to B in *learning order* — the shortest path from A to B over prerequisite
-                edges source→target and builds_on edges target→source (the foundation leads
-                to what builds on it). Other relations and reversed edges never count; no
-                such path means no answer (the loop abstains).
-before+uses     two seeds, a "before" cue and a "build"/"built"/"foundation"/"use" cue, in
-                either order: what is needed before X (the seed after the "before" cue)
-                intersected with what Y (the other seed) builds on
-prerequisites   "prerequisite": the *direct* prerequisites of X, i.e. the stored
-                prerequisite edges into X only. With a transitive cue ("indirect",
-                "transitive", "all the way", "everything", "full", "whole") it is the
-                needed-before closure instead.
-before          "before", "first", "need", "require", "master", "lead up to", "groundwork",
-                "background", "end at" ("the learning path that ends at X"): what is needed
-                before X — the needed-before closure (prerequisite edges into X, builds_on
-                edges out of X, transitively; ``data_plane.relations``). Transitive by
-                default; only the immediate ones with "direct", "directly", "immediate",
-                "immediately" (and no transitive cue).
-contrasts       "contrast", "contrasted", "versus", "vs", "alternative", "opposite",
-                "difference", "differ", "compared": contrasts_with neighbours (symmetric)
-parts/wholes    "part of", "belong to", "member of": the parts of X when X follows the cue
-                ("the parts of X", "which metrics belong to X"), what X is part of when X
-                precedes it ("what is X part of"). "part" (without "of"), "component",
-                "piece", "made of", "make up", "consist", "include", "contain", "comprise":
-                always the parts of X
-foundations /   "build", "built", "based on", "depend on", "rely on", "use", "foundation",
-built by        "underlie": X before the verb ("what does X build on", "what is X built on",
-                "what foundations does X build on") asks for what X builds on (builds_on
-                edges out of X); X after it, or a pronoun after it ("what builds on X",
-                "once I know X, what builds on it?") asks for what builds on X (builds_on
-                edges into X). "foundation(s) of X" without a verb: what X builds on
-related         "related", "relate", "associated": related neighbours (symmetric)
-neighbours      "connected", "linked", "link", "adjacent", "neighbour", "hop": concepts
-                linked to X by any relation; "within N hops" widens to distance 1..N,
-                "exactly N hops" keeps distance N only
-about           anything else: the seed's summary and its relations
+prerequisites   stored prerequisite edges into X ("The direct prerequisites of X: ...")
+needed_before   learning order before X (prerequisite edges into X, builds_on edges out of
+                X), transitively or one step ("Before X a learner must master: ...")
+dependents      learning order after X ("Concepts that have X as a prerequisite: ...")
+builds_on /     builds_on edges out of / into X (on a prerequisite-only graph the reading
+built_by        fits them to prerequisite edges and the answer says so)
+parts, wholes   part_of edges into / out of X; contrasts, related: symmetric edges
+neighbours      any relation, within / exactly N hops
+path            how A leads to B: the shortest learning-order path from A to B
+before_uses     what is needed before X intersected with what Y builds on
+study_plan      the needed-before closure of X minus what is already known, in layers
+lessons_*       active lesson links of X (covering) or of what is needed before X
+about           the summary of X and its relations
 ==============  ============================================================================
 
-Two seeds combine the answers of the single-seed intent: "both", "common", "in common",
-"shared" (or a link question naming two concepts: "which concept links A and B") → the
-intersection of A's and B's answers; "but not", "except", "excluding" → A's answer minus B's
-answer and B itself.
+Two subjects combine: "both" (intersection), "either" (union), "except" (minus the other's
+answer and the other itself).
 
 Confidence: 0.9 when every concept the answer depends on has been expanded (none is in
-``request.unexpanded``): the subject for one-hop intents, every member of a closure, every
-concept closer than the found path's length to B for a path, every concept closer than N for
-"within N hops". 0.85 for a before+uses answer whose closure is still open but where every
-concept Y builds on is decided (on a path to X, or expanded with no link into the explored
-closure: a bounded one-hop check, documented as such). Below 0.80 otherwise, with ``missing``
-naming the unexplored concepts and ``next_focus`` the relations and concepts to expand. An
-empty result ("none of them") is only stated with complete evidence.
+``request.unexpanded``). 0.85 for a before+uses answer whose closure is still open but where
+every concept Y builds on is decided. Below 0.80 otherwise, with ``missing`` naming the unexplored
+concepts and ``next_focus`` the relations and concepts to expand. An empty result ("none") is only
+stated with complete evidence, and never when the asked relation has no edge in this graph.
 """
 
 from __future__ import annotations
 
-from collections import deque
-from collections.abc import Collection, Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Final
 
 from control_plane.evidence import EvidenceGraph
 from control_plane.synthesizers.base import Draft, Focus, SynthesisRequest, SynthesizerInfo, Usage
-from control_plane.understanding.names import NameIndex, normalise
-from data_plane.relations import BUILDS_ON, CONTRASTS_WITH, PART_OF, PREREQUISITE, RELATED, RELATIONS
+from control_plane.understanding.interpretation import Reading, interpret, mentions_in
+from control_plane.understanding.names import NameIndex
+from control_plane.understanding.relating import adjacency, mode_of, walk
+from data_plane.relations import BUILDS_ON, PREREQUISITE, RELATIONS
 
-__all__ = ["RULES_VERSION", "Intent", "OfflineSynthesizer", "parse_intent"]
+__all__ = ["RULES_VERSION", "OfflineSynthesizer", "read_request"]
 
-RULES_VERSION: Final = "offline-rules-2"
+RULES_VERSION: Final = "offline-rules-3"
 COMPLETE: Final = 0.9
 DECIDED: Final = 0.85
 PARTIAL_MAX: Final = 0.7
 NO_PATH: Final = 0.5
 NOTHING: Final = 0.2
-
-Cues = tuple[tuple[str, ...], ...]
-
-
-def _cues(*phrases: str) -> Cues:
-    return tuple(normalise(p) for p in phrases)
-
-
-_PATH: Final = _cues("lead to", "path", "chain", "get from", "trace")
-_BEFORE: Final = _cues(
-    "before",
-    "first",
-    "need",
-    "needed",
-    "require",
-    "required",
-    "master",
-    "lead up to",
-    "groundwork",
-    "background",
-    "end at",
-)
-_PREREQ: Final = _cues("prerequisite")
-_TRANSITIVE: Final = _cues(
-    "indirect", "indirectly", "transitive", "transitively", "all the way", "everything", "full", "whole"
-)
-_DIRECT: Final = _cues("direct", "directly", "immediate", "immediately")
-_CONTRAST: Final = _cues(
-    "contrast", "contrasted", "versus", "vs", "alternative", "opposite", "difference", "differ", "compared"
-)
-_PART_POSITIONAL: Final = _cues("part of", "belong to", "member of")
-_PART_WHOLE_IS_X: Final = _cues(
-    "part", "component", "piece", "made of", "make up", "consist", "include", "contain", "comprise"
-)
-_BUILD_VERB: Final = _cues("build", "built", "based on", "depend on", "rely on", "use")
-_BUILD_NOUN: Final = _cues("foundation", "underlie")
-_RELATED: Final = _cues("related", "relate", "associated")
-_NEIGHBOUR: Final = _cues("connected", "linked", "link", "adjacent", "neighbour", "neighbor", "hop")
-_BOTH: Final = _cues("both", "common", "in common", "shared")
-_EXCEPT: Final = _cues("but not", "except", "excluding")
-_EXACT: Final = _cues("exactly")
-_PRONOUNS: Final = frozenset({"it", "them", "this", "that", "these", "those"})
-_NUMBERS: Final = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5}
 _LEARNING: Final = (PREREQUISITE, BUILDS_ON)
-# One-hop intents: (relation, which end the subject must be: source, target or either).
-_ONE_HOP: Final[dict[str, tuple[str, str]]] = {
-    "foundations": (BUILDS_ON, "source"),
-    "built_by": (BUILDS_ON, "target"),
-    "parts": (PART_OF, "target"),
-    "wholes": (PART_OF, "source"),
-    "contrasts": (CONTRASTS_WITH, "either"),
-    "related": (RELATED, "either"),
-    "prereq": (PREREQUISITE, "target"),
-}
 
 
-def _at(tokens: tuple[str, ...], cues: Cues, masked: frozenset[int] = frozenset()) -> int:
-    """Position of the earliest occurrence of any cue in ``tokens``, or -1. Occurrences that
-    overlap a ``masked`` position (a seed's own name, e.g. "chain" in "chain-of-thought
-    prompting") do not count."""
-    best = -1
-    for phrase in cues:
-        n = len(phrase)
-        for i in range(len(tokens) - n + 1):
-            if (
-                tokens[i] == phrase[0]
-                and tokens[i : i + n] == phrase
-                and not any(j in masked for j in range(i, i + n))
-            ):
-                if best < 0 or i < best:
-                    best = i
-                break
-    return best
-
-
-@dataclass(frozen=True)
-class Intent:
-    """What the question asks: a kind, the seeds it is about, and how two answers combine.
-
-    ``kind``: path | before_uses | prereq | before | foundations | built_by | parts | wholes |
-    contrasts | related | neighbours | about. ``combine``: "" (one subject), "both"
-    (intersection with ``other``'s answer) or "except" (minus ``other``'s answer and ``other``).
-    """
-
-    kind: str
-    subject: str | None = None
-    other: str | None = None
-    transitive: bool = False
-    combine: str = ""
-    hops: int = 1
-    exact: bool = False
-
-
-def _positions(question: str, evidence: EvidenceGraph[Any, Any]) -> tuple[dict[str, int], frozenset[int]]:
-    """Where each seed first appears in the question (token index), and every token position
-    covered by a seed's name (cue words there are part of the name, not of the question)."""
-    seeds = [evidence.concepts[s] for s in evidence.seeds if s in evidence.concepts]
+def read_request(request: SynthesisRequest) -> Reading:
+    """The request's reading, or one made here from the seeds when the caller gave none."""
+    if request.reading is not None:
+        return request.reading
+    ev = request.evidence
+    seeds = [ev.concepts[s] for s in ev.seeds if s in ev.concepts]
     index = NameIndex.build(seeds)
-    pos: dict[str, int] = {}
-    masked: set[int] = set()
-    for m in index.matches(question):
-        pos[m.concept_id] = min(pos.get(m.concept_id, m.start), m.start)
-        masked.update(range(m.start, m.end))
-    for i, s in enumerate(evidence.seeds):
-        pos.setdefault(s, 10_000 + i)
-    return pos, frozenset(masked)
-
-
-def _hops(tokens: tuple[str, ...]) -> int:
-    """N in "within N hops" / "exactly N hops" (digits or a number word), default 1."""
-    for i, tok in enumerate(tokens):
-        if tok == "hop" and i > 0:
-            prev = tokens[i - 1]
-            if prev.isdigit():
-                return max(1, int(prev))
-            if prev in _NUMBERS:
-                return _NUMBERS[prev]
-    return 1
-
-
-def parse_intent(question: str, seeds_by_position: Mapping[str, int], masked: Collection[int] = ()) -> Intent:
-    """The intent of ``question`` given where each seed appears in it (pure; module docstring).
-
-    ``masked``: token positions covered by seed names, where cue words do not count."""
-    toks = normalise(question)
-    hidden = frozenset(masked)
-
-    def at(cues: Cues) -> int:
-        return _at(toks, cues, hidden)
-
-    seeds = sorted(seeds_by_position, key=lambda s: (seeds_by_position[s], s))
-    if not seeds:
-        return Intent("about")
-    second = seeds[1] if len(seeds) > 1 else None
-    before_at, prereq_at = at(_BEFORE), at(_PREREQ)
-    verb_at, noun_at = at(_BUILD_VERB), at(_BUILD_NOUN)
-    # "before X" / "prerequisites of X": the subject is the first seed after the cue, if any
-    # ("I'm new to ML. What do I need before cross-entropy loss?" asks about cross-entropy).
-    cue_at = prereq_at if prereq_at >= 0 else before_at
-    after_cue = [s for s in seeds if seeds_by_position[s] > cue_at] if cue_at >= 0 else []
-    first = after_cue[0] if after_cue else seeds[0]
-    combine = ""
-    if second is not None:
-        if at(_BOTH) >= 0:
-            combine = "both"
-        elif at(_EXCEPT) >= 0:
-            combine = "except"
-    second = next((s for s in seeds if s != first), None)
-    other = second if combine else None
-    transitive = at(_TRANSITIVE) >= 0
-
-    if second is not None and at(_PATH) >= 0:
-        return Intent("path", seeds[0], seeds[1])  # "from A to B", "A leads to B": text order
-    if second is not None and before_at >= 0 and max(verb_at, noun_at) >= 0 and not combine:
-        # "before X ..., which of those does Y build on": X is the first seed after the cue.
-        return Intent("before_uses", first, second, transitive=True)
-    if prereq_at >= 0:
-        if transitive:
-            return Intent("before", first, other, transitive=True, combine=combine)
-        return Intent("prereq", first, other, combine=combine)
-    if before_at >= 0:
-        direct = at(_DIRECT) >= 0 and not transitive
-        return Intent("before", first, other, transitive=not direct, combine=combine)
-    if at(_CONTRAST) >= 0:
-        return Intent("contrasts", first, second, combine=combine)
-    part_at = at(_PART_POSITIONAL)
-    if part_at >= 0:
-        kind = "wholes" if seeds_by_position[first] < part_at else "parts"
-        return Intent(kind, first, other, combine=combine)
-    if at(_PART_WHOLE_IS_X) >= 0:
-        return Intent("parts", first, other, combine=combine)
-    if verb_at >= 0:
-        after = seeds_by_position[first] > verb_at or bool(_PRONOUNS & set(toks[verb_at + 1 : verb_at + 5]))
-        return Intent("built_by" if after else "foundations", first, other, combine=combine)
-    if noun_at >= 0:
-        return Intent("foundations", first, other, combine=combine)
-    if at(_RELATED) >= 0:
-        return Intent("related", first, other, combine=combine)
-    if at(_NEIGHBOUR) >= 0:
-        if second is not None and not combine:
-            combine, other = "both", second  # "which concept links A and B": common neighbours
-        return Intent("neighbours", first, other, combine=combine, hops=_hops(toks), exact=at(_EXACT) >= 0)
-    return Intent("about", first)
-
-
-@dataclass
-class _Walk:
-    """A breadth-first walk: reached concept → (previous concept, edge ref); and distances."""
-
-    parent: dict[str, tuple[str, str] | None]
-    dist: dict[str, int] = field(default_factory=dict)
-
-    def path_edges(self, node: str) -> list[str]:
-        refs: list[str] = []
-        while (step := self.parent.get(node)) is not None:
-            node, ref = step
-            refs.append(ref)
-        return refs
-
-
-def _adjacency(evidence: EvidenceGraph[Any, Any], kind: str) -> dict[str, list[tuple[str, str]]]:
-    """``before``: x → concepts needed immediately before x; ``any``: every edge, undirected."""
-    adj: dict[str, list[tuple[str, str]]] = {}
-    for ref, e in sorted(evidence.edges.items(), key=lambda kv: int(kv[0][1:])):
-        pairs: list[tuple[str, str]] = []
-        if kind == "any":
-            pairs = [(e.source_id, e.target_id), (e.target_id, e.source_id)]
-        elif e.relation == PREREQUISITE:
-            pairs = [(e.target_id, e.source_id)]  # source must be mastered before target
-        elif e.relation == BUILDS_ON:
-            pairs = [(e.source_id, e.target_id)]  # target is the foundation of source
-        for a, b in pairs:
-            adj.setdefault(a, []).append((b, ref))
-    return adj
-
-
-def _bfs(start: str, adj: Mapping[str, list[tuple[str, str]]], *, depth: int | None = None) -> _Walk:
-    parent: dict[str, tuple[str, str] | None] = {start: None}
-    dist = {start: 0}
-    queue = deque([start])
-    while queue:
-        node = queue.popleft()
-        if depth is not None and dist[node] >= depth:
-            continue
-        for nxt, ref in adj.get(node, []):
-            if nxt not in parent:
-                parent[nxt] = (node, ref)
-                dist[nxt] = dist[node] + 1
-                queue.append(nxt)
-    return _Walk(parent, dist)
+    now: datetime = request.as_of.valid_at
+    return interpret(request.question, mentions_in(request.question, index), now=now)
 
 
 def _names(evidence: EvidenceGraph[Any, Any], ids: Iterable[str]) -> str:
@@ -335,11 +89,21 @@ class _Result:
     relations: tuple[str, ...]
 
 
+def _relations_used(reading: Reading) -> str:
+    """How the answer names the relation it used."""
+    if reading.relation_note:
+        return f" ({reading.relation_note})"
+    if not reading.relations or reading.intent in ("about", "neighbours"):
+        return ""
+    rels = " and ".join(reading.relations)
+    return f" (from {rels} edges)"
+
+
 class OfflineSynthesizer:
     """Deterministic answers from the evidence sub-graph (see the module docstring)."""
 
     def __init__(self) -> None:
-        self._info = SynthesizerInfo("offline", "graph-rules-v2", RULES_VERSION, offline=True)
+        self._info = SynthesizerInfo("offline", "graph-rules-v3", RULES_VERSION, offline=True)
 
     @property
     def info(self) -> SynthesizerInfo:
@@ -347,9 +111,9 @@ class OfflineSynthesizer:
 
     def synthesize(self, request: SynthesisRequest) -> Draft:
         ev = request.evidence
-        positions, masked = _positions(request.question, ev)
-        intent = parse_intent(request.question, positions, masked)
-        if intent.subject is None or intent.subject not in ev.concepts:
+        reading = read_request(request)
+        x = reading.subject
+        if x is None or x not in ev.concepts:
             return _draft(
                 "The evidence names no concept from the question.",
                 0.0,
@@ -358,121 +122,183 @@ class OfflineSynthesizer:
                 "a concept named in the question",
                 Focus(RELATIONS, (), request.question),
             )
-        if intent.kind == "path":
-            return self._path(request, intent)
-        if intent.kind == "before_uses":
-            return self._before_uses(request, intent)
-        return self._set_answer(request, intent)
+        if reading.relations_missing:
+            return _draft(
+                f"The question asks about {' or '.join(reading.asked_relations)} links, and this graph has none.",
+                NOTHING,
+                (),
+                (),
+                reading.relation_note,
+                Focus(),
+            )
+        if reading.intent == "path":
+            return self._path(request, reading)
+        if reading.intent == "before_uses":
+            return self._before_uses(request, reading)
+        if reading.intent == "study_plan":
+            return self._study_plan(request, reading)
+        if reading.intent in ("lessons_covering", "lessons_before"):
+            return self._lessons(request, reading)
+        return self._set_answer(request, reading)
 
     # -- answer sets ------------------------------------------------------------------------
 
-    def _solve(self, request: SynthesisRequest, intent: Intent, x: str) -> _Result:
-        """The answer set of ``intent`` for subject ``x`` (one subject, no combination)."""
+    def _solve(self, request: SynthesisRequest, reading: Reading, x: str) -> _Result:
+        """The answer set of ``reading`` for subject ``x`` (one subject, no combination)."""
         ev, unexpanded = request.evidence, request.unexpanded
-        if intent.kind == "before":
-            walk = _bfs(x, _adjacency(ev, "before"), depth=None if intent.transitive else 1)
-            members = frozenset(walk.parent) - {x}
-            scope = {x, *members} if intent.transitive else {x}
-            edges = {m: tuple(walk.path_edges(m)) for m in members}
-            return _Result(members, edges, frozenset(scope & unexpanded), _LEARNING)
-        if intent.kind == "neighbours":
-            walk = _bfs(x, _adjacency(ev, "any"), depth=intent.hops)
+        mode = mode_of(reading)
+        if mode is None:  # about: every neighbour
+            hits: dict[str, list[str]] = {}
+            for ref, e in ev.edges.items():
+                if x in (e.source_id, e.target_id):
+                    other = e.target_id if e.source_id == x else e.source_id
+                    hits.setdefault(other, []).append(ref)
+            return _Result(
+                frozenset(hits),
+                {m: tuple(r) for m, r in hits.items()},
+                frozenset({x} & unexpanded),
+                RELATIONS,
+            )
+        neighbours = reading.intent == "neighbours"
+        relations = () if neighbours else reading.relations
+        depth = reading.hops if neighbours else (None if reading.transitive else 1)
+        w = walk(x, adjacency(ev, relations, mode), depth=depth)
+        if neighbours:
             members = frozenset(
                 c
-                for c, d in walk.dist.items()
-                if c != x and (d == intent.hops if intent.exact else 1 <= d <= intent.hops)
+                for c, d in w.dist.items()
+                if c != x and (d == reading.hops if reading.exact else 1 <= d <= reading.hops)
             )
-            inner = {c for c, d in walk.dist.items() if d < intent.hops}
-            edges = {m: tuple(walk.path_edges(m)) for m in members}
-            return _Result(members, edges, frozenset(inner & unexpanded), ())
-        rule = _ONE_HOP.get(intent.kind)
-        hits: dict[str, list[str]] = {}
-        for ref, e in ev.edges.items():
-            if x not in (e.source_id, e.target_id):
-                continue
-            other = e.target_id if e.source_id == x else e.source_id
-            if rule is not None:
-                relation, end = rule
-                if e.relation != relation:
-                    continue
-                if (end == "source" and e.source_id != x) or (end == "target" and e.target_id != x):
-                    continue
-            hits.setdefault(other, []).append(ref)
-        relations = (rule[0],) if rule is not None else RELATIONS
-        return _Result(
-            frozenset(hits),
-            {m: tuple(refs) for m, refs in hits.items()},
-            frozenset({x} & unexpanded),
-            relations,
-        )
+            inner = {c for c, d in w.dist.items() if d < reading.hops}
+        else:
+            members = frozenset(w.parent) - {x}
+            inner = {x, *members} if reading.transitive else {x}
+        edges = {m: tuple(w.path_edges(m)) for m in members}
+        return _Result(members, edges, frozenset(inner & unexpanded), tuple(relations) or RELATIONS)
 
-    def _set_answer(self, request: SynthesisRequest, intent: Intent) -> Draft:
-        ev, x, y = request.evidence, intent.subject, intent.other
+    def _set_answer(self, request: SynthesisRequest, reading: Reading) -> Draft:
+        ev, x, y = request.evidence, reading.subject, reading.other
         assert x is not None
-        a = self._solve(request, intent, x)
+        a = self._solve(request, reading, x)
         members, open_, edges = set(a.members), set(a.open), dict(a.edges)
-        if intent.combine and y is not None and y in ev.concepts:
-            b = self._solve(request, intent, y)
+        if reading.combine and y is not None and y in ev.concepts:
+            b = self._solve(request, reading, y)
             open_ |= b.open
-            if intent.combine == "both":
+            if reading.combine == "both":
                 members &= b.members
                 edges = {m: a.edges[m] + b.edges[m] for m in members}
+            elif reading.combine == "either":
+                members |= b.members
+                edges = {m: a.edges.get(m, ()) + b.edges.get(m, ()) for m in members}
             else:
                 members -= b.members | {y}
-        if intent.kind == "contrasts" and intent.other and not intent.combine:
-            members &= {intent.other}  # "A versus B": only the contrast between the two
-        ordered = sorted(members)
+        elif reading.intent == "contrasts" and y is not None and y in ev.concepts:
+            members &= {y}  # "A versus B": only the contrast between the two
+        members -= set(reading.known)
+        ordered = sorted(members, key=lambda c: (ev.name(c).lower(), c))
         refs = _by_ref(r for m in ordered for r in edges.get(m, ()))
-        subjects = [x, y] if intent.combine and y is not None else [x]
-        text = self._phrase(intent, ev, subjects)
+        subjects = [x, y] if reading.combine and y is not None else [x]
+        head, none = self._phrase(reading, ev, subjects)
+        used = _relations_used(reading)
         if open_:
             return _partial(
-                f"{text}: {_names(ev, ordered)}.", ordered, refs, sorted(open_), ev, a.relations or RELATIONS
+                f"{head}, so far: {_names(ev, ordered)}{used}.", ordered, refs, sorted(open_), ev, a.relations
             )
         if not ordered:
-            about = intent.kind == "about"
+            about = reading.intent == "about"
             return _draft(
-                f"{text}: none, according to the graph.",
+                f"{none}{used}." if not about else f"{head} nothing else in the graph.",
                 NOTHING if about else COMPLETE,
                 tuple(subjects),
                 (),
                 "nothing connected" if about else "",
                 Focus(),
             )
-        return _draft(f"{text}: {_names(ev, ordered)}.", COMPLETE, tuple(ordered), tuple(refs), "", Focus())
+        return _draft(
+            f"{head}: {_names(ev, ordered)}{used}.", COMPLETE, tuple(ordered), tuple(refs), "", Focus()
+        )
 
     @staticmethod
-    def _phrase(intent: Intent, ev: EvidenceGraph[Any, Any], subjects: list[str]) -> str:
-        names = " and ".join(ev.name(s) for s in subjects)
-        if intent.combine == "except":
-            names = f"{ev.name(subjects[0])} (and not {ev.name(subjects[1])})"
-        both = " both" if intent.combine == "both" else ""
-        if intent.kind == "neighbours":
-            reach = f"exactly {intent.hops} hops from" if intent.exact else f"within {intent.hops} hops of"
-            if intent.hops == 1 and not intent.exact:
+    def _phrase(reading: Reading, ev: EvidenceGraph[Any, Any], subjects: list[str]) -> tuple[str, str]:
+        """(answer head, the whole sentence when the answer is empty)."""
+        x = ev.name(subjects[0])
+        if reading.combine == "both" and len(subjects) > 1:
+            x = f"both {ev.name(subjects[0])} and {ev.name(subjects[1])}"
+        elif reading.combine == "either" and len(subjects) > 1:
+            x = f"{ev.name(subjects[0])} and {ev.name(subjects[1])}"
+        but = (
+            f" (leaving out {ev.name(subjects[1])} and what it needs)"
+            if reading.combine == "except" and len(subjects) > 1
+            else ""
+        )
+        plural = reading.combine in ("both", "either") and len(subjects) > 1
+        if reading.intent == "neighbours":
+            reach = f"exactly {reading.hops} hops from" if reading.exact else f"within {reading.hops} hops of"
+            if reading.hops == 1 and not reading.exact:
                 reach = "directly connected to"
-            return f"Concepts{both} {reach} {names}"
-        if intent.kind == "before":
-            how = "everything, transitively" if intent.transitive else "directly"
-            return f"Before {names}{both} a learner must master ({how})"
-        return {
-            "prereq": f"The direct prerequisites{both} of {names}",
-            "foundations": f"What {names}{both} build on",
-            "built_by": f"What builds on {names}{both}",
-            "parts": f"The parts{both} of {names}",
-            "wholes": f"What {names}{both} are part of",
-            "contrasts": f"What {names}{both} contrast with",
-            "related": f"What {names}{both} relate to",
-            "about": f"{names}: {ev.concepts[subjects[0]].summary} It is connected to",
-        }[intent.kind]
+            return f"Concepts {reach} {x}{but}", f"No concept is {reach} {x}{but}, according to the graph"
+        how = "" if reading.transitive else "directly "
+        prereq_only = reading.asked_relations == (PREREQUISITE,)
+        table = {
+            "prerequisites": (
+                f"The direct prerequisites of {x}{but}",
+                f"{x} has no direct prerequisites in the graph{but}",
+            ),
+            "needed_before": (
+                (
+                    f"Before {x}{but} a learner must master",
+                    f"Nothing needs to be learned before {x}{but}, according to the graph",
+                )
+                if reading.transitive
+                else (
+                    f"What comes directly before {x}{but}",
+                    f"Nothing comes directly before {x}{but}, according to the graph",
+                )
+            ),
+            "dependents": (
+                (
+                    f"Concepts that have {x} as a prerequisite{but}",
+                    f"No concept has {x} as a prerequisite{but}, according to the graph",
+                )
+                if prereq_only and not reading.transitive
+                else (
+                    f"What comes {how}after {x}{but}",
+                    f"Nothing comes {how}after {x}{but}, according to the graph",
+                )
+            ),
+            "builds_on": (
+                f"{x} {'build' if plural else 'builds'} on{but}",
+                f"{x} {'build' if plural else 'builds'} on nothing else{but}, according to the graph",
+            ),
+            "built_by": (
+                f"Concepts that build on {x}{but}",
+                f"Nothing builds on {x}{but}, according to the graph",
+            ),
+            "parts": (f"The parts of {x}{but}", f"{x} has no parts in the graph{but}"),
+            "wholes": (
+                f"{x} {'are' if plural else 'is'} part of{but}",
+                f"{x} is not part of anything else{but}, according to the graph",
+            ),
+            "contrasts": (
+                f"{x} {'contrast' if plural else 'contrasts'} with{but}",
+                f"Nothing contrasts with {x}{but}, according to the graph",
+            ),
+            "related": (
+                f"{x} {'are' if plural else 'is'} related to{but}",
+                f"Nothing is related to {x}{but}, according to the graph",
+            ),
+            "about": (f"{x}: {ev.concepts[subjects[0]].summary} It is connected to", ""),
+        }
+        return table.get(reading.intent, table["about"])
 
     # -- two-seed intents -------------------------------------------------------------------
 
-    def _before_uses(self, request: SynthesisRequest, intent: Intent) -> Draft:
-        ev, x, y = request.evidence, intent.subject, intent.other
-        assert x is not None and y is not None
-        walk = _bfs(x, _adjacency(ev, "before"))
-        members = sorted(c for c in walk.parent if c != x)
+    def _before_uses(self, request: SynthesisRequest, reading: Reading) -> Draft:
+        ev, x, y = request.evidence, reading.subject, reading.other
+        if x is None or y is None or y not in ev.concepts:
+            return self._set_answer(request, reading)
+        w = walk(x, adjacency(ev, reading.relations, "before"))
+        members = sorted(c for c in w.parent if c != x)
         closure = set(members)
         uses = {
             e.target_id: ref
@@ -485,7 +311,7 @@ class OfflineSynthesizer:
         # expanded: its links into the explored closure would then be in the evidence.
         undecided = sorted(c for c in uses if c not in closure and c in request.unexpanded)
         y_open = y in request.unexpanded
-        edges = _by_ref([r for c in found for r in walk.path_edges(c)] + [uses[c] for c in found])
+        edges = _by_ref([r for c in found for r in w.path_edges(c)] + [uses[c] for c in found])
         if found:
             among = "" if not open_closure else ", among others,"
             text = (
@@ -501,28 +327,31 @@ class OfflineSynthesizer:
         todo = sorted({*undecided, *open_closure, *([y] if y_open else [])})
         return _partial(text, found, edges, todo, ev, _LEARNING)
 
-    def _path(self, request: SynthesisRequest, intent: Intent) -> Draft:
+    def _path(self, request: SynthesisRequest, reading: Reading) -> Draft:
         """How A leads to B: walk back from B in learning order until A is reached."""
-        ev, a, b = request.evidence, intent.subject, intent.other
-        assert a is not None and b is not None
-        walk = _bfs(b, _adjacency(ev, "before"))
-        if a in walk.parent:
-            refs = walk.path_edges(a)  # from A forward to B
+        ev, a, b = request.evidence, reading.subject, reading.other
+        if a is None or b is None or b not in ev.concepts:
+            return _draft(
+                "The question names only one end of the path.", NOTHING, (), (), "the other end", Focus()
+            )
+        w = walk(b, adjacency(ev, reading.relations, "before"))
+        if a in w.parent:
+            refs = w.path_edges(a)  # from A forward to B
             nodes = [a]
             for ref in refs:
                 e = ev.edges[ref]
                 nodes.append(e.target_id if e.relation == PREREQUISITE else e.source_id)
             steps = [
-                f"{ev.name(e.source_id)} {e.relation.replace('_', ' ')} {ev.name(e.target_id)}"
+                f"{ev.name(e.source_id)} {'must be mastered before' if e.relation == PREREQUISITE else e.relation.replace('_', ' ')} {ev.name(e.target_id)}"
                 for e in (ev.edges[r] for r in refs)
             ]
             text = f"{ev.name(a)} leads to {ev.name(b)}: " + "; ".join(steps) + "."
             # Shortest only if no concept closer to B than A could still have an unseen shortcut.
-            closer = sorted(c for c, d in walk.dist.items() if d < walk.dist[a] and c in request.unexpanded)
+            closer = sorted(c for c, d in w.dist.items() if d < w.dist[a] and c in request.unexpanded)
             if not closer:
                 return _draft(text, COMPLETE, tuple(nodes), tuple(refs), "", Focus())
             return _partial(text, nodes, refs, closer, ev, _LEARNING)
-        open_ = sorted(c for c in walk.parent if c in request.unexpanded)
+        open_ = sorted(c for c in w.parent if c in request.unexpanded)
         if open_:
             text = f"No learning path from {ev.name(a)} to {ev.name(b)} has been found yet."
             return _draft(
@@ -535,6 +364,94 @@ class OfflineSynthesizer:
             )
         text = f"Nothing in the graph says that {ev.name(a)} leads to {ev.name(b)}."
         return _draft(text, NO_PATH, (), (), "no learning path in the graph", Focus())
+
+    # -- plans and lessons ------------------------------------------------------------------
+
+    def _closure(
+        self, request: SynthesisRequest, reading: Reading, x: str
+    ) -> tuple[list[str], dict[str, list[str]], list[str]]:
+        """(members needed before ``x`` minus what is known, before-adjacency, still open)."""
+        ev = request.evidence
+        adj = adjacency(ev, reading.relations, "before")
+        members = set(walk(x, adj).parent) - {x}
+        known: set[str] = set()
+        for k in reading.known:
+            if k in ev.concepts:
+                known |= set(walk(k, adj).parent)
+        open_ = sorted(c for c in {x, *members} if c in request.unexpanded)
+        before = {c: [b for b, _ in adj.get(c, [])] for c in members | {x}}
+        return sorted(members - known), before, open_
+
+    def _study_plan(self, request: SynthesisRequest, reading: Reading) -> Draft:
+        ev, x = request.evidence, reading.subject
+        assert x is not None
+        members, before, open_ = self._closure(request, reading, x)
+        keep = set(members)
+        level: dict[str, int] = {}
+
+        def depth(c: str, seen: frozenset[str] = frozenset()) -> int:
+            if c not in level:
+                prior = [b for b in before.get(c, []) if b in keep and b not in seen]
+                level[c] = 1 + max((depth(b, seen | {c}) for b in prior), default=-1)
+            return level[c]
+
+        layers: dict[int, list[str]] = {}
+        for c in members:
+            layers.setdefault(depth(c), []).append(c)
+        steps = [
+            f"{i + 1}. {_names(ev, sorted(layers[n], key=lambda c: ev.name(c).lower()))}"
+            for i, n in enumerate(sorted(layers))
+        ]
+        refs = _by_ref(
+            ref
+            for ref, e in ev.edges.items()
+            if e.relation in reading.relations and {e.source_id, e.target_id} <= keep | {x}
+        )
+        known = f" (leaving out what you already know: {_names(ev, reading.known)})" if reading.known else ""
+        if not members and not open_:
+            return _draft(f"Nothing needs to be learned before {ev.name(x)}{known}, according to the graph.",
+                          COMPLETE, (x,), (), "", Focus())  # fmt: skip
+        text = (
+            f"A study plan for {ev.name(x)}{known}, in this order: "
+            + "; ".join(steps)
+            + f"; then {ev.name(x)}."
+        )
+        if open_:
+            return _partial(text, members, refs, open_, ev, _LEARNING)
+        return _draft(text, COMPLETE, tuple(members), tuple(refs), "", Focus())
+
+    def _lessons(self, request: SynthesisRequest, reading: Reading) -> Draft:
+        ev, x = request.evidence, reading.subject
+        assert x is not None
+        if reading.intent == "lessons_covering":
+            concepts, open_ = [x], list[str]()
+            head = f"Lessons that cover {ev.name(x)}"
+        else:
+            concepts, _, open_ = self._closure(request, reading, x)
+            if not reading.transitive:
+                concepts = [b for b, _ in adjacency(ev, reading.relations, "before").get(x, [])]
+            head = f"Lessons to take before {ev.name(x)}"
+        links = [link for c in concepts for link in ev.lessons_of(c)]
+        if reading.intent == "lessons_before":
+            # A lesson that covers X itself is not one to take before X.
+            own = {link.lesson_id for link in ev.lessons_of(x)}
+            links = [link for link in links if link.lesson_id not in own]
+        titles: dict[str, str] = {}
+        for link in links:
+            titles.setdefault(link.lesson_id, link.title or link.lesson_id)
+        refs = _by_ref(link.ref for link in links)
+        text = (
+            f"{head}: " + ", ".join(f"{t} ({lid})" for lid, t in sorted(titles.items())) + "."
+            if titles
+            else f"No active lesson covers {ev.name(x) if reading.intent == 'lessons_covering' else 'what is needed before ' + ev.name(x)}, according to the graph."
+        )
+        cited = tuple(sorted({link.concept_id for link in links})) or (x,)
+        if open_:
+            draft = _partial(text, list(cited), [], open_, ev, _LEARNING)
+        else:
+            draft = _draft(text, COMPLETE, cited, (), "", Focus())
+        return Draft(draft.answer, draft.confidence, draft.concept_ids, draft.edge_ids, draft.missing,
+                     draft.next_focus, draft.usage, lesson_refs=tuple(refs))  # fmt: skip
 
 
 def _draft(

@@ -232,6 +232,9 @@ class EvidenceEdgeOut(EdgeOut):
 
 
 class EvidenceOut(BaseModel):
+    # Lesson links cited as evidence ("lessons") appear only when a lesson question read them.
+    model_config = ConfigDict(extra="allow")
+
     seeds: list[str]
     concepts: list[ConceptOut]
     edges: list[EvidenceEdgeOut]
@@ -243,6 +246,8 @@ class AsOfOut(BaseModel):
 
 
 class FocusOut(BaseModel):
+    model_config = ConfigDict(extra="allow")  # "direction" for questions about what comes after
+
     relations: list[str]
     concept_ids: list[str]
     text: str

@@ -1,0 +1,941 @@
+"""A structured reading of a learner's question, made before round 1: intent, subjects and their
+roles, direction, direct or transitive, relation family, time point, and how sure the reading is.
+
+Pure: the planner passes the concepts the question names (``Mention``: token spans from the name
+index, ``control_plane.understanding.names``), the relation counts in force, and ``now``; nothing
+here reads the clock or the database, and :func:`interpret` never raises on any text.
+
+Direction comes from the sentence's structure, not from which words occur. Each relational cue
+has a *left role* and a *right role*: the role of a concept named before it and after it.
+
+=====================  ================  ================  ==================================
+cue (any tense)        left role         right role        e.g.
+=====================  ================  ================  ==================================
+require, need,         dependent         foundation        "what does X require" (X needs
+depend on, rely on,                                        something: answer what comes
+come after, follow                                         before X); "what requires X"
+build on, based on,    dependent         foundation        "what does X build on" / "what
+use, extend                                                builds on X" (builds_on edges)
+come before, precede,  foundation        dependent         "what does X unlock", "what leads
+lead (up) to, unlock,                                      up to X"
+enable, underlie
+include, contain,      whole             part              "what does X include"
+consist of, made of
+part of, belong to,    part              whole             "what is X part of"
+make up
+=====================  ================  ================  ==================================
+
+Passive voice swaps the roles ("what is required by X": X takes the left role; "what is X
+required for": X takes the right role). Nouns read by their preposition: "prerequisites of/for
+X", "X's prerequisites", "its prerequisites" make X the dependent; "X as a prerequisite", "X is
+a prerequisite" make X the foundation; "parts of X" make X the whole. Prepositions next to the
+concept settle it first: "before X", "to learn X" (X is the dependent), "after X", "once I know
+X" (X is the foundation), "from A to B" (a path), "I already know Y" (known), "but not Y"
+(excluded), "like Y" (an example, ignored). Case and punctuation never matter: the reading works
+on normalised tokens.
+
+Intents: ``prerequisites`` (direct prerequisite edges), ``needed_before`` (learning order, direct
+or transitive), ``dependents`` (what comes after / requires / is unlocked by X), ``builds_on``,
+``built_by``, ``parts``, ``wholes``, ``contrasts``, ``related``, ``neighbours``, ``path`` (A to
+B in learning order), ``before_uses`` (needed before X and built on by Y), ``lessons_covering``,
+``lessons_before``, ``study_plan`` (what X needs, in order, minus what is already known),
+``about``; ``unknown`` when nothing is named.
+
+A reading is *sure* (``sureness >= 0.8``) when a cue or preposition governs the subject and no
+two cues disagree. Otherwise (``read_by == "fallback"`` or conflicting readings) the planner
+abstains, quoting :meth:`Reading.describe` and two or three ``suggestions`` it does understand.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any, Final
+
+from control_plane.understanding.names import NameIndex, normalise
+from control_plane.understanding.timewords import TimePoint, find_time
+from data_plane.relations import BUILDS_ON, CONTRASTS_WITH, PART_OF, PREREQUISITE, RELATED, RELATIONS
+
+__all__ = ["SURE", "Mention", "Reading", "Subject", "interpret", "mentions_in"]
+
+SURE: Final = 0.8
+MAX_READ_CHARS: Final = 2000
+
+# Families and roles.
+LEARN, PREREQ, BUILD, PART = "learning", PREREQUISITE, BUILDS_ON, PART_OF
+DEP, FOUND, WHOLE, PARTR = "dependent", "foundation", "whole", "part"
+_LEARNING: Final = (PREREQUISITE, BUILDS_ON)
+
+_ADVERBS: Final = frozenset(
+    {"directly", "immediately", "indirectly", "transitively", "ultimately", "eventually", "just", "also",
+     "still", "only", "really", "actually", "mainly", "mostly", "even", "usually", "typically", "generally",
+     "commonly", "necessarily", "then", "first", "right", "strictly", "conceptually"}
+)  # fmt: skip
+_DETERMINERS: Final = frozenset(
+    {"the", "a", "an", "my", "our", "your", "this", "that", "these", "those", "both", "all", "some",
+     "topic", "concept", "idea", "subject", "field", "whole", "entire"}
+)  # fmt: skip
+_COPULA: Final = frozenset({"is", "are", "was", "were", "be", "been", "being", "get", "got"})
+_WH: Final = frozenset({"what", "which", "who", "whom", "where", "how", "anything", "something", "whatever"})
+_POSSESSIVE: Final = frozenset({"its", "their", "his", "her", "s"})
+# What may stand between a concept and a noun in "X is a direct prerequisite", "X as a prerequisite".
+_NOUN_GAP: Final = frozenset(
+    {"a", "an", "the", "is", "are", "was", "were", "be", "been", "as", "also", "listed", "one", "direct",
+     "immediate", "key", "important", "necessary", "required", "considered", "itself", "core", "main", "named", "given", "stated", "recorded", "marked",
+     "their", "its", "and", "indirect", "or", "concept", "topic", "all", "of"}
+)  # fmt: skip
+_AFTER_VERBS: Final = frozenset(normalise("have learn finish master complete"))
+_CLAUSE_SUBJECT: Final = frozenset(
+    normalise("i you they we one he she someone learner student can could should get start to even")
+)
+_PRONOUNS: Final = frozenset({"it", "its", "them", "their"})
+
+
+@dataclass(frozen=True)
+class _Cue:
+    words: tuple[tuple[str, ...], ...]  # alternative token sequences
+    family: str
+    left: str
+    right: str
+    transitive: bool = False
+    noun: bool = False
+
+
+def _cue(
+    forms: str, family: str, left: str, right: str, transitive: bool = False, noun: bool = False
+) -> _Cue:
+    return _Cue(tuple(normalise(f) for f in forms.split("|")), family, left, right, transitive, noun)
+
+
+_VERBS: Final = (
+    _cue("require|required|requiring|need|needed|needing|presuppose|presupposed|assume", LEARN, DEP, FOUND, True),
+    _cue("come next|coming next|what next", LEARN, FOUND, FOUND),
+    _cue("depend on|depended on|depending on|dependent on|rely on|relied on|relying on|rest on|rested on|"
+         "resting on|stand on|come after|came after|"
+         "coming after|follow|followed|following|succeed", LEARN, DEP, FOUND),
+    _cue("build on top of|built on top of|build on|built on|building on|build upon|built upon|build off|"
+         "based on|base on|grounded in|derived from|extend|extended|extending|use|used|using|make use of|"
+         "draw on|draws on", BUILD, DEP, FOUND),
+    _cue("come before|came before|coming before|precede|preceded|preceding|lead up to|led up to|"
+         "leading up to", LEARN, FOUND, DEP, True),
+    _cue("lead to|led to|leading to|lead into|unlock|unlocked|unlocking|enable|enabled|enabling|open up|"
+         "opened up|prepare for|prepare you for|prepare me for|feed into|pave the way for|allow",
+         LEARN, FOUND, DEP),
+    _cue("underlie|underly|underlying|underlay|underpin|underpinned|underpinning|support|supported",
+         BUILD, FOUND, DEP),
+    _cue("include|included|including|contain|contained|containing|comprise|comprised|consist of|"
+         "consisting of|made of|made up of|composed of|break down into|broken down into|split into|"
+         "cover|covered", PART, WHOLE, PARTR),
+    _cue("part of|belong to|belonged to|belonging to|member of|make up|made up|makes up|sit in|sit under|"
+         "fall under|fit into|fit in|component of|piece of|element of|subtopic of", PART, PARTR, WHOLE),
+)  # fmt: skip
+# Nouns: the role of a concept after "<noun> of/for X" (``right``) or "X is a <noun>" (``left``).
+_NOUNS: Final = (
+    _cue("prerequisite|prereq|pre requisite|requirement", PREREQ, FOUND, DEP, noun=True),
+    _cue("foundation|basis|building block|underpinning", BUILD, FOUND, DEP, noun=True),
+    _cue("groundwork|background|grounding", LEARN, FOUND, DEP, True, noun=True),
+    _cue("dependent|successor|follow up|next step|consequence", LEARN, DEP, FOUND, noun=True),
+    _cue("downstream|descendant", LEARN, DEP, FOUND, True, noun=True),
+    _cue("upstream|ancestor", LEARN, FOUND, DEP, True, noun=True),
+    _cue("part|component|piece|element|subtopic|sub topic|constituent|member", PART, PARTR, WHOLE, noun=True),
+)  # fmt: skip
+_PASSIVE_FLIP: Final = frozenset(
+    normalise("required needed used unlocked enabled preceded followed included contained comprised "
+              "supported underpinned presupposed assumed extended covered")
+)  # fmt: skip
+
+# Prepositional markers just before a concept: (token sequence, family, role, transitive).
+_BEFORE_MARKERS: Final = tuple(
+    normalise(m)
+    for m in (
+        "before",
+        "prior to",
+        "ahead of",
+        "in preparation for",
+        "end at",
+        "ending at",
+        "path to",
+        "way to",
+        "road to",
+    )
+)
+_AFTER_MARKERS: Final = tuple(normalise(m) for m in ("after", "beyond", "past"))
+_PURPOSE_VERBS: Final = frozenset(
+    normalise("learn understand study master tackle know grasp start reach approach get do build use "
+              "read follow take begin work apply learning understanding studying mastering tackling starting "
+              "reaching approaching getting doing taking beginning working attempting diving moving jumping "
+              "picking covering")
+)  # fmt: skip
+_KNOWN_VERBS: Final = frozenset(normalise("know knew known learned learnt mastered studied covered completed done finished understand understood"))  # fmt: skip
+_EXCEPT: Final = tuple(normalise(m) for m in ("except", "but not", "excluding", "other than", "apart from", "besides", "not including", "without", "minus", "leave out", "leaving out", "skip", "skipping"))  # fmt: skip
+_APPOSITIVE: Final = tuple(normalise(m) for m in ("like", "such as", "e g", "eg", "aka", "also known as", "called", "named", "i e", "ie"))  # fmt: skip
+
+_DIRECT: Final = tuple(normalise(m) for m in ("direct", "directly", "immediate", "immediately", "right before", "just before", "right after", "just after", "one step", "first order", "next", "straight"))  # fmt: skip
+_TRANSITIVE: Final = tuple(normalise(m) for m in ("indirect", "indirectly", "transitive", "transitively", "all the way", "everything", "full", "whole", "entire", "complete", "ultimately", "eventually", "down the line", "recursive", "recursively", "every", "chain of", "in total", "overall"))  # fmt: skip
+_BOTH: Final = tuple(normalise(m) for m in ("both", "in common", "common", "shared", "share"))
+_LESSON: Final = frozenset(normalise("lesson course module unit class tutorial chapter lecture session"))
+_PLAN: Final = tuple(normalise(m) for m in ("study plan", "learning plan", "plan", "roadmap", "road map", "what order", "which order", "in order", "learning order", "sequence", "syllabus", "schedule", "step by step", "order should"))  # fmt: skip
+_PATH: Final = tuple(normalise(m) for m in ("path", "route", "chain", "connect", "connects", "bridge", "get from", "go from", "lead to", "leads to", "trace", "journey", "way from"))  # fmt: skip
+_CONTRAST: Final = tuple(normalise(m) for m in ("contrast", "contrasted", "versus", "vs", "alternative", "opposite", "difference", "differ", "compare", "compared", "instead of", "rather than", "trade off", "competing", "compete"))  # fmt: skip
+_RELATED: Final = tuple(normalise(m) for m in ("related", "relate", "associated", "similar", "relevant"))
+_NEIGHBOUR: Final = tuple(normalise(m) for m in ("connected", "linked", "link", "adjacent", "neighbour", "neighbor", "hop", "next to", "touch"))  # fmt: skip
+_ABOUT: Final = tuple(normalise(m) for m in ("what is", "what are", "what s", "who is", "tell me about", "tell me more about", "explain", "describe", "define", "definition", "overview", "summary", "summarise", "summarize", "mean", "about", "info", "information", "introduce", "introduction"))  # fmt: skip
+_EXACT: Final = normalise("exactly")
+_NUMBERS: Final = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5}
+_ENGLISH: Final = frozenset(
+    normalise("what which who how where when why is are was were do doe did does the a an of to for in on "
+              "before after and or i me my we you it its that this with from by can should must need tell "
+              "show give list name explain describe have has had come learn know about all any there be which "
+              "concept topic lesson take make study plan order")
+)  # fmt: skip
+_AUX_START: Final = frozenset(
+    normalise("is are was were do doe did does can could should would will must has have had may might "
+              "tell show give list name explain describe define make find help walk plan suggest recommend "
+              "please i which what who how where when why whats")
+)  # fmt: skip
+_VERB_LIKE: Final = frozenset(
+    normalise("is are was were be been do doe did has have had will would can could should must")
+)
+
+_INTENT_RELATIONS: Final[dict[str, tuple[str, ...]]] = {
+    "prerequisites": (PREREQUISITE,),
+    "needed_before": _LEARNING,
+    "dependents": _LEARNING,
+    "builds_on": (BUILDS_ON,),
+    "built_by": (BUILDS_ON,),
+    "parts": (PART_OF,),
+    "wholes": (PART_OF,),
+    "contrasts": (CONTRASTS_WITH,),
+    "related": (RELATED,),
+    "neighbours": RELATIONS,
+    "path": _LEARNING,
+    "before_uses": _LEARNING,
+    "lessons_before": _LEARNING,
+    "study_plan": _LEARNING,
+    "lessons_covering": (),
+    "about": (),
+    "unknown": (),
+}
+# The learning direction each directional intent answers in.
+_DIRECTION: Final[dict[str, str]] = {
+    "prerequisites": "before",
+    "needed_before": "before",
+    "builds_on": "before",
+    "lessons_before": "before",
+    "study_plan": "before",
+    "before_uses": "before",
+    "dependents": "after",
+    "built_by": "after",
+    "path": "forward",
+}
+
+
+@dataclass(frozen=True)
+class Mention:
+    """A concept named in the question: normalised token span ``[start, end)``."""
+
+    concept_id: str
+    start: int
+    end: int
+    name: str = ""
+
+
+@dataclass(frozen=True)
+class Subject:
+    """A concept the reading is about and its role: ``subject`` (what is asked about),
+    ``target`` (a path's end, a plan's goal), ``other`` (the second concept of a combined
+    question), ``known`` (already learned), ``excluded`` ("but not Y")."""
+
+    concept_id: str
+    role: str
+    words: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"concept_id": self.concept_id, "role": self.role, "words": self.words}
+
+
+@dataclass(frozen=True)
+class Reading:
+    """How the question was read (module docstring). ``relations`` are the relations the answer
+    is computed from on this graph; ``asked_relations`` what the words asked for."""
+
+    question: str
+    intent: str
+    subjects: tuple[Subject, ...] = ()
+    direction: str = ""  # "before" | "after" | "forward" | ""
+    transitive: bool = False
+    asked_relations: tuple[str, ...] = ()
+    relations: tuple[str, ...] = ()
+    relation_note: str = ""
+    relations_missing: bool = False  # the asked relation has no edge in force in this graph
+    combine: str = ""  # "" | "both" | "either" | "except"
+    hops: int = 1
+    exact: bool = False
+    time: TimePoint | None = None
+    sureness: float = 0.0
+    read_by: str = "grammar"  # "grammar" | "fallback" | "none"
+    cue: str = ""
+    alternatives: tuple[str, ...] = ()
+    suggestions: tuple[str, ...] = ()
+    problem: str | None = None
+    names: tuple[tuple[str, str], ...] = field(default=(), compare=False)
+
+    @property
+    def sure(self) -> bool:
+        return self.problem is None and self.sureness >= SURE
+
+    def ids(self, *roles: str) -> tuple[str, ...]:
+        return tuple(s.concept_id for s in self.subjects if not roles or s.role in roles)
+
+    @property
+    def subject(self) -> str | None:
+        found = self.ids("subject") or self.ids("target")
+        return found[0] if found else None
+
+    @property
+    def other(self) -> str | None:
+        found = self.ids("target") if self.intent == "path" else self.ids("other", "excluded")
+        return found[0] if found else None
+
+    @property
+    def known(self) -> tuple[str, ...]:
+        return self.ids("known")
+
+    def _words(self, concept_id: str | None) -> str:
+        for s in self.subjects:
+            if s.concept_id == concept_id:
+                return s.words
+        return concept_id or "?"
+
+    def describe(self) -> str:
+        """One line: what the question was read as ("concepts that have RAG as a prerequisite")."""
+        if self.problem:
+            return self.problem
+        x, y = self._words(self.subject), self._words(self.other)
+        if self.combine == "both":
+            x = f"both {x} and {y}"
+        elif self.combine == "either":
+            x = f"{x} and {y}"
+        how = "transitively" if self.transitive else "directly"
+        text = {
+            "prerequisites": f"the direct prerequisites of {x}",
+            "needed_before": f"everything needed before {x}"
+            if self.transitive
+            else f"what comes directly before {x}",
+            "dependents": (
+                f"concepts that have {x} as a prerequisite"
+                if self.asked_relations == (PREREQUISITE,) and not self.transitive
+                else f"everything that comes after {x}"
+                if self.transitive
+                else f"what comes directly after {x}"
+            ),
+            "builds_on": f"what {x} builds on" + (" (transitively)" if self.transitive else ""),
+            "built_by": f"what builds on {x}" + (" (transitively)" if self.transitive else ""),
+            "parts": f"the parts of {x}",
+            "wholes": f"what {x} is part of",
+            "contrasts": f"what {x} contrasts with"
+            if not self.other or self.combine
+            else f"how {x} contrasts with {y}",
+            "related": f"what {x} is related to",
+            "neighbours": f"concepts {'exactly' if self.exact else 'within'} {self.hops} hop{'s' if self.hops > 1 else ''} of {x}",
+            "path": f"the learning path from {x} to {y}",
+            "before_uses": f"concepts needed before {x} that {y} builds on",
+            "lessons_covering": f"lessons that cover {x}",
+            "lessons_before": f"lessons to take before {x} ({how})",
+            "study_plan": f"a study plan for {x}",
+            "about": f"what {x} is",
+            "unknown": "no known concept is named",
+        }.get(self.intent, self.intent)
+        if self.combine == "except":
+            text += f", except {y}"
+        if self.known:
+            text += " (already known: " + ", ".join(self._words(k) for k in self.known) + ")"
+        if self.time is not None:
+            text += f", as of {self.time.valid_at.date().isoformat()} (from {self.time.words!r})"
+        if self.relation_note:
+            text += f"; {self.relation_note}"
+        return text
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "intent": self.intent,
+            "read_as": self.describe() if self.sure or self.problem else f"{self.describe()} (unsure)",
+            "subjects": [s.to_dict() for s in self.subjects],
+            "direction": self.direction,
+            "transitive": self.transitive,
+            "asked_relations": list(self.asked_relations),
+            "relations": list(self.relations),
+            "relation_note": self.relation_note,
+            "combine": self.combine,
+            "hops": self.hops,
+            "exact": self.exact,
+            "time": self.time.to_dict() if self.time else None,
+            "sureness": self.sureness,
+            "sure": self.sure,
+            "read_by": self.read_by,
+            "cue": self.cue,
+            "alternatives": list(self.alternatives),
+            "suggestions": list(self.suggestions),
+            "problem": self.problem,
+        }
+
+
+def mentions_in(question: str, index: NameIndex, ids: Iterable[str] | None = None) -> list[Mention]:
+    """Where the concepts ``ids`` (all, by default) are named in ``question`` (outermost spans)."""
+    wanted = None if ids is None else set(ids)
+    found = index.matches(question)
+    kept = [m for m in found if not any(m.inside(o) for o in found)]
+    out = [Mention(m.concept_id, m.start, m.end) for m in kept if wanted is None or m.concept_id in wanted]
+    return sorted(out, key=lambda m: (m.start, m.concept_id))
+
+
+# -- token helpers ---------------------------------------------------------------------------
+
+
+def _find_all(toks: Sequence[str], phrase: Sequence[str], masked: frozenset[int]) -> list[tuple[int, int]]:
+    """Occurrences of ``phrase`` (adverbs may sit between its words), outside ``masked``."""
+    out = []
+    n = len(toks)
+    for i in range(n):
+        if toks[i] != phrase[0] or i in masked:
+            continue
+        j, k = i + 1, 1
+        while k < len(phrase) and j < n:
+            if toks[j] == phrase[k] and j not in masked:
+                j, k = j + 1, k + 1
+            elif toks[j] in _ADVERBS:
+                j += 1
+            else:
+                break
+        if k == len(phrase):
+            out.append((i, j))
+    return out
+
+
+def _any(toks: Sequence[str], phrases: Iterable[Sequence[str]], masked: frozenset[int] = frozenset()) -> bool:
+    return any(_find_all(toks, p, masked) for p in phrases)
+
+
+def _ends_with(toks: Sequence[str], end: int, phrases: Iterable[Sequence[str]]) -> bool:
+    """Does some phrase end exactly at token ``end`` (exclusive)?"""
+    return any(tuple(toks[max(0, end - len(p)) : end]) == tuple(p) for p in phrases)
+
+
+def _skip_back(toks: Sequence[str], i: int, masked: frozenset[int]) -> int:
+    """Index just after the last meaningful token before ``i`` (determiners skipped)."""
+    j = i
+    while j > 0 and toks[j - 1] in _DETERMINERS and j - 1 not in masked:
+        j -= 1
+    return j
+
+
+@dataclass(frozen=True)
+class _Role:
+    family: str
+    role: str
+    transitive: bool
+    cue: str
+    strength: int  # 3 preposition, 2 noun, 1 verb
+
+
+def _occurrences(
+    toks: Sequence[str], masked: frozenset[int], table: Sequence[_Cue]
+) -> list[tuple[int, int, _Cue]]:
+    found: list[tuple[int, int, _Cue]] = []
+    for cue in table:
+        for phrase in cue.words:
+            found.extend((s, e, cue) for s, e in _find_all(toks, phrase, masked))
+    # Longest first at the same start ("built on top of" over "built on").
+    found.sort(key=lambda t: (t[0], -(t[1] - t[0])))
+    kept: list[tuple[int, int, _Cue]] = []
+    for s, e, cue in found:
+        if not any(s < ke and ks < e for ks, ke, _ in kept):
+            kept.append((s, e, cue))
+    return kept
+
+
+def _role_at(
+    toks: Sequence[str],
+    start: int,
+    end: int,
+    masked: frozenset[int],
+    verbs: Sequence[tuple[int, int, _Cue]],
+    nouns: Sequence[tuple[int, int, _Cue]],
+    relational: bool,
+) -> _Role | None:
+    """The role of the concept named at ``[start, end)`` (module docstring), or None."""
+    b = _skip_back(toks, start, masked)
+    before = tuple(toks[max(0, b - 4) : b])
+    # "before (they / I can) study X": the clause's subject and verb may sit between.
+    k = b
+    if k > 1 and toks[k - 1] in {"on", "into", "up", "in", "about"} and toks[k - 2] in _PURPOSE_VERBS:
+        k -= 1  # "before taking on X", "before diving into X"
+    if k > 0 and toks[k - 1] in _PURPOSE_VERBS:
+        k -= 1
+        while k > 0 and toks[k - 1] in _CLAUSE_SUBJECT:
+            k -= 1
+    lead = tuple(toks[max(0, k - 4) : k])
+    # Prepositions right before the concept.
+    for m in _BEFORE_MARKERS:
+        if before[-len(m) :] == m or (k < b and lead[-len(m) :] == m):
+            if any(cue.family == PREREQ for _, _, cue in nouns):
+                # "Before X, which concepts are prerequisites?": X's prerequisites.
+                return _Role(PREREQ, DEP, False, " ".join(m), 3)
+            return _Role(LEARN, DEP, True, " ".join(m), 3)
+    for m in _AFTER_MARKERS:
+        if before[-len(m) :] == m or (k < b and lead[-len(m) :] == m):
+            return _Role(LEARN, FOUND, False, " ".join(m), 3)
+    window = toks[max(0, b - 5) : b]
+    triggers = [i for i, w in enumerate(window) if w in {"once", "since", "having", "if", "when"}]
+    if tuple(window[-3:-1]) == ("now", "that"):
+        triggers.append(len(window) - 3)
+    if triggers and any(w in _KNOWN_VERBS or w in _AFTER_VERBS for w in window[min(triggers) :]):
+        return _Role(LEARN, FOUND, False, "once I know", 3)
+    if len(before) >= 2 and before[-2] == "to" and before[-1] in _PURPOSE_VERBS:
+        return _Role(LEARN, DEP, True, f"to {before[-1]}", 3)
+    if before[-1:] == ("want",) or before[-2:] == ("aim", "for"):
+        return _Role(LEARN, DEP, True, "want", 3)
+    if before[-1:] == ("by",):
+        for s, e, cue in verbs:
+            if e <= b - 1 and b - 1 - e <= 1 and toks[e - 1] in _PASSIVE_FLIP:
+                return _Role(
+                    cue.family, cue.left, cue.transitive and cue.left == DEP, " ".join(toks[s:e]) + " by", 3
+                )
+    # "<noun> of/for X", "<verb> of X" ("part of X").
+    if before[-1:] in (("of",), ("for",), ("to",), ("in",), ("on",), ("under",), ("into",)):
+        p = b - 1
+        for s, e, cue in (*nouns, *verbs):
+            near = e == p or (cue.noun and e < p and p - e <= 4 and all(t in _NOUN_GAP for t in toks[e:p]))
+            if near or (e == p + 1 and cue.words and toks[e - 1] == before[-1]):
+                if cue.noun:
+                    return _Role(
+                        cue.family, cue.right, cue.transitive, " ".join(toks[s:e]) + f" {before[-1]}", 2
+                    )
+                if toks[e - 1] in _PASSIVE_FLIP and before[-1] != "by":
+                    # "what is needed for X": X is what the thing is needed for.
+                    role = DEP if cue.family != PART else WHOLE
+                    return _Role(cue.family, role, cue.transitive, " ".join(toks[s:e]) + f" {before[-1]}", 2)
+        if before[-1] == "for" and relational:
+            return _Role(LEARN, DEP, True, "for", 1)
+    # "which prerequisites does X have".
+    if end < len(toks) and toks[end] in {"have", "has", "had", "need", "require"}:
+        for s, e, cue in nouns:
+            if e <= start and all(t in {"doe", "do", "did", "the", "a", "an"} for t in toks[e:start]):
+                return _Role(cue.family, cue.right, cue.transitive, " ".join(toks[s:e]) + " does X have", 2)
+    # "X's prerequisites", "X prerequisites".
+    after_tok = end
+    if after_tok < len(toks) and toks[after_tok] == "s":
+        after_tok += 1
+    for s, e, cue in nouns:
+        if s == after_tok and toks[e : e + 1] != ("of",):
+            return _Role(cue.family, cue.right, cue.transitive, " ".join(toks[s:e]), 2)
+    # "X is a prerequisite (for ...)", "X as a prerequisite".
+    for s, e, cue in nouns:
+        if s >= end and s - end <= 4:
+            gap = toks[end:s]
+            if not all(g in _NOUN_GAP for g in gap):
+                continue
+            copula_before = start > 0 and toks[_skip_back(toks, start, masked) - 1 : start][:1] in (
+                ("is",),
+                ("was",),
+                ("are",),
+            )
+            if "as" in gap or any(g in _COPULA for g in gap) or copula_before:
+                return _Role(cue.family, cue.left, cue.transitive and cue.left == DEP, " ".join(toks[s:e]), 2)
+    # The nearest verb cue: left of it takes the left role, right of it the right role; the
+    # passive ("X is required for what") swaps them.
+    best: tuple[int, _Role] | None = None
+    for s, e, cue in verbs:
+        if e <= start:
+            dist = start - e
+            passive = toks[e - 1] in _PASSIVE_FLIP and any(t in _COPULA for t in toks[max(0, s - 3) : s])
+            role = cue.left if passive else cue.right
+        elif s >= end:
+            if any(t in _WH for t in toks[end:s]):
+                continue  # "X: what builds on it?": X is the topic, not the verb's subject
+            dist = s - end
+            passive = toks[e - 1] in _PASSIVE_FLIP and any(t in _COPULA for t in toks[max(0, start - 3) : s])
+            role = cue.right if passive else cue.left
+        else:
+            continue
+        candidate = _Role(cue.family, role, cue.transitive and role == DEP, " ".join(toks[s:e]), 1)
+        if best is None or dist < best[0]:
+            best = (dist, candidate)
+    return best[1] if best is not None else None
+
+
+def _intent_of(role: _Role) -> tuple[str, tuple[str, ...]]:
+    """The intent and asked relations of a subject's role."""
+    if role.family == PART:
+        return ("parts" if role.role == WHOLE else "wholes"), (PART_OF,)
+    if role.family == BUILD:
+        return ("builds_on" if role.role == DEP else "built_by"), (BUILDS_ON,)
+    if role.family == PREREQ:
+        if role.role == DEP:
+            return ("needed_before", _LEARNING) if role.transitive else ("prerequisites", (PREREQUISITE,))
+        return "dependents", ((PREREQUISITE,) if not role.transitive else _LEARNING)
+    return ("needed_before" if role.role == DEP else "dependents"), _LEARNING
+
+
+def _surface(question: str, start: int, end: int) -> str:
+    spans = [m.span() for m in re.finditer(r"[a-z0-9]+", question.lower())]
+    if start >= len(spans) or end > len(spans) or start >= end:
+        return ""
+    return question[spans[start][0] : spans[end - 1][1]]
+
+
+def _hops(toks: Sequence[str]) -> int:
+    for i, tok in enumerate(toks):
+        if tok == "hop" and i > 0:
+            prev = toks[i - 1]
+            if prev.isdigit():
+                return max(1, min(int(prev), 6))
+            if prev in _NUMBERS:
+                return _NUMBERS[prev]
+    return 1
+
+
+def _suggestions(name: str, relations: Mapping[str, int] | None) -> tuple[str, ...]:
+    def has(relation: str) -> bool:
+        return relations is None or relations.get(relation, 0) > 0
+
+    out = [f"What are the prerequisites of {name}?", f"What comes after {name}?"]
+    if has(BUILDS_ON):
+        out.append(f"What does {name} build on?")
+    elif has(PART_OF):
+        out.append(f"What is {name} part of?")
+    else:
+        out.append(f"What is {name}?")
+    return tuple(out)
+
+
+def _map_relations(
+    asked: tuple[str, ...], counts: Mapping[str, int] | None
+) -> tuple[tuple[str, ...], str, bool]:
+    """Fit the asked relations to the relations in force (module docstring of the issue: on a
+    prerequisite-only graph "builds on" is answered from prerequisite edges)."""
+    if counts is None or not asked:
+        return asked, "", False
+    present = tuple(r for r in asked if counts.get(r, 0) > 0)
+    if present:
+        return present, "", False
+    if set(asked) <= set(_LEARNING):
+        learning = tuple(r for r in _LEARNING if counts.get(r, 0) > 0)
+        if learning:
+            missing = " or ".join(asked)
+            used = " and ".join(learning)
+            return learning, f"this graph has no {missing} edges, so {used} edges were used", False
+    return asked, f"this graph has no {' or '.join(asked)} edges", True
+
+
+def interpret(
+    question: str,
+    mentions: Sequence[Mention],
+    *,
+    now: datetime,
+    relations: Mapping[str, int] | None = None,
+) -> Reading:
+    """Read ``question`` (module docstring). Total: any text gives a Reading, never an error.
+
+    ``mentions``: the concepts it names (``mentions_in``); ``relations``: active edge counts per
+    relation (None: unknown, no vocabulary fitting); ``now``: resolves "today", "two years ago"."""
+    try:
+        return _interpret(question, mentions, now, relations)
+    except Exception as exc:  # a reading must never take the question down
+        return Reading(
+            question if isinstance(question, str) else "",
+            "unknown",
+            problem=f"could not read the question ({type(exc).__name__})",
+            read_by="none",
+        )
+
+
+def _interpret(
+    question: str, mentions: Sequence[Mention], now: datetime, counts: Mapping[str, int] | None
+) -> Reading:
+    if not isinstance(question, str) or not question.strip():
+        return Reading("", "unknown", problem="the question is empty", read_by="none")
+    if len(question) > MAX_READ_CHARS:
+        return Reading(
+            question[:80],
+            "unknown",
+            problem=f"the question is longer than {MAX_READ_CHARS} characters",
+            read_by="none",
+        )
+    toks = normalise(question)
+    masked = frozenset(i for m in mentions for i in range(m.start, m.end))
+    when = find_time(question, now, [(m.start, m.end) for m in mentions])
+    words = [t for i, t in enumerate(toks) if i not in masked and not t.isdigit()]
+    english = sum(1 for w in words if w in _ENGLISH)
+    cue_words = bool(_occurrences(toks, masked, _VERBS) or _occurrences(toks, masked, _NOUNS))
+    if len(words) >= 4 and english < 0.25 * len(words) and not cue_words:
+        return Reading(
+            question, "unknown", time=when, problem="the question does not read as English", read_by="none"
+        )
+    if sum(1 for ch in question if ch.isalpha() and ord(ch) > 0x24F) > max(3, len(question) // 4):
+        return Reading(
+            question,
+            "unknown",
+            time=when,
+            problem="the question mixes in text that is not English",
+            read_by="none",
+        )
+    if not mentions:
+        return Reading(question, "unknown", time=when, read_by="none")
+
+    # Time words are not relational words ("at the start of 2025", "back in 2018").
+    verbs = _occurrences(toks, masked, _VERBS)
+    nouns = _occurrences(toks, masked, _NOUNS)
+    lesson = any(t in _LESSON for i, t in enumerate(toks) if i not in masked)
+    plan = _any(toks, _PLAN, masked)
+    relational = bool(verbs or nouns or lesson or plan)
+    # A statement ("RAG is great") is not a question; a bare keyword query ("RAG prerequisites")
+    # or an imperative with a relational word is.
+    markers = _any(
+        toks, (*_BEFORE_MARKERS, *_AFTER_MARKERS, *_PATH, *_CONTRAST, *_RELATED, *_NEIGHBOUR), masked
+    )
+    if (
+        words
+        and not relational
+        and not markers
+        and toks[0] not in _AUX_START
+        and not any(w in _WH for w in words)
+        and any(w in _VERB_LIKE for w in words)
+    ):
+        return Reading(
+            question, "unknown", time=when, problem="this does not read as a question", read_by="none"
+        )
+
+    # Each mention: its role, or known / excluded / an example.
+    first: dict[str, Mention] = {}
+    for m in sorted(mentions, key=lambda m: m.start):
+        first.setdefault(m.concept_id, m)  # a later alias ("X like <alias of X>") does not replace it
+    ordered = sorted(first.values(), key=lambda m: m.start)
+    words_of = {m.concept_id: _surface(question, m.start, m.end) or m.name or m.concept_id for m in ordered}
+    tags: dict[str, str] = {}
+    roles: dict[str, _Role | None] = {}
+    prev: Mention | None = None
+    for m in ordered:
+        b = _skip_back(toks, m.start, masked)
+        window = toks[max(0, b - 6) : b]
+        if prev is not None:
+            window = toks[max(prev.end, b - 6) : b]
+        gap = toks[prev.end : m.start] if prev is not None else ()
+        coordinated = (
+            prev is not None
+            and gap
+            and all(t in {"and", "or", "as", "well", "plus", "both", "the", "a", "an"} for t in gap)
+        )
+        if _ends_with(toks, b, _APPOSITIVE) or (
+            # "I'm planning to study X": a concept's name used as a verb.
+            toks[m.end : m.end + 1] == ("to",)
+            and toks[max(0, m.start - 1) : m.start] in (("m",), ("am",), ("re",), ("are",))
+        ):
+            tags[m.concept_id] = "example"
+        elif any(
+            _ends_with(window, len(window) - k, _EXCEPT) for k in range(min(3, len(window)) + 1)
+        ) or _any(window, _EXCEPT):
+            tags[m.concept_id] = "excluded"
+        elif (
+            any(w in _KNOWN_VERBS for w in window[-3:])
+            and not (len(window) >= 2 and window[-2] == "to")
+            and not any(
+                w in {"once", "since", "having", "after", "before", "what", "which", "to", "if", "when"}
+                for w in window[-4:]
+            )
+            and any(w in {"i", "already", "ve", "have", "we", "m", "am"} for w in window)
+        ) or _ends_with(window, len(window), [normalise("familiar with"), normalise("comfortable with")]):
+            tags[m.concept_id] = "known"
+        elif coordinated and prev is not None:
+            tags[m.concept_id] = tags.get(prev.concept_id, "")
+            roles[m.concept_id] = roles.get(prev.concept_id)
+            prev = m
+            continue
+        roles[m.concept_id] = _role_at(toks, m.start, m.end, masked, verbs, nouns, relational)
+        prev = m
+    # Pronouns stand for the first subject: "once I know RAG, what builds on it?".
+    subjects = [m for m in ordered if tags.get(m.concept_id, "") == ""]
+    if not subjects:
+        subjects = [m for m in ordered if tags.get(m.concept_id) != "example"]
+        if not subjects:  # only an example or a name used as a verb: nothing is asked about
+            return Reading(question, "unknown", time=when, read_by="none")
+        for m in subjects:
+            tags[m.concept_id] = ""
+    # The subject is the first concept a cue governs ("I'm planning to study X": not "planning").
+    main = next((m for m in subjects if roles.get(m.concept_id) is not None), subjects[0])
+    subjects = [main, *(m for m in subjects if m is not main)]
+    pronoun_roles = [
+        r
+        for i, t in enumerate(toks)
+        if t in _PRONOUNS and i not in masked and i > main.start and toks[i - 1] != "as"
+        for r in [_role_at(toks, i, i + 1, masked, verbs, nouns, relational)]
+        if r is not None
+    ]
+    repeats = [
+        _role_at(toks, m.start, m.end, masked, verbs, nouns, relational)
+        for m in mentions
+        if m.concept_id == main.concept_id and m.start != main.start
+    ]
+    agreeing = [r for r in [roles.get(main.concept_id), *repeats, *pronoun_roles] if r is not None]
+    conflicts = {r.role for r in agreeing}
+    if len(conflicts) == 1:
+        # Same direction from several cues: the most specific family wins ("once I know RAG,
+        # what builds on it?" asks about builds_on, not learning order in general).
+        specific = [r for r in agreeing if r.family != LEARN]
+        roles[main.concept_id] = max(specific or agreeing, key=lambda r: r.strength)
+    direct = _any(toks, _DIRECT, masked)
+    transitive_word = _any(toks, _TRANSITIVE, masked)
+    known = tuple(
+        Subject(m.concept_id, "known", words_of[m.concept_id])
+        for m in ordered
+        if tags.get(m.concept_id) == "known"
+    )
+    excluded = [m for m in ordered if tags.get(m.concept_id) == "excluded"]
+    names = tuple((m.concept_id, m.name) for m in ordered)
+
+    def build(
+        intent: str,
+        subs: list[Subject],
+        *,
+        transitive: bool = False,
+        combine: str = "",
+        cue: str = "",
+        sureness: float = 0.95,
+        read_by: str = "grammar",
+        asked: tuple[str, ...] | None = None,
+        alternatives: tuple[str, ...] = (),
+    ) -> Reading:
+        asked_rel = asked if asked is not None else _INTENT_RELATIONS.get(intent, ())
+        if excluded and not combine and intent != "path":
+            # "connected to A but not to B", "what do I need before A, except B".
+            combine, subs = (
+                "except",
+                [*subs, Subject(excluded[0].concept_id, "excluded", words_of[excluded[0].concept_id])],
+            )
+        rels, note, missing = _map_relations(asked_rel, counts)
+        extra = [*known]
+        if excluded and combine != "except":
+            extra += [Subject(m.concept_id, "excluded", words_of[m.concept_id]) for m in excluded]
+        reading = Reading(
+            question=question,
+            intent=intent,
+            subjects=(*subs, *extra),
+            direction=_DIRECTION.get(intent, ""),
+            transitive=transitive,
+            asked_relations=asked_rel,
+            relations=rels,
+            relation_note=note,
+            relations_missing=missing,
+            combine=combine,
+            hops=_hops(toks) if intent == "neighbours" else 1,
+            exact=intent == "neighbours" and _EXACT[0] in toks,
+            time=when,
+            sureness=sureness,
+            read_by=read_by,
+            cue=cue,
+            alternatives=alternatives,
+            names=names,
+        )
+        if not reading.sure:
+            reading = replace(reading, suggestions=_suggestions(words_of[main.concept_id], counts))
+        return reading
+
+    def sub(m: Mention, role: str = "subject") -> Subject:
+        return Subject(m.concept_id, role, words_of[m.concept_id])
+
+    def trans(role: _Role | None, default: bool) -> bool:
+        if transitive_word:
+            return True
+        if direct:
+            return False
+        return role.transitive if role is not None else default
+
+    others = [m for m in subjects[1:]]
+    second = others[0] if others else None
+    # A path: "from A to B", "how does A lead to B", "what connects A to B".
+    if second is not None and (_any(toks, _PATH, masked) or ("from" in toks and "to" in toks)):
+        a, b2 = main, second
+        for m in subjects:
+            bb = _skip_back(toks, m.start, masked)
+            if toks[bb - 1 : bb] == ("from",):
+                a = m
+                b2 = next(x for x in subjects if x is not m)
+        return build("path", [sub(a), sub(b2, "target")], transitive=True, cue="path")
+    if _any(toks, _CONTRAST, masked):
+        subs = [sub(main)] + ([sub(second, "other")] if second is not None else [])
+        return build("contrasts", subs, cue="contrast")
+    if _any(toks, _NEIGHBOUR, masked):
+        subs = [sub(main)] + ([sub(second, "other")] if second is not None else [])
+        return build("neighbours", subs, combine="both" if second is not None else "", cue="connected")
+    if _any(toks, _RELATED, masked) and not verbs:
+        subs = [sub(main)] + ([sub(second, "other")] if second is not None else [])
+        return build("related", subs, combine="both" if second is not None else "", cue="related")
+    role = roles.get(main.concept_id)
+    if len(conflicts) > 1:
+        readings = sorted({_intent_of(r)[0] for r in agreeing})
+        return build(
+            _intent_of(role)[0] if role else "about",
+            [sub(main)],
+            sureness=0.4,
+            read_by="conflict",
+            alternatives=tuple(readings),
+        )
+    if lesson:
+        before = role is not None and role.role == DEP and role.family in (LEARN, PREREQ)
+        if before:
+            return build(
+                "lessons_before",
+                [sub(main)],
+                transitive=trans(role, True),
+                cue=role.cue if role else "lesson",
+            )
+        return build("lessons_covering", [sub(main)], cue="lesson")
+    if plan and (role is None or role.role == DEP or role.family == LEARN):
+        target = main
+        return build("study_plan", [sub(target, "target")], transitive=True, cue="plan")
+    if role is None and _any(toks, _PATH, masked):
+        # "the learning path that ends at X" with one concept: what leads up to X.
+        return build("needed_before", [sub(main)], transitive=True, cue="path")
+    if role is None:
+        about = _any(toks, _ABOUT, masked) or len([t for i, t in enumerate(toks) if i not in masked]) <= 2
+        if about and not relational:
+            return build("about", [sub(main)], cue="about")
+        return build(
+            "about",
+            [sub(main)],
+            sureness=0.3,
+            read_by="fallback",
+            alternatives=("prerequisites", "dependents", "about"),
+        )
+    intent, asked = _intent_of(role)
+    is_transitive = trans(role, False)
+    if intent == "prerequisites" and is_transitive:
+        intent, asked = "needed_before", _LEARNING
+    # Two subjects.
+    if excluded:
+        return build(intent, [sub(main)], transitive=is_transitive, cue=role.cue, asked=asked)
+    if second is not None:
+        r2 = roles.get(second.concept_id)
+        both = _any(toks, _BOTH, masked)
+        if r2 is None:
+            return build(
+                intent, [sub(main)], transitive=is_transitive, cue=role.cue, asked=asked, sureness=0.85
+            )
+        intent2, asked2 = _intent_of(r2)
+        if (
+            (intent2, asked2) == (intent, asked)
+            or (intent2 == "prerequisites" and intent == "needed_before")
+            or (intent == "prerequisites" and intent2 == "needed_before")
+        ):
+            return build(intent, [sub(main), sub(second, "other")], transitive=is_transitive,
+                         combine="both" if both else "either", cue=role.cue, asked=asked)  # fmt: skip
+        learn_first = {intent, intent2} & {"needed_before", "prerequisites"}
+        if learn_first and {intent, intent2} & {"builds_on"}:
+            x, y = (main, second) if intent in learn_first else (second, main)
+            return build("before_uses", [sub(x), sub(y, "other")], transitive=True, cue=role.cue)
+        return build(intent, [sub(main)], transitive=is_transitive, cue=role.cue, asked=asked, sureness=0.4,
+                     read_by="conflict", alternatives=(intent, intent2))  # fmt: skip
+    return build(intent, [sub(main)], transitive=is_transitive, cue=role.cue, asked=asked,
+                 sureness=0.95 if role.strength >= 2 else 0.9)  # fmt: skip

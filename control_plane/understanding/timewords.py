@@ -1,0 +1,150 @@
+"""Time words in a question: the valid time a learner asks about ("back in 2018", "as of January
+2025", "at the start of 2025", "in mid-2024", "two years ago", "today").
+
+Pure: ``now`` is passed in (the planner's clock), nothing reads the clock. Finding and reading a
+date is left to ``dateparser`` (a maintained library that knows month names, numeric dates and
+relative phrases); this module only
+
+* hides concept names first (``masked`` token spans from the name index), so "GPT-4", "Llama 3"
+  or a concept called "May" are never read as dates;
+* keeps a hit only when it names a year (19xx/20xx) or is a relative word ("today", "now",
+  "ago", "last year"): a bare number ("within 2 hops") or a lone month is not a time point;
+* applies the part-of-period words the parser does not ("start/beginning/early" → the first
+  day, "mid/middle" → the middle, "end/late" → the last day of that year or month).
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+import warnings
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Final
+
+__all__ = ["TimePoint", "find_time"]
+
+_TOKEN: Final = re.compile(r"[A-Za-z0-9]+")
+_YEAR: Final = re.compile(r"\b(19|20)\d\d\b")
+_RELATIVE: Final = re.compile(
+    r"\b(today|now|yesterday|ago|last|this|current|currently|present)\b", re.IGNORECASE
+)
+# A cheap pre-check: a digit, a month, or a relative time word must occur for a time point.
+_MAYBE_TIME: Final = re.compile(
+    r"\d|\b(today|now|yesterday|ago|last|this|current|currently|present|jan|feb|mar|apr|may|jun|jul|aug|"
+    r"sep|sept|oct|nov|dec|january|february|march|april|june|july|august|september|october|november|"
+    r"december)\b",
+    re.IGNORECASE,
+)
+_START: Final = frozenset({"start", "beginning", "early", "begin"})
+_MIDDLE: Final = frozenset({"mid", "middle"})
+_END: Final = frozenset({"end", "late", "close"})
+# Words that only mean "the present": the reading records them, the time stays now.
+_NOW_WORDS: Final = re.compile(r"\b(currently|at present|these days|right now|nowadays)\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class TimePoint:
+    """A valid time read from the question, and the words it came from."""
+
+    valid_at: datetime
+    words: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"valid_at": self.valid_at.isoformat().replace("+00:00", "Z"), "words": self.words}
+
+
+def _mask(text: str, masked: Iterable[tuple[int, int]]) -> str:
+    """``text`` with the characters of the masked token spans blanked out."""
+    spans = list(masked)
+    if not spans:
+        return text
+    tokens = list(_TOKEN.finditer(text))
+    chars = list(text)
+    for start, end in spans:
+        for tok in tokens[start:end]:
+            for i in range(tok.start(), tok.end()):
+                chars[i] = " "
+    return "".join(chars)
+
+
+def _settings(now: datetime, *, explicit_year: bool) -> dict[str, Any]:
+    settings: dict[str, Any] = {
+        "RELATIVE_BASE": now.astimezone(UTC).replace(tzinfo=None),
+        "PREFER_DATES_FROM": "past",
+        "RETURN_AS_TIMEZONE_AWARE": True,
+        "TIMEZONE": "UTC",
+        "TO_TIMEZONE": "UTC",
+    }
+    if explicit_year:
+        # "in 2018" is the start of 2018, not today's month and day in 2018.
+        settings |= {"PREFER_DAY_OF_MONTH": "first", "PREFER_MONTH_OF_YEAR": "first"}
+    return settings
+
+
+def _period(words_before: list[str], hit: str, when: datetime) -> datetime:
+    """Apply "start of / mid / end of" to the year or month the hit names."""
+    lead = {w.lower() for w in words_before[-3:]}
+    year_only = bool(re.fullmatch(r"\W*(?:\w+\s+)?(19|20)\d\d\W*", hit)) and not re.search(
+        r"[A-Za-z]{3,}", re.sub(r"^(in|of|on|at|by)\s+", "", hit.strip(), flags=re.IGNORECASE)
+    )
+    if lead & _START:
+        return when.replace(month=1, day=1) if year_only else when.replace(day=1)
+    if lead & _MIDDLE:
+        return when.replace(month=7, day=1) if year_only else when.replace(day=15)
+    if lead & _END:
+        if year_only:
+            return when.replace(month=12, day=31)
+        return when.replace(day=calendar.monthrange(when.year, when.month)[1])
+    return when
+
+
+def find_time(text: str, now: datetime, masked: Iterable[tuple[int, int]] = ()) -> TimePoint | None:
+    """The valid time ``text`` names, if any (module docstring); never raises on any text."""
+    if not text or not text.strip():
+        return None
+    plain = _mask(text, masked)
+    # "mid-2024" is one token to the parser; split the period word off.
+    plain = re.sub(r"\b(mid|early|late)-(?=\d)", r"\1 ", plain, flags=re.IGNORECASE)
+    now_word = _NOW_WORDS.search(plain)
+    if not _MAYBE_TIME.search(plain):
+        # Most questions name no time: skip the parser (several milliseconds a call).
+        return TimePoint(now.astimezone(UTC), now_word.group(0)) if now_word else None
+    try:
+        from dateparser.search import search_dates
+
+        with warnings.catch_warnings():
+            # dateparser's own dependencies warn about their internals on some versions.
+            warnings.simplefilter("ignore")
+            hits = search_dates(plain, languages=["en"], settings=_settings(now, explicit_year=True)) or []
+    except Exception:  # the parser is third-party: a failure there is "no time words"
+        hits = []
+    for hit, _ in hits:
+        if not (_YEAR.search(hit) or _RELATIVE.search(hit)):
+            continue
+        try:
+            import dateparser
+
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                when = dateparser.parse(
+                    hit,
+                    languages=["en"],
+                    settings=_settings(now, explicit_year=bool(_YEAR.search(hit))),
+                )
+        except Exception:
+            when = None
+        if when is None:
+            continue
+        at = plain.find(hit)
+        before = re.findall(r"[A-Za-z]+", plain[: max(at, 0)])
+        when = _period(before, hit, when.astimezone(UTC))
+        lead = [w for w in before[-3:]]
+        period = [i for i, w in enumerate(lead) if w.lower() in _START | _MIDDLE | _END | {"as", "back"}]
+        hit_words = re.sub(r"^(?:on|of)\s+(?=\S)", "", hit.strip(), flags=re.IGNORECASE)
+        words = " ".join([*lead[period[0] :], hit.strip()]) if period else hit_words
+        return TimePoint(when, words)
+    if now_word is not None:
+        return TimePoint(now.astimezone(UTC), now_word.group(0))
+    return None

@@ -1,0 +1,326 @@
+"""Reading a question before round 1: intents, direction from grammar, time words, sureness."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from control_plane.understanding.interpretation import Reading, interpret, mentions_in
+from control_plane.understanding.names import NameIndex
+from control_plane.understanding.timewords import find_time
+
+NOW = datetime(2026, 11, 23, 15, 0, tzinfo=UTC)
+INDEX = NameIndex.from_names(
+    [
+        ("rag", "Retrieval-augmented generation", ("RAG",)),
+        ("embeddings", "Embeddings", ()),
+        ("agent_orchestration", "Agent orchestration", ()),
+        ("transformer", "Transformer architecture", ("transformer",)),
+        ("rnn", "RNN", ("RNNs",)),
+        ("kv_cache", "KV cache", ()),
+        ("bm25", "BM25", ()),
+        ("hybrid_search", "Hybrid search", ()),
+        ("gpt_4", "GPT-4", ()),
+        ("may", "May", ()),
+        ("mlops", "MLOps", ()),
+        ("llm_engine", "LLM inference engine", ()),
+        ("vllm", "vLLM", ()),
+        ("backprop", "Backpropagation", ("backprop",)),
+        ("multi_hop", "Multi-hop retrieval", ()),
+    ]
+)
+PREREQ_ONLY = {"prerequisite": 40}
+FULL = {"prerequisite": 40, "builds_on": 30, "part_of": 10, "related": 5, "contrasts_with": 5}
+
+
+def read(question: str, relations: dict[str, int] | None = None) -> Reading:
+    return interpret(question, mentions_in(question, INDEX), now=NOW, relations=relations)
+
+
+# -- the issue's failing examples, verbatim --------------------------------------------------
+
+
+def test_concepts_that_have_x_as_a_prerequisite_are_what_comes_after_x() -> None:
+    """'Which concepts have RAG as a prerequisite?' asks for RAG's dependents, not its prerequisites."""
+    r = read("Which concepts have RAG as a prerequisite?", FULL)
+    assert (r.intent, r.direction, r.subject, r.relations) == (
+        "dependents",
+        "after",
+        "rag",
+        ("prerequisite",),
+    )
+    assert r.sure and r.describe() == "concepts that have RAG as a prerequisite"
+
+
+def test_time_words_set_the_valid_time() -> None:
+    """'Back in January 2025, what did RAG build on?' reads the graph as of 2025-01-01."""
+    r = read("Back in January 2025, what did RAG build on?", FULL)
+    assert r.intent == "builds_on" and r.subject == "rag"
+    assert r.time is not None and r.time.valid_at == datetime(2025, 1, 1, tzinfo=UTC)
+
+
+def test_right_before_is_direct() -> None:
+    """'What do I need to learn right before X?' is the one-step learning order, not the closure."""
+    r = read("What do I need to learn right before RAG?", FULL)
+    assert (r.intent, r.direction, r.transitive) == ("needed_before", "before", False)
+
+
+def test_directly_depend_on_is_direct_learning_order() -> None:
+    """'Which concepts does X directly depend on?' is X's direct learning-order predecessors."""
+    r = read("Which concepts does RAG directly depend on?", FULL)
+    assert (r.intent, r.direction, r.transitive) == ("needed_before", "before", False)
+    assert set(r.relations) == {"prerequisite", "builds_on"}
+
+
+def test_builds_on_is_answered_from_prerequisites_on_a_prerequisite_only_graph() -> None:
+    """On a graph with only prerequisite edges, 'build directly on X' uses them and says so."""
+    r = read("Which concepts build directly on RAG?", PREREQ_ONLY)
+    assert (r.intent, r.direction, r.relations) == ("built_by", "after", ("prerequisite",))
+    assert "prerequisite edges were used" in r.relation_note and not r.relations_missing
+
+
+def test_what_comes_after_and_paths_are_not_about() -> None:
+    """'What comes after RAG?' and 'connect A to B in learning order' have their own intents."""
+    assert read("What comes after RAG?").intent == "dependents"
+    path = read("Which concepts connect embeddings to RAG in learning order?")
+    assert (path.intent, path.subject, path.other) == ("path", "embeddings", "rag")
+
+
+def test_lessons() -> None:
+    """'Which lessons cover RAG?' and 'lessons to take before RAG' are lesson intents."""
+    assert read("Which lessons cover RAG?").intent == "lessons_covering"
+    before = read("Which lessons should I take before RAG?")
+    assert (before.intent, before.subject) == ("lessons_before", "rag")
+
+
+# -- direction from grammar ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("question", "intent", "direction"),
+    [
+        ("What are the prerequisites of RAG?", "prerequisites", "before"),
+        ("RAG's prerequisites?", "prerequisites", "before"),
+        ("Which prerequisites does hybrid search have?", "prerequisites", "before"),
+        ("What is RAG a prerequisite for?", "dependents", "after"),
+        ("Is RAG a prerequisite for anything?", "dependents", "after"),
+        ("what does rag require", "needed_before", "before"),
+        ("what requires RAG", "dependents", "after"),
+        ("What is required by RAG?", "needed_before", "before"),
+        ("What is RAG required for?", "dependents", "after"),
+        ("what is rag unlocked by", "needed_before", "before"),
+        ("What does RAG unlock?", "dependents", "after"),
+        ("What concepts are unlocked once you know RAG?", "dependents", "after"),
+        ("what does rag lead to", "dependents", "after"),
+        ("What leads up to RAG?", "needed_before", "before"),
+        ("What comes before RAG in the curriculum?", "needed_before", "before"),
+        ("What does BM25 build on?", "builds_on", "before"),
+        ("Which ideas are built on top of BM25?", "built_by", "after"),
+        ("What is backprop built on?", "builds_on", "before"),
+        ("Once I know RAG, what builds on it?", "built_by", "after"),
+        ("What does someone need to have covered before they study RAG?", "needed_before", "before"),
+        (
+            "I want to understand backpropagation. What has to come first, all the way down?",
+            "needed_before",
+            "before",
+        ),
+        ("what are all the downstream concepts of RAG", "dependents", "after"),
+        ("Which concepts take BM25 as their foundation?", "built_by", "after"),
+        ("RAG: what builds on it?", "built_by", "after"),
+        ("Give me all the prerequisites, direct and indirect, of RAG.", "needed_before", "before"),
+        ("What should I learn before starting RAG?", "needed_before", "before"),
+        ("If I learn RAG, what can I learn next?", "dependents", "after"),
+    ],
+)
+def test_direction_comes_from_sentence_structure(question: str, intent: str, direction: str) -> None:
+    """The subject's position relative to verbs, nouns and prepositions decides the direction."""
+    r = read(question, FULL)
+    assert (r.intent, r.direction) == (intent, direction), r.describe()
+    assert r.sure
+
+
+@pytest.mark.parametrize(
+    ("question", "intent"),
+    [
+        ("What is MLOps part of?", "wholes"),
+        ("What components make up MLOps?", "parts"),
+        ("What are the components of MLOps?", "parts"),
+        ("What does MLOps include?", "parts"),
+        ("What does an LLM inference engine like vLLM consist of?", "parts"),
+        ("What does RAG contrast with?", "contrasts"),
+        ("What is related to RAG?", "related"),
+        ("Which concepts are within 2 hops of RAG?", "neighbours"),
+        ("What is RAG?", "about"),
+        ("tell me about rag", "about"),
+    ],
+)
+def test_other_intents(question: str, intent: str) -> None:
+    """Parts and wholes by structure; contrasts, related, neighbours and about by their words."""
+    assert read(question, FULL).intent == intent
+
+
+def test_a_name_used_as_a_verb_is_not_a_subject() -> None:
+    """'I'm planning to study X' does not make a concept called 'planning' the subject."""
+    index = NameIndex.from_names([("planning", "Planning", ()), ("rag", "RAG", ())])
+    q = "I'm planning to study RAG next. What should I have done immediately before it?"
+    r = interpret(q, mentions_in(q, index), now=NOW)
+    assert (r.intent, r.subject, r.transitive) == ("needed_before", "rag", False)
+    q = "I'm planning to study photosynthesis next. What should I have done immediately before it?"
+    assert not interpret(q, mentions_in(q, index), now=NOW).sure
+
+
+def test_example_after_like_is_not_a_subject() -> None:
+    """'an LLM inference engine like vLLM': vLLM is an example, not a second subject."""
+    r = read("What does an LLM inference engine like vLLM consist of?")
+    assert r.ids() == ("llm_engine",)
+
+
+def test_worked_example_is_needed_before_intersected_with_builds_on() -> None:
+    """'before X ... which of those does Y build on': X is the subject, Y the other."""
+    r = read(
+        "What must a learner master before agent orchestration, and which of those concepts does RAG build on?"
+    )
+    assert (r.intent, r.subject, r.other) == ("before_uses", "agent_orchestration", "rag")
+
+
+def test_two_subjects_combine() -> None:
+    """'both' intersects, 'but not' excludes."""
+    both = read("What do the transformer architecture and RNNs both require first?")
+    assert (both.intent, both.combine, both.other) == ("needed_before", "both", "rnn")
+    except_ = read("What do I need before RAG but not embeddings?")
+    assert (except_.combine, except_.other) == ("except", "embeddings")
+
+
+def test_study_plan_with_known_concepts() -> None:
+    """'Make me a study plan for X, I already know Y': X is the target, Y is known."""
+    r = read("Make me a study plan for RAG, I already know embeddings")
+    assert (r.intent, r.subject, r.known) == ("study_plan", "rag", ("embeddings",))
+    assert read("In what order should I learn what RAG needs?").intent == "study_plan"
+
+
+# -- sureness --------------------------------------------------------------------------------
+
+
+def test_conflicting_readings_are_unsure_with_suggestions() -> None:
+    """Two cues giving opposite directions for the same subject make the reading unsure."""
+    r = read("What are the prerequisites of RAG and what requires RAG?", FULL)
+    assert not r.sure and r.read_by == "conflict"
+    assert 2 <= len(r.suggestions) <= 3 and all("RAG" in s for s in r.suggestions)
+
+
+def test_fallback_reading_is_unsure() -> None:
+    """A question with a concept but no relational word or 'what is' is read only by the fallback."""
+    r = read("RAG, hmm, maybe in relation with nothing?", FULL)
+    assert r.read_by == "fallback" and not r.sure and r.suggestions
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("", "empty"),
+        ("   ", "empty"),
+        ("What is RAG? " * 300, "longer"),
+        ("Was sind die Voraussetzungen für RAG?", "English"),
+        ("RAG is great.", "question"),
+        ("RAG 是什么？它需要什么前置知识？请告诉我", "English"),
+    ],
+)
+def test_bad_input_is_a_clear_problem(text: str, problem: str) -> None:
+    """Empty, over-long, non-English and non-question text is read as a problem, not a reading."""
+    r = read(text)
+    assert r.problem is not None and problem in r.problem and not r.sure
+
+
+# -- time words ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("back in 2018, what did RAG need?", datetime(2018, 1, 1, tzinfo=UTC)),
+        ("as of January 2025, what did RAG need?", datetime(2025, 1, 1, tzinfo=UTC)),
+        ("at the start of 2025, what did RAG need?", datetime(2025, 1, 1, tzinfo=UTC)),
+        ("in mid-2024, what did RAG need?", datetime(2024, 7, 1, tzinfo=UTC)),
+        ("at the end of 2024, what did RAG need?", datetime(2024, 12, 31, tzinfo=UTC)),
+        ("As of 2025-01-01, what did RAG need?", datetime(2025, 1, 1, tzinfo=UTC)),
+        ("what does RAG need today?", NOW),
+    ],
+)
+def test_time_words(text: str, expected: datetime) -> None:
+    """Each phrase resolves against the planner's clock, never the machine's."""
+    found = find_time(text, NOW)
+    assert found is not None and found.valid_at == expected
+
+
+def test_relative_time_words_use_the_given_now() -> None:
+    """'two years ago' is two years before the ``now`` passed in."""
+    found = find_time("two years ago, what did RAG need?", NOW)
+    assert found is not None and found.valid_at.year == 2024
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["What did GPT-4 build on?", "What does May build on?", "Which concepts are within 2 hops of RAG?"],
+)
+def test_concept_names_and_numbers_are_not_dates(text: str) -> None:
+    """Names with numbers or months, and bare numbers, are not time points."""
+    assert read(text).time is None
+
+
+# -- properties ------------------------------------------------------------------------------
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(max_size=400))
+def test_interpretation_is_total(text: str) -> None:
+    """Any text gives a Reading (never an exception), and its dict form is complete."""
+    r = read(text, FULL)
+    d = r.to_dict()
+    assert d["intent"] and isinstance(d["read_as"], str) and isinstance(d["sure"], bool)
+
+
+TEMPLATES = [
+    "Which concepts have RAG as a prerequisite?",
+    "What are the prerequisites of RAG?",
+    "What does RAG build on?",
+    "What builds on BM25?",
+    "What do I need to learn right before RAG?",
+    "What is MLOps part of?",
+    "Which lessons cover RAG?",
+    "How does BM25 lead to RAG?",
+    "Make me a study plan for RAG, I already know embeddings",
+]
+
+
+def _key(r: Reading) -> tuple[object, ...]:
+    return (
+        r.intent,
+        r.ids(),
+        tuple(s.role for s in r.subjects),
+        r.direction,
+        r.transitive,
+        r.combine,
+        r.sure,
+    )
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.sampled_from(TEMPLATES),
+    st.lists(st.booleans(), min_size=1, max_size=80),
+    st.lists(st.sampled_from(["", ",", "?", "!", ".", ";", "  ", " ?"]), min_size=1, max_size=20),
+)
+def test_case_and_punctuation_do_not_change_the_reading(
+    template: str, upper: list[bool], punct: list[str]
+) -> None:
+    """Random capitals and punctuation between words read the same as the clean question."""
+    words = re.findall(r"[A-Za-z0-9'-]+", template)
+    noisy = []
+    for i, w in enumerate(words):
+        w = "".join(c.upper() if upper[(i + j) % len(upper)] else c.lower() for j, c in enumerate(w))
+        noisy.append(w + punct[i % len(punct)])
+    assert _key(read(" ".join(noisy), FULL)) == _key(read(template, FULL))
