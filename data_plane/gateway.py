@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import functools
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from enum import Enum
@@ -70,7 +71,7 @@ class _Keep(Enum):
 KEEP: Final = _Keep.KEEP
 """Sentinel for ``invalid_at``: keep the current version's value."""
 
-MODES: Final = ("assert", "revise", "upsert", "invalidate", "retract")
+MODES: Final = ("assert", "revise", "upsert", "invalidate", "retract", "set_aside")
 _CONTENT: Final[dict[str, tuple[str, ...]]] = {
     "concepts": ("name", "aliases", "summary"),
     "concept_edges": (),
@@ -294,7 +295,22 @@ def _new_row(
     what = _Described(table, key)
     if mode == "upsert":
         mode = "revise" if live else "assert"
-    if mode == "assert":
+    if mode == "set_aside":
+        # A row an import refused on purpose, recorded as a retraction of its own key: it is never
+        # in force, but its history shows what was set aside, when and why (the grounding).
+        if live:
+            assert current is not None
+            raise KeyExists(
+                f"{what} has stored history (version {current['version_id']}); a set-aside record "
+                "would hide it, so fix the row instead",
+                field="id",
+                value="/".join(key),
+            )
+        content = {**_defaults(table, key), **write.content}
+        valid_at = write.valid_at or (current["valid_at"] if current is not None else now)
+        invalid_at = None if write.invalid_at is KEEP else write.invalid_at
+        op = "retract"
+    elif mode == "assert":
         if live:
             assert current is not None
             raise KeyExists(
@@ -366,6 +382,8 @@ def _new_row(
         "supersedes_id": None if current is None else current["version_id"],
     }
     if op == "revise" and current is not None and _same_version(row, current):
+        return None, op
+    if mode == "set_aside" and current is not None and _same_version(row, current):
         return None, op
     return row, op
 
@@ -587,23 +605,36 @@ class WriteGateway:
 
     def apply(self, writes: Sequence[Write]) -> BatchResult:
         """Apply ``writes`` in one transaction: all of them, or none (the error says why)."""
-        try:
-            with self._writer.begin() as conn:
-                if conn.dialect.name == "postgresql":
-                    conn.execute(sa.select(sa.func.pg_advisory_xact_lock(_PG_WRITE_LOCK)))
-                # Read the clock only once the write lock is held, so recorded_at follows commit order.
-                now = ensure_utc(self._clock(), field="clock")
-                result = self._apply(conn, list(writes), now)
-        except (KGError, ValueError):
-            raise
-        except IntegrityError as exc:
-            raise ConcurrentWrite(
-                f"the database refused the write ({_first_line(exc)}); another writer may have changed the same key",
-            ) from exc
-        except OperationalError as exc:
-            raise ConcurrentWrite(f"the database is busy or unavailable ({_first_line(exc)}); retry") from exc
-        except DBAPIError as exc:
-            raise WriteRejected(f"the database refused the write: {_first_line(exc)}") from exc
+        with _translated(), self._writer.begin() as conn:
+            now = self._lock(conn)
+            result = self._apply(conn, list(writes), now)
+        self._log(result, now)
+        return result
+
+    @contextmanager
+    def bulk(self) -> Iterator[BulkWriter]:
+        """One transaction for many batches, so a caller can stream a large import in bounded
+        memory and still write all of it or none of it.
+
+        Every batch gets the checks of :meth:`apply` against the graph as the transaction has it
+        so far, except the prerequisite-cycle check, which runs once over everything the batches
+        added when the block ends (before the commit). Leaving the block with an exception rolls
+        everything back.
+        """
+        with _translated(), self._writer.begin() as conn:
+            now = self._lock(conn)
+            writer = BulkWriter(self, conn, now)
+            yield writer
+            writer.finish()
+
+    def _lock(self, conn: Connection) -> datetime:
+        """Take the write lock; return "now", read only once the lock is held so that
+        recorded_at follows commit order."""
+        if conn.dialect.name == "postgresql":
+            conn.execute(sa.select(sa.func.pg_advisory_xact_lock(_PG_WRITE_LOCK)))
+        return ensure_utc(self._clock(), field="clock")
+
+    def _log(self, result: BatchResult, now: datetime) -> None:
         sizes = result.sizes()
         log.info(
             "gateway.applied",
@@ -612,9 +643,17 @@ class WriteGateway:
             unchanged=sizes["unchanged"],
             recorded_at=format_time(now),
         )
-        return result
 
-    def _apply(self, conn: Connection, writes: list[Write], now: datetime) -> BatchResult:
+    def _apply(
+        self,
+        conn: Connection,
+        writes: list[Write],
+        now: datetime,
+        *,
+        prerequisites: list[tuple[str, str]] | None = None,
+    ) -> BatchResult:
+        """Apply one batch on ``conn``. With ``prerequisites``, the cycle check is left to the
+        caller: the open prerequisite edges of the batch are appended to that list instead."""
         normalised = [_normalise(w) for w in writes]
         seen: set[tuple[str, tuple[str, ...]]] = set()
         for w in normalised:
@@ -637,8 +676,52 @@ class WriteGateway:
         pending += _cascade(conn, pending, seen, now)
         view = _final_view(conn, pending, currents)
         _check_endpoints(pending, view, now)
-        _check_prerequisite_cycles(conn, pending, now)
+        if prerequisites is None:
+            _check_prerequisite_cycles(conn, pending, now)
+        else:
+            prerequisites += _open_prerequisites(pending, now)[0]
         return _persist(conn, pending, now)
+
+
+class BulkWriter:
+    """Batches applied in one open transaction (see :meth:`WriteGateway.bulk`)."""
+
+    def __init__(self, gateway: WriteGateway, conn: Connection, now: datetime) -> None:
+        self._gateway, self._conn, self.now = gateway, conn, now
+        self._added: list[tuple[str, str]] = []
+
+    def apply(self, writes: Sequence[Write]) -> BatchResult:
+        """Apply one batch inside the transaction; raises like :meth:`WriteGateway.apply`."""
+        result = self._gateway._apply(self._conn, list(writes), self.now, prerequisites=self._added)
+        self._gateway._log(result, self.now)
+        return result
+
+    def finish(self) -> None:
+        """The deferred prerequisite-cycle check over every open prerequisite edge added."""
+        if self._added:
+            targets = {t for _, t in self._added}
+            cycle = find_cycle(_reachable_prerequisites(self._conn, targets, self.now), self._added)
+            if cycle is not None:
+                raise PrerequisiteCycle(
+                    "prerequisite edge would close a cycle: " + " -> ".join(cycle), cycle=cycle
+                )
+
+
+@contextmanager
+def _translated() -> Iterator[None]:
+    """Foreign database errors become errors of our tree, with the reason in one line."""
+    try:
+        yield
+    except (KGError, ValueError):
+        raise
+    except IntegrityError as exc:
+        raise ConcurrentWrite(
+            f"the database refused the write ({_first_line(exc)}); another writer may have changed the same key",
+        ) from exc
+    except OperationalError as exc:
+        raise ConcurrentWrite(f"the database is busy or unavailable ({_first_line(exc)}); retry") from exc
+    except DBAPIError as exc:
+        raise WriteRejected(f"the database refused the write: {_first_line(exc)}") from exc
 
 
 def _first_line(exc: BaseException) -> str:
@@ -810,7 +893,10 @@ def _check_endpoints(
                 )
 
 
-def _check_prerequisite_cycles(conn: Connection, pending: list[_Pending], now: datetime) -> None:
+def _open_prerequisites(
+    pending: list[_Pending], now: datetime
+) -> tuple[list[tuple[str, str]], set[tuple[str, str]]]:
+    """The prerequisite edges a batch leaves open, and those it leaves closed."""
     added: list[tuple[str, str]] = []
     closed: set[tuple[str, str]] = set()
     for p in pending:
@@ -822,6 +908,11 @@ def _check_prerequisite_cycles(conn: Connection, pending: list[_Pending], now: d
             added.append(pair)
         else:
             closed.add(pair)
+    return added, closed
+
+
+def _check_prerequisite_cycles(conn: Connection, pending: list[_Pending], now: datetime) -> None:
+    added, closed = _open_prerequisites(pending, now)
     if not added:
         return
     existing = [e for e in _reachable_prerequisites(conn, {t for _, t in added}, now) if e not in closed]
