@@ -278,10 +278,10 @@ def check(folder: str | Path, reader: GraphReader, policy: ImportPolicy | None =
             _check_edges(plan, cells, known, now, arcs, arc_keys, closed)
         if (path / LINKS).is_file():
             _check_links(plan, cells, known)
-        stored = _stored_prerequisites(conn, plan, now, arcs, arc_keys, closed)
+        _stored_prerequisites(conn, plan, now, arcs, arc_keys, closed)
         if policy.mutual_as_related:
             _mutual_pairs(conn, plan, arcs, arc_keys, now)
-        _cycles(plan, arcs, stored)
+        _cycles(plan, arcs)
     return plan
 
 
@@ -293,8 +293,8 @@ class _Sink:
         self.problems.append(problem)
 
 
-def _rows(plan: Plan, file: str) -> Iterator[Row]:
-    for row in read_rows(plan.folder, file, plan.problems.append):
+def _rows(plan: Plan, file: str, *, keep_bad: bool = False) -> Iterator[Row]:
+    for row in read_rows(plan.folder, file, plan.problems.append, keep_bad=keep_bad):
         plan.rows[file] += 1
         yield row
 
@@ -307,10 +307,12 @@ def _check_concepts(plan: Plan, cells: Cells) -> set[str]:
         return set()
     declared: set[str] = set()
     firsts: dict[int, int] = {}
-    for row in _rows(plan, CONCEPTS):
+    for row in _rows(plan, CONCEPTS, keep_bad=True):
         ident = row.get("id").strip()
-        if ident:
+        if ident and (not row.bad or ident.isascii()):
             declared.add(ident)  # so edges to a concept with a faulty row are not also "unknown"
+        if row.bad:
+            continue
         try:
             w = concept_write(row, cells)
         except RowFault as fault:
@@ -518,22 +520,23 @@ def _stored_related(
     return out
 
 
-def _cycles(plan: Plan, arcs: list[Arc], stored: int) -> None:
+def _cycles(plan: Plan, arcs: list[Arc]) -> None:
     live = [a for a in arcs if a.source >= 0]
     for cycle in break_cycles(live):
         path = [live[i] for i in cycle.arcs]
+        # Shown from its smallest id, so the text does not depend on where the search started
+        # (a re-import then records the same reason and writes nothing new).
+        first = min(range(len(path)), key=lambda k: plan.names[path[k].source])
+        path = path[first:] + path[:first]
         ids = [plan.names[path[0].source], *(plan.names[a.target] for a in path)]
         victim = live[cycle.removed]
         shown = " -> ".join(ids)
         lines = tuple(a.line for a in path if a.line)
-        stored_note = (
-            " (stored edges on it: " + str(sum(1 for a in path if not a.line)) + ")"
-            if any(not a.line for a in path)
-            else ""
-        )
+        stored = sum(1 for a in path if not a.line)
+        stored_note = f" (stored edges on it: {stored})" if stored else ""
         if plan.policy.set_aside:
             why = (
-                f"closes prerequisite cycle {shown} ({EDGES} lines {', '.join(map(str, lines))}{stored_note}); "
+                f"closes prerequisite cycle {shown} ({EDGES} lines {', '.join(map(str, lines))}); "
                 f"lowest confidence on it ({victim.confidence:g}), latest line on ties"
             )
             key = edge_key(plan.names[victim.source], plan.names[victim.target], PREREQUISITE)

@@ -62,6 +62,7 @@ REQUIRED: Final = {
 _DEFAULT_KEYS: Final = ("source", "reason", "confidence", "evidence", "valid_at")
 
 Sink = Callable[[Problem], None]
+_UNSEEN: Final = object()
 
 
 class RowFault(Exception):
@@ -185,10 +186,12 @@ def _encoding_problem(file: str, line: int, column: str | None, tail: bytes) -> 
 class Row:
     """One CSV record with its (first) line, read through the header's column positions."""
 
-    __slots__ = ("cells", "file", "index", "line")
+    __slots__ = ("bad", "cells", "file", "index", "line")
 
-    def __init__(self, file: str, line: int, cells: list[str], index: Mapping[str, int]) -> None:
-        self.file, self.line, self.cells, self.index = file, line, cells, index
+    def __init__(
+        self, file: str, line: int, cells: list[str], index: Mapping[str, int], *, bad: bool = False
+    ) -> None:
+        self.file, self.line, self.cells, self.index, self.bad = file, line, cells, index, bad
 
     def get(self, column: str) -> str:
         i = self.index.get(column)
@@ -216,10 +219,10 @@ def _bad_cell(cells: list[str], columns: list[str]) -> tuple[int, str] | None:
     return None
 
 
-def read_rows(folder: Path, file: str, sink: Sink) -> Iterator[Row]:
+def read_rows(folder: Path, file: str, sink: Sink, *, keep_bad: bool = False) -> Iterator[Row]:
     """Stream the rows of one CSV file; structural faults (header, encoding, malformed CSV, too
-    many cells) go to ``sink`` and their rows are skipped. A missing file yields nothing (the
-    caller decides whether it was required)."""
+    many cells) go to ``sink`` and their rows are skipped, except that with ``keep_bad`` a row
+    with an undecodable cell is still yielded, marked ``bad`` (its other cells may be read)."""
     path = folder / file
     with path.open(encoding="utf-8-sig", errors="surrogateescape", newline="") as fh:
         reader = csv.reader(fh, strict=True)
@@ -280,6 +283,8 @@ def read_rows(folder: Path, file: str, sink: Sink) -> Iterator[Row]:
             bad = _bad_cell(cells, columns)
             if bad is not None:
                 sink(_encoding_problem(file, line, columns[bad[0]], bytes([ord(bad[1]) - 0xDC00])))
+                if keep_bad:
+                    yield Row(file, line, cells, index, bad=True)
                 continue
             yield Row(file, line, cells, index)
 
@@ -295,6 +300,8 @@ class Cells:
     manifest: Manifest
     times: dict[str, datetime] = field(default_factory=dict)
     groundings: dict[tuple[str, str, str, str], Grounding] = field(default_factory=dict)
+    # Evidence cell text -> its value, validated once (rows often share evidence, not reasons).
+    evidence: dict[str, Any] = field(default_factory=dict)
 
     @property
     def defaults(self) -> dict[str, Any]:
@@ -337,6 +344,12 @@ def grounding(row: Row, cells: Cells) -> Grounding:
         else:
             raise _no_default(column, cells)
     evidence: Any
+    known = cells.evidence.get(evidence_text, _UNSEEN)
+    if known is not _UNSEEN:
+        # Evidence already validated with an earlier row; every other field was checked above.
+        g = Grounding.stored(confidence, texts["reason"], texts["source"], known)
+        cells.groundings[raw] = g
+        return g
     if evidence_text:
         try:
             evidence = json.loads(evidence_text)
@@ -353,6 +366,7 @@ def grounding(row: Row, cells: Cells) -> Grounding:
     except GroundingRejected as exc:
         raise RowFault("grounding", str(exc), exc.field) from exc
     cells.groundings[raw] = g
+    cells.evidence[evidence_text] = evidence
     return g
 
 

@@ -778,13 +778,19 @@ def row_key(table_name: str, row: Mapping[Any, Any]) -> tuple[str, ...]:
 
 def _current_rows(conn: Connection, table_name: str, keys: set[tuple[str, ...]]) -> list[dict[str, Any]]:
     table = schema.metadata.tables[table_name]
-    first = schema.KEY_COLUMNS[table_name][0]
-    firsts = sorted({k[0] for k in keys})
+    names = schema.KEY_COLUMNS[table_name]
+    by_first: dict[str, set[str]] = defaultdict(set)
+    for k in keys:
+        by_first[k[0]].add(k[1] if len(k) > 1 else "")
+    firsts = sorted(by_first)
     rows: list[dict[str, Any]] = []
     for i in range(0, len(firsts), _CHUNK):
-        stmt = sa.select(table).where(
-            table.c[first].in_(firsts[i : i + _CHUNK]), table.c.expired_at.is_(None)
-        )
+        chunk = firsts[i : i + _CHUNK]
+        stmt = sa.select(table).where(table.c[names[0]].in_(chunk), table.c.expired_at.is_(None))
+        if len(names) > 1:
+            # Narrow by the second key column too: a bulk import's later batches would otherwise
+            # fetch (and drop) every current version sharing a first column with the batch.
+            stmt = stmt.where(table.c[names[1]].in_(sorted(set().union(*(by_first[f] for f in chunk)))))
         if conn.dialect.name == "postgresql":
             stmt = stmt.with_for_update()
         rows += [dict(r) for r in conn.execute(stmt).mappings() if row_key(table_name, r) in keys]
@@ -844,18 +850,27 @@ def _cascade(
 
 def _final_view(
     conn: Connection, pending: list[_Pending], currents: Mapping[tuple[str, tuple[str, ...]], dict[str, Any]]
-) -> dict[str, dict[str, Any] | None]:
-    """Concept id -> the concept's row after the batch (None: unknown), for endpoint checks."""
+) -> dict[str, Mapping[str, Any] | None]:
+    """Concept id -> the concept's row after the batch (None: unknown), for endpoint checks.
+
+    Concepts the batch does not write are read with only the columns the checks need."""
     needed: set[str] = set()
     for p in pending:
         if p.row is None or p.write.table not in ("concept_edges", "lesson_concepts"):
             continue
         needed.update(p.write.key[:2] if p.write.table == "concept_edges" else p.write.key[1:])
-    view: dict[str, dict[str, Any] | None] = {cid: None for cid in needed}
+    view: dict[str, Mapping[str, Any] | None] = {cid: None for cid in needed}
     written = {p.write.key[0]: p for p in pending if p.write.table == "concepts"}
-    from_db: set[tuple[str, ...]] = {(cid,) for cid in needed if cid not in written}
-    for row in _current_rows(conn, "concepts", from_db) if from_db else []:
-        view[row["concept_id"]] = row
+    from_db = sorted(cid for cid in needed if cid not in written)
+    c = schema.concepts
+    for i in range(0, len(from_db), _CHUNK):
+        stmt = sa.select(c.c.concept_id, c.c.op, c.c.valid_at, c.c.invalid_at).where(
+            c.c.concept_id.in_(from_db[i : i + _CHUNK]), c.c.expired_at.is_(None)
+        )
+        if conn.dialect.name == "postgresql":
+            stmt = stmt.with_for_update()
+        for row in conn.execute(stmt).mappings():
+            view[row["concept_id"]] = dict(row)
     for cid, p in written.items():
         if cid in view:
             view[cid] = p.row if p.row is not None else p.current
@@ -863,7 +878,7 @@ def _final_view(
 
 
 def _check_endpoints(
-    pending: list[_Pending], view: Mapping[str, dict[str, Any] | None], now: datetime
+    pending: list[_Pending], view: Mapping[str, Mapping[str, Any] | None], now: datetime
 ) -> None:
     """An edge or lesson link may only point at a known concept whose validity covers its own:
     it may neither start before the concept nor outlive it."""
