@@ -20,8 +20,8 @@ Contradictions and what a policy does with them:
   set aside (recorded, not imported); every other problem still refuses the import;
 * ``mutual_as_related``: two bundle rows ``A prerequisite B`` and ``B prerequisite A`` (neither
   already stored in force) become one ``A related B`` edge, and both rows are set aside as
-  ``mutual``; the related edge takes the grounding of the higher-confidence row (ties: the
-  earlier line). If the bundle or the graph already relates A and B, no edge is added.
+  ``mutual``; the related edge is written (upsert) with the grounding of the higher-confidence
+  row (ties: the earlier line), unless the bundle has its own ``A related B`` row.
 """
 
 from __future__ import annotations
@@ -280,7 +280,7 @@ def check(folder: str | Path, reader: GraphReader, policy: ImportPolicy | None =
             _check_links(plan, cells, known)
         _stored_prerequisites(conn, plan, now, arcs, arc_keys, closed)
         if policy.mutual_as_related:
-            _mutual_pairs(conn, plan, arcs, arc_keys, now)
+            _mutual_pairs(plan, arcs, arc_keys)
         _cycles(plan, arcs)
     return plan
 
@@ -474,9 +474,7 @@ def _stored_prerequisites(
     return n
 
 
-def _mutual_pairs(
-    conn: Connection, plan: Plan, arcs: list[Arc], arc_keys: dict[int, int], now: datetime
-) -> None:
+def _mutual_pairs(plan: Plan, arcs: list[Arc], arc_keys: dict[int, int]) -> None:
     """Turn each mutual pair of new bundle prerequisite rows into one planned related edge."""
     done: set[int] = set()
     pairs: list[tuple[int, int]] = []
@@ -487,15 +485,12 @@ def _mutual_pairs(
             continue
         done.update((i, back))
         pairs.append((i, back))
-    if not pairs:
-        return
-    related_stored = _stored_related(conn, plan, pairs, arcs, now)
     for i, j in pairs:
         a, b = arcs[i], arcs[j]
         x, y = sorted((plan.names[a.source], plan.names[a.target]))
         keep = a if (a.confidence, -a.line) >= (b.confidence, -b.line) else b
-        already = plan.edge_packed(x, y, RELATED) in plan.edge_keys or (x, y) in related_stored
-        result = f"{x}>{RELATED}>{y} is already recorded" if already else f"kept as {x}>{RELATED}>{y}"
+        already = plan.edge_packed(x, y, RELATED) in plan.edge_keys
+        result = "the bundle relates them already" if already else f"kept as {x}>{RELATED}>{y}"
         for arc, other in ((a, b), (b, a)):
             key = edge_key(plan.names[arc.source], plan.names[arc.target], PREREQUISITE)
             why = f"mutual prerequisite with line {other.line} (each said to come before the other); {result}"
@@ -503,21 +498,6 @@ def _mutual_pairs(
         if not already:
             plan.related[keep.line] = (x, y)
         arcs[i] = arcs[j] = Arc(-1, -1, 0, 0.0, False)  # gone from the graph
-
-
-def _stored_related(
-    conn: Connection, plan: Plan, pairs: list[tuple[int, int]], arcs: list[Arc], now: datetime
-) -> set[tuple[str, str]]:
-    e = schema.concept_edges
-    wanted = {tuple(sorted((plan.names[arcs[i].source], plan.names[arcs[i].target]))) for i, _ in pairs}
-    firsts = sorted({w[0] for w in wanted})
-    out: set[tuple[str, str]] = set()
-    for k in range(0, len(firsts), 500):
-        stmt = sa.select(e.c.source_id, e.c.target_id).where(
-            e.c.relation == RELATED, e.c.source_id.in_(firsts[k : k + 500]), _open(e, now)
-        )
-        out.update((s, t) for s, t in conn.execute(stmt) if (s, t) in wanted)
-    return out
 
 
 def _cycles(plan: Plan, arcs: list[Arc]) -> None:

@@ -344,6 +344,8 @@ def test_mutual_prerequisites_become_one_related_edge(
     history = reader.history("concept_edges", ("a", "b", "prerequisite"))
     assert [v.stamp.op for v in history] == ["retract"]
     assert history[0].grounding.reason.startswith("set aside by kg import: mutual prerequisite with line 3")
+    again = import_bundle(gateway, folder, policy=ImportPolicy(mutual_as_related=True))
+    assert again.new_versions == 0
 
 
 def test_without_a_policy_contradictions_still_refuse(
