@@ -552,11 +552,13 @@ def format_problems(problems: Sequence[Problem], *, limit: int = 50, bundle: str
     budget = limit
     for kind in kinds:
         group = [p for p in problems if p.kind == kind]
+        if budget <= 0:
+            out.append(f"{kind} ({len(group)}): not shown")
+            continue
         out.append(f"{kind} ({len(group)}):")
-        for p in group[: max(budget, 0)]:
-            out.append(f"  {p}")
+        out += [f"  {p}" for p in group[:budget]]
         if len(group) > budget:
-            out.append(f"  ... and {len(group) - max(budget, 0)} more {kind} problems not shown")
+            out.append(f"  ... and {len(group) - budget} more not shown")
         budget -= len(group)
     if n > limit:
         out.append(f"{n - limit} of {n} problems not shown (--max-problems N, or --format json for all)")

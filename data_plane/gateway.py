@@ -651,9 +651,11 @@ class WriteGateway:
         now: datetime,
         *,
         prerequisites: list[tuple[str, str]] | None = None,
+        concepts: dict[str, Mapping[str, Any]] | None = None,
     ) -> BatchResult:
         """Apply one batch on ``conn``. With ``prerequisites``, the cycle check is left to the
-        caller: the open prerequisite edges of the batch are appended to that list instead."""
+        caller: the open prerequisite edges of the batch are appended to that list instead.
+        ``concepts`` caches concept rows across the batches of one transaction (see BulkWriter)."""
         normalised = [_normalise(w) for w in writes]
         seen: set[tuple[str, tuple[str, ...]]] = set()
         for w in normalised:
@@ -674,7 +676,7 @@ class WriteGateway:
             pending.append(_Pending(w, row, cur))
 
         pending += _cascade(conn, pending, seen, now)
-        view = _final_view(conn, pending, currents)
+        view = _final_view(conn, pending, currents, concepts)
         _check_endpoints(pending, view, now)
         if prerequisites is None:
             _check_prerequisite_cycles(conn, pending, now)
@@ -689,10 +691,16 @@ class BulkWriter:
     def __init__(self, gateway: WriteGateway, conn: Connection, now: datetime) -> None:
         self._gateway, self._conn, self.now = gateway, conn, now
         self._added: list[tuple[str, str]] = []
+        # Concept rows (only the columns endpoint checks read) this transaction has seen or
+        # written: exact while it holds the write lock, and it spares every batch re-reading the
+        # endpoints of its edges.
+        self._concepts: dict[str, Mapping[str, Any]] = {}
 
     def apply(self, writes: Sequence[Write]) -> BatchResult:
         """Apply one batch inside the transaction; raises like :meth:`WriteGateway.apply`."""
-        result = self._gateway._apply(self._conn, list(writes), self.now, prerequisites=self._added)
+        result = self._gateway._apply(
+            self._conn, list(writes), self.now, prerequisites=self._added, concepts=self._concepts
+        )
         self._gateway._log(result, self.now)
         return result
 
@@ -700,7 +708,14 @@ class BulkWriter:
         """The deferred prerequisite-cycle check over every open prerequisite edge added."""
         if self._added:
             targets = {t for _, t in self._added}
-            cycle = find_cycle(_reachable_prerequisites(self._conn, targets, self.now), self._added)
+            # Past a few chunks of starts the reachable part is most of the graph anyway, and one
+            # scan beats a recursive query per chunk that walks the same edges again.
+            existing = (
+                _open_prerequisite_edges(self._conn, self.now)
+                if len(targets) > 4 * _CHUNK
+                else _reachable_prerequisites(self._conn, targets, self.now)
+            )
+            cycle = find_cycle(existing, self._added)
             if cycle is not None:
                 raise PrerequisiteCycle(
                     "prerequisite edge would close a cycle: " + " -> ".join(cycle), cycle=cycle
@@ -849,11 +864,15 @@ def _cascade(
 
 
 def _final_view(
-    conn: Connection, pending: list[_Pending], currents: Mapping[tuple[str, tuple[str, ...]], dict[str, Any]]
+    conn: Connection,
+    pending: list[_Pending],
+    currents: Mapping[tuple[str, tuple[str, ...]], dict[str, Any]],
+    cache: dict[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, Mapping[str, Any] | None]:
     """Concept id -> the concept's row after the batch (None: unknown), for endpoint checks.
 
-    Concepts the batch does not write are read with only the columns the checks need."""
+    Concepts the batch does not write are read with only the columns the checks need (or taken
+    from ``cache``, which is then kept up to date)."""
     needed: set[str] = set()
     for p in pending:
         if p.row is None or p.write.table not in ("concept_edges", "lesson_concepts"):
@@ -861,7 +880,15 @@ def _final_view(
         needed.update(p.write.key[:2] if p.write.table == "concept_edges" else p.write.key[1:])
     view: dict[str, Mapping[str, Any] | None] = {cid: None for cid in needed}
     written = {p.write.key[0]: p for p in pending if p.write.table == "concepts"}
-    from_db = sorted(cid for cid in needed if cid not in written)
+    if cache is not None:
+        for cid, p in written.items():
+            row = p.row if p.row is not None else p.current
+            if row is not None:
+                cache[cid] = {k: row[k] for k in ("op", "valid_at", "invalid_at")}
+        for cid in needed:
+            if cid in cache:
+                view[cid] = cache[cid]
+    from_db = sorted(cid for cid in needed if cid not in written and view[cid] is None)
     c = schema.concepts
     for i in range(0, len(from_db), _CHUNK):
         stmt = sa.select(c.c.concept_id, c.c.op, c.c.valid_at, c.c.invalid_at).where(
@@ -869,8 +896,15 @@ def _final_view(
         )
         if conn.dialect.name == "postgresql":
             stmt = stmt.with_for_update()
-        for row in conn.execute(stmt).mappings():
-            view[row["concept_id"]] = dict(row)
+        for found_row in conn.execute(stmt).mappings():
+            found = {
+                "op": found_row["op"],
+                "valid_at": found_row["valid_at"],
+                "invalid_at": found_row["invalid_at"],
+            }
+            view[found_row["concept_id"]] = found
+            if cache is not None:
+                cache[found_row["concept_id"]] = found
     for cid, p in written.items():
         if cid in view:
             view[cid] = p.row if p.row is not None else p.current
@@ -934,6 +968,18 @@ def _check_prerequisite_cycles(conn: Connection, pending: list[_Pending], now: d
     cycle = find_cycle(existing, added)
     if cycle is not None:
         raise PrerequisiteCycle("prerequisite edge would close a cycle: " + " -> ".join(cycle), cycle=cycle)
+
+
+def _open_prerequisite_edges(conn: Connection, now: datetime) -> list[tuple[str, str]]:
+    """Every open prerequisite edge (one scan)."""
+    e = schema.concept_edges
+    stmt = sa.select(e.c.source_id, e.c.target_id).where(
+        e.c.relation == PREREQUISITE,
+        e.c.expired_at.is_(None),
+        e.c.op != "retract",
+        sa.or_(e.c.invalid_at.is_(None), e.c.invalid_at > now),
+    )
+    return [(s, t) for s, t in conn.execute(stmt)]
 
 
 def _reachable_prerequisites(conn: Connection, starts: set[str], now: datetime) -> list[tuple[str, str]]:

@@ -407,7 +407,7 @@ def import_(
                     rt.gateway, bundle, invalidate_missing=invalidate_missing, reason=reason, policy=policy
                 )
             except BundleRejected as exc:
-                refused(exc.problems, None)
+                refused(exc.problems, str(pairs or bundle))
     _print_json(report_dict(report))
     _echo_set_aside(report.set_aside, "set aside (see `kg audit set-aside`)", err=True)
 
