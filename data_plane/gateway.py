@@ -22,6 +22,7 @@ graph. Readers are never blocked.
 from __future__ import annotations
 
 import functools
+import json
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -62,6 +63,8 @@ log = structlog.get_logger(__name__)
 _PG_WRITE_LOCK: Final = 0x4B47
 # Bound on IN (...) lists, well under SQLite's and PostgreSQL's parameter limits.
 _CHUNK: Final = 500
+# Inserts of at least this many rows use COPY on PostgreSQL (bulk imports); smaller ones INSERT.
+_COPY_MIN: Final = 1000
 
 
 class _Keep(Enum):
@@ -1054,6 +1057,8 @@ def _insert_versions(conn: Connection, table_name: str, rows: list[dict[str, Any
     the ids above the previous maximum are exactly these rows, in order (checked by count).
     """
     table = schema.metadata.tables[table_name]
+    if conn.dialect.name == "postgresql" and len(rows) >= _COPY_MIN:
+        return _copy_versions(conn, table, rows)
     if conn.dialect.name != "sqlite":
         stmt = sa.insert(table).returning(table.c.version_id, sort_by_parameter_order=True)
         return [vid for (vid,) in conn.execute(stmt, rows).all()]
@@ -1078,6 +1083,30 @@ def _insert_versions(conn: Connection, table_name: str, rows: list[dict[str, Any
     ids = list(conn.execute(sa.select(vid).where(vid > before).order_by(vid)).scalars())
     if len(ids) != len(rows):
         raise ConcurrentWrite(f"{table_name}: another writer inserted versions concurrently; retry")
+    return ids
+
+
+def _copy_versions(conn: Connection, table: sa.Table, rows: list[dict[str, Any]]) -> list[int]:
+    """PostgreSQL bulk insert with COPY: version ids are drawn from the table's sequence first
+    (so they are known without RETURNING), then the rows are streamed in COPY's text format."""
+    seq = conn.execute(sa.select(sa.func.pg_get_serial_sequence(table.name, "version_id"))).scalar_one()
+    ids = sorted(
+        conn.execute(
+            sa.select(sa.func.nextval(seq)).select_from(sa.func.generate_series(1, len(rows)))
+        ).scalars()
+    )
+    columns = list(rows[0])
+    as_json = [isinstance(table.c[name].type, sa.JSON) for name in columns]
+    driver = conn.connection.driver_connection
+    assert driver is not None
+    with (
+        driver.cursor() as cursor,
+        cursor.copy(f"COPY {table.name} (version_id, {', '.join(columns)}) FROM STDIN") as copy,
+    ):
+        for vid, row in zip(ids, rows, strict=True):
+            copy.write_row(
+                (vid, *(json.dumps(row[c]) if j else row[c] for c, j in zip(columns, as_json, strict=True)))
+            )
     return ids
 
 
