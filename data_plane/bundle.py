@@ -113,7 +113,7 @@ from data_plane.errors import (
 from data_plane.gateway import KEEP, BatchResult, BulkWriter, Write, WriteGateway
 from data_plane.reads import GraphReader
 from data_plane.records import Grounding, Version
-from data_plane.relations import PREREQUISITE, RELATED, edge_key
+from data_plane.relations import RELATED, edge_key
 from data_plane.rows import version_from_row
 from data_plane.temporal import AsOf
 
@@ -253,7 +253,7 @@ def import_bundle(
             if progress:
                 progress("apply", sink.done, sink.done)
         except PrerequisiteCycle as exc:
-            raise _located_cycle(exc, plan) from exc
+            raise _located_cycle(exc) from exc
     return ImportReport(plan.name, counts.tables(), time.perf_counter() - started, tuple(plan.set_asides()))
 
 
@@ -454,18 +454,15 @@ def _locate(
     return BundleRejected([Problem("refused", "bundle", None, None, message)])
 
 
-def _located_cycle(exc: PrerequisiteCycle, plan: Plan) -> BundleRejected:
-    """The deferred cycle check found a cycle the check pass did not (the graph changed)."""
-    lines = []
-    for s, t in zip(exc.cycle, exc.cycle[1:], strict=False):
-        packed = plan.edge_packed(s, t, PREREQUISITE)
-        si, ti = plan.ids.get(s), plan.ids.get(t)
-        if packed is not None and si is not None and ti is not None:
-            line = plan.prerequisite_lines.get((si << 32) | ti)
-            if line:
-                lines.append(line)
-    line = max(lines) if lines else None
-    return BundleRejected([Problem("cycle", EDGES, line, "target_id", str(exc), tuple(lines))])
+def _located_cycle(exc: PrerequisiteCycle) -> BundleRejected:
+    """The final cycle check found a cycle the check pass did not: the graph changed in between."""
+    return BundleRejected(
+        [
+            Problem(
+                "cycle", EDGES, None, None, f"{exc} (the graph changed since the check; run the import again)"
+            )
+        ]
+    )
 
 
 # ---------------------------------------------------------------------------------------------

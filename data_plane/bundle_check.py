@@ -188,9 +188,8 @@ class Plan:
     ids: dict[str, int] = field(default_factory=dict, repr=False)
     names: list[str] = field(default_factory=list, repr=False)
     concept_keys: set[int] = field(default_factory=set, repr=False)
-    edge_keys: dict[int, int] = field(default_factory=dict, repr=False)
-    link_keys: dict[int, int] = field(default_factory=dict, repr=False)
-    prerequisite_lines: dict[int, int] = field(default_factory=dict, repr=False)
+    edge_keys: set[int] = field(default_factory=set, repr=False)
+    link_keys: set[int] = field(default_factory=set, repr=False)
 
     @property
     def name(self) -> str:
@@ -270,7 +269,7 @@ def check(folder: str | Path, reader: GraphReader, policy: ImportPolicy | None =
     with reader.engine.connect() as conn:
         active = _active_concepts(conn, now)
         declared = _check_concepts(plan, cells)
-        known = declared | active
+        known = _Either(declared, active)
         arcs: list[Arc] = []
         arc_keys: dict[int, int] = {}
         closed: set[int] = set()
@@ -283,6 +282,16 @@ def check(folder: str | Path, reader: GraphReader, policy: ImportPolicy | None =
             _mutual_pairs(plan, arcs, arc_keys)
         _cycles(plan, arcs)
     return plan
+
+
+class _Either:
+    """Membership in either of two sets, without building their union."""
+
+    def __init__(self, a: set[str], b: set[str]) -> None:
+        self.a, self.b = a, b
+
+    def __contains__(self, item: object) -> bool:
+        return item in self.a or item in self.b
 
 
 class _Sink:
@@ -337,12 +346,13 @@ def _check_concepts(plan: Plan, cells: Cells) -> set[str]:
 def _check_edges(
     plan: Plan,
     cells: Cells,
-    known: set[str],
+    known: _Either,
     now: datetime,
     arcs: list[Arc],
     arc_keys: dict[int, int],
     closed: set[int],
 ) -> None:
+    dups: list[tuple[int, int, str]] = []
     for row in _rows(plan, EDGES):
         try:
             w = edge_write(row, cells)
@@ -352,18 +362,10 @@ def _check_edges(
         source_id, target_id, relation = w.key
         s, t = plan.index(source_id), plan.index(target_id)
         packed = _pack_edge(s, t, _REL_INDEX[relation])
-        first = plan.edge_keys.setdefault(packed, row.line)
-        if first != row.line:
-            plan.problems.append(
-                Problem(
-                    "duplicate",
-                    EDGES,
-                    row.line,
-                    "target_id",
-                    f"duplicate edge {edge_key(*w.key)!r}; first given on line {first}",
-                )
-            )
+        if packed in plan.edge_keys:
+            dups.append((packed, row.line, f"duplicate edge {edge_key(*w.key)!r}"))
             continue
+        plan.edge_keys.add(packed)
         unknown = [c for c in (source_id, target_id) if c not in known]
         if unknown:
             column = "source_id" if row.get("source_id").strip() == unknown[0] else "target_id"
@@ -376,8 +378,33 @@ def _check_edges(
             closed.add(pair)
             continue
         arc_keys[pair] = len(arcs)
-        plan.prerequisite_lines[pair] = row.line
         arcs.append(Arc(s, t, row.line, w.grounding.confidence, True))
+    _duplicates(plan, cells, EDGES, "target_id", dups)
+
+
+def _duplicates(plan: Plan, cells: Cells, file: str, column: str, dups: list[tuple[int, int, str]]) -> None:
+    """Report duplicate rows with the line of their first occurrence.
+
+    The keys seen are kept as a set of packed ints (no line per row, to stay small), so the first
+    lines of the few duplicated keys are found by reading the file once more, only when needed."""
+    if not dups:
+        return
+    wanted = {packed for packed, _, _ in dups}
+    first: dict[int, int] = {}
+    for row in read_rows(plan.folder, file, lambda _p: None):
+        try:
+            if file == EDGES:
+                packed = plan.edge_packed(*edge_write(row, cells).key)
+            else:
+                packed = plan.link_packed(*link_write(row, cells)[0].key)
+        except RowFault:
+            continue
+        if packed in wanted and packed not in first:
+            first[packed] = row.line
+    for packed, line, what in dups:
+        plan.problems.append(
+            Problem("duplicate", file, line, column, f"{what}; first given on line {first.get(packed, '?')}")
+        )
 
 
 def _unknown(plan: Plan, row: Row, column: str, unknown: list[str], key: str) -> None:
@@ -398,7 +425,8 @@ def _unknown(plan: Plan, row: Row, column: str, unknown: list[str], key: str) ->
         )
 
 
-def _check_links(plan: Plan, cells: Cells, known: set[str]) -> None:
+def _check_links(plan: Plan, cells: Cells, known: _Either) -> None:
+    dups: list[tuple[int, int, str]] = []
     for row in _rows(plan, LINKS):
         try:
             w, title = link_write(row, cells)
@@ -407,18 +435,10 @@ def _check_links(plan: Plan, cells: Cells, known: set[str]) -> None:
             continue
         lesson_id, concept_id = w.key
         packed = (plan.index("\x00" + lesson_id) << 32) | plan.index(concept_id)
-        first = plan.link_keys.setdefault(packed, row.line)
-        if first != row.line:
-            plan.problems.append(
-                Problem(
-                    "duplicate",
-                    LINKS,
-                    row.line,
-                    "concept_id",
-                    f"duplicate lesson link; first given on line {first}",
-                )
-            )
+        if packed in plan.link_keys:
+            dups.append((packed, row.line, f"duplicate lesson link {lesson_id}/{concept_id}"))
             continue
+        plan.link_keys.add(packed)
         lesson = plan.lessons.setdefault(lesson_id, LessonPlan())
         clash = lesson.add(title, row.line, concept_id, w.grounding, w.valid_at)
         if clash is not None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import sys
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -201,7 +202,8 @@ class Row:
         value = self.get(column).strip()
         if not value:
             raise RowFault("missing", f"{column} must not be empty", column)
-        return value
+        # Interned: an id repeats on many rows, and every pending write and index shares one copy.
+        return sys.intern(value)
 
     def problem(self, fault: RowFault) -> Problem:
         return Problem(fault.kind, self.file, self.line, fault.column, fault.message)
@@ -293,9 +295,14 @@ def read_rows(folder: Path, file: str, sink: Sink, *, keep_bad: bool = False) ->
 # Pure row parsing
 
 
+_CACHE_MAX: Final = 4096
+
+
 @dataclass
 class Cells:
-    """The manifest's defaults and caches of repeated cell values (bounded by distinct values)."""
+    """The manifest's defaults and caches of repeated cell values. The caches are cleared when
+    they reach ``_CACHE_MAX`` entries: a bundle whose every row has its own reason must not keep
+    one entry per row (memory stays flat), while shared defaults stay cached."""
 
     manifest: Manifest
     times: dict[str, datetime] = field(default_factory=dict)
@@ -319,6 +326,10 @@ def grounding(row: Row, cells: Cells) -> Grounding:
     cached = cells.groundings.get(raw)
     if cached is not None:
         return cached
+    if len(cells.groundings) >= _CACHE_MAX:
+        cells.groundings.clear()
+    if len(cells.evidence) >= _CACHE_MAX:
+        cells.evidence.clear()
     conf_text, reason, source, evidence_text = raw
     d = cells.defaults
     confidence: float
@@ -379,6 +390,8 @@ def times(row: Row, cells: Cells) -> tuple[datetime | None, datetime | None]:
             continue
         t = cells.times.get(text)
         if t is None:
+            if len(cells.times) >= _CACHE_MAX:
+                cells.times.clear()
             try:
                 t = parse_time(text, field=column)
             except InputError as exc:
