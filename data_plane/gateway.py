@@ -12,6 +12,9 @@ applies all of them in one transaction, or none:
 5. close superseded versions (``expired_at`` from NULL, once) and insert the new ones in bulk.
 
 Nothing is ever deleted. Single writes (``assert_concept`` ...) are batches of one.
+:meth:`WriteGateway.bulk` applies many batches in one transaction (bundle imports stream through
+it), with the cycle check run once at the end. The ``set_aside`` mode records a row an import
+refused on purpose as a retraction of its own key: never in force, visible in its history.
 
 Concurrency: SQLite transactions start with ``BEGIN IMMEDIATE`` (one writer at a time, others
 wait up to the busy timeout); on PostgreSQL every write transaction first takes one advisory
