@@ -381,18 +381,20 @@ def import_(
         assert bundle is not None
 
         def refused(problems: Sequence[Problem], name: str | None) -> NoReturn:
+            # The report is the command's output (stdout); the failure is one `error:` line (stderr).
             shown = [remap(p) for p in problems] if remap else list(problems)
             if fmt is DataFormat.json:
                 _print_json({"ok": False, "problems": [p.to_dict() for p in shown]})
             else:
-                typer.echo(format_problems(shown, limit=max_problems, bundle=name), err=True)
-            raise typer.Exit(1)
+                typer.echo(format_problems(shown, limit=max_problems, bundle=name))
+            n = len(shown)
+            _fail(f"bundle {name!r} refused: {n} problem{'s' * (n != 1)} (listed above); nothing was written")
 
         with _runtime(ctx) as rt:
             if check:
                 plan = check_bundle(rt.reader, bundle, policy=policy)
                 if not plan.ok:
-                    refused(plan.sorted_problems(), plan.name)
+                    refused(plan.sorted_problems(), str(pairs or bundle))
                 if fmt is DataFormat.json:
                     _print_json(plan.to_dict())
                 else:
