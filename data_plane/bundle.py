@@ -243,6 +243,8 @@ def import_bundle(
             source if source and source.strip() else _IMPORT_SOURCE,
             {"bundle": plan.name, "invalidated_missing": True},
         )
+    if not invalidate_missing:
+        plan.release_keys()  # only --invalidate-missing needs the bundle's keys from here on
     counts = _Counts()
     total = sum(plan.rows.values())
     with gateway.bulk() as bulk:

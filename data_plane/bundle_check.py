@@ -200,6 +200,11 @@ class Plan:
         """Would an import under this plan's policy succeed (as far as a check can tell)?"""
         return not self.problems
 
+    def release_keys(self) -> None:
+        """Drop the key indexes (the write pass needs them only for ``invalidate_missing``)."""
+        self.ids, self.names = {}, []
+        self.concept_keys, self.edge_keys, self.link_keys = set(), set(), set()
+
     def index(self, ident: str) -> int:
         i = self.ids.get(ident)
         if i is None:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import functools
 import json
+import sys
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -716,12 +717,14 @@ class BulkWriter:
             targets = {t for _, t in self._added}
             # Past a few chunks of starts the reachable part is most of the graph anyway, and one
             # scan beats a recursive query per chunk that walks the same edges again.
-            existing = (
-                _open_prerequisite_edges(self._conn, self.now)
-                if len(targets) > 4 * _CHUNK
-                else _reachable_prerequisites(self._conn, targets, self.now)
-            )
-            cycle = find_cycle(existing, self._added)
+            if len(targets) > 4 * _CHUNK:
+                # Every open prerequisite edge, the added ones included, searched from every edge.
+                added, self._added = self._added, []
+                del added
+                cycle = find_cycle([], _open_prerequisite_edges(self._conn, self.now))
+            else:
+                existing = _reachable_prerequisites(self._conn, targets, self.now)
+                cycle = find_cycle(existing, self._added)
             if cycle is not None:
                 raise PrerequisiteCycle(
                     "prerequisite edge would close a cycle: " + " -> ".join(cycle), cycle=cycle
@@ -985,7 +988,8 @@ def _open_prerequisite_edges(conn: Connection, now: datetime) -> list[tuple[str,
         e.c.op != "retract",
         sa.or_(e.c.invalid_at.is_(None), e.c.invalid_at > now),
     )
-    return [(s, t) for s, t in conn.execute(stmt)]
+    # Interned: the ids are shared with the rest of the process instead of copied per edge.
+    return [(sys.intern(s), sys.intern(t)) for s, t in conn.execute(stmt)]
 
 
 def _reachable_prerequisites(conn: Connection, starts: set[str], now: datetime) -> list[tuple[str, str]]:

@@ -531,3 +531,18 @@ def test_a_large_import_round_trips_exactly_on_both_engines(
     concept = reader.concept(graph.concepts[0][0])
     assert concept.aliases == (graph.concepts[0][2],)
     assert import_bundle(gateway, folder).new_versions == 0
+
+
+def test_bulk_final_cycle_check_refuses_a_cycle_across_batches(gateway: WriteGateway, engine: Engine) -> None:
+    """A cycle closed across batches of one bulk transaction (enough targets for the one-scan check) rolls everything back."""
+    from data_plane import PrerequisiteCycle, Write
+    from data_plane.testing import grounding
+
+    ids = [f"n{i:05d}" for i in range(2_100)]
+    g = grounding("bulk")
+    with pytest.raises(PrerequisiteCycle), gateway.bulk() as bulk:
+        bulk.apply([Write.concept(i, grounding=g, name=i) for i in ids])
+        chain = [Write.edge(a, b, "prerequisite", grounding=g) for a, b in itertools.pairwise(ids)]
+        bulk.apply(chain[:1_000])
+        bulk.apply([*chain[1_000:], Write.edge(ids[-1], ids[0], "prerequisite", grounding=g)])
+    assert row_counts(engine) == dict.fromkeys(TABLES, 0)
