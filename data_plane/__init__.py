@@ -2,14 +2,15 @@
 
 Write through :class:`WriteGateway` (the only writer), read through :class:`GraphReader`,
 create or upgrade the schema with :func:`migrate` (Alembic), and move whole graphs with
-:func:`import_bundle` / :func:`export_bundle`.
+:func:`import_bundle` / :func:`export_bundle` (:func:`check_bundle` is the dry run).
 """
 
-from data_plane.bundle import ImportReport, export_bundle, import_bundle
+from data_plane.bundle import ImportPolicy, ImportReport, check_bundle, export_bundle, import_bundle
 from data_plane.clock import Clock, format_time, parse_time, utc_now
 from data_plane.database import connect, migrate
 from data_plane.errors import (
     BundleError,
+    BundleRejected,
     ConcurrentWrite,
     ConfigurationError,
     GroundingRejected,
@@ -19,6 +20,7 @@ from data_plane.errors import (
     KGError,
     NotFound,
     PrerequisiteCycle,
+    Problem,
     SelfLoop,
     TemporalConflict,
     UnknownRelation,
@@ -48,6 +50,7 @@ __all__ = [
     "AsOf",
     "BatchResult",
     "BundleError",
+    "BundleRejected",
     "Clock",
     "Concept",
     "ConceptRow",
@@ -59,6 +62,7 @@ __all__ = [
     "GraphReader",
     "Grounding",
     "GroundingRejected",
+    "ImportPolicy",
     "ImportReport",
     "InactiveEndpoint",
     "InputError",
@@ -67,6 +71,7 @@ __all__ = [
     "Neighbour",
     "NotFound",
     "PrerequisiteCycle",
+    "Problem",
     "SelfLoop",
     "Snapshot",
     "Stamp",
@@ -76,6 +81,7 @@ __all__ = [
     "Write",
     "WriteGateway",
     "WriteRejected",
+    "check_bundle",
     "connect",
     "edge_key",
     "export_bundle",

@@ -34,15 +34,28 @@ bundle's rows are authoritative for their keys: an empty ``aliases``/``summary``
 Import
 ======
 
-:func:`import_bundle` first parses and validates everything (pure: texts in, :class:`Write`\\ s
-out); every problem is a :class:`~data_plane.errors.BundleError` naming the file, the line
-(1-based, the header is line 1, a quoted multi-line row is named by its first line) and the
-column. Then all writes go through :meth:`WriteGateway.apply` in ONE transaction, in ``upsert``
-mode: an identical row creates no version (reported *unchanged*), a changed row becomes a new
-version superseding the old one. What only the gateway can see (an edge to an unknown concept, a
-prerequisite cycle, ...) is mapped back to the file and line of the row that caused it. With
-``invalidate_missing`` every active concept, edge and lesson link absent from the bundle is closed
-in the same transaction (retracted instead when it would only become valid later).
+:func:`import_bundle` works in two streaming passes, so memory stays flat as the bundle grows:
+
+1. **check** (:func:`data_plane.bundle_check.check`, also ``kg import --check`` on its own):
+   every row is parsed and validated against the graph as it stands, and *every* problem is
+   collected (file, line -- 1-based, the header is line 1, a quoted multi-line row is named by
+   its first line -- column, kind, why), including prerequisite cycles over the bundle and the
+   stored graph and edges to unknown concepts. Only compact int indexes are kept, never rows.
+   Any problem refuses the import with one :class:`~data_plane.errors.BundleRejected` carrying
+   them all; nothing is written.
+2. **write**: the files are read again and their writes go through :meth:`WriteGateway.bulk` in
+   bounded batches inside ONE transaction, in ``upsert`` mode: an identical row creates no
+   version (reported *unchanged*), a changed row becomes a new version superseding the old one.
+   What only the gateway can see (an edge that would hold before its concept does, a writer that
+   changed the graph since the check, ...) is mapped back to the file and line of the row.
+
+An :class:`~data_plane.bundle_check.ImportPolicy` may set rows aside instead of refusing (see
+:mod:`data_plane.bundle_check`); each set-aside row is written as a ``retract`` version of its
+own key (never in force, so the graph does not change) whose grounding says why, from which
+bundle file and line, with the row's own reason and evidence -- ``kg audit set-aside`` lists
+them. With ``invalidate_missing`` every active concept, edge and lesson link absent from the
+bundle is closed in the same transaction (retracted instead when it would only become valid
+later).
 
 Export
 ======
@@ -57,71 +70,72 @@ An alias containing ``|`` cannot be written in this format and is refused.
 from __future__ import annotations
 
 import csv
-import io
 import json
-import math
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Final
 
 import sqlalchemy as sa
 
 from data_plane import schema
-from data_plane.clock import format_time, parse_time
+from data_plane.bundle_check import ImportPolicy, Plan, SetAside, check
+from data_plane.bundle_rows import (
+    BUNDLE_FORMAT,
+    CONCEPT_COLUMNS,
+    CONCEPTS,
+    EDGE_COLUMNS,
+    EDGES,
+    GROUNDING_COLUMNS,
+    LINK_COLUMNS,
+    LINKS,
+    MANIFEST,
+    Cells,
+    RowFault,
+    concept_write,
+    edge_write,
+    link_write,
+    read_rows,
+)
 from data_plane.errors import (
     BundleError,
-    GroundingRejected,
+    BundleRejected,
     InactiveEndpoint,
     InputError,
     KGError,
     NotFound,
     PrerequisiteCycle,
+    Problem,
     WriteRejected,
 )
-from data_plane.gateway import KEEP, BatchResult, Write, WriteGateway
+from data_plane.gateway import KEEP, BatchResult, BulkWriter, Write, WriteGateway
 from data_plane.reads import GraphReader
-from data_plane.records import Grounding
-from data_plane.relations import PREREQUISITE, RELATIONS, canonical_edge, edge_key
+from data_plane.records import Grounding, Version
+from data_plane.relations import RELATED, edge_key
+from data_plane.rows import version_from_row
 from data_plane.temporal import AsOf
 
 __all__ = [
     "BUNDLE_FORMAT",
+    "ImportPolicy",
     "ImportReport",
-    "ParsedBundle",
     "TableCounts",
+    "check_bundle",
     "export_bundle",
     "import_bundle",
-    "parse_bundle",
-    "read_bundle",
+    "set_aside_records",
 ]
 
-BUNDLE_FORMAT: Final = "kg-bundle/1"
-MANIFEST: Final = "manifest.json"
-CONCEPTS: Final = "concepts.csv"
-EDGES: Final = "concept_edges.csv"
-LINKS: Final = "lesson_concepts.csv"
 TABLES: Final = ("concepts", "concept_edges", "lessons", "lesson_concepts")
-
-GROUNDING_COLUMNS: Final = ("confidence", "reason", "source", "evidence", "valid_at", "invalid_at")
-CONCEPT_COLUMNS: Final = ("id", "name", "aliases", "summary", *GROUNDING_COLUMNS)
-EDGE_COLUMNS: Final = ("source_id", "target_id", "relation", *GROUNDING_COLUMNS)
-LINK_COLUMNS: Final = ("lesson_id", "lesson_title", "concept_id", *GROUNDING_COLUMNS)
-_REQUIRED: Final = {
-    CONCEPTS: ("id", "name"),
-    EDGES: ("source_id", "target_id", "relation"),
-    LINKS: ("lesson_id", "concept_id"),
-}
-_DEFAULT_KEYS: Final = ("source", "reason", "confidence", "evidence", "valid_at")
 _IMPORT_SOURCE: Final = "kg import"
+BATCH: Final = 5_000
+"""Writes per gateway batch: bounds the import's memory whatever the bundle's size."""
 
 Progress = Callable[[str, int, int], None]
-"""``progress(stage, done, total)``: stages are ``"parse"`` (files) and ``"apply"`` (writes)."""
-
-Origin = tuple[str, int]  # (file, line)
-WriteKey = tuple[str, tuple[str, ...]]  # (table, key)
+"""``progress(stage, done, total)``: stages are ``"parse"`` (the check pass) and ``"apply"``
+(``done`` writes so far; ``total`` is the number of rows read by the check)."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -136,421 +150,56 @@ class TableCounts:
     revised: int = 0
     unchanged: int = 0
     invalidated: int = 0
+    set_aside: int = 0
 
     def to_dict(self) -> dict[str, int]:
-        return {
+        out = {
             "asserted": self.asserted,
             "revised": self.revised,
             "unchanged": self.unchanged,
             "invalidated": self.invalidated,
         }
+        if self.set_aside:
+            out["set_aside"] = self.set_aside
+        return out
 
 
 @dataclass(frozen=True)
 class ImportReport:
-    """Counts per table of what one import wrote, and how long it took."""
+    """Counts per table of what one import wrote, the rows it set aside, and how long it took."""
 
     bundle: str
     counts: Mapping[str, TableCounts]
     elapsed_s: float
+    set_aside: tuple[SetAside, ...] = ()
 
     @property
     def new_versions(self) -> int:
-        """Versions the import created (0 for a re-import of an unchanged bundle)."""
-        return sum(c.asserted + c.revised + c.invalidated for c in self.counts.values())
+        """Versions the import created (0 for a re-import of an unchanged bundle); set-aside
+        records are versions too."""
+        return sum(c.asserted + c.revised + c.invalidated + c.set_aside for c in self.counts.values())
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "bundle": self.bundle,
             "counts": {t: self.counts[t].to_dict() for t in TABLES if t in self.counts},
             "new_versions": self.new_versions,
+            "set_aside": [s.to_dict() for s in self.set_aside],
             "elapsed_s": round(self.elapsed_s, 6),
         }
 
 
-@dataclass(frozen=True)
-class ParsedBundle:
-    """A validated bundle: its writes (concepts, lessons, edges, links) and where each came from."""
-
-    name: str
-    writes: tuple[Write, ...]
-    origins: Mapping[WriteKey, Origin] = field(repr=False)
-
-
 # ---------------------------------------------------------------------------------------------
-# Reading files (the only I/O of the parser)
+# Check and import
 
 
-def read_bundle(path: str | Path) -> dict[str, str]:
-    """The texts of a bundle's files by file name (optional files absent), decoded as UTF-8."""
-    folder = Path(path)
-    if not folder.is_dir():
-        raise BundleError(f"not a bundle folder: {folder}", file=str(folder))
-    texts: dict[str, str] = {}
-    for name in (MANIFEST, CONCEPTS, EDGES, LINKS):
-        file = folder / name
-        if not file.is_file():
-            if name in (MANIFEST, CONCEPTS):
-                raise BundleError(f"required file is missing from {folder}", file=name)
-            continue
-        texts[name] = _decode(file.read_bytes(), name)
-    return texts
+def check_bundle(reader: GraphReader, path: str | Path, *, policy: ImportPolicy | None = None) -> Plan:
+    """The dry run: check the bundle against the graph ``reader`` sees and write nothing.
 
-
-def _decode(data: bytes, name: str) -> str:
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        raise BundleError(
-            f"is not UTF-8 (byte {exc.start} is {data[exc.start : exc.start + 1]!r}); save it as UTF-8",
-            file=name,
-            line=line,
-        ) from exc
-
-
-# ---------------------------------------------------------------------------------------------
-# Pure parsing: texts in, writes out
-
-
-@dataclass
-class _Cells:
-    """Shared parsing state: manifest defaults and caches of repeated cell values."""
-
-    defaults: dict[str, Any]
-    times: dict[str, datetime] = field(default_factory=dict)
-    groundings: dict[tuple[str, str, str, str], Grounding] = field(default_factory=dict)
-
-
-def parse_bundle(texts: Mapping[str, str]) -> ParsedBundle:
-    """Validate a bundle's texts (see :func:`read_bundle`) into writes; raise BundleError on any fault."""
-    name, defaults = _parse_manifest(texts[MANIFEST])
-    cells = _Cells(defaults)
-    origins: dict[WriteKey, Origin] = {}
-    writes = _parse_concepts(texts[CONCEPTS], cells, origins)
-    edges = _parse_edges(texts[EDGES], cells, origins) if EDGES in texts else []
-    lessons, links = _parse_links(texts[LINKS], cells, origins) if LINKS in texts else ([], [])
-    return ParsedBundle(name, (*writes, *lessons, *edges, *links), origins)
-
-
-def _parse_manifest(text: str) -> tuple[str, dict[str, Any]]:
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise BundleError(f"not valid JSON: {exc.msg}", file=MANIFEST, line=exc.lineno) from exc
-    if not isinstance(doc, dict):
-        raise BundleError("must be a JSON object", file=MANIFEST, line=1)
-    if doc.get("format") != BUNDLE_FORMAT:
-        raise BundleError(
-            f"format must be {BUNDLE_FORMAT!r}, got {doc.get('format')!r}", file=MANIFEST, column="format"
-        )
-    name = doc.get("name")
-    if not isinstance(name, str) or not name.strip():
-        raise BundleError("name must be non-empty text", file=MANIFEST, column="name")
-    raw = doc.get("defaults", {})
-    if not isinstance(raw, dict):
-        raise BundleError("defaults must be a JSON object", file=MANIFEST, column="defaults")
-    defaults: dict[str, Any] = {}
-    for key in _DEFAULT_KEYS:
-        if key not in raw or raw[key] is None:
-            continue
-        value, column = raw[key], f"defaults.{key}"
-        if key == "confidence":
-            if isinstance(value, bool) or not isinstance(value, int | float):
-                raise BundleError(f"must be a number in [0, 1], got {value!r}", file=MANIFEST, column=column)
-            _check_confidence(float(value), file=MANIFEST, line=None, column=column)
-            value = float(value)
-        elif key in ("reason", "source"):
-            if not isinstance(value, str) or not value.strip():
-                raise BundleError(f"must be non-empty text, got {value!r}", file=MANIFEST, column=column)
-        elif key == "evidence":
-            if not _non_empty_json(value):
-                raise BundleError(f"must be non-empty JSON, got {value!r}", file=MANIFEST, column=column)
-        else:
-            if not isinstance(value, str):
-                raise BundleError(f"must be an ISO 8601 text, got {value!r}", file=MANIFEST, column=column)
-            value = _time(value, file=MANIFEST, line=None, column=column)
-        defaults[key] = value
-    return name.strip(), defaults
-
-
-def _non_empty_json(value: Any) -> bool:
-    if value is None:
-        return False
-    if isinstance(value, str):
-        return bool(value.strip())
-    if isinstance(value, list | dict):
-        return bool(value)
-    return True
-
-
-def _check_confidence(value: float, *, file: str, line: int | None, column: str) -> None:
-    if math.isnan(value) or not 0.0 <= value <= 1.0:
-        raise BundleError(f"confidence must be in [0, 1], got {value!r}", file=file, line=line, column=column)
-
-
-def _time(text: str, *, file: str, line: int | None, column: str) -> datetime:
-    try:
-        return parse_time(text, field=column)
-    except InputError as exc:
-        raise BundleError(str(exc), file=file, line=line, column=column) from exc
-
-
-class _Row:
-    """One CSV record with its line, read through the header's column positions."""
-
-    __slots__ = ("cells", "file", "index", "line")
-
-    def __init__(self, file: str, line: int, cells: list[str], index: Mapping[str, int]) -> None:
-        self.file, self.line, self.cells, self.index = file, line, cells, index
-
-    def get(self, column: str) -> str:
-        i = self.index.get(column)
-        return self.cells[i] if i is not None and i < len(self.cells) else ""
-
-    def ident(self, column: str) -> str:
-        value = self.get(column).strip()
-        if not value:
-            raise self.error(f"{column} must not be empty", column)
-        return value
-
-    def error(self, message: str, column: str | None = None) -> BundleError:
-        return BundleError(message, file=self.file, line=self.line, column=column)
-
-
-def _rows(text: str, file: str) -> Iterator[_Row]:
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
-    try:
-        header = next(reader, None)
-        if header is None:
-            raise BundleError("is empty; it needs a header row", file=file, line=1)
-        columns = [h.strip() for h in header]
-        index: dict[str, int] = {}
-        for i, column in enumerate(columns):
-            if column in index:
-                raise BundleError("column appears twice in the header", file=file, line=1, column=column)
-            index[column] = i
-        for column in _REQUIRED[file]:
-            if column not in index:
-                raise BundleError("required column is missing", file=file, line=1, column=column)
-        last = reader.line_num
-        for cells in reader:
-            line, last = last + 1, reader.line_num
-            if not cells or (len(cells) == 1 and not cells[0].strip()):
-                continue
-            if len(cells) > len(columns):
-                raise BundleError(
-                    f"row has {len(cells)} cells but the header has {len(columns)} columns "
-                    "(quote cells that contain commas)",
-                    file=file,
-                    line=line,
-                )
-            yield _Row(file, line, cells, index)
-    except csv.Error as exc:
-        raise BundleError(f"malformed CSV: {exc}", file=file, line=reader.line_num) from exc
-
-
-def _grounding(row: _Row, cells: _Cells) -> Grounding:
-    raw = (
-        row.get("confidence").strip(),
-        row.get("reason"),
-        row.get("source"),
-        row.get("evidence").strip(),
-    )
-    cached = cells.groundings.get(raw)
-    if cached is not None:
-        return cached
-    conf_text, reason, source, evidence_text = raw
-    d = cells.defaults
-    confidence: float
-    if conf_text:
-        try:
-            confidence = float(conf_text)
-        except ValueError:
-            raise row.error(
-                f"confidence must be a number in [0, 1], got {conf_text!r}", "confidence"
-            ) from None
-        _check_confidence(confidence, file=row.file, line=row.line, column="confidence")
-    elif "confidence" in d:
-        confidence = d["confidence"]
-    else:
-        raise row.error(f"confidence is empty and {MANIFEST} has no default", "confidence")
-    texts: dict[str, str] = {}
-    for column, value in (("reason", reason), ("source", source)):
-        if value.strip():
-            texts[column] = value
-        elif column in d:
-            texts[column] = d[column]
-        else:
-            raise row.error(f"{column} is empty and {MANIFEST} has no default", column)
-    evidence: Any
-    if evidence_text:
-        try:
-            evidence = json.loads(evidence_text)
-        except json.JSONDecodeError as exc:
-            raise row.error(f"evidence is not valid JSON ({exc.msg})", "evidence") from None
-        if not _non_empty_json(evidence):
-            raise row.error(f"evidence must be non-empty JSON, got {evidence_text!r}", "evidence")
-    elif "evidence" in d:
-        evidence = d["evidence"]
-    else:
-        raise row.error(f"evidence is empty and {MANIFEST} has no default", "evidence")
-    try:
-        g = Grounding(confidence, texts["reason"], texts["source"], evidence)
-    except GroundingRejected as exc:
-        raise row.error(str(exc), exc.field) from exc
-    cells.groundings[raw] = g
-    return g
-
-
-def _times(row: _Row, cells: _Cells) -> tuple[datetime | None, datetime | None]:
-    out: list[datetime | None] = []
-    for column in ("valid_at", "invalid_at"):
-        text = row.get(column).strip()
-        if not text:
-            out.append(cells.defaults.get("valid_at") if column == "valid_at" else None)
-            continue
-        t = cells.times.get(text)
-        if t is None:
-            t = cells.times[text] = _time(text, file=row.file, line=row.line, column=column)
-        out.append(t)
-    valid_at, invalid_at = out
-    if valid_at is not None and invalid_at is not None and invalid_at <= valid_at:
-        raise row.error(
-            f"invalid_at {format_time(invalid_at)} must be after valid_at {format_time(valid_at)}",
-            "invalid_at",
-        )
-    return valid_at, invalid_at
-
-
-def _claim(origins: dict[WriteKey, Origin], key: WriteKey, row: _Row, column: str, what: str) -> None:
-    first = origins.get(key)
-    if first is not None:
-        raise row.error(f"duplicate {what}; first given on line {first[1]}", column)
-    origins[key] = (row.file, row.line)
-
-
-def _parse_concepts(text: str, cells: _Cells, origins: dict[WriteKey, Origin]) -> list[Write]:
-    writes: list[Write] = []
-    for row in _rows(text, CONCEPTS):
-        cid = row.ident("id")
-        name = row.get("name")
-        if not name.strip():
-            raise row.error("name must not be empty", "name")
-        aliases = [a.strip() for a in row.get("aliases").split("|") if a.strip()]
-        valid_at, invalid_at = _times(row, cells)
-        _claim(origins, ("concepts", (cid,)), row, "id", f"concept id {cid!r}")
-        writes.append(
-            Write.concept(
-                cid,
-                grounding=_grounding(row, cells),
-                mode="upsert",
-                name=name,
-                aliases=aliases,
-                summary=row.get("summary"),
-                valid_at=valid_at,
-                invalid_at=invalid_at,
-            )
-        )
-    return writes
-
-
-def _parse_edges(text: str, cells: _Cells, origins: dict[WriteKey, Origin]) -> list[Write]:
-    writes: list[Write] = []
-    for row in _rows(text, EDGES):
-        source_id, target_id = row.ident("source_id"), row.ident("target_id")
-        relation = row.ident("relation")
-        if relation not in RELATIONS:
-            raise row.error(
-                f"unknown relation {relation!r}; expected one of {', '.join(RELATIONS)}", "relation"
-            )
-        if source_id == target_id:
-            raise row.error(f"an edge may not connect {source_id!r} to itself", "target_id")
-        key = canonical_edge(source_id, target_id, relation)
-        valid_at, invalid_at = _times(row, cells)
-        _claim(origins, ("concept_edges", key), row, "target_id", f"edge {edge_key(*key)!r}")
-        writes.append(
-            Write.edge(
-                *key,
-                grounding=_grounding(row, cells),
-                mode="upsert",
-                valid_at=valid_at,
-                invalid_at=invalid_at,
-            )
-        )
-    return writes
-
-
-def _parse_links(
-    text: str, cells: _Cells, origins: dict[WriteKey, Origin]
-) -> tuple[list[Write], list[Write]]:
-    links: list[Write] = []
-    lessons: dict[str, _Lesson] = {}
-    for row in _rows(text, LINKS):
-        lesson_id, concept_id = row.ident("lesson_id"), row.ident("concept_id")
-        title = row.get("lesson_title")
-        valid_at, invalid_at = _times(row, cells)
-        g = _grounding(row, cells)
-        _claim(origins, ("lesson_concepts", (lesson_id, concept_id)), row, "concept_id", "lesson link")
-        lesson = lessons.get(lesson_id)
-        if lesson is None:
-            lesson = lessons[lesson_id] = _Lesson()
-            origins[("lessons", (lesson_id,))] = (row.file, row.line)
-        lesson.add(row, title, concept_id, g, valid_at)
-        links.append(
-            Write.lesson_link(
-                lesson_id, concept_id, grounding=g, mode="upsert", valid_at=valid_at, invalid_at=invalid_at
-            )
-        )
-    lesson_writes = [lesson.write(lesson_id) for lesson_id, lesson in lessons.items()]
-    return lesson_writes, links
-
-
-@dataclass
-class _Lesson:
-    """A lesson gathered from its link rows.
-
-    Its grounding is that of its earliest-valid link (ties: smallest concept id), so it does not
-    depend on row order and an export re-imports without change.
+    ``plan.ok`` says whether :func:`import_bundle` with the same policy would succeed (unless
+    the graph changes first); ``plan.problems`` and ``plan.set_aside`` say what it found.
     """
-
-    title: str | None = None
-    title_line: int = 0
-    grounding: Grounding | None = None
-    rank: tuple[datetime, str] | None = None
-    valid_at: datetime | None = None
-    all_timed: bool = True
-
-    def add(self, row: _Row, title: str, concept_id: str, g: Grounding, valid_at: datetime | None) -> None:
-        if title.strip():
-            if self.title is None:
-                self.title, self.title_line = title, row.line
-            elif self.title != title:
-                raise row.error(
-                    f"the lesson has title {self.title!r} on line {self.title_line}, {title!r} here",
-                    "lesson_title",
-                )
-        rank = (valid_at or datetime.max.replace(tzinfo=UTC), concept_id)
-        if self.rank is None or rank < self.rank:
-            self.rank, self.grounding = rank, g
-        if valid_at is None:
-            self.all_timed = False
-        elif self.valid_at is None or valid_at < self.valid_at:
-            self.valid_at = valid_at
-
-    def write(self, lesson_id: str) -> Write:
-        assert self.grounding is not None
-        return Write.lesson(
-            lesson_id,
-            grounding=self.grounding,
-            title=lesson_id if self.title is None else self.title,
-            mode="upsert",
-            valid_at=self.valid_at if self.all_timed else None,
-        )
-
-
-# ---------------------------------------------------------------------------------------------
-# Import
+    return check(path, reader, policy)
 
 
 def import_bundle(
@@ -562,52 +211,193 @@ def import_bundle(
     reason: str | None = None,
     source: str | None = None,
     progress: Progress | None = None,
+    policy: ImportPolicy | None = None,
+    batch_size: int = BATCH,
 ) -> ImportReport:
     """Import the bundle at ``path`` in one all-or-nothing transaction (see the module docstring).
 
-    With ``invalidate_missing``, ``reader`` (default: ``gateway.reader()``, the same database and
-    clock) finds what is active but absent from the bundle; ``reason`` (required then) and
-    ``source`` (default ``"kg import"``) ground those invalidations.
+    Raises :class:`~data_plane.errors.BundleRejected` listing every problem when the bundle (under
+    ``policy``, default: refuse every contradiction) cannot be imported; nothing is written then.
+    ``reader`` (default: ``gateway.reader()``, the same database and clock) is what the bundle is
+    checked against and, with ``invalidate_missing``, finds what is active but absent from the
+    bundle; ``reason`` (required then) and ``source`` (default ``"kg import"``) ground those
+    invalidations.
     """
     started = time.perf_counter()
     if invalidate_missing and (reason is None or not reason.strip()):
         raise InputError("invalidate_missing needs a non-empty reason", field="reason", value=reason)
-    texts = read_bundle(path)
+    reader = reader or gateway.reader()
     if progress:
         progress("parse", 0, 1)
-    parsed = parse_bundle(texts)
+    plan = check(path, reader, policy)
+    if not plan.ok:
+        raise BundleRejected(plan.sorted_problems())
     if progress:
         progress("parse", 1, 1)
-    writes = list(parsed.writes)
+    missing: Grounding | None = None
     if invalidate_missing:
         assert reason is not None
-        reader = reader or gateway.reader()
-        g = Grounding(
+        missing = Grounding(
             1.0,
             reason,
             source if source and source.strip() else _IMPORT_SOURCE,
-            {"bundle": parsed.name, "invalidated_missing": True},
+            {"bundle": plan.name, "invalidated_missing": True},
         )
-        writes += _missing_writes(reader, parsed, g)
-    if progress:
-        progress("apply", 0, len(writes))
+    if not invalidate_missing:
+        plan.release_keys()  # only --invalidate-missing needs the bundle's keys from here on
+    counts = _Counts()
+    total = sum(plan.rows.values())
+    with gateway.bulk() as bulk:
+        sink = _Batches(bulk, counts, batch_size, progress, total)
+        try:
+            _write(plan, sink, reader if missing else None, missing, bulk.now)
+            sink.flush()
+            if progress:
+                progress("apply", sink.done, sink.done)
+        except PrerequisiteCycle as exc:
+            raise _located_cycle(exc) from exc
+    return ImportReport(plan.name, counts.tables(), time.perf_counter() - started, tuple(plan.set_asides()))
+
+
+class _Counts:
+    def __init__(self) -> None:
+        self.by: dict[str, dict[str, int]] = {
+            t: dict.fromkeys(("asserted", "revised", "unchanged", "invalidated", "set_aside"), 0)
+            for t in TABLES
+        }
+
+    def add(self, result: BatchResult, set_aside: set[tuple[str, tuple[str, ...]]]) -> None:
+        bucket = {
+            "assert": "asserted",
+            "revise": "revised",
+            "invalidate": "invalidated",
+            "retract": "invalidated",
+        }
+        for (table, op), n in result.counts().items():
+            self.by[table][bucket.get(op, op)] += n
+        # A set-aside record is written as a retraction; count it apart from real invalidations.
+        if set_aside:
+            for v in result.written:
+                if (v.table, v.key) in set_aside and v.stamp.op == "retract":
+                    self.by[v.table]["invalidated"] -= 1
+                    self.by[v.table]["set_aside"] += 1
+
+    def tables(self) -> dict[str, TableCounts]:
+        return {t: TableCounts(**c) for t, c in self.by.items()}
+
+
+@dataclass
+class _Batches:
+    """Collects writes with the bundle row each came from, and applies them in bounded batches."""
+
+    bulk: BulkWriter
+    counts: _Counts
+    size: int
+    progress: Progress | None
+    total: int
+    done: int = 0
+    writes: list[Write] = field(default_factory=list)
+    origins: list[tuple[str, int] | None] = field(default_factory=list)
+    set_aside: set[tuple[str, tuple[str, ...]]] = field(default_factory=set)
+
+    def add(self, write: Write, origin: tuple[str, int] | None, *, set_aside: bool = False) -> None:
+        self.writes.append(write)
+        self.origins.append(origin)
+        if set_aside:
+            self.set_aside.add((write.table, write.key))
+        if len(self.writes) >= self.size:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self.writes:
+            return
+        if self.progress:
+            self.progress("apply", self.done, self.total)
+        try:
+            result = self.bulk.apply(self.writes)
+        except (WriteRejected, NotFound, InputError) as exc:
+            raise _locate(exc, self.writes, self.origins) from exc
+        self.counts.add(result, self.set_aside)
+        self.done += len(self.writes)
+        self.writes, self.origins, self.set_aside = [], [], set()
+
+
+def _write(
+    plan: Plan, sink: _Batches, reader: GraphReader | None, missing: Grounding | None, now: Any
+) -> None:
+    """The second pass: every row's write (or set-aside record), in the order the gateway needs
+    (concepts, lessons, edges, lesson links), then the invalidations of what the bundle lacks."""
+    cells = Cells(plan.manifest)
+
+    def rows(file: str) -> Iterator[Any]:
+        if (plan.folder / file).is_file():
+            yield from read_rows(plan.folder, file, _changed)
+
+    for row in rows(CONCEPTS):
+        sink.add(_parsed(concept_write, row, cells), (CONCEPTS, row.line))
+    for lesson_id, lesson in plan.lessons.items():
+        sink.add(lesson.write(lesson_id), None)
+    for file, parse in ((EDGES, edge_write), (LINKS, lambda r, c: link_write(r, c)[0])):
+        for row in rows(file):
+            w = _parsed(parse, row, cells)
+            aside = plan.set_aside.get((file, row.line))
+            if aside is None:
+                sink.add(w, (file, row.line))
+                continue
+            record = SetAside.record(aside, plan.name, w.grounding)
+            sink.add(
+                Write(w.table, w.key, "set_aside", record, {}, w.valid_at, w.invalid_at),
+                (file, row.line),
+                set_aside=True,
+            )
+            pair = plan.related.get(row.line) if file == EDGES else None
+            if pair is not None:
+                g = w.grounding
+                kept = Grounding(
+                    g.confidence,
+                    f"kept as related: {aside.why.split(';')[0]}; {g.reason}",
+                    g.source,
+                    g.evidence,
+                )
+                sink.add(
+                    Write.edge(*pair, RELATED, grounding=kept, mode="upsert", valid_at=w.valid_at),
+                    (file, row.line),
+                )
+    if reader is not None and missing is not None:
+        for w in _missing_writes(reader, plan, missing, now):
+            sink.add(w, None)
+
+
+def _changed(problem: Problem) -> None:
+    raise BundleRejected(
+        [
+            Problem(
+                problem.kind,
+                problem.file,
+                problem.line,
+                problem.column,
+                problem.message + " (the bundle changed during the import)",
+            )
+        ]
+    )
+
+
+def _parsed(parse: Callable[[Any, Cells], Write], row: Any, cells: Cells) -> Write:
     try:
-        result = gateway.apply(writes)
-    except (WriteRejected, NotFound, InputError) as exc:
-        raise _locate(exc, parsed) from exc
-    if progress:
-        progress("apply", len(writes), len(writes))
-    return ImportReport(parsed.name, _count(result), time.perf_counter() - started)
+        return parse(row, cells)
+    except RowFault as fault:
+        p = row.problem(fault)
+        raise BundleRejected(
+            [Problem(p.kind, p.file, p.line, p.column, p.message + " (the bundle changed during the import)")]
+        ) from fault
 
 
-def _missing_writes(reader: GraphReader, parsed: ParsedBundle, g: Grounding) -> list[Write]:
+def _missing_writes(reader: GraphReader, plan: Plan, g: Grounding, now: Any) -> Iterator[Write]:
     """Close every active concept, edge and lesson link the bundle does not name.
 
-    Closed as of the reader's now; a version that only becomes valid later is retracted instead,
-    since it never held.
+    Closed as of the import's now; a version that only becomes valid later is retracted
+    instead, since it never held.
     """
-    now = reader.as_of().valid_at
-    out: list[Write] = []
     with reader.engine.connect() as conn:
         for name in ("concepts", "concept_edges", "lesson_concepts"):
             table = schema.metadata.tables[name]
@@ -621,28 +411,26 @@ def _missing_writes(reader: GraphReader, parsed: ParsedBundle, g: Grounding) -> 
                 )
                 .order_by(*keys)
             )
-            for *key, valid_at in conn.execute(stmt):
+            found = conn.execution_options(stream_results=True, yield_per=20_000).execute(stmt)
+            for *key, valid_at in found:
                 k = tuple(key)
-                if (name, k) in parsed.origins:
+                if _in_bundle(plan, name, k):
                     continue
                 if valid_at < now:
-                    out.append(Write(name, k, "invalidate", g, {}, None, now))
+                    yield Write(name, k, "invalidate", g, {}, None, now)
                 else:
-                    out.append(Write(name, k, "retract", g, {}, None, KEEP))
-    return out
+                    yield Write(name, k, "retract", g, {}, None, KEEP)
 
 
-def _count(result: BatchResult) -> dict[str, TableCounts]:
-    counts = {t: dict.fromkeys(("asserted", "revised", "unchanged", "invalidated"), 0) for t in TABLES}
-    bucket = {
-        "assert": "asserted",
-        "revise": "revised",
-        "invalidate": "invalidated",
-        "retract": "invalidated",
-    }
-    for (table, op), n in result.counts().items():
-        counts[table][bucket.get(op, op)] += n
-    return {t: TableCounts(**c) for t, c in counts.items()}
+def _in_bundle(plan: Plan, table: str, key: tuple[str, ...]) -> bool:
+    if table == "concepts":
+        i = plan.ids.get(key[0])
+        return i is not None and i in plan.concept_keys
+    if table == "concept_edges":
+        packed = plan.edge_packed(*key)
+        return packed is not None and packed in plan.edge_keys
+    packed = plan.link_packed(*key)
+    return packed is not None and packed in plan.link_keys
 
 
 def _describe(table: str, key: tuple[str, ...]) -> str:
@@ -653,30 +441,53 @@ def _describe(table: str, key: tuple[str, ...]) -> str:
     return f"{noun} {'/'.join(key)!r}"
 
 
-def _locate(exc: KGError, parsed: ParsedBundle) -> BundleError:
-    """Name the bundle row behind a gateway refusal (or just the bundle when no row is to blame)."""
-    origins = parsed.origins
-    if isinstance(exc, PrerequisiteCycle):
-        steps = set(zip(exc.cycle, exc.cycle[1:], strict=False))
-        on_cycle = [
-            origins[("concept_edges", (s, t, PREREQUISITE))]
-            for s, t in steps
-            if ("concept_edges", (s, t, PREREQUISITE)) in origins
-        ]
-        if on_cycle:
-            file, line = max(on_cycle, key=lambda o: o[1])
-            return BundleError(str(exc), file=file, line=line, column="target_id")
+def _locate(
+    exc: KGError, writes: Sequence[Write], origins: Sequence[tuple[str, int] | None]
+) -> BundleRejected:
+    """Name the bundle row behind a gateway refusal of one batch."""
     message = str(exc)
-    for (table, key), (file, line) in origins.items():
-        if not message.startswith(_describe(table, key)):
+    for w, origin in zip(writes, origins, strict=True):
+        if origin is None or not message.startswith(_describe(w.table, w.key)):
             continue
         column = getattr(exc, "field", None)
-        if isinstance(exc, InactiveEndpoint):
-            value = getattr(exc, "value", None)
-            if table == "concept_edges":
-                column = "source_id" if key[0] == value else "target_id"
-        return BundleError(message, file=file, line=line, column=column)
-    return BundleError(message, file=str(parsed.name))
+        if isinstance(exc, InactiveEndpoint) and w.table == "concept_edges":
+            column = "source_id" if w.key[0] == getattr(exc, "value", None) else "target_id"
+        return BundleRejected([Problem("refused", origin[0], origin[1], column, message)])
+    return BundleRejected([Problem("refused", "bundle", None, None, message)])
+
+
+def _located_cycle(exc: PrerequisiteCycle) -> BundleRejected:
+    """The final cycle check found a cycle the check pass did not: the graph changed in between."""
+    return BundleRejected(
+        [
+            Problem(
+                "cycle", EDGES, None, None, f"{exc} (the graph changed since the check; run the import again)"
+            )
+        ]
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Audit
+
+
+def set_aside_records(reader: GraphReader, *, since: datetime | None = None) -> list[Version]:
+    """Every set-aside record an import wrote (edges and lesson links), oldest first.
+
+    A record stays listed after a later import supersedes it (its ``expired_at`` says when).
+    """
+    out: list[Version] = []
+    with reader.engine.connect() as conn:
+        for name in ("concept_edges", "lesson_concepts"):
+            table = schema.metadata.tables[name]
+            stmt = sa.select(table).where(table.c.op == "retract")
+            if since is not None:
+                stmt = stmt.where(table.c.recorded_at >= since)
+            for row in conn.execute(stmt).mappings():
+                evidence = row["evidence"]
+                if isinstance(evidence, dict) and "set_aside" in evidence:
+                    out.append(version_from_row(name, row))
+    return sorted(out, key=lambda v: (v.stamp.recorded_at, v.table, v.stamp.version_id))
 
 
 # ---------------------------------------------------------------------------------------------

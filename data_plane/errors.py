@@ -4,6 +4,7 @@
     ├── ConfigurationError       bad settings (database URL, model, gateway URL) found at start-up
     ├── InputError               a value given by a user is malformed (time, id, JSON ...)
     │   └── BundleError          a bundle file/line/column is wrong (.file, .line, .column)
+    │       └── BundleRejected   every problem of a bundle, found in one pass (.problems)
     ├── WriteRejected            the write gateway refused a write (.field, .value); nothing was written
     │   ├── GroundingRejected    a grounding field is missing, empty or out of range
     │   ├── TemporalConflict     invalid_at <= valid_at, or an operation that time forbids
@@ -22,6 +23,9 @@ Foreign exceptions (SQLAlchemy, httpx, openai) are translated at the boundary wi
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 
@@ -57,6 +61,67 @@ class BundleError(InputError):
         self.file = file
         self.line = line
         self.column = column
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with a bundle: what (``kind``), where (file, line, column) and why.
+
+    ``lines`` names every row involved when more than one is (the rows of a prerequisite cycle,
+    the first occurrence of a duplicate).
+    """
+
+    kind: str
+    file: str
+    line: int | None
+    column: str | None
+    message: str
+    lines: tuple[int, ...] = ()
+
+    @property
+    def where(self) -> str:
+        where = self.file
+        if self.lines:
+            where += " lines " + ", ".join(map(str, self.lines))
+        elif self.line is not None:
+            where += f":{self.line}"
+        if self.column is not None:
+            where += f" column {self.column!r}"
+        return where
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.message}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "file": self.file,
+            "line": self.line,
+            "column": self.column,
+            "message": self.message,
+            "lines": list(self.lines),
+        }
+
+
+class BundleRejected(BundleError):
+    """A bundle was refused; ``problems`` lists everything wrong with it (nothing was written).
+
+    ``file``, ``line`` and ``column`` are those of the first problem, so a caller that only
+    handles :class:`BundleError` still learns where to look first.
+    """
+
+    def __init__(self, problems: Sequence[Problem]) -> None:
+        if not problems:
+            raise ValueError("BundleRejected needs at least one problem")
+        first = problems[0]
+        more = len(problems) - 1
+        message = first.message + (f" (and {more} more problem{'s' * (more != 1)})" if more else "")
+        super().__init__(message, file=first.file, line=first.line, column=first.column)
+        self.problems = tuple(problems)
+
+    def counts(self) -> dict[str, int]:
+        """Problems per kind, in the order the kinds first appear."""
+        return dict(Counter(p.kind for p in self.problems))
 
 
 class WriteRejected(KGError):

@@ -12,6 +12,9 @@ applies all of them in one transaction, or none:
 5. close superseded versions (``expired_at`` from NULL, once) and insert the new ones in bulk.
 
 Nothing is ever deleted. Single writes (``assert_concept`` ...) are batches of one.
+:meth:`WriteGateway.bulk` applies many batches in one transaction (bundle imports stream through
+it), with the cycle check run once at the end. The ``set_aside`` mode records a row an import
+refused on purpose as a retraction of its own key: never in force, visible in its history.
 
 Concurrency: SQLite transactions start with ``BEGIN IMMEDIATE`` (one writer at a time, others
 wait up to the busy timeout); on PostgreSQL every write transaction first takes one advisory
@@ -22,8 +25,11 @@ graph. Readers are never blocked.
 from __future__ import annotations
 
 import functools
+import json
+import sys
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from enum import Enum
@@ -61,6 +67,8 @@ log = structlog.get_logger(__name__)
 _PG_WRITE_LOCK: Final = 0x4B47
 # Bound on IN (...) lists, well under SQLite's and PostgreSQL's parameter limits.
 _CHUNK: Final = 500
+# Inserts of at least this many rows use COPY on PostgreSQL (bulk imports); smaller ones INSERT.
+_COPY_MIN: Final = 1000
 
 
 class _Keep(Enum):
@@ -70,7 +78,7 @@ class _Keep(Enum):
 KEEP: Final = _Keep.KEEP
 """Sentinel for ``invalid_at``: keep the current version's value."""
 
-MODES: Final = ("assert", "revise", "upsert", "invalidate", "retract")
+MODES: Final = ("assert", "revise", "upsert", "invalidate", "retract", "set_aside")
 _CONTENT: Final[dict[str, tuple[str, ...]]] = {
     "concepts": ("name", "aliases", "summary"),
     "concept_edges": (),
@@ -294,7 +302,22 @@ def _new_row(
     what = _Described(table, key)
     if mode == "upsert":
         mode = "revise" if live else "assert"
-    if mode == "assert":
+    if mode == "set_aside":
+        # A row an import refused on purpose, recorded as a retraction of its own key: it is never
+        # in force, but its history shows what was set aside, when and why (the grounding).
+        if live:
+            assert current is not None
+            raise KeyExists(
+                f"{what} has stored history (version {current['version_id']}); a set-aside record "
+                "would hide it, so fix the row instead",
+                field="id",
+                value="/".join(key),
+            )
+        content = {**_defaults(table, key), **write.content}
+        valid_at = write.valid_at or (current["valid_at"] if current is not None else now)
+        invalid_at = None if write.invalid_at is KEEP else write.invalid_at
+        op = "retract"
+    elif mode == "assert":
         if live:
             assert current is not None
             raise KeyExists(
@@ -366,6 +389,8 @@ def _new_row(
         "supersedes_id": None if current is None else current["version_id"],
     }
     if op == "revise" and current is not None and _same_version(row, current):
+        return None, op
+    if mode == "set_aside" and current is not None and _same_version(row, current):
         return None, op
     return row, op
 
@@ -587,23 +612,36 @@ class WriteGateway:
 
     def apply(self, writes: Sequence[Write]) -> BatchResult:
         """Apply ``writes`` in one transaction: all of them, or none (the error says why)."""
-        try:
-            with self._writer.begin() as conn:
-                if conn.dialect.name == "postgresql":
-                    conn.execute(sa.select(sa.func.pg_advisory_xact_lock(_PG_WRITE_LOCK)))
-                # Read the clock only once the write lock is held, so recorded_at follows commit order.
-                now = ensure_utc(self._clock(), field="clock")
-                result = self._apply(conn, list(writes), now)
-        except (KGError, ValueError):
-            raise
-        except IntegrityError as exc:
-            raise ConcurrentWrite(
-                f"the database refused the write ({_first_line(exc)}); another writer may have changed the same key",
-            ) from exc
-        except OperationalError as exc:
-            raise ConcurrentWrite(f"the database is busy or unavailable ({_first_line(exc)}); retry") from exc
-        except DBAPIError as exc:
-            raise WriteRejected(f"the database refused the write: {_first_line(exc)}") from exc
+        with _translated(), self._writer.begin() as conn:
+            now = self._lock(conn)
+            result = self._apply(conn, list(writes), now)
+        self._log(result, now)
+        return result
+
+    @contextmanager
+    def bulk(self) -> Iterator[BulkWriter]:
+        """One transaction for many batches, so a caller can stream a large import in bounded
+        memory and still write all of it or none of it.
+
+        Every batch gets the checks of :meth:`apply` against the graph as the transaction has it
+        so far, except the prerequisite-cycle check, which runs once over everything the batches
+        added when the block ends (before the commit). Leaving the block with an exception rolls
+        everything back.
+        """
+        with _translated(), self._writer.begin() as conn:
+            now = self._lock(conn)
+            writer = BulkWriter(self, conn, now)
+            yield writer
+            writer.finish()
+
+    def _lock(self, conn: Connection) -> datetime:
+        """Take the write lock; return "now", read only once the lock is held so that
+        recorded_at follows commit order."""
+        if conn.dialect.name == "postgresql":
+            conn.execute(sa.select(sa.func.pg_advisory_xact_lock(_PG_WRITE_LOCK)))
+        return ensure_utc(self._clock(), field="clock")
+
+    def _log(self, result: BatchResult, now: datetime) -> None:
         sizes = result.sizes()
         log.info(
             "gateway.applied",
@@ -612,9 +650,19 @@ class WriteGateway:
             unchanged=sizes["unchanged"],
             recorded_at=format_time(now),
         )
-        return result
 
-    def _apply(self, conn: Connection, writes: list[Write], now: datetime) -> BatchResult:
+    def _apply(
+        self,
+        conn: Connection,
+        writes: list[Write],
+        now: datetime,
+        *,
+        prerequisites: list[tuple[str, str]] | None = None,
+        concepts: dict[str, Mapping[str, Any]] | None = None,
+    ) -> BatchResult:
+        """Apply one batch on ``conn``. With ``prerequisites``, the cycle check is left to the
+        caller: the open prerequisite edges of the batch are appended to that list instead.
+        ``concepts`` caches concept rows across the batches of one transaction (see BulkWriter)."""
         normalised = [_normalise(w) for w in writes]
         seen: set[tuple[str, tuple[str, ...]]] = set()
         for w in normalised:
@@ -635,10 +683,69 @@ class WriteGateway:
             pending.append(_Pending(w, row, cur))
 
         pending += _cascade(conn, pending, seen, now)
-        view = _final_view(conn, pending, currents)
+        view = _final_view(conn, pending, currents, concepts)
         _check_endpoints(pending, view, now)
-        _check_prerequisite_cycles(conn, pending, now)
+        if prerequisites is None:
+            _check_prerequisite_cycles(conn, pending, now)
+        else:
+            prerequisites += _open_prerequisites(pending, now)[0]
         return _persist(conn, pending, now)
+
+
+class BulkWriter:
+    """Batches applied in one open transaction (see :meth:`WriteGateway.bulk`)."""
+
+    def __init__(self, gateway: WriteGateway, conn: Connection, now: datetime) -> None:
+        self._gateway, self._conn, self.now = gateway, conn, now
+        self._added: list[tuple[str, str]] = []
+        # Concept rows (only the columns endpoint checks read) this transaction has seen or
+        # written: exact while it holds the write lock, and it spares every batch re-reading the
+        # endpoints of its edges.
+        self._concepts: dict[str, Mapping[str, Any]] = {}
+
+    def apply(self, writes: Sequence[Write]) -> BatchResult:
+        """Apply one batch inside the transaction; raises like :meth:`WriteGateway.apply`."""
+        result = self._gateway._apply(
+            self._conn, list(writes), self.now, prerequisites=self._added, concepts=self._concepts
+        )
+        self._gateway._log(result, self.now)
+        return result
+
+    def finish(self) -> None:
+        """The deferred prerequisite-cycle check over every open prerequisite edge added."""
+        if self._added:
+            targets = {t for _, t in self._added}
+            # Past a few chunks of starts the reachable part is most of the graph anyway, and one
+            # scan beats a recursive query per chunk that walks the same edges again.
+            if len(targets) > 4 * _CHUNK:
+                # Every open prerequisite edge, the added ones included, searched from every edge.
+                added, self._added = self._added, []
+                del added
+                cycle = find_cycle([], _open_prerequisite_edges(self._conn, self.now))
+            else:
+                existing = _reachable_prerequisites(self._conn, targets, self.now)
+                cycle = find_cycle(existing, self._added)
+            if cycle is not None:
+                raise PrerequisiteCycle(
+                    "prerequisite edge would close a cycle: " + " -> ".join(cycle), cycle=cycle
+                )
+
+
+@contextmanager
+def _translated() -> Iterator[None]:
+    """Foreign database errors become errors of our tree, with the reason in one line."""
+    try:
+        yield
+    except (KGError, ValueError):
+        raise
+    except IntegrityError as exc:
+        raise ConcurrentWrite(
+            f"the database refused the write ({_first_line(exc)}); another writer may have changed the same key",
+        ) from exc
+    except OperationalError as exc:
+        raise ConcurrentWrite(f"the database is busy or unavailable ({_first_line(exc)}); retry") from exc
+    except DBAPIError as exc:
+        raise WriteRejected(f"the database refused the write: {_first_line(exc)}") from exc
 
 
 def _first_line(exc: BaseException) -> str:
@@ -695,13 +802,19 @@ def row_key(table_name: str, row: Mapping[Any, Any]) -> tuple[str, ...]:
 
 def _current_rows(conn: Connection, table_name: str, keys: set[tuple[str, ...]]) -> list[dict[str, Any]]:
     table = schema.metadata.tables[table_name]
-    first = schema.KEY_COLUMNS[table_name][0]
-    firsts = sorted({k[0] for k in keys})
+    names = schema.KEY_COLUMNS[table_name]
+    by_first: dict[str, set[str]] = defaultdict(set)
+    for k in keys:
+        by_first[k[0]].add(k[1] if len(k) > 1 else "")
+    firsts = sorted(by_first)
     rows: list[dict[str, Any]] = []
     for i in range(0, len(firsts), _CHUNK):
-        stmt = sa.select(table).where(
-            table.c[first].in_(firsts[i : i + _CHUNK]), table.c.expired_at.is_(None)
-        )
+        chunk = firsts[i : i + _CHUNK]
+        stmt = sa.select(table).where(table.c[names[0]].in_(chunk), table.c.expired_at.is_(None))
+        if len(names) > 1:
+            # Narrow by the second key column too: a bulk import's later batches would otherwise
+            # fetch (and drop) every current version sharing a first column with the batch.
+            stmt = stmt.where(table.c[names[1]].in_(sorted(set().union(*(by_first[f] for f in chunk)))))
         if conn.dialect.name == "postgresql":
             stmt = stmt.with_for_update()
         rows += [dict(r) for r in conn.execute(stmt).mappings() if row_key(table_name, r) in keys]
@@ -760,19 +873,47 @@ def _cascade(
 
 
 def _final_view(
-    conn: Connection, pending: list[_Pending], currents: Mapping[tuple[str, tuple[str, ...]], dict[str, Any]]
-) -> dict[str, dict[str, Any] | None]:
-    """Concept id -> the concept's row after the batch (None: unknown), for endpoint checks."""
+    conn: Connection,
+    pending: list[_Pending],
+    currents: Mapping[tuple[str, tuple[str, ...]], dict[str, Any]],
+    cache: dict[str, Mapping[str, Any]] | None = None,
+) -> dict[str, Mapping[str, Any] | None]:
+    """Concept id -> the concept's row after the batch (None: unknown), for endpoint checks.
+
+    Concepts the batch does not write are read with only the columns the checks need (or taken
+    from ``cache``, which is then kept up to date)."""
     needed: set[str] = set()
     for p in pending:
         if p.row is None or p.write.table not in ("concept_edges", "lesson_concepts"):
             continue
         needed.update(p.write.key[:2] if p.write.table == "concept_edges" else p.write.key[1:])
-    view: dict[str, dict[str, Any] | None] = {cid: None for cid in needed}
+    view: dict[str, Mapping[str, Any] | None] = {cid: None for cid in needed}
     written = {p.write.key[0]: p for p in pending if p.write.table == "concepts"}
-    from_db: set[tuple[str, ...]] = {(cid,) for cid in needed if cid not in written}
-    for row in _current_rows(conn, "concepts", from_db) if from_db else []:
-        view[row["concept_id"]] = row
+    if cache is not None:
+        for cid, p in written.items():
+            row = p.row if p.row is not None else p.current
+            if row is not None:
+                cache[cid] = {k: row[k] for k in ("op", "valid_at", "invalid_at")}
+        for cid in needed:
+            if cid in cache:
+                view[cid] = cache[cid]
+    from_db = sorted(cid for cid in needed if cid not in written and view[cid] is None)
+    c = schema.concepts
+    for i in range(0, len(from_db), _CHUNK):
+        stmt = sa.select(c.c.concept_id, c.c.op, c.c.valid_at, c.c.invalid_at).where(
+            c.c.concept_id.in_(from_db[i : i + _CHUNK]), c.c.expired_at.is_(None)
+        )
+        if conn.dialect.name == "postgresql":
+            stmt = stmt.with_for_update()
+        for found_row in conn.execute(stmt).mappings():
+            found = {
+                "op": found_row["op"],
+                "valid_at": found_row["valid_at"],
+                "invalid_at": found_row["invalid_at"],
+            }
+            view[found_row["concept_id"]] = found
+            if cache is not None:
+                cache[found_row["concept_id"]] = found
     for cid, p in written.items():
         if cid in view:
             view[cid] = p.row if p.row is not None else p.current
@@ -780,7 +921,7 @@ def _final_view(
 
 
 def _check_endpoints(
-    pending: list[_Pending], view: Mapping[str, dict[str, Any] | None], now: datetime
+    pending: list[_Pending], view: Mapping[str, Mapping[str, Any] | None], now: datetime
 ) -> None:
     """An edge or lesson link may only point at a known concept whose validity covers its own:
     it may neither start before the concept nor outlive it."""
@@ -810,7 +951,10 @@ def _check_endpoints(
                 )
 
 
-def _check_prerequisite_cycles(conn: Connection, pending: list[_Pending], now: datetime) -> None:
+def _open_prerequisites(
+    pending: list[_Pending], now: datetime
+) -> tuple[list[tuple[str, str]], set[tuple[str, str]]]:
+    """The prerequisite edges a batch leaves open, and those it leaves closed."""
     added: list[tuple[str, str]] = []
     closed: set[tuple[str, str]] = set()
     for p in pending:
@@ -822,12 +966,30 @@ def _check_prerequisite_cycles(conn: Connection, pending: list[_Pending], now: d
             added.append(pair)
         else:
             closed.add(pair)
+    return added, closed
+
+
+def _check_prerequisite_cycles(conn: Connection, pending: list[_Pending], now: datetime) -> None:
+    added, closed = _open_prerequisites(pending, now)
     if not added:
         return
     existing = [e for e in _reachable_prerequisites(conn, {t for _, t in added}, now) if e not in closed]
     cycle = find_cycle(existing, added)
     if cycle is not None:
         raise PrerequisiteCycle("prerequisite edge would close a cycle: " + " -> ".join(cycle), cycle=cycle)
+
+
+def _open_prerequisite_edges(conn: Connection, now: datetime) -> list[tuple[str, str]]:
+    """Every open prerequisite edge (one scan)."""
+    e = schema.concept_edges
+    stmt = sa.select(e.c.source_id, e.c.target_id).where(
+        e.c.relation == PREREQUISITE,
+        e.c.expired_at.is_(None),
+        e.c.op != "retract",
+        sa.or_(e.c.invalid_at.is_(None), e.c.invalid_at > now),
+    )
+    # Interned: the ids are shared with the rest of the process instead of copied per edge.
+    return [(sys.intern(s), sys.intern(t)) for s, t in conn.execute(stmt)]
 
 
 def _reachable_prerequisites(conn: Connection, starts: set[str], now: datetime) -> list[tuple[str, str]]:
@@ -902,6 +1064,8 @@ def _insert_versions(conn: Connection, table_name: str, rows: list[dict[str, Any
     the ids above the previous maximum are exactly these rows, in order (checked by count).
     """
     table = schema.metadata.tables[table_name]
+    if conn.dialect.name == "postgresql" and len(rows) >= _COPY_MIN:
+        return _copy_versions(conn, table, rows)
     if conn.dialect.name != "sqlite":
         stmt = sa.insert(table).returning(table.c.version_id, sort_by_parameter_order=True)
         return [vid for (vid,) in conn.execute(stmt, rows).all()]
@@ -926,6 +1090,30 @@ def _insert_versions(conn: Connection, table_name: str, rows: list[dict[str, Any
     ids = list(conn.execute(sa.select(vid).where(vid > before).order_by(vid)).scalars())
     if len(ids) != len(rows):
         raise ConcurrentWrite(f"{table_name}: another writer inserted versions concurrently; retry")
+    return ids
+
+
+def _copy_versions(conn: Connection, table: sa.Table, rows: list[dict[str, Any]]) -> list[int]:
+    """PostgreSQL bulk insert with COPY: version ids are drawn from the table's sequence first
+    (so they are known without RETURNING), then the rows are streamed in COPY's text format."""
+    seq = conn.execute(sa.select(sa.func.pg_get_serial_sequence(table.name, "version_id"))).scalar_one()
+    ids = sorted(
+        conn.execute(
+            sa.select(sa.func.nextval(seq)).select_from(sa.func.generate_series(1, len(rows)))
+        ).scalars()
+    )
+    columns = list(rows[0])
+    as_json = [isinstance(table.c[name].type, sa.JSON) for name in columns]
+    driver = conn.connection.driver_connection
+    assert driver is not None
+    with (
+        driver.cursor() as cursor,
+        cursor.copy(f"COPY {table.name} (version_id, {', '.join(columns)}) FROM STDIN") as copy,
+    ):
+        for vid, row in zip(ids, rows, strict=True):
+            copy.write_row(
+                (vid, *(json.dumps(row[c]) if j else row[c] for c, j in zip(columns, as_json, strict=True)))
+            )
     return ids
 
 

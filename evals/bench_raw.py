@@ -25,7 +25,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from data_plane.bundle import GROUNDING_COLUMNS as _BUNDLE_GROUNDING
+from data_plane.bundle_rows import GROUNDING_COLUMNS as _BUNDLE_GROUNDING
 
 __all__ = ["RawDriver", "raw_export", "raw_insert"]
 

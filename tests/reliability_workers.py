@@ -179,9 +179,10 @@ def burst(url: str, n: int) -> None:
         print(f"{table} {vid} {tag}", flush=True)
 
 
-def import_into(url: str, bundle: str) -> None:
-    """Import a bundle in one transaction, announcing each phase on stdout as it is reached."""
-    from data_plane.bundle import import_bundle
+def import_into(url: str, bundle: str, policy: str = "") -> None:
+    """Import a bundle in one transaction, announcing each phase on stdout as it is reached;
+    ``policy`` "set-aside" imports under the set-aside and mutual-as-related policy."""
+    from data_plane.bundle import ImportPolicy, import_bundle
 
     def progress(phase: str, done: int, total: int) -> None:
         if phase == "apply" and done == 0:
@@ -189,7 +190,8 @@ def import_into(url: str, bundle: str) -> None:
 
     engine = connect(url)
     print("start", flush=True)
-    report = import_bundle(WriteGateway(engine), bundle, progress=progress)
+    chosen = ImportPolicy(set_aside=True, mutual_as_related=True) if policy == "set-aside" else None
+    report = import_bundle(WriteGateway(engine), bundle, progress=progress, policy=chosen)
     print(f"done {report.new_versions}", flush=True)
     # Stay alive until killed, so that a kill after the commit is possible.
     sys.stdin.read()
@@ -203,6 +205,6 @@ if __name__ == "__main__":
     if sys.argv[1] == "burst":
         burst(sys.argv[2], int(sys.argv[3]))
     elif sys.argv[1] == "import":
-        import_into(sys.argv[2], sys.argv[3])
+        import_into(sys.argv[2], sys.argv[3], *sys.argv[4:5])
     else:
         raise SystemExit(f"unknown command {sys.argv[1]!r}")

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from data_plane.cycles import strongly_connected
+
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("data_plane", "control_plane", "evals", "migrations")
 
@@ -49,48 +51,9 @@ def import_graph() -> dict[str, set[str]]:
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """Strongly connected components with more than one module (Tarjan, iterative)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    found: list[list[str]] = []
-    counter = 0
-    for root in sorted(graph):
-        if root in index:
-            continue
-        work = [(root, iter(sorted(graph[root])))]
-        index[root] = low[root] = counter
-        counter += 1
-        stack.append(root)
-        on_stack.add(root)
-        while work:
-            node, children = work[-1]
-            child = next(children, None)
-            if child is not None:
-                if child not in index:
-                    index[child] = low[child] = counter
-                    counter += 1
-                    stack.append(child)
-                    on_stack.add(child)
-                    work.append((child, iter(sorted(graph[child]))))
-                elif child in on_stack:
-                    low[node] = min(low[node], index[child])
-                continue
-            work.pop()
-            if work:
-                low[work[-1][0]] = min(low[work[-1][0]], low[node])
-            if low[node] == index[node]:
-                component = []
-                while True:
-                    member = stack.pop()
-                    on_stack.discard(member)
-                    component.append(member)
-                    if member == node:
-                        break
-                if len(component) > 1:
-                    found.append(sorted(component))
-    return found
+    """Strongly connected components with more than one module (the data plane's Tarjan)."""
+    succ = {node: sorted(targets) for node, targets in graph.items()}
+    return [sorted(c) for c in strongly_connected(sorted(graph), succ)]
 
 
 def test_the_checker_finds_a_circle() -> None:

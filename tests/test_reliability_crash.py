@@ -25,7 +25,7 @@ import pytest
 from reliability_workers import record_figures
 
 from data_plane import WriteGateway, connect, migrate
-from data_plane.bundle import import_bundle
+from data_plane.bundle import ImportPolicy, import_bundle
 from evals.graphgen import generate, write_bundle
 
 WORKERS = Path(__file__).resolve().parent / "reliability_workers.py"
@@ -39,6 +39,7 @@ class Fixture:
     template: Path
     bundle: Path
     expected: dict[str, int]
+    policy: str = ""
 
 
 def _counts(db: Path) -> dict[str, int]:
@@ -83,6 +84,35 @@ def _expected_counts(bundle: Path) -> dict[str, int]:
     }
 
 
+@pytest.fixture(scope="module")
+def policy_import(big_import: Fixture, tmp_path_factory: pytest.TempPathFactory) -> Fixture:
+    """The 20k-edge bundle plus contradictions (a 3-cycle, a mutual pair, edges to unknown
+    concepts), imported under --set-aside --mutual-as-related; expected counts from a full run."""
+    root = tmp_path_factory.mktemp("crash-policy")
+    bundle = root / "bundle"
+    shutil.copytree(big_import.bundle, bundle)
+    with (bundle / "concepts.csv").open("a", encoding="utf-8") as f:
+        f.write("zz1,Cycle one,,\nzz2,Cycle two,,\nzz3,Cycle three,,\nzz4,Mutual four,,\nzz5,Mutual five,,\n")
+    with (bundle / "concept_edges.csv").open("a", encoding="utf-8") as f:
+        f.write("zz1,zz2,prerequisite,r\nzz2,zz3,prerequisite,r\nzz3,zz1,prerequisite,r\n")
+        f.write("zz1,zz3,related,r\nzz3,zz2,builds_on,r\nzz4,zz5,prerequisite,r\nzz5,zz4,prerequisite,r\n")
+        f.write("c0000001,ghost1,part_of,r\nghost2,c0000002,prerequisite,r\n")
+    db = _fresh_copy(big_import, root / "full.sqlite3")
+    engine = connect(_url(db))
+    report = import_bundle(
+        WriteGateway(engine), bundle, policy=ImportPolicy(set_aside=True, mutual_as_related=True)
+    )
+    engine.dispose()
+    assert sorted(s.kind for s in report.set_aside) == [
+        "cycle",
+        "mutual",
+        "mutual",
+        "unknown_concept",
+        "unknown_concept",
+    ]
+    return Fixture(big_import.template, bundle, _counts(db), policy="set-aside")
+
+
 def _fresh_copy(fx: Fixture, dest: Path) -> Path:
     shutil.copy(fx.template, dest)
     return dest
@@ -96,7 +126,7 @@ KILL_POINTS = ("start", "apply", "done")
 def _kill_import(fx: Fixture, db: Path, point: str, rng: random.Random) -> None:
     """Start an import of the big bundle into ``db`` and SIGKILL it at ``point`` plus a random delay."""
     proc = subprocess.Popen(
-        [sys.executable, str(WORKERS), "import", _url(db), str(fx.bundle)],
+        [sys.executable, str(WORKERS), "import", _url(db), str(fx.bundle), fx.policy],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
@@ -125,7 +155,8 @@ def _import_trials(fx: Fixture, tmp: Path, trials: int, seed: int) -> list[dict[
         results.append({"trial": i, "killed_after": point, "integrity": _integrity(db), "state": state})
         if i == trials - 1:
             engine = connect(_url(db))
-            import_bundle(WriteGateway(engine), fx.bundle)
+            policy = ImportPolicy(set_aside=True, mutual_as_related=True) if fx.policy else None
+            import_bundle(WriteGateway(engine), fx.bundle, policy=policy)
             engine.dispose()
             results[-1]["after_reimport"] = "all" if _counts(db) == fx.expected else str(_counts(db))
     return results
@@ -143,6 +174,15 @@ def test_killed_import_leaves_none_or_all_and_can_rerun(big_import: Fixture, tmp
     """After SIGKILL at 5 random points of a 20k-edge import, the file is intact, holds none or all of it, and a re-run completes."""
     results = _import_trials(big_import, tmp_path, trials=5, seed=1)
     record_figures("crash_import", {"edges": 20_000, "expected_rows": big_import.expected, "trials": results})
+    _check_import_trials(results)
+
+
+def test_killed_policy_import_leaves_none_or_all(policy_import: Fixture, tmp_path: Path) -> None:
+    """The same under --set-aside --mutual-as-related: set-aside records commit with the rest or not at all."""
+    results = _import_trials(policy_import, tmp_path, trials=3, seed=5)
+    record_figures(
+        "crash_policy_import", {"edges": 20_000, "expected_rows": policy_import.expected, "trials": results}
+    )
     _check_import_trials(results)
 
 

@@ -369,26 +369,127 @@ def _evidence_table(title: str, rows: list[tuple[str, str, dict[str, Any]]]) -> 
 @app.command("import")
 def import_(
     ctx: typer.Context,
-    bundle: Annotated[Path, typer.Argument(help="A bundle directory (manifest.json + CSV files).")],
+    bundle: Annotated[
+        Path | None,
+        typer.Argument(help="A bundle directory (manifest.json + CSV files).", show_default=False),
+    ] = None,
     invalidate_missing: Annotated[
         bool, typer.Option("--invalidate-missing", help="Invalidate active keys the bundle no longer has.")
     ] = False,
     reason: Annotated[str | None, typer.Option("--reason", help="Reason recorded for invalidations.")] = None,
+    check: Annotated[
+        bool, typer.Option("--check", help="Check everything against the graph and write nothing.")
+    ] = False,
+    set_aside: Annotated[
+        bool,
+        typer.Option(
+            "--set-aside",
+            help="Import the rest; set aside (and record) rows that close prerequisite cycles or "
+            "point at unknown concepts.",
+        ),
+    ] = False,
+    mutual_as_related: Annotated[
+        bool,
+        typer.Option("--mutual-as-related", help="Keep 'A before B, B before A' as one related edge."),
+    ] = False,
+    pairs: Annotated[
+        Path | None,
+        typer.Option("--pairs", help="Import a two-column CSV of prerequisite pairs by name instead."),
+    ] = None,
+    names: Annotated[Path | None, typer.Option("--names", help="With --pairs: a names file.")] = None,
+    max_problems: Annotated[int, typer.Option("--max-problems", min=1, help="Problems to print.")] = 50,
+    fmt: Annotated[DataFormat, typer.Option("--format")] = DataFormat.text,
 ) -> None:
-    """Import a graph bundle (idempotent: unchanged keys write nothing)."""
+    """Import a graph bundle (idempotent: unchanged keys write nothing).
+
+    Every problem is reported in one run (nothing is written); exit code 1 if the bundle was refused.
+    """
+    import tempfile
+
     from control_plane.surfaces.progress import progress_bar
     from control_plane.surfaces.runtime import report_dict
-    from data_plane.bundle import import_bundle
+    from data_plane.bundle import ImportPolicy, check_bundle, import_bundle
+    from data_plane.bundle_check import format_problems
+    from data_plane.errors import BundleRejected, Problem
+    from data_plane.pairs import bundle_from_pairs
 
-    with _runtime(ctx) as rt, progress_bar(f"importing {bundle}") as advance:
-        report = import_bundle(
-            rt.gateway,
-            bundle,
-            invalidate_missing=invalidate_missing,
-            reason=reason,
-            progress=lambda stage, done, total: advance(done, total, stage),
-        )
+    if (bundle is None) == (pairs is None):
+        raise typer.BadParameter("give a BUNDLE directory or --pairs PAIRS.csv (one of them)")
+    policy = ImportPolicy(set_aside=set_aside, mutual_as_related=mutual_as_related)
+    with tempfile.TemporaryDirectory(prefix="kg-pairs-") as tmp:
+        remap = None
+        if pairs is not None:
+            made = bundle_from_pairs(pairs, Path(tmp) / "bundle", names=names)
+            bundle, remap = made.folder, made.remap
+        assert bundle is not None
+
+        def refused(problems: Sequence[Problem], name: str | None) -> NoReturn:
+            # The report is the command's output (stdout); the failure is one `error:` line (stderr).
+            shown = [remap(p) for p in problems] if remap else list(problems)
+            if fmt is DataFormat.json:
+                _print_json({"ok": False, "problems": [p.to_dict() for p in shown]})
+            else:
+                typer.echo(format_problems(shown, limit=max_problems, bundle=name))
+            n = len(shown)
+            _fail(f"bundle {name!r} refused: {n} problem{'s' * (n != 1)} (listed above); nothing was written")
+
+        with _runtime(ctx) as rt:
+            if check:
+                plan = check_bundle(rt.reader, bundle, policy=policy)
+                if not plan.ok:
+                    refused(plan.sorted_problems(), str(pairs or bundle))
+                if fmt is DataFormat.json:
+                    _print_json(plan.to_dict())
+                else:
+                    rows = sum(plan.rows.values())
+                    typer.echo(
+                        f"bundle {plan.name!r}: {rows} rows checked, no problems; an import would succeed"
+                    )
+                    _echo_set_aside(plan.set_asides(), "would be set aside")
+                return
+            try:
+                with progress_bar(f"importing {bundle}") as advance:
+                    report = import_bundle(
+                        rt.gateway,
+                        bundle,
+                        invalidate_missing=invalidate_missing,
+                        reason=reason,
+                        policy=policy,
+                        progress=lambda stage, done, total: advance(done, total, stage),
+                    )
+            except BundleRejected as exc:
+                refused(exc.problems, str(pairs or bundle))
     _print_json(report_dict(report))
+    _echo_set_aside(report.set_aside, "set aside (see `kg audit set-aside`)", err=True)
+
+
+def _echo_set_aside(rows: Any, verb: str, *, err: bool = False) -> None:
+    rows = list(rows)
+    if rows:
+        typer.echo(f"{len(rows)} row{'s' * (len(rows) != 1)} {verb}:", err=err)
+    for r in rows:
+        typer.echo(f"  {r.file}:{r.line} {r.key}: {r.kind}: {r.why}", err=err)
+
+
+bundle_app = typer.Typer(cls=_Group, no_args_is_help=True, help="Make bundles from simpler formats.")
+app.add_typer(bundle_app, name="bundle")
+
+
+@bundle_app.command("from-pairs")
+def bundle_from_pairs_cmd(
+    pairs: Annotated[Path, typer.Argument(help="CSV of PREREQUISITE,CONCEPT pairs by name.")],
+    out: Annotated[Path, typer.Option("--out", help="Directory to write the bundle into.")],
+    names: Annotated[
+        Path | None, typer.Option("--names", help="CSV of concept names (name[,summary]).")
+    ] = None,
+    source: Annotated[str | None, typer.Option("--source", help="Default: pairs:FILE.")] = None,
+    confidence: Annotated[float, typer.Option("--confidence", min=0.0, max=1.0)] = 1.0,
+) -> None:
+    """Write a bundle from a two-column list of prerequisite pairs (ids are slugs of the names)."""
+    from data_plane.pairs import bundle_from_pairs
+
+    made = bundle_from_pairs(pairs, out, names=names, source=source, confidence=confidence)
+    _print_json(made.to_dict())
 
 
 @app.command("export")
@@ -796,6 +897,31 @@ def audit_answers(
             f"${p.get('cost_usd', 0.0):.6f}"
         )
         typer.echo(f"{v.key_text}  {_fmt(v.stamp.recorded_at)}  {verdict}  {usage}  {p.get('question')}")
+
+
+@audit_app.command("set-aside")
+def audit_set_aside(
+    ctx: typer.Context,
+    since: Annotated[str | None, typer.Option("--since", help="Recorded at or after (ISO 8601).")] = None,
+    fmt: Annotated[DataFormat, typer.Option("--format")] = DataFormat.text,
+) -> None:
+    """Rows imports set aside (cycles, unknown concepts, mutual prerequisites): when and why."""
+    from data_plane.bundle import set_aside_records
+
+    with _runtime(ctx) as rt:
+        versions = set_aside_records(rt.reader, since=_time(since, "since"))
+    if fmt is DataFormat.json:
+        _print_json([v.to_dict() for v in versions])
+        return
+    if not versions:
+        typer.echo("no set-aside rows")
+    for v in versions:
+        ev = v.grounding.evidence
+        state = "" if v.stamp.expired_at is None else f" (superseded {_fmt(v.stamp.expired_at)})"
+        typer.echo(
+            f"{_fmt(v.stamp.recorded_at)}  {v.key_text}  {ev.get('bundle')} {ev.get('file')}:{ev.get('line')}"
+            f"{state}\n    {v.grounding.reason}"
+        )
 
 
 @audit_app.command("replay")

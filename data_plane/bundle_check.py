@@ -1,0 +1,590 @@
+"""Checking a whole bundle in one streaming pass: every problem, and the import's plan.
+
+:func:`check` reads the bundle row by row (never a whole file) against the graph as it stands
+and returns a :class:`Plan`: every :class:`~data_plane.errors.Problem` found, the rows an
+:class:`ImportPolicy` sets aside and why, the mutual prerequisites kept as ``related`` edges, the
+lessons gathered from the link rows, and compact key indexes (ints, not row objects) that the
+import needs afterwards. Nothing is written; ``kg import --check`` is this pass alone.
+
+What is checked, per row: structure (header, encoding, CSV syntax, cell count), ids, names,
+grounding (confidence, reason, source, evidence, with the manifest's defaults), times, relation,
+self-loops, duplicates (symmetric edges are one key whichever way round), lesson titles; across
+rows: edges and links to concepts neither in the bundle nor active in the graph, and prerequisite
+cycles over the bundle's open prerequisite rows together with the stored active ones (see
+:mod:`data_plane.cycles` for how cycles are found and which row breaks each).
+
+Contradictions and what a policy does with them:
+
+* default: every problem refuses the import (nothing is written);
+* ``set_aside``: rows pointing at unknown concepts, and the row chosen to break each cycle, are
+  set aside (recorded, not imported); every other problem still refuses the import;
+* ``mutual_as_related``: two bundle rows ``A prerequisite B`` and ``B prerequisite A`` (neither
+  already stored in force) become one ``A related B`` edge, and both rows are set aside as
+  ``mutual``; the related edge is written (upsert) with the grounding of the higher-confidence
+  row (ties: the earlier line), unless the bundle has its own ``A related B`` row.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Final
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from data_plane import schema
+from data_plane.bundle_rows import (
+    CONCEPTS,
+    EDGES,
+    LINKS,
+    MANIFEST,
+    Cells,
+    Manifest,
+    Row,
+    RowFault,
+    concept_write,
+    edge_write,
+    link_write,
+    read_manifest,
+    read_rows,
+)
+from data_plane.cycles import Arc, break_cycles
+from data_plane.errors import Problem
+from data_plane.gateway import Write
+from data_plane.reads import GraphReader
+from data_plane.records import Grounding
+from data_plane.relations import PREREQUISITE, RELATED, RELATIONS, edge_key
+
+__all__ = ["ImportPolicy", "LessonPlan", "Plan", "SetAside", "check", "format_problems"]
+
+KIND_ORDER: Final = (
+    "file",
+    "manifest",
+    "encoding",
+    "csv",
+    "missing",
+    "grounding",
+    "confidence",
+    "evidence",
+    "time",
+    "relation",
+    "self_loop",
+    "duplicate",
+    "lesson_title",
+    "unknown_concept",
+    "cycle",
+    "refused",
+)
+_FILES: Final = (MANIFEST, CONCEPTS, EDGES, LINKS)
+_REL_INDEX: Final = {r: i for i, r in enumerate(RELATIONS)}
+
+
+@dataclass(frozen=True)
+class ImportPolicy:
+    """What an import does with contradictions (default: refuse, write nothing)."""
+
+    set_aside: bool = False
+    mutual_as_related: bool = False
+
+
+@dataclass(frozen=True)
+class SetAside:
+    """A row an import did not apply, and why (``kind``: unknown_concept, cycle or mutual)."""
+
+    kind: str
+    file: str
+    line: int
+    key: str
+    why: str
+    cycle: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "kind": self.kind,
+            "file": self.file,
+            "line": self.line,
+            "key": self.key,
+            "why": self.why,
+        }
+        if self.cycle:
+            out["cycle"] = list(self.cycle)
+        return out
+
+    def record(self, bundle: str, row: Grounding) -> Grounding:
+        """The grounding of the set-aside record: the row's own confidence and source, this
+        import's reason, and the row's reason and evidence kept in the evidence."""
+        evidence: dict[str, Any] = {
+            "set_aside": self.kind,
+            "bundle": bundle,
+            "file": self.file,
+            "line": self.line,
+            "row_reason": row.reason,
+            "row_evidence": row.evidence,
+        }
+        if self.cycle:
+            evidence["cycle"] = list(self.cycle)
+        return Grounding(row.confidence, f"set aside by kg import: {self.why}", row.source, evidence)
+
+
+@dataclass
+class LessonPlan:
+    """A lesson gathered from its link rows: its title, and the grounding and valid_at of its
+    earliest-valid link (ties: smallest concept id), so it does not depend on row order."""
+
+    title: str | None = None
+    title_line: int = 0
+    grounding: Grounding | None = None
+    rank: tuple[datetime, str] | None = None
+    valid_at: datetime | None = None
+    all_timed: bool = True
+
+    def add(
+        self, title: str, line: int, concept_id: str, g: Grounding, valid_at: datetime | None
+    ) -> str | None:
+        """Fold one link row in; return a problem message if its title contradicts an earlier one."""
+        if title.strip():
+            if self.title is None:
+                self.title, self.title_line = title, line
+            elif self.title != title:
+                return f"the lesson has title {self.title!r} on line {self.title_line}, {title!r} here"
+        rank = (valid_at or datetime.max.replace(tzinfo=UTC), concept_id)
+        if self.rank is None or rank < self.rank:
+            self.rank, self.grounding = rank, g
+        if valid_at is None:
+            self.all_timed = False
+        elif self.valid_at is None or valid_at < self.valid_at:
+            self.valid_at = valid_at
+        return None
+
+    def write(self, lesson_id: str) -> Write:
+        assert self.grounding is not None
+        return Write.lesson(
+            lesson_id,
+            grounding=self.grounding,
+            title=lesson_id if self.title is None else self.title,
+            mode="upsert",
+            valid_at=self.valid_at if self.all_timed else None,
+        )
+
+
+@dataclass
+class Plan:
+    """What one checking pass found and decided (see the module docstring)."""
+
+    folder: Path
+    manifest: Manifest
+    policy: ImportPolicy
+    problems: list[Problem] = field(default_factory=list)
+    set_aside: dict[tuple[str, int], SetAside] = field(default_factory=dict)
+    # Line of the row whose grounding a mutual pair's related edge takes -> (source, target).
+    related: dict[int, tuple[str, str]] = field(default_factory=dict)
+    lessons: dict[str, LessonPlan] = field(default_factory=dict)
+    rows: Counter[str] = field(default_factory=Counter)
+    # Compact key indexes: every id seen -> int; the bundle's keys as packed ints.
+    ids: dict[str, int] = field(default_factory=dict, repr=False)
+    names: list[str] = field(default_factory=list, repr=False)
+    concept_keys: set[int] = field(default_factory=set, repr=False)
+    edge_keys: set[int] = field(default_factory=set, repr=False)
+    link_keys: set[int] = field(default_factory=set, repr=False)
+
+    @property
+    def name(self) -> str:
+        return self.manifest.name
+
+    @property
+    def ok(self) -> bool:
+        """Would an import under this plan's policy succeed (as far as a check can tell)?"""
+        return not self.problems
+
+    def release_keys(self) -> None:
+        """Drop the key indexes (the write pass needs them only for ``invalidate_missing``)."""
+        self.ids, self.names = {}, []
+        self.concept_keys, self.edge_keys, self.link_keys = set(), set(), set()
+
+    def index(self, ident: str) -> int:
+        i = self.ids.get(ident)
+        if i is None:
+            i = self.ids[ident] = len(self.names)
+            self.names.append(ident)
+        return i
+
+    def edge_packed(self, source_id: str, target_id: str, relation: str) -> int | None:
+        """The packed key of an edge, or None if an id never appeared in the bundle."""
+        s, t = self.ids.get(source_id), self.ids.get(target_id)
+        if s is None or t is None:
+            return None
+        return _pack_edge(s, t, _REL_INDEX[relation])
+
+    def link_packed(self, lesson_id: str, concept_id: str) -> int | None:
+        lesson, concept = self.ids.get("\x00" + lesson_id), self.ids.get(concept_id)
+        if lesson is None or concept is None:
+            return None
+        return (lesson << 32) | concept
+
+    def sorted_problems(self) -> list[Problem]:
+        rank = {k: i for i, k in enumerate(KIND_ORDER)}
+        files = {f: i for i, f in enumerate(_FILES)}
+        return sorted(
+            self.problems,
+            key=lambda p: (rank.get(p.kind, len(rank)), files.get(p.file, 9), p.line or 0, p.lines),
+        )
+
+    def to_dict(self, limit: int | None = None) -> dict[str, Any]:
+        problems = self.sorted_problems()
+        return {
+            "bundle": self.name,
+            "ok": self.ok,
+            "rows": dict(self.rows),
+            "problems": len(problems),
+            "problems_by_kind": dict(Counter(p.kind for p in problems)),
+            "problem_list": [p.to_dict() for p in problems[:limit]],
+            "set_aside": [s.to_dict() for s in self.set_asides()],
+        }
+
+    def set_asides(self) -> list[SetAside]:
+        """The rows set aside, in file and line order."""
+        files = {f: i for i, f in enumerate(_FILES)}
+        return sorted(self.set_aside.values(), key=lambda s: (files.get(s.file, 9), s.line))
+
+
+def _pack_edge(s: int, t: int, r: int) -> int:
+    return (((s << 32) | t) << 3) | r
+
+
+# ---------------------------------------------------------------------------------------------
+# The pass
+
+
+def check(folder: str | Path, reader: GraphReader, policy: ImportPolicy | None = None) -> Plan:
+    """Check the bundle at ``folder`` against the graph ``reader`` sees now; write nothing."""
+    path = Path(folder)
+    policy = policy or ImportPolicy()
+    if not path.is_dir():
+        plan = Plan(path, Manifest(str(path), {}, complete=False), policy)
+        plan.problems.append(Problem("file", str(path), None, None, "not a bundle folder"))
+        return plan
+    plan = Plan(path, read_manifest(path, plan_sink := _Sink()), policy)
+    plan.problems = plan_sink.problems
+    now = reader.as_of().valid_at
+    cells = Cells(plan.manifest)
+    with reader.engine.connect() as conn:
+        active = _active_concepts(conn, now)
+        declared = _check_concepts(plan, cells)
+        known = _Either(declared, active)
+        arcs: list[Arc] = []
+        arc_keys: dict[int, int] = {}
+        closed: set[int] = set()
+        if (path / EDGES).is_file():
+            _check_edges(plan, cells, known, now, arcs, arc_keys, closed)
+        if (path / LINKS).is_file():
+            _check_links(plan, cells, known)
+        _stored_prerequisites(conn, plan, now, arcs, arc_keys, closed)
+        if policy.mutual_as_related:
+            _mutual_pairs(plan, arcs, arc_keys)
+        _cycles(plan, arcs)
+    return plan
+
+
+class _Either:
+    """Membership in either of two sets, without building their union."""
+
+    def __init__(self, a: set[str], b: set[str]) -> None:
+        self.a, self.b = a, b
+
+    def __contains__(self, item: object) -> bool:
+        return item in self.a or item in self.b
+
+
+class _Sink:
+    def __init__(self) -> None:
+        self.problems: list[Problem] = []
+
+    def __call__(self, problem: Problem) -> None:
+        self.problems.append(problem)
+
+
+def _rows(plan: Plan, file: str, *, keep_bad: bool = False) -> Iterator[Row]:
+    for row in read_rows(plan.folder, file, plan.problems.append, keep_bad=keep_bad):
+        plan.rows[file] += 1
+        yield row
+
+
+def _check_concepts(plan: Plan, cells: Cells) -> set[str]:
+    if not (plan.folder / CONCEPTS).is_file():
+        plan.problems.append(
+            Problem("file", CONCEPTS, None, None, f"required file is missing from {plan.folder}")
+        )
+        return set()
+    declared: set[str] = set()
+    firsts: dict[int, int] = {}
+    for row in _rows(plan, CONCEPTS, keep_bad=True):
+        ident = row.get("id").strip()
+        if ident and (not row.bad or ident.isascii()):
+            declared.add(ident)  # so edges to a concept with a faulty row are not also "unknown"
+        if row.bad:
+            continue
+        try:
+            w = concept_write(row, cells)
+        except RowFault as fault:
+            plan.problems.append(row.problem(fault))
+            continue
+        i = plan.index(w.key[0])
+        first = firsts.setdefault(i, row.line)
+        if first != row.line:
+            plan.problems.append(
+                Problem(
+                    "duplicate",
+                    CONCEPTS,
+                    row.line,
+                    "id",
+                    f"duplicate concept id {w.key[0]!r}; first given on line {first}",
+                )
+            )
+        plan.concept_keys.add(i)
+    return declared
+
+
+def _check_edges(
+    plan: Plan,
+    cells: Cells,
+    known: _Either,
+    now: datetime,
+    arcs: list[Arc],
+    arc_keys: dict[int, int],
+    closed: set[int],
+) -> None:
+    dups: list[tuple[int, int, str]] = []
+    for row in _rows(plan, EDGES):
+        try:
+            w = edge_write(row, cells)
+        except RowFault as fault:
+            plan.problems.append(row.problem(fault))
+            continue
+        source_id, target_id, relation = w.key
+        s, t = plan.index(source_id), plan.index(target_id)
+        packed = _pack_edge(s, t, _REL_INDEX[relation])
+        if packed in plan.edge_keys:
+            dups.append((packed, row.line, f"duplicate edge {edge_key(*w.key)!r}"))
+            continue
+        plan.edge_keys.add(packed)
+        unknown = [c for c in (source_id, target_id) if c not in known]
+        if unknown:
+            column = "source_id" if row.get("source_id").strip() == unknown[0] else "target_id"
+            _unknown(plan, row, column, unknown, edge_key(*w.key))
+            continue
+        if relation != PREREQUISITE:
+            continue
+        pair = (s << 32) | t
+        if isinstance(w.invalid_at, datetime) and w.invalid_at <= now:
+            closed.add(pair)
+            continue
+        arc_keys[pair] = len(arcs)
+        arcs.append(Arc(s, t, row.line, w.grounding.confidence, True))
+    _duplicates(plan, cells, EDGES, "target_id", dups)
+
+
+def _duplicates(plan: Plan, cells: Cells, file: str, column: str, dups: list[tuple[int, int, str]]) -> None:
+    """Report duplicate rows with the line of their first occurrence.
+
+    The keys seen are kept as a set of packed ints (no line per row, to stay small), so the first
+    lines of the few duplicated keys are found by reading the file once more, only when needed."""
+    if not dups:
+        return
+    wanted = {packed for packed, _, _ in dups}
+    first: dict[int, int] = {}
+    for row in read_rows(plan.folder, file, lambda _p: None):
+        try:
+            if file == EDGES:
+                packed = plan.edge_packed(*edge_write(row, cells).key)
+            else:
+                packed = plan.link_packed(*link_write(row, cells)[0].key)
+        except RowFault:
+            continue
+        if packed in wanted and packed not in first:
+            first[packed] = row.line
+    for packed, line, what in dups:
+        plan.problems.append(
+            Problem("duplicate", file, line, column, f"{what}; first given on line {first.get(packed, '?')}")
+        )
+
+
+def _unknown(plan: Plan, row: Row, column: str, unknown: list[str], key: str) -> None:
+    names = " and ".join(repr(u) for u in unknown)
+    noun = "concepts" if len(unknown) > 1 else "concept"
+    if plan.policy.set_aside:
+        why = f"points at unknown {noun} {names} (not in the bundle, not active in the graph)"
+        plan.set_aside[(row.file, row.line)] = SetAside("unknown_concept", row.file, row.line, key, why)
+    else:
+        plan.problems.append(
+            Problem(
+                "unknown_concept",
+                row.file,
+                row.line,
+                column,
+                f"{key}: unknown {noun} {names}: not in concepts.csv and not active in the graph",
+            )
+        )
+
+
+def _check_links(plan: Plan, cells: Cells, known: _Either) -> None:
+    dups: list[tuple[int, int, str]] = []
+    for row in _rows(plan, LINKS):
+        try:
+            w, title = link_write(row, cells)
+        except RowFault as fault:
+            plan.problems.append(row.problem(fault))
+            continue
+        lesson_id, concept_id = w.key
+        packed = (plan.index("\x00" + lesson_id) << 32) | plan.index(concept_id)
+        if packed in plan.link_keys:
+            dups.append((packed, row.line, f"duplicate lesson link {lesson_id}/{concept_id}"))
+            continue
+        plan.link_keys.add(packed)
+        lesson = plan.lessons.setdefault(lesson_id, LessonPlan())
+        clash = lesson.add(title, row.line, concept_id, w.grounding, w.valid_at)
+        if clash is not None:
+            plan.problems.append(Problem("lesson_title", LINKS, row.line, "lesson_title", clash))
+        if concept_id not in known:
+            _unknown(plan, row, "concept_id", [concept_id], f"lesson link {lesson_id}/{concept_id}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading the graph (compactly)
+
+
+def _open(table: sa.Table, now: datetime) -> sa.ColumnElement[bool]:
+    return sa.and_(
+        table.c.expired_at.is_(None),
+        table.c.op != "retract",
+        sa.or_(table.c.invalid_at.is_(None), table.c.invalid_at > now),
+    )
+
+
+def _stream(conn: Connection, stmt: sa.Select[Any]) -> Iterable[Any]:
+    return conn.execution_options(stream_results=True, yield_per=20_000).execute(stmt)
+
+
+def _active_concepts(conn: Connection, now: datetime) -> set[str]:
+    c = schema.concepts
+    return {cid for (cid,) in _stream(conn, sa.select(c.c.concept_id).where(_open(c, now)))}
+
+
+def _stored_prerequisites(
+    conn: Connection, plan: Plan, now: datetime, arcs: list[Arc], arc_keys: dict[int, int], closed: set[int]
+) -> int:
+    """Add the stored open prerequisite edges to ``arcs`` (not removable); return how many.
+
+    A stored edge the bundle restates is the same arc (and so not removable); one the bundle
+    closes is left out, as the import will close it.
+    """
+    e = schema.concept_edges
+    stmt = sa.select(e.c.source_id, e.c.target_id).where(e.c.relation == PREREQUISITE, _open(e, now))
+    n = 0
+    for source_id, target_id in _stream(conn, stmt):
+        s, t = plan.index(source_id), plan.index(target_id)
+        pair = (s << 32) | t
+        if pair in closed:
+            continue
+        i = arc_keys.get(pair)
+        if i is not None:
+            a = arcs[i]
+            arcs[i] = Arc(a.source, a.target, a.line, a.confidence, False)
+            continue
+        arcs.append(Arc(s, t, 0, 1.0, False))
+        n += 1
+    return n
+
+
+def _mutual_pairs(plan: Plan, arcs: list[Arc], arc_keys: dict[int, int]) -> None:
+    """Turn each mutual pair of new bundle prerequisite rows into one planned related edge."""
+    done: set[int] = set()
+    pairs: list[tuple[int, int]] = []
+    for i in sorted(arc_keys.values(), key=lambda i: arcs[i].line):
+        a = arcs[i]
+        back = arc_keys.get((a.target << 32) | a.source)
+        if back is None or i in done or not (a.removable and arcs[back].removable):
+            continue
+        done.update((i, back))
+        pairs.append((i, back))
+    for i, j in pairs:
+        a, b = arcs[i], arcs[j]
+        x, y = sorted((plan.names[a.source], plan.names[a.target]))
+        keep = a if (a.confidence, -a.line) >= (b.confidence, -b.line) else b
+        already = plan.edge_packed(x, y, RELATED) in plan.edge_keys
+        result = "the bundle relates them already" if already else f"kept as {x}>{RELATED}>{y}"
+        for arc, other in ((a, b), (b, a)):
+            key = edge_key(plan.names[arc.source], plan.names[arc.target], PREREQUISITE)
+            why = f"mutual prerequisite with line {other.line} (each said to come before the other); {result}"
+            plan.set_aside[(EDGES, arc.line)] = SetAside("mutual", EDGES, arc.line, key, why)
+        if not already:
+            plan.related[keep.line] = (x, y)
+        arcs[i] = arcs[j] = Arc(-1, -1, 0, 0.0, False)  # gone from the graph
+
+
+def _cycles(plan: Plan, arcs: list[Arc]) -> None:
+    live = [a for a in arcs if a.source >= 0]
+    for cycle in break_cycles(live):
+        path = [live[i] for i in cycle.arcs]
+        # Shown from its smallest id, so the text does not depend on where the search started
+        # (a re-import then records the same reason and writes nothing new).
+        first = min(range(len(path)), key=lambda k: plan.names[path[k].source])
+        path = path[first:] + path[:first]
+        ids = [plan.names[path[0].source], *(plan.names[a.target] for a in path)]
+        victim = live[cycle.removed]
+        shown = " -> ".join(ids)
+        lines = tuple(a.line for a in path if a.line)
+        stored = sum(1 for a in path if not a.line)
+        stored_note = f" (stored edges on it: {stored})" if stored else ""
+        if plan.policy.set_aside:
+            why = (
+                f"closes prerequisite cycle {shown} ({EDGES} lines {', '.join(map(str, lines))}); "
+                f"lowest confidence on it ({victim.confidence:g}), latest line on ties"
+            )
+            key = edge_key(plan.names[victim.source], plan.names[victim.target], PREREQUISITE)
+            plan.set_aside[(EDGES, victim.line)] = SetAside("cycle", EDGES, victim.line, key, why, tuple(ids))
+        else:
+            plan.problems.append(
+                Problem(
+                    "cycle",
+                    EDGES,
+                    victim.line,
+                    "target_id",
+                    f"prerequisite cycle {shown}{stored_note}; --set-aside would set aside line "
+                    f"{victim.line} (confidence {victim.confidence:g}, the lowest on the cycle)",
+                    lines,
+                )
+            )
+
+
+# ---------------------------------------------------------------------------------------------
+# The report
+
+
+def format_problems(problems: Sequence[Problem], *, limit: int = 50, bundle: str | None = None) -> str:
+    """A report of ``problems`` grouped by kind with a summary count; at most ``limit`` are
+    printed in all, the rest of each kind counted."""
+    rank = {k: i for i, k in enumerate(KIND_ORDER)}
+    counts = Counter(p.kind for p in problems)
+    kinds = sorted(counts, key=lambda k: rank.get(k, len(rank)))
+    n = len(problems)
+    head = f"bundle {bundle!r} refused: " if bundle else "refused: "
+    out = [f"{head}{n} problem{'s' * (n != 1)}, nothing was written"]
+    out.append("  by kind: " + ", ".join(f"{k} {counts[k]}" for k in kinds))
+    budget = limit
+    for kind in kinds:
+        group = [p for p in problems if p.kind == kind]
+        if budget <= 0:
+            out.append(f"{kind} ({len(group)}): not shown")
+            continue
+        out.append(f"{kind} ({len(group)}):")
+        out += [f"  {p}" for p in group[:budget]]
+        if len(group) > budget:
+            out.append(f"  ... and {len(group) - budget} more not shown")
+        budget -= len(group)
+    if n > limit:
+        out.append(f"{n - limit} of {n} problems not shown (--max-problems N, or --format json for all)")
+    return "\n".join(out)
