@@ -6,18 +6,26 @@ One question runs like this (all rules but the I/O live in pure modules):
    None: abstain at once ("no known concept is named"), no model call. The name index is cached
    and rebuilt only when the concepts table changed or the as-of point leaves the time box in
    which no concept version changes state.
-2. **Expand**: one data-plane call (``Expander.neighbours``): active neighbours of the frontier
-   in both directions as of (valid, recorded) time, never an already visited concept. New
-   concepts compete for at most ``frontier_cap`` places per call (``ranking.rank``); every edge
-   between a chosen or already-gathered concept and the frontier joins the evidence. When the
-   focus is a learning-order one (it names ``prerequisite``) and the caller opted in with
-   ``hops_per_round > 1``, the concepts just reached in learning order (``ranking.follows``) are
-   expanded in the same round, up to ``hops_per_round`` data-plane calls in all. The default is
-   1: exactly one data-plane call per round, as the loop's contract says; chaining trades
-   extra reads for fewer model calls on deep "needed before" closures and is measured as a
-   separate variant in the evals.
-   ``unexpanded`` in the request also names expanded concepts some of whose neighbours along
-   the question's relations did not win a place: their neighbourhood is not in the evidence.
+2. **Expand**: exactly one data-plane call per round, of one of two kinds, chosen from the
+   focus by ``walk_order`` (a pure rule the question reading can replace):
+
+   * **walk** (learning-order focus: everything before X, what X unlocks, a path, a study plan):
+     ``Expander.walk`` follows the focused learning relations transitively from the frontier in
+     one recursive statement (``data_plane.walks``), bounded by depth and a row budget. The
+     frontier (the starts) stays capped at ``frontier_cap``; what the walk gathers is evidence,
+     all of it. The walk's boundary (concepts it reached but did not expand) becomes the next
+     frontier. A walk cut by its *row budget* leaves the closure partial: no answer is accepted
+     while that boundary is open (confidence at most ``PARTIAL_CLOSURE``), and the answer's
+     ``closure`` says so.
+   * **one hop** (every other focus): ``Expander.neighbours``, active neighbours of the frontier
+     in both directions as of (valid, recorded) time, never an already visited concept. New
+     concepts compete for at most ``frontier_cap`` places per call (``ranking.rank``); every
+     edge between a chosen or already-gathered concept and the frontier joins the evidence.
+     ``unexpanded`` in the request also names expanded concepts some of whose neighbours along
+     the question's relations did not win a place: their neighbourhood is not in the evidence.
+
+   A concept a walk expanded counts as explored for the walked relations only; a later one-hop
+   round may still expand it for the others.
 3. **Synthesize**: exactly one ``synthesizer.synthesize`` call per round.
 4. **Verify** (``verify``): accepted → answer. Otherwise the confidence is capped below the
    threshold, the focus moves to what was missing, and the next frontier (at most
@@ -25,6 +33,9 @@ One question runs like this (all rules but the I/O live in pure modules):
 5. An empty frontier stops early with no model call ("the graph has nothing more to offer"); after
    ``max_rounds`` the loop abstains with the best partial evidence and the reason. A model that
    stays unavailable (``LLMUnavailable``) also ends in an abstention naming the failure.
+
+A question asking for a study plan or a learning order gets the layered needed-before closure
+as data (``study_plan``, answer key ``study_plan``), with the lessons in force for each concept.
 
 Every answer or abstention is recorded through ``WriteGateway.record_answer`` (when asked) and
 logged ("loop.round" per round, "loop.answer" per question).
@@ -34,7 +45,8 @@ from __future__ import annotations
 
 import time
 import uuid
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, Final
 
@@ -46,7 +58,15 @@ from control_plane.evidence import EvidenceGraph, edge_ref
 from control_plane.planning.answer import Answer, RoundTrace
 from control_plane.planning.expansion import Expander, ReaderExpander
 from control_plane.planning.ranking import follows, rank, relations_named
-from control_plane.planning.verify import verify
+from control_plane.planning.study_plan import (
+    StudyPlan,
+    asks_for_study_plan,
+    known_concepts,
+    needs_from_edges,
+    study_plan,
+)
+from control_plane.planning.verify import Verdict, verify
+from control_plane.planning.walk_order import WalkOrder, walk_order
 from control_plane.synthesizers.base import Draft, Focus, SynthesisRequest, Synthesizer, Usage
 from control_plane.understanding.names import NameIndex
 from data_plane import schema
@@ -55,16 +75,19 @@ from data_plane.errors import InputError
 from data_plane.gateway import WriteGateway
 from data_plane.reads import GraphReader
 from data_plane.records import Concept, Grounding, Neighbour
-from data_plane.relations import PREREQUISITE
 from data_plane.temporal import AsOf
+from data_plane.walks import Walk, lessons_for
 
-__all__ = ["MAX_QUESTION_CHARS", "NOTHING_MORE", "NO_SEED", "Planner"]
+__all__ = ["MAX_QUESTION_CHARS", "NOTHING_MORE", "NO_SEED", "PARTIAL", "PARTIAL_CLOSURE", "Planner"]
 
 # The same limit as the HTTP API: longer text is refused before any work (and keeps the
 # memoised normalisation in ``seeding`` small).
 MAX_QUESTION_CHARS: Final = 2000
 NO_SEED = "no known concept is named"
 NOTHING_MORE = "the graph has nothing more to offer"
+PARTIAL = "the closure is partial: a walk stopped at its row budget"
+# The confidence an answer over a partial closure may keep at most.
+PARTIAL_CLOSURE: Final = 0.7
 
 log = structlog.get_logger(__name__)
 
@@ -153,12 +176,11 @@ class Planner:
         max_rounds: int = 4,
         frontier_cap: int = 12,
         threshold: float = 0.80,
-        hops_per_round: int = 1,
+        walks: bool = True,
+        walk_order: Callable[[Focus, str], WalkOrder | None] = walk_order,
     ) -> None:
-        if max_rounds < 1 or frontier_cap < 1 or hops_per_round < 1 or not 0.0 < threshold <= 1.0:
-            raise InputError(
-                "max_rounds, frontier_cap and hops_per_round must be >= 1 and threshold in (0, 1]"
-            )
+        if max_rounds < 1 or frontier_cap < 1 or not 0.0 < threshold <= 1.0:
+            raise InputError("max_rounds and frontier_cap must be >= 1 and threshold in (0, 1]")
         if store is None:
             store = ReaderExpander(reader)
         self.reader = reader
@@ -169,7 +191,8 @@ class Planner:
         self.max_rounds = max_rounds
         self.frontier_cap = frontier_cap
         self.threshold = threshold
-        self.hops_per_round = hops_per_round
+        self.walks = walks
+        self.walk_order = walk_order
         self._cache: _IndexEntry | None = None
         self.index_builds = 0  # how often the name index was (re)built; for tests and benchmarks
 
@@ -232,7 +255,11 @@ class Planner:
         asked = relations_named(question)  # the relations the question needs, fixed per question
         focus = Focus(relations=asked)
         frontier = list(evidence.seeds)
-        visited: set[str] = set()
+        visited: set[str] = set()  # expanded one hop, every relation
+        walked: set[str] = set()  # expanded by a walk, along the walked relations
+        budget_open: set[str] = set()  # boundary of walks cut by their row budget
+        walks = 0
+        last_order: WalkOrder | None = None
         # Gathered but not yet expanded concepts, with the neighbour record that reached them.
         pending: dict[str, Neighbour] = {}
         # Neighbours seen but not chosen (no place left): they compete again in later rounds,
@@ -248,26 +275,35 @@ class Planner:
                 )
                 reason = self._stopped(best)
                 break
-            added: list[str] = []
-            edges_added: list[str] = []
-            expanded = 0
-            hop = frontier
-            for hop_no in range(self.hops_per_round):
-                found = self.store.neighbours(hop, as_of=point, exclude=visited)
-                visited.update(hop)
-                expanded += len(hop)
-                for cid in hop:
+            order = self.walk_order(focus, question) if self.walks else None
+            if order is not None:
+                last_order = order
+                # A learning-order round: one recursive walk from the frontier gathers the
+                # closure as evidence; the frontier itself stays capped.
+                walk = self.store.walk(
+                    frontier,
+                    as_of=point,
+                    direction=order.direction,
+                    relations=order.relations,
+                    max_depth=order.max_depth,
+                    budget=order.budget,
+                    exclude=walked,
+                )
+                added, edges_added = self._gather(evidence, walk, pending, reserve)
+                walked.update(frontier, walk.expanded)
+                for cid in walked:
                     pending.pop(cid, None)
-                new, new_edges = self._grow(evidence, found, focus, question, pending, reserve)
-                added += new
-                edges_added += new_edges
-                # A learning-order question follows its chain further before asking the model:
-                # concepts just reached in learning order are expanded in the same round.
-                if PREREQUISITE not in focus.relations or hop_no + 1 >= self.hops_per_round:
-                    break
-                hop = [c for c in new if follows(pending[c], focus.relations)][: self.frontier_cap]
-                if not hop:
-                    break
+                walks += 1
+                if walk.partial:
+                    budget_open |= walk.unexpanded
+                budget_open -= walked
+            else:
+                found = self.store.neighbours(frontier, as_of=point, exclude=visited)
+                visited.update(frontier)
+                for cid in frontier:
+                    pending.pop(cid, None)
+                added, edges_added = self._grow(evidence, found, focus, question, pending, reserve)
+            expanded = len(frontier)
             # An expanded concept whose relevant neighbours did not all win a place is not fully
             # in the evidence: the synthesizer must not treat it as explored.
             incomplete = {n.from_id for ns in reserve.values() for n in ns if follows(n, asked)}
@@ -278,7 +314,7 @@ class Planner:
                 round_no=round_no,
                 max_rounds=self.max_rounds,
                 as_of=point,
-                unexpanded=frozenset((set(evidence.concepts) - visited) | incomplete),
+                unexpanded=frozenset((set(evidence.concepts) - visited - walked) | incomplete),
             )
             unavailable: LLMUnavailable | None = None
             try:
@@ -289,6 +325,13 @@ class Planner:
                 unavailable = exc
                 draft = Draft("", 0.0, (), (), "", focus, Usage(calls=max(1, exc.attempts)), error=str(exc))
             verdict = verify(draft, evidence, threshold=self.threshold)
+            if verdict.accepted and budget_open:
+                # A walk stopped at its row budget: the closure is partial whatever the draft says.
+                verdict = Verdict(
+                    False,
+                    min(verdict.confidence, PARTIAL_CLOSURE),
+                    f"{PARTIAL} ({len(budget_open)} concepts on its boundary)",
+                )
             if verdict.accepted:
                 accepted = draft
                 decision = "answer"
@@ -315,6 +358,11 @@ class Planner:
             if accepted is not None:
                 break
             focus = self._next_focus(draft, verdict.unknown_concepts, verdict.unknown_edges)
+            if budget_open and not set(focus.concept_ids) & budget_open:
+                relations = (*focus.relations, *(last_order.relations if last_order else ()))
+                focus = Focus(
+                    tuple(dict.fromkeys(relations)), tuple(sorted(budget_open)), f"continue: {PARTIAL}"
+                )
             frontier = [
                 n.concept.concept_id for n in rank(pending.values(), focus, question, limit=self.frontier_cap)
             ]
@@ -331,6 +379,18 @@ class Planner:
         answer = self._answer(
             answer_id, question, accepted, best, reason, evidence, point, traces, created_at, started
         )
+        if walks:
+            answer.extra["closure"] = {
+                "walks": walks,
+                "partial": bool(budget_open),
+                "open": sorted(budget_open),
+            }
+        if seeds and asks_for_study_plan(question):
+            unexplored = set(evidence.concepts) - visited - walked
+            plan = self._study_plan(question, evidence, point, unexplored | budget_open)
+            answer.extra["study_plan"] = plan.to_dict()
+            if not answer.abstained:
+                answer = replace(answer, text=f"{answer.text} {plan.text(self._names(evidence))}".strip())
         if record:
             self._record(answer)
         log.info(
@@ -374,6 +434,48 @@ class Planner:
             added.append(cid)
             reached.extend(reserve.pop(cid))
         edges_added = []
+        for n in reached:
+            if evidence.add_edge(n.edge):
+                edges_added.append(edge_ref(n.edge))
+        return added, edges_added
+
+    def _study_plan(
+        self, question: str, evidence: EvidenceGraph, point: AsOf, unexplored: set[str]
+    ) -> StudyPlan:
+        """The plan for the first concept the question names that the learner does not know."""
+        matches = [(m.concept_id, m.start) for m in self.name_index(point).index.matches(question)]
+        known = set(known_concepts(question, matches))
+        named = [cid for cid, _ in sorted(matches, key=lambda m: m[1]) if cid in evidence.seeds]
+        subject = next((c for c in (*named, *evidence.seeds) if c not in known), evidence.seeds[0])
+        needs = needs_from_edges((e.source_id, e.target_id, e.relation) for e in evidence.edges.values())
+        draft = study_plan(subject, needs, known=known)
+        lessons = lessons_for(self.reader.engine, draft.concepts, as_of=point) if draft.concepts else {}
+        complete = not ({subject, *draft.concepts} & unexplored)
+        return study_plan(subject, needs, known=known, lessons=lessons, complete=complete)
+
+    @staticmethod
+    def _names(evidence: EvidenceGraph) -> dict[str, str]:
+        return {cid: c.name for cid, c in evidence.concepts.items()}
+
+    @staticmethod
+    def _gather(
+        evidence: EvidenceGraph,
+        walk: Walk,
+        pending: dict[str, Neighbour],
+        reserve: dict[str, list[Neighbour]],
+    ) -> tuple[list[str], list[str]]:
+        """Add everything a walk gathered to the evidence (concepts are not capped: the walk's
+        bounds are its depth and row budget); its unexpanded boundary becomes pending."""
+        added: list[str] = []
+        edges_added: list[str] = []
+        reached = list(walk.neighbours)
+        for n in walk.neighbours:
+            cid = n.concept.concept_id
+            if evidence.add_concept(n.concept):
+                added.append(cid)
+                reached.extend(reserve.pop(cid, ()))
+            if cid in walk.unexpanded:
+                pending.setdefault(cid, n)
         for n in reached:
             if evidence.add_edge(n.edge):
                 edges_added.append(edge_ref(n.edge))
