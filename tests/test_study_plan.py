@@ -8,12 +8,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sqlalchemy.engine import Engine
 
+from control_plane.learning_order import needs_from_edges
 from control_plane.planning.graph_store import SQLPropertyGraphStore
 from control_plane.planning.loop import Planner
 from control_plane.planning.study_plan import (
     asks_for_study_plan,
     known_concepts,
-    needs_from_edges,
     study_plan,
 )
 from control_plane.synthesizers.offline import OfflineSynthesizer

@@ -55,6 +55,7 @@ import structlog
 
 from control_plane.errors import LLMUnavailable
 from control_plane.evidence import EvidenceGraph, edge_ref
+from control_plane.learning_order import needs_from_edges
 from control_plane.planning.answer import Answer, RoundTrace
 from control_plane.planning.expansion import Expander, ReaderExpander
 from control_plane.planning.ranking import follows, rank, relations_named
@@ -62,7 +63,6 @@ from control_plane.planning.study_plan import (
     StudyPlan,
     asks_for_study_plan,
     known_concepts,
-    needs_from_edges,
     study_plan,
 )
 from control_plane.planning.verify import Verdict, verify

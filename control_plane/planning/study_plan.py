@@ -17,27 +17,26 @@
   question's time, ``data_plane.walks.lessons_for``).
 
 ``needs`` maps a concept to the concepts needed immediately before it (prerequisite sources into
-it, builds_on targets out of it): :func:`needs_from_edges` builds it from evidence edges.
+it, builds_on targets out of it): ``control_plane.learning_order.needs_from_edges`` builds it from
+evidence edges, and its ``layers`` does the ordering.
 :func:`asks_for_study_plan` and :func:`known_concepts` read the two things a question may say:
 that it wants a plan or an order, and which concepts the learner already knows.
 """
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from control_plane.learning_order import closure, layers
 from control_plane.understanding.names import normalise
-from data_plane.relations import BUILDS_ON, PREREQUISITE
 
 __all__ = [
     "PlanStep",
     "StudyPlan",
     "asks_for_study_plan",
     "known_concepts",
-    "needs_from_edges",
     "study_plan",
 ]
 
@@ -86,28 +85,6 @@ def known_concepts(question: str, matches: Iterable[tuple[str, int]]) -> tuple[s
         return ()
     at = min(cues)
     return tuple(dict.fromkeys(cid for cid, pos in sorted(matches, key=lambda m: m[1]) if pos > at))
-
-
-def needs_from_edges(edges: Iterable[tuple[str, str, str]]) -> dict[str, set[str]]:
-    """``(source, target, relation)`` edges → concept → concepts needed immediately before it."""
-    needs: dict[str, set[str]] = {}
-    for source, target, relation in edges:
-        if relation == PREREQUISITE:
-            needs.setdefault(target, set()).add(source)
-        elif relation == BUILDS_ON:
-            needs.setdefault(source, set()).add(target)
-    return needs
-
-
-def _closure(starts: Iterable[str], needs: Mapping[str, Collection[str]]) -> set[str]:
-    seen: set[str] = set()
-    queue = deque(starts)
-    while queue:
-        for nxt in needs.get(queue.popleft(), ()):
-            if nxt not in seen:
-                seen.add(nxt)
-                queue.append(nxt)
-    return seen
 
 
 @dataclass(frozen=True)
@@ -163,28 +140,17 @@ def study_plan(
     complete: bool = True,
 ) -> StudyPlan:
     """The layered needed-before closure of ``subject`` (module docstring)."""
-    closure = _closure([subject], needs) - {subject}
+    before = closure([subject], needs) - {subject}
     known_set = set(known) - {subject}
-    skipped = (known_set | _closure(known_set, needs)) & closure
-    todo = closure - skipped
-    remaining = {c: set(needs.get(c, ())) & todo for c in todo}
-    layers: list[tuple[PlanStep, ...]] = []
+    skipped = (known_set | closure(known_set, needs)) & before
     lessons = lessons or {}
-    while remaining:
-        ready = sorted(c for c, n in remaining.items() if not n)
-        if not ready:
-            # Only learning-order cycles are left at the bottom: take the cycles that need
-            # nothing outside themselves and learn each one together.
-            reach = {c: _closure([c], remaining) for c in remaining}
-            ready = sorted(c for c in remaining if all(c in reach[d] for d in reach[c]))
-        layers.append(tuple(PlanStep(c, tuple(sorted(lessons.get(c, ())))) for c in ready))
-        for c in ready:
-            del remaining[c]
-        for n in remaining.values():
-            n.difference_update(ready)
+    ordered = tuple(
+        tuple(PlanStep(c, tuple(sorted(lessons.get(c, ())))) for c in layer)
+        for layer in layers(before - skipped, needs)
+    )
     return StudyPlan(
         subject,
-        tuple(layers),
+        ordered,
         known=tuple(sorted(known_set)),
         skipped=tuple(sorted(skipped)),
         complete=complete,
