@@ -196,7 +196,7 @@ class RecordingExpander:
         as_of: AsOf,
         direction: str,
         relations: Collection[str],
-        max_depth: int,
+        max_depth: int | None,
         budget: int,
         exclude: Collection[str] = (),
     ) -> Walk:

@@ -47,7 +47,7 @@ from __future__ import annotations
 import functools
 from collections import deque
 from collections.abc import Collection, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
 import sqlalchemy as sa
@@ -148,7 +148,7 @@ class Walk:
     depths: Mapping[str, int]
     expanded: frozenset[str]
     partial: bool
-    max_depth: int
+    max_depth: int | None
     excluded: frozenset[str] = frozenset()
     neighbours: tuple[Neighbour, ...] = field(default=(), repr=False)
 
@@ -184,42 +184,51 @@ def _step_condition(node: Any, forward: bool, backward: bool) -> sa.ColumnElemen
 
 
 @functools.cache
-def _walk_statement(forward: bool, backward: bool, detail: bool) -> sa.Select[Any]:
-    """Built once per shape and executed with binds (compiled-statement cache)."""
+def _walk_statement(forward: bool, backward: bool, detail: bool, bounded: bool) -> sa.Select[Any]:
+    """Built once per shape and executed with binds (compiled-statement cache). ``bounded``:
+    rows are ``(concept, depth)`` and the depth is bounded; otherwise rows are concepts only,
+    so each concept is expanded exactly once."""
     as_of_valid, as_of_recorded = AS_OF_PARAMS
     starts: sa.BindParameter[list[str]] = sa.bindparam("starts", expanding=True)
     exclude: sa.BindParameter[list[str]] = sa.bindparam("exclude", expanding=True)
     max_depth = sa.bindparam("max_depth", type_=sa.Integer())
     cap = sa.bindparam("cap", type_=sa.Integer())
 
-    anchor = sa.select(C.c.concept_id.label("node"), sa.literal(0, sa.Integer()).label("depth")).where(
+    anchor_cols: list[Any] = [C.c.concept_id.label("node")]
+    if bounded:
+        anchor_cols.append(sa.literal(0, sa.Integer()).label("depth"))
+    anchor = sa.select(*anchor_cols).where(
         C.c.concept_id.in_(starts), in_force(C, as_of_valid, as_of_recorded)
     )
     walk_cte = anchor.cte("walk", recursive=True)
     w = walk_cte.alias("w")
     far = _far(w.c.node)
+    step_cols: list[Any] = [far.label("node")]
+    conditions = [in_force(E, as_of_valid, as_of_recorded), far.not_in(exclude)]
+    if bounded:
+        step_cols.append((w.c.depth + 1).label("depth"))
+        conditions.append(w.c.depth < max_depth)
     step = (
-        sa.select(far.label("node"), (w.c.depth + 1).label("depth"))
+        sa.select(*step_cols)
         .select_from(w.join(E, _step_condition(w.c.node, forward, backward)))
-        .where(w.c.depth < max_depth, in_force(E, as_of_valid, as_of_recorded), far.not_in(exclude))
+        .where(*conditions)
     )
     walk_cte = walk_cte.union(step)
-    capped = sa.select(walk_cte.c.node, walk_cte.c.depth).limit(cap).cte("capped")
-    on = sa.and_(
-        _step_condition(capped.c.node, forward, backward),
-        capped.c.depth < max_depth,
-        in_force(E, as_of_valid, as_of_recorded),
-    )
+    capped = sa.select(*walk_cte.c).limit(cap).cte("capped")
+    depth = capped.c.depth if bounded else sa.literal(0, sa.Integer())
+    on = [_step_condition(capped.c.node, forward, backward), in_force(E, as_of_valid, as_of_recorded)]
+    if bounded:
+        on.append(depth < max_depth)
     columns: list[Any] = [
         capped.c.node,
-        capped.c.depth,
+        depth,
         E.c.version_id,
         E.c.source_id,
         E.c.target_id,
         E.c.relation,
         E.c.confidence,
     ]
-    joined = capped.outerjoin(E, on)
+    joined = capped.outerjoin(E, sa.and_(*on))
     if detail:
         reached = C.alias("reached")
         columns += [col.label(f"e_{col.name}") for col in E.c]
@@ -238,7 +247,7 @@ def walk_statement(
     as_of: AsOf,
     steps: Collection[Step],
     *,
-    max_depth: int = DEFAULT_DEPTH,
+    max_depth: int | None = DEFAULT_DEPTH,
     budget: int = DEFAULT_BUDGET,
     exclude: Collection[str] = (),
     detail: bool = False,
@@ -256,8 +265,12 @@ def walk_statement(
     unknown = sorted({s.relation for s in steps} - set(RELATIONS))
     if unknown:
         raise InputError(f"unknown relation(s) {unknown}", field="relations", value=unknown)
-    if isinstance(max_depth, bool) or not isinstance(max_depth, int) or not 1 <= max_depth <= 64:
-        raise InputError(f"max_depth must be an integer in 1..64, got {max_depth!r}", field="max_depth")
+    if max_depth is not None and (
+        isinstance(max_depth, bool) or not isinstance(max_depth, int) or not 1 <= max_depth <= 64
+    ):
+        raise InputError(
+            f"max_depth must be None or an integer in 1..64, got {max_depth!r}", field="max_depth"
+        )
     if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
         raise InputError(f"budget must be a positive integer, got {budget!r}", field="budget")
     forward = sorted({s.relation for s in steps if s.forward})
@@ -265,15 +278,16 @@ def walk_statement(
     params: dict[str, Any] = {
         "starts": starts,
         "exclude": sorted(set(exclude) - set(starts)),
-        "max_depth": max_depth,
         "cap": budget + 1,
         **as_of.params(),
     }
+    if max_depth is not None:
+        params["max_depth"] = max_depth
     if forward:
         params["forward"] = forward
     if backward:
         params["backward"] = backward
-    return _walk_statement(bool(forward), bool(backward), detail), params
+    return _walk_statement(bool(forward), bool(backward), detail, max_depth is not None), params
 
 
 _THIN: Final = 7
@@ -287,7 +301,7 @@ def walk(
     *,
     as_of: AsOf,
     steps: Collection[Step],
-    max_depth: int = DEFAULT_DEPTH,
+    max_depth: int | None = DEFAULT_DEPTH,
     budget: int = DEFAULT_BUDGET,
     exclude: Collection[str] = (),
     detail: bool = False,
@@ -331,17 +345,41 @@ def walk(
                     from_id=node,
                     direction="out" if source == node else "in",
                 )
+    if max_depth is None:
+        best, depths = _by_least_depth(params["starts"], best, depths)
     ordered = tuple(sorted(best.values(), key=lambda x: (x.depth, x.version_id)))
     return Walk(
         starts=tuple(params["starts"]),
         rows=ordered,
         depths=depths,
-        expanded=frozenset(n for n, d in pairs if d < max_depth),
+        expanded=frozenset(n for n, d in pairs if max_depth is None or d < max_depth),
         partial=len(pairs) > budget,
         max_depth=max_depth,
         excluded=frozenset(params["exclude"]),
         neighbours=tuple(neighbours[x.version_id] for x in ordered if x.version_id in neighbours),
     )
+
+
+def _by_least_depth(
+    starts: Iterable[str], rows: Mapping[int, WalkRow], reached: Mapping[str, int]
+) -> tuple[dict[int, WalkRow], dict[str, int]]:
+    """Depths for an unbounded walk (whose SQL rows carry none): breadth-first from the starts
+    over the gathered rows; concepts reached only past a cut keep no smaller depth than that."""
+    adj: dict[str, list[WalkRow]] = {}
+    for row in rows.values():
+        adj.setdefault(row.from_id, []).append(row)
+    depths = dict.fromkeys(starts, 0)
+    queue = deque(depths)
+    while queue:
+        node = queue.popleft()
+        for row in adj.get(node, ()):
+            if row.to_id not in depths:
+                depths[row.to_id] = depths[node] + 1
+                queue.append(row.to_id)
+    for c in reached:
+        depths.setdefault(c, len(reached))
+    out = {vid: replace(row, depth=depths[row.from_id] + 1) for vid, row in rows.items()}
+    return out, depths
 
 
 def explain_walk(

@@ -177,7 +177,7 @@ def test_no_concept_is_expanded_twice_and_one_call_per_round(
     assert store.walks == [] and store.calls  # the second question is not a learning-order one
 
 
-def _small_walks(depth: int = 16, budget: int = 1000) -> Callable[[Focus, str], WalkOrder | None]:
+def _small_walks(depth: int | None = None, budget: int = 1000) -> Callable[[Focus, str], WalkOrder | None]:
     def order(focus: Focus, question: str) -> WalkOrder | None:
         found = walk_order(focus, question)
         return None if found is None else WalkOrder(found.direction, found.relations, depth, budget)

@@ -125,6 +125,29 @@ def test_excluded_concepts_are_reached_but_not_walked(
     assert w.reached == {"n4", "n3"} and w.complete
 
 
+def test_an_unbounded_walk_expands_each_concept_once(
+    gateway: WriteGateway, engine: Engine, reader: GraphReader
+) -> None:
+    """Without a depth bound the walk's rows are concepts, each expanded once; depths are still least."""
+    build_graph(
+        gateway,
+        ["a", "b", "c", "d"],
+        [
+            ("b", "a", "prerequisite"),
+            ("c", "b", "prerequisite"),
+            ("c", "a", "prerequisite"),
+            ("d", "c", "prerequisite"),
+        ],
+    )
+    w = walk(engine, ["a"], as_of=reader.as_of(), steps=BEFORE, max_depth=None)
+    assert dict(w.depths) == {"a": 0, "b": 1, "c": 1, "d": 2} and w.complete
+    assert {r.version_id: r.depth for r in w.rows} == {
+        r.version_id: w.depths[r.to_id] if r.from_id != "b" else 2 for r in w.rows
+    }
+    cut = walk(engine, ["a"], as_of=reader.as_of(), steps=BEFORE, max_depth=None, budget=1)
+    assert cut.partial and not cut.complete and cut.unexpanded
+
+
 def test_cycles_through_builds_on_terminate(
     gateway: WriteGateway, engine: Engine, reader: GraphReader
 ) -> None:
@@ -241,6 +264,10 @@ def test_walk_equals_networkx_within_depth(
             assert deeper <= w.unexpanded
 
     check(AsOf(clock.now, clock.now), edges)
+    g = _before_graph(edges)
+    g.add_nodes_from(ids)
+    unbounded = walk(engine, starts, as_of=AsOf(clock.now, clock.now), steps=BEFORE, max_depth=None)
+    assert dict(unbounded.depths) == nx.multi_source_dijkstra_path_length(g, starts) and unbounded.complete
     clock.advance(timedelta(days=1))
     for s, t, rel in dropped:
         gateway.invalidate_edge(s, t, rel, grounding=grounding("dropped"))

@@ -41,7 +41,7 @@ class Expander(Protocol):
         as_of: AsOf,
         direction: str,
         relations: Collection[str],
-        max_depth: int,
+        max_depth: int | None,
         budget: int,
         exclude: Collection[str] = (),
     ) -> Walk: ...
@@ -74,7 +74,7 @@ class ReaderExpander:
         as_of: AsOf,
         direction: str,
         relations: Collection[str],
-        max_depth: int,
+        max_depth: int | None,
         budget: int,
         exclude: Collection[str] = (),
     ) -> Walk:

@@ -26,7 +26,9 @@ from data_plane.walks import NEEDED_BEFORE, UNLOCKS
 
 __all__ = ["WALK_BUDGET", "WALK_DEPTH", "WalkOrder", "walk_order"]
 
-WALK_DEPTH: Final = 16
+# No depth bound by default: a walk then expands each concept exactly once, and its row budget
+# bounds the work.
+WALK_DEPTH: Final[int | None] = None
 WALK_BUDGET: Final = 1000
 _LEARNING: Final = (PREREQUISITE, BUILDS_ON)
 _UNLOCK_CUES: Final = frozenset({"unlock", "unlocked", "enable", "enabled"})
@@ -35,11 +37,11 @@ _UNLOCK_CUES: Final = frozenset({"unlock", "unlocked", "enable", "enabled"})
 @dataclass(frozen=True)
 class WalkOrder:
     """One round's walk: the learning ``direction`` (``needed_before`` or ``unlocks``), the
-    relations to follow, and its bounds (steps deep, walk rows)."""
+    relations to follow, and its bounds (steps deep or None, walk rows)."""
 
     direction: str
     relations: tuple[str, ...]
-    max_depth: int = WALK_DEPTH
+    max_depth: int | None = WALK_DEPTH
     budget: int = WALK_BUDGET
 
 
