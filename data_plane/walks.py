@@ -20,12 +20,16 @@ its target, backward from its target to its source. Learning order (``data_plane
 "needed before X" (:data:`NEEDED_BEFORE`) steps backward along prerequisite edges and forward
 along builds_on edges; "what X unlocks" (:data:`UNLOCKS`) is the reverse.
 
-Termination and revisits. SQL cannot keep a global visited set inside a recursive CTE (neither
-engine lets the recursive term read the work table twice), so the walk deduplicates on
-``(concept, depth)`` (``UNION``): a concept is expanded at most once per distinct depth at which
-it is reached, so the work is bounded by ``reached concepts x max_depth`` rows, on any graph,
-cycles included (a builds_on/prerequisite mix may close one; the gateway only keeps
-prerequisite edges acyclic). Each concept's reported depth is its minimum.
+Termination and revisits. ``UNION`` (not ``UNION ALL``) drops every row the walk already
+produced, so nothing is expanded twice and the walk ends on any graph, cycles included (a
+builds_on/prerequisite mix may close one; the gateway only keeps prerequisite edges acyclic).
+Without a depth bound (``max_depth=None``, what the planner uses) rows are concepts alone, so
+each concept is expanded **exactly once**; depths are then recomputed breadth-first from the
+rows in Python. With a depth bound rows must carry the depth, and SQL cannot keep a global
+visited set inside a recursive CTE (neither engine lets the recursive term read the work table
+twice), so a concept is expanded at most once per distinct depth at which it is reached: the
+work stays bounded by ``reached concepts x max_depth`` rows. Either way each concept's reported
+depth is its least.
 
 Budget. ``capped`` reads at most ``budget + 1`` walk rows; both engines produce recursive rows
 lazily in breadth-first order, so a big closure costs about ``budget`` rows of work, not the
@@ -360,22 +364,28 @@ def walk(
     )
 
 
+def _distances(starts: Iterable[str], rows: Iterable[WalkRow]) -> dict[str, int]:
+    """Breadth-first step counts from ``starts`` along the rows (from_id -> to_id)."""
+    adj: dict[str, list[WalkRow]] = {}
+    for row in rows:
+        adj.setdefault(row.from_id, []).append(row)
+    dist = dict.fromkeys(starts, 0)
+    queue = deque(dist)
+    while queue:
+        node = queue.popleft()
+        for row in adj.get(node, ()):
+            if row.to_id not in dist:
+                dist[row.to_id] = dist[node] + 1
+                queue.append(row.to_id)
+    return dist
+
+
 def _by_least_depth(
     starts: Iterable[str], rows: Mapping[int, WalkRow], reached: Mapping[str, int]
 ) -> tuple[dict[int, WalkRow], dict[str, int]]:
     """Depths for an unbounded walk (whose SQL rows carry none): breadth-first from the starts
     over the gathered rows; concepts reached only past a cut keep no smaller depth than that."""
-    adj: dict[str, list[WalkRow]] = {}
-    for row in rows.values():
-        adj.setdefault(row.from_id, []).append(row)
-    depths = dict.fromkeys(starts, 0)
-    queue = deque(depths)
-    while queue:
-        node = queue.popleft()
-        for row in adj.get(node, ()):
-            if row.to_id not in depths:
-                depths[row.to_id] = depths[node] + 1
-                queue.append(row.to_id)
+    depths = _distances(starts, rows.values())
     for c in reached:
         depths.setdefault(c, len(reached))
     out = {vid: replace(row, depth=depths[row.from_id] + 1) for vid, row in rows.items()}
@@ -422,17 +432,7 @@ def shortest_paths(w: Walk, start: str, goal: str, *, limit: int = 16) -> Paths:
     """
     if goal not in w.starts:
         raise InputError(f"the walk did not start from {goal!r}", field="goal", value=goal)
-    adj: dict[str, list[WalkRow]] = {}
-    for row in w.rows:
-        adj.setdefault(row.from_id, []).append(row)
-    dist = {goal: 0}
-    queue = deque([goal])
-    while queue:
-        node = queue.popleft()
-        for row in adj.get(node, ()):
-            if row.to_id not in dist:
-                dist[row.to_id] = dist[node] + 1
-                queue.append(row.to_id)
+    dist = _distances([goal], w.rows)
     if start not in dist or start == goal:
         open_ = w.unexpanded | ({goal} if w.partial else set())
         return Paths(start, goal, (), None, proven=not open_ and not w.partial)
