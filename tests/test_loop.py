@@ -451,3 +451,22 @@ def test_oversized_question_is_refused(lreader: GraphReader, loop_clock: ManualC
     with pytest.raises(InputError):
         planner(lreader, synth, loop_clock).ask("what before rag? " + "x" * MAX_QUESTION_CHARS, record=False)
     assert synth.calls == 0
+
+
+def test_a_path_of_length_eight_is_found_in_one_walk(
+    lgateway: WriteGateway, lreader: GraphReader, loop_clock: ManualClock
+) -> None:
+    """How node0 leads to node8 (distance 8, with a longer detour beside it) is answered in one
+    round with the shortest path's edges cited."""
+    ids = chain(lgateway, 9)
+    build_graph(
+        lgateway,
+        ["detour1", "detour2"],
+        [("node0", "detour1", "prerequisite"), ("detour1", "detour2", "prerequisite")],
+    )
+    store = RecordingExpander(SQLPropertyGraphStore(lreader))
+    answer = planner(lreader, OfflineSynthesizer(), loop_clock, store=store).ask(
+        "How does node0 lead to node8?", record=False
+    )
+    assert not answer.abstained and len(answer.rounds) == 1 and len(store.walks) == 1
+    assert list(answer.cited_concept_ids) == ids and len(answer.cited_edges) == 8
