@@ -353,9 +353,16 @@ def _layered(gateway: WriteGateway, engine: Engine) -> None:
 
 
 def test_walk_plan_uses_the_edge_indexes(gateway: WriteGateway, engine: Engine, reader: GraphReader) -> None:
-    """Every step of the walk enters concept_edges through an index on the end it leaves from."""
+    """Every step of the walk, bounded or not, enters concept_edges through an index on the end it
+    leaves from."""
     _layered(gateway, engine)
-    plan = "\n".join(explain_walk(engine, ["c0500", "c0400"], reader.as_of()))
+    for depth in (16, None):
+        _assert_indexed(
+            "\n".join(explain_walk(engine, ["c0500", "c0400"], reader.as_of(), max_depth=depth)), engine
+        )
+
+
+def _assert_indexed(plan: str, engine: Engine) -> None:
     if engine.dialect.name == "sqlite":
         assert "SEARCH concept_edges USING INDEX ix_concept_edges_key_recorded (source_id=?)" in plan
         assert "SEARCH concept_edges USING INDEX ix_concept_edges_target_recorded (target_id=?" in plan
