@@ -51,7 +51,7 @@ from __future__ import annotations
 import functools
 from collections import deque
 from collections.abc import Collection, Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 import sqlalchemy as sa
@@ -324,34 +324,44 @@ def walk(
         rows = conn.execute(stmt, params).all()
     pairs: set[tuple[str, int]] = set()
     depths: dict[str, int] = {}
-    best: dict[int, WalkRow] = {}
+    # version id -> (source, target, relation, confidence, from, to, depth of from); least depth
+    taken: dict[int, tuple[str, str, str, float, str, str, int]] = {}
     neighbours: dict[int, Neighbour] = {}
     for r in rows:
         node, depth = r[0], int(r[1])
         pairs.add((node, depth))
-        depths[node] = min(depth, depths.get(node, depth))
+        if depth < depths.get(node, depth + 1):
+            depths[node] = depth
         if r[2] is None:
             continue
         vid, source, target = int(r[2]), r[3], r[4]
         to = target if source == node else source
-        row = WalkRow(vid, source, target, r[5], float(r[6]), depth + 1, node, to)
-        depths[to] = min(depth + 1, depths.get(to, depth + 1))
-        if vid not in best or row.depth < best[vid].depth:
-            best[vid] = row
-            if detail:
-                concept = r[_THIN + len(_E_COLS) :]
-                if concept[0] is None:  # the reached concept is not in force: not a step
-                    del best[vid]
-                    continue
-                neighbours[vid] = Neighbour(
-                    edge=edge_from_row(dict(zip(_E_COLS, r[_THIN : _THIN + len(_E_COLS)], strict=True))),
-                    concept=concept_from_row(dict(zip(_C_COLS, concept, strict=True))),
-                    from_id=node,
-                    direction="out" if source == node else "in",
-                )
+        if to not in depths or depth + 1 < depths[to]:
+            depths[to] = depth + 1
+        if vid in taken and taken[vid][6] <= depth:
+            continue
+        if detail:
+            concept = r[_THIN + len(_E_COLS) :]
+            if concept[0] is None:  # the reached concept is not in force: not a step
+                continue
+            neighbours[vid] = Neighbour(
+                edge=edge_from_row(dict(zip(_E_COLS, r[_THIN : _THIN + len(_E_COLS)], strict=True))),
+                concept=concept_from_row(dict(zip(_C_COLS, concept, strict=True))),
+                from_id=node,
+                direction="out" if source == node else "in",
+            )
+        taken[vid] = (source, target, r[5], float(r[6]), node, to, depth)
     if max_depth is None:
-        best, depths = _by_least_depth(params["starts"], best, depths)
-    ordered = tuple(sorted(best.values(), key=lambda x: (x.depth, x.version_id)))
+        # Unbounded rows carry no depth: least depths come breadth-first from the starts.
+        found = _distances(params["starts"], ((t[4], t[5]) for t in taken.values()))
+        depths = {c: found.get(c, len(depths)) for c in depths}
+        taken = {vid: (*t[:6], depths[t[4]]) for vid, t in taken.items()}
+    ordered = tuple(
+        sorted(
+            (WalkRow(vid, t[0], t[1], t[2], t[3], t[6] + 1, t[4], t[5]) for vid, t in taken.items()),
+            key=lambda x: (x.depth, x.version_id),
+        )
+    )
     return Walk(
         starts=tuple(params["starts"]),
         rows=ordered,
@@ -364,32 +374,20 @@ def walk(
     )
 
 
-def _distances(starts: Iterable[str], rows: Iterable[WalkRow]) -> dict[str, int]:
-    """Breadth-first step counts from ``starts`` along the rows (from_id -> to_id)."""
-    adj: dict[str, list[WalkRow]] = {}
-    for row in rows:
-        adj.setdefault(row.from_id, []).append(row)
+def _distances(starts: Iterable[str], steps: Iterable[tuple[str, str]]) -> dict[str, int]:
+    """Breadth-first step counts from ``starts`` along ``(from, to)`` steps."""
+    adj: dict[str, list[str]] = {}
+    for a, b in steps:
+        adj.setdefault(a, []).append(b)
     dist = dict.fromkeys(starts, 0)
     queue = deque(dist)
     while queue:
         node = queue.popleft()
-        for row in adj.get(node, ()):
-            if row.to_id not in dist:
-                dist[row.to_id] = dist[node] + 1
-                queue.append(row.to_id)
+        for nxt in adj.get(node, ()):
+            if nxt not in dist:
+                dist[nxt] = dist[node] + 1
+                queue.append(nxt)
     return dist
-
-
-def _by_least_depth(
-    starts: Iterable[str], rows: Mapping[int, WalkRow], reached: Mapping[str, int]
-) -> tuple[dict[int, WalkRow], dict[str, int]]:
-    """Depths for an unbounded walk (whose SQL rows carry none): breadth-first from the starts
-    over the gathered rows; concepts reached only past a cut keep no smaller depth than that."""
-    depths = _distances(starts, rows.values())
-    for c in reached:
-        depths.setdefault(c, len(reached))
-    out = {vid: replace(row, depth=depths[row.from_id] + 1) for vid, row in rows.items()}
-    return out, depths
 
 
 def explain_walk(
@@ -432,7 +430,7 @@ def shortest_paths(w: Walk, start: str, goal: str, *, limit: int = 16) -> Paths:
     """
     if goal not in w.starts:
         raise InputError(f"the walk did not start from {goal!r}", field="goal", value=goal)
-    dist = _distances([goal], w.rows)
+    dist = _distances([goal], ((r.from_id, r.to_id) for r in w.rows))
     if start not in dist or start == goal:
         open_ = w.unexpanded | ({goal} if w.partial else set())
         return Paths(start, goal, (), None, proven=not open_ and not w.partial)
