@@ -6,15 +6,21 @@ as an approximation of DeepSeek's own tokenizer, which is not available offline.
 
 from __future__ import annotations
 
+import json
 import random
 import re
 from datetime import UTC, datetime
+from typing import Any
 
+import httpx
+from fake_deepseek import completion
 from llama_index.core.utils import get_tokenizer
 
 from control_plane.evidence import EvidenceGraph
 from control_plane.learning_order import needs_from_edges
+from control_plane.settings import LLMSettings, Secret
 from control_plane.synthesizers.base import Focus
+from control_plane.synthesizers.deepseek import DeepSeekSynthesizer
 from control_plane.synthesizers.prompts import build_closure_messages, build_messages, closure_evidence
 from control_plane.testing import make_concept, make_request
 from data_plane.records import Edge, Grounding, Stamp
@@ -105,3 +111,27 @@ def test_weak_edges_and_other_relations_are_kept() -> None:
     ev.add_edge(Edge("c", "b", "part_of", g, Stamp(8, "assert", T0, None, T0, None, None)))
     text = closure_evidence(ev)
     assert "b: a=e7?" in text and "OTHER EDGES:\ne8 c>part_of>b" in text
+
+
+def test_deepseek_sends_the_compact_form_for_a_big_closure_only() -> None:
+    """Over the wire, a 100-concept closure goes in the compact form and a small evidence graph in
+    the full form."""
+    sent: list[dict[str, Any]] = []
+    reply = {"answer": "", "confidence": 0.5, "concept_ids": [], "edge_ids": [], "missing": "more",
+             "next_focus": {"relations": [], "concept_ids": [], "text": ""}}  # fmt: skip
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        sent.append(json.loads(request.content))
+        return httpx.Response(200, json=completion(json.dumps(reply)))
+
+    client = httpx.Client(transport=httpx.MockTransport(handle))
+    synth = DeepSeekSynthesizer(LLMSettings(api_key=Secret("sk-test-0123456789abcdef")), http_client=client)
+    big = closure_of_100()
+    small = EvidenceGraph(seeds=("a",))
+    small.add_concept(make_concept("a"))
+    for ev in (big, small):
+        synth.synthesize(make_request("What comes before it?", ev, focus=Focus(("prerequisite",))))
+    user = [body["messages"][-1]["content"] for body in sent]
+    assert "LEARNING ORDER" in user[0] and "EDGES (edge_id" not in user[0]
+    assert "LEARNING ORDER" not in user[1] and "EDGES (edge_id" in user[1]
+    assert _tokens(sent[0]["messages"]) <= 2000
