@@ -31,12 +31,12 @@ def maps(draw: st.DrawFn) -> tuple[int, list[tuple[int, int, str]]]:
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(graph=maps(), pick=st.integers(0, 29))
-def test_needed_before_is_the_exact_closure_in_at_most_two_rounds(
-    tmp_path: Path, graph: tuple[int, list[tuple[int, int, str]]], pick: int
+@given(graph=maps(), pick=st.integers(0, 29), unlocks=st.booleans())
+def test_learning_order_closures_are_exact_in_at_most_two_rounds(
+    tmp_path: Path, graph: tuple[int, list[tuple[int, int, str]]], pick: int, unlocks: bool
 ) -> None:
-    """ "What do I need to learn before X?" is answered with exactly networkx's ancestors of X,
-    in at most two rounds and two synthesis calls."""
+    """Needed-before questions get exactly networkx's ancestors of X and unlock questions its
+    descendants, in at most two rounds and two synthesis calls."""
     k = next(_graph_no)
     engine = connect(f"sqlite:///{tmp_path}/m{k}.sqlite3")
     migrate(engine)
@@ -50,10 +50,11 @@ def test_needed_before_is_the_exact_closure_in_at_most_two_rounds(
     before.add_nodes_from(ids)
     before.add_edges_from((ids[a], ids[b]) for a, b, _ in raw)  # earlier -> later
     x = ids[pick % n]
+    question = f"What does {x} unlock?" if unlocks else f"What do I need to learn before {x}?"
     answer = Planner(reader, OfflineSynthesizer(), store=SQLPropertyGraphStore(reader), clock=clock).ask(
-        f"What do I need to learn before {x}?", record=False
+        question, record=False
     )
-    expected = nx.ancestors(before, x)
+    expected = nx.descendants(before, x) if unlocks else nx.ancestors(before, x)
     assert not answer.abstained, answer.abstain_reason
     assert len(answer.rounds) <= 2 and answer.llm_calls <= 2
     assert set(answer.cited_concept_ids) == (expected or {x})

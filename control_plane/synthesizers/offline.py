@@ -17,6 +17,9 @@ path            two seeds and "lead to", "path", "chain", "get from", "trace": h
                 edges source→target and builds_on edges target→source (the foundation leads
                 to what builds on it). Other relations and reversed edges never count; no
                 such path means no answer (the loop abstains).
+unlocks         "unlock", "unlocks", "enable", "enables": what X unlocks — everything that
+                needs X, transitively (prerequisite edges out of X, builds_on edges into X;
+                the reverse of "before"); only the immediate ones with "direct"/"immediately"
 before+uses     two seeds, a "before" cue and a "build"/"built"/"foundation"/"use" cue, in
                 either order: what is needed before X (the seed after the "before" cue)
                 intersected with what Y (the other seed) builds on
@@ -108,6 +111,7 @@ _BEFORE: Final = _cues(
     "end at",
 )
 _PREREQ: Final = _cues("prerequisite")
+_UNLOCK: Final = _cues("unlock", "enable")
 _TRANSITIVE: Final = _cues(
     "indirect", "indirectly", "transitive", "transitively", "all the way", "everything", "full", "whole"
 )
@@ -164,7 +168,7 @@ def _at(tokens: tuple[str, ...], cues: Cues, masked: frozenset[int] = frozenset(
 class Intent:
     """What the question asks: a kind, the seeds it is about, and how two answers combine.
 
-    ``kind``: path | before_uses | prereq | before | foundations | built_by | parts | wholes |
+    ``kind``: path | before_uses | prereq | before | after | foundations | built_by | parts | wholes |
     contrasts | related | neighbours | about. ``combine``: "" (one subject), "both"
     (intersection with ``other``'s answer) or "except" (minus ``other``'s answer and ``other``).
     """
@@ -238,6 +242,9 @@ def parse_intent(question: str, seeds_by_position: Mapping[str, int], masked: Co
 
     if second is not None and at(_PATH) >= 0:
         return Intent("path", seeds[0], seeds[1])  # "from A to B", "A leads to B": text order
+    if at(_UNLOCK) >= 0:
+        direct = at(_DIRECT) >= 0 and not transitive
+        return Intent("after", first, other, transitive=not direct, combine=combine)
     if second is not None and before_at >= 0 and max(verb_at, noun_at) >= 0 and not combine:
         # "before X ..., which of those does Y build on": X is the first seed after the cue.
         return Intent("before_uses", first, second, transitive=True)
@@ -286,7 +293,8 @@ class _Walk:
 
 
 def _adjacency(evidence: EvidenceGraph, kind: str) -> dict[str, list[tuple[str, str]]]:
-    """``before``: x → concepts needed immediately before x; ``any``: every edge, undirected."""
+    """``before``: x → concepts needed immediately before x; ``after``: x → concepts that need x
+    immediately; ``any``: every edge, undirected."""
     adj: dict[str, list[tuple[str, str]]] = {}
     for ref, e in sorted(evidence.edges.items(), key=lambda kv: int(kv[0][1:])):
         pairs: list[tuple[str, str]] = []
@@ -296,6 +304,8 @@ def _adjacency(evidence: EvidenceGraph, kind: str) -> dict[str, list[tuple[str, 
             pairs = [(e.target_id, e.source_id)]  # source must be mastered before target
         elif e.relation == BUILDS_ON:
             pairs = [(e.source_id, e.target_id)]  # target is the foundation of source
+        if kind == "after":
+            pairs = [(b, a) for a, b in pairs]
         for a, b in pairs:
             adj.setdefault(a, []).append((b, ref))
     return adj
@@ -369,8 +379,8 @@ class OfflineSynthesizer:
     def _solve(self, request: SynthesisRequest, intent: Intent, x: str) -> _Result:
         """The answer set of ``intent`` for subject ``x`` (one subject, no combination)."""
         ev, unexpanded = request.evidence, request.unexpanded
-        if intent.kind == "before":
-            walk = _bfs(x, _adjacency(ev, "before"), depth=None if intent.transitive else 1)
+        if intent.kind in ("before", "after"):
+            walk = _bfs(x, _adjacency(ev, intent.kind), depth=None if intent.transitive else 1)
             members = frozenset(walk.parent) - {x}
             scope = {x, *members} if intent.transitive else {x}
             edges = {m: tuple(walk.path_edges(m)) for m in members}
@@ -455,6 +465,9 @@ class OfflineSynthesizer:
         if intent.kind == "before":
             how = "everything, transitively" if intent.transitive else "directly"
             return f"Before {names}{both} a learner must master ({how})"
+        if intent.kind == "after":
+            how = "everything, transitively" if intent.transitive else "directly"
+            return f"Mastering {names}{both} unlocks ({how})"
         return {
             "prereq": f"The direct prerequisites{both} of {names}",
             "foundations": f"What {names}{both} build on",
