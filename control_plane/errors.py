@@ -3,6 +3,7 @@
     KGError                      (data_plane.errors)
     └── LLMError                 the model could not give a usable reply
         ├── LLMUnavailable       network error, timeout, 429/5xx after bounded retries (.status, .attempts)
+        │   └── ModelBudgetSpent the server's own cap on model calls per minute is used up (.retry_after)
         └── LLMRejected          400/401/402/422 ...: retrying cannot help (.status)
 
 Malformed *content* (blank, not JSON, wrong types) is not an exception: it becomes a ``Draft``
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 from data_plane.errors import KGError
 
-__all__ = ["LLMError", "LLMRejected", "LLMUnavailable"]
+__all__ = ["LLMError", "LLMRejected", "LLMUnavailable", "ModelBudgetSpent"]
 
 
 class LLMError(KGError):
@@ -32,6 +33,16 @@ class LLMUnavailable(LLMError):
         super().__init__(message)
         self.status = status
         self.attempts = attempts
+
+
+class ModelBudgetSpent(LLMUnavailable):
+    """This server's cap on model calls per minute (``KG_API_MODEL_CALLS_PER_MIN``) is used up.
+
+    No request was sent; ``retry_after`` is the seconds until a call may go ahead."""
+
+    def __init__(self, message: str, *, retry_after: float) -> None:
+        super().__init__(message, status=429, attempts=0)
+        self.retry_after = retry_after
 
 
 class LLMRejected(LLMError):

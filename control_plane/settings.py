@@ -2,20 +2,31 @@
 
 Environment variables:
 
-=========================  ==============================================================  =======================
-variable                   meaning                                                         default
-=========================  ==============================================================  =======================
-KG_DATABASE_URL            SQLAlchemy URL of the graph database                            None (the caller picks)
-KG_SYNTHESIZER             ``offline`` or ``deepseek``                                     deepseek if a key is set
-DEEPSEEK_API_KEY           the DeepSeek API key (kept in a ``Secret``)                     none
-KG_DEEPSEEK_MODEL          a DeepSeek model name (must start with ``deepseek-``)            deepseek-chat
-KG_LLM_BASE_URL            the ONE model gateway URL (DeepSeek, Cloudflare AI Gateway)      https://api.deepseek.com
-CF_AIG_TOKEN               Cloudflare AI Gateway token (``cf-aig-authorization`` header)   none
-KG_LLM_TIMEOUT_S           per-request timeout in seconds                                   30
-KG_LLM_MAX_RETRIES         retries after the first attempt, 0..5                            2
-KG_LLM_CONTEXT_WINDOW      the model's context window in tokens (explicit, not guessed)    64000
-KG_LLM_MAX_TOKENS          completion token limit                                          1024
-=========================  ==============================================================  =======================
+=============================  ==============================================================  =======================
+variable                       meaning                                                         default
+=============================  ==============================================================  =======================
+KG_DATABASE_URL                SQLAlchemy URL of the graph database                            None (the caller picks)
+KG_SYNTHESIZER                 ``offline`` or ``deepseek``                                     deepseek if a key is set
+DEEPSEEK_API_KEY               the DeepSeek API key (kept in a ``Secret``)                     none
+KG_DEEPSEEK_MODEL              a current DeepSeek model (retired names are refused)            deepseek-flash
+KG_DEEPSEEK_THINKING           ``disabled`` or ``enabled`` (sent as ``thinking.type``)          disabled
+KG_DEEPSEEK_REASONING_EFFORT   ``low``, ``high`` or ``max``; only with thinking enabled         high (when enabled)
+KG_DEEPSEEK_PRICES             JSON price table overrides, USD per 1M tokens (see pricing)     built-in table
+KG_LLM_BASE_URL                the ONE model gateway URL (DeepSeek, Cloudflare AI Gateway)      https://api.deepseek.com
+CF_AIG_TOKEN                   Cloudflare AI Gateway token (``cf-aig-authorization`` header)   none
+KG_LLM_TIMEOUT_S               per-request timeout in seconds                                   30 (120 when thinking)
+KG_LLM_MAX_RETRIES             retries after the first attempt, 0..5                            2
+KG_LLM_CONTEXT_WINDOW          the model's context window in tokens (explicit, not guessed)    1000000
+KG_LLM_MAX_TOKENS              completion token limit (reasoning tokens count against it)      2048 (8192 when thinking)
+=============================  ==============================================================  =======================
+
+Serving (``kg serve``, the HTTP app; see ``ServingSettings``):
+
+=============================  ==============================================================  =======================
+KG_API_ASK_RATE_PER_MIN        /ask requests per minute per token (or client address); 0: off  10 (burst 10)
+KG_API_MODEL_CALLS_PER_MIN     model calls per minute for the whole server; 0: off             60
+KG_API_READS_REQUIRE_TOKEN     ``1``: reads (and /ask) need a token                            0
+=============================  ==============================================================  =======================
 
 Egress goes to exactly one gateway: DeepSeek itself, a Cloudflare AI Gateway in front of it, or
 (tests only) a loopback fake. A second base URL in the environment (``OPENAI_BASE_URL``,
@@ -25,6 +36,7 @@ silently ignored. Errors and reprs never contain secrets.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Mapping
@@ -32,15 +44,44 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal, cast
 from urllib.parse import urlsplit, urlunsplit
 
+from control_plane.synthesizers.pricing import DEFAULT_PRICES, ModelPrice, parse_prices
 from data_plane.errors import ConfigurationError
 
-__all__ = ["DEFAULT_BASE_URL", "LLMSettings", "Secret", "Settings", "SynthesizerName"]
+__all__ = [
+    "DEFAULT_BASE_URL",
+    "DEFAULT_MODEL",
+    "RETIRED_MODELS",
+    "LLMSettings",
+    "Secret",
+    "ServingSettings",
+    "Settings",
+    "SynthesizerName",
+    "Thinking",
+    "exposure_problem",
+    "is_loopback",
+]
 
 SynthesizerName = Literal["offline", "deepseek"]
 SYNTHESIZERS: Final[tuple[str, ...]] = ("offline", "deepseek")
+Thinking = Literal["disabled", "enabled"]
+THINKING_MODES: Final[tuple[str, ...]] = ("disabled", "enabled")
+# DeepSeek's documented efforts for the OpenAI format (other spellings are mapped onto these).
+REASONING_EFFORTS: Final[tuple[str, ...]] = ("low", "high", "max")
 
 DEFAULT_BASE_URL: Final = "https://api.deepseek.com"
-DEFAULT_MODEL: Final = "deepseek-chat"
+DEFAULT_MODEL: Final = "deepseek-flash"
+DEFAULT_EFFORT: Final = "high"
+# Completion budgets. Reasoning tokens count against max_tokens, so thinking needs far more room
+# than the JSON answer itself (which stays under ~1k tokens).
+MAX_TOKENS: Final[dict[str, int]] = {"disabled": 2048, "enabled": 8192}
+TIMEOUT_S: Final[dict[str, float]] = {"disabled": 30.0, "enabled": 120.0}
+CONTEXT_WINDOW: Final = 1_000_000
+# Names DeepSeek no longer serves (after 2026-07-24 15:59 UTC), and what to use instead.
+RETIRED_MODELS: Final[dict[str, str]] = {
+    "deepseek-chat": "KG_DEEPSEEK_MODEL=deepseek-flash with KG_DEEPSEEK_THINKING=disabled",
+    "deepseek-reasoner": "KG_DEEPSEEK_MODEL=deepseek-flash with KG_DEEPSEEK_THINKING=enabled",
+    "deepseek-coder": "KG_DEEPSEEK_MODEL=deepseek-flash",
+}
 MAX_RETRIES_LIMIT: Final = 5
 # Other places a client library might find a base URL; any of them pointing elsewhere is a second gateway.
 OTHER_BASE_URL_VARS: Final[tuple[str, ...]] = ("OPENAI_BASE_URL", "OPENAI_API_BASE", "DEEPSEEK_BASE_URL")
@@ -114,10 +155,16 @@ class LLMSettings:
     api_key: Secret | None = None
     base_url: str = DEFAULT_BASE_URL
     cf_aig_token: Secret | None = None
-    timeout_s: float = 30.0
+    timeout_s: float = TIMEOUT_S["disabled"]
     max_retries: int = 2
-    context_window: int = 64000
-    max_tokens: int = 1024
+    context_window: int = CONTEXT_WINDOW
+    max_tokens: int = MAX_TOKENS["disabled"]
+    thinking: Thinking = "disabled"
+    # Only with thinking enabled; None there means DeepSeek's documented default, sent explicitly.
+    reasoning_effort: str | None = None
+    prices: Mapping[str, ModelPrice] = field(
+        default_factory=lambda: dict(DEFAULT_PRICES), repr=False, hash=False
+    )
 
     def __post_init__(self) -> None:
         if not isinstance(self.model, str) or not self.model.startswith("deepseek-"):
@@ -125,6 +172,33 @@ class LLMSettings:
                 f"KG_DEEPSEEK_MODEL={self.model!r} is not a DeepSeek model: only model names starting "
                 f"with 'deepseek-' are accepted (e.g. {DEFAULT_MODEL!r})"
             )
+        if self.model in RETIRED_MODELS:
+            raise ConfigurationError(
+                f"KG_DEEPSEEK_MODEL={self.model!r} is retired: DeepSeek stopped serving it after "
+                f"2026-07-24; use {RETIRED_MODELS[self.model]}"
+            )
+        if self.model not in self.prices:
+            raise ConfigurationError(
+                f"KG_DEEPSEEK_MODEL={self.model!r} has no price, so its cost could not be shown: add it to "
+                f'KG_DEEPSEEK_PRICES as {{{json.dumps(self.model)}: {{"cache_hit": ..., "cache_miss": ..., '
+                f'"output": ...}}}} (USD per 1M tokens), or use one of {", ".join(sorted(self.prices))}'
+            )
+        if self.thinking not in THINKING_MODES:
+            raise ConfigurationError(
+                f"KG_DEEPSEEK_THINKING={self.thinking!r} is not one of {', '.join(THINKING_MODES)}"
+            )
+        if self.reasoning_effort is not None:
+            if self.thinking != "enabled":
+                raise ConfigurationError(
+                    f"KG_DEEPSEEK_REASONING_EFFORT={self.reasoning_effort!r} needs KG_DEEPSEEK_THINKING=enabled"
+                )
+            if self.reasoning_effort not in REASONING_EFFORTS:
+                raise ConfigurationError(
+                    f"KG_DEEPSEEK_REASONING_EFFORT={self.reasoning_effort!r} is not one of "
+                    f"{', '.join(REASONING_EFFORTS)}"
+                )
+        elif self.thinking == "enabled":
+            object.__setattr__(self, "reasoning_effort", DEFAULT_EFFORT)
         base = normalise_base_url(self.base_url)
         if gateway_kind(base) is None:
             raise ConfigurationError(
@@ -160,6 +234,28 @@ class LLMSettings:
     def base_host(self) -> str:
         """Host (and port) of the gateway, safe to log."""
         return urlsplit(self.base_url).netloc
+
+    @property
+    def price(self) -> ModelPrice:
+        """The price of ``model`` (checked to exist at start-up)."""
+        return self.prices[self.model]
+
+    def describe(self) -> dict[str, Any]:
+        """What is configured, safe to print (no key, no token, no credentials in URLs)."""
+        return {
+            "model": self.model,
+            "thinking": self.thinking,
+            "reasoning_effort": self.reasoning_effort,
+            "base_url": redact_url(self.base_url),
+            "gateway": self.gateway,
+            "api_key": "set" if self.api_key is not None else "not set",
+            "cf_aig_token": "set" if self.cf_aig_token is not None else "not set",
+            "timeout_s": self.timeout_s,
+            "max_retries": self.max_retries,
+            "context_window": self.context_window,
+            "max_tokens": self.max_tokens,
+            "price_usd_per_1m": self.price.to_dict(),
+        }
 
 
 def _check_int(name: str, value: object, low: int, high: int) -> None:
@@ -207,15 +303,23 @@ class Settings:
 
         api_key_text = text("DEEPSEEK_API_KEY")
         cf_text = text("CF_AIG_TOKEN")
+        thinking = given.get("thinking") or (text("KG_DEEPSEEK_THINKING") or "disabled").lower()
+        mode = thinking if thinking in THINKING_MODES else "disabled"  # a bad value is refused below
+        effort = text("KG_DEEPSEEK_REASONING_EFFORT")
         llm_kwargs: dict[str, Any] = {
             "model": text("KG_DEEPSEEK_MODEL") or DEFAULT_MODEL,
             "api_key": Secret(api_key_text) if api_key_text else None,
             "base_url": text("KG_LLM_BASE_URL") or DEFAULT_BASE_URL,
             "cf_aig_token": Secret(cf_text) if cf_text else None,
-            "timeout_s": _number("KG_LLM_TIMEOUT_S", text("KG_LLM_TIMEOUT_S"), 30.0, float),
+            "timeout_s": _number("KG_LLM_TIMEOUT_S", text("KG_LLM_TIMEOUT_S"), TIMEOUT_S[mode], float),
             "max_retries": _number("KG_LLM_MAX_RETRIES", text("KG_LLM_MAX_RETRIES"), 2, int),
-            "context_window": _number("KG_LLM_CONTEXT_WINDOW", text("KG_LLM_CONTEXT_WINDOW"), 64000, int),
-            "max_tokens": _number("KG_LLM_MAX_TOKENS", text("KG_LLM_MAX_TOKENS"), 1024, int),
+            "context_window": _number(
+                "KG_LLM_CONTEXT_WINDOW", text("KG_LLM_CONTEXT_WINDOW"), CONTEXT_WINDOW, int
+            ),
+            "max_tokens": _number("KG_LLM_MAX_TOKENS", text("KG_LLM_MAX_TOKENS"), MAX_TOKENS[mode], int),
+            "thinking": thinking,
+            "reasoning_effort": effort.lower() if effort else None,
+            "prices": parse_prices(text("KG_DEEPSEEK_PRICES")),
         }
         for key in llm_fields & set(given):
             value = given[key]
@@ -239,6 +343,101 @@ class Settings:
             synthesizer=cast(SynthesizerName, synthesizer),
             llm=llm,
         )
+
+
+DEFAULT_ASK_RATE_PER_MIN: Final = 10.0
+DEFAULT_MODEL_CALLS_PER_MIN: Final = 60.0
+RATE_LIMIT: Final = 100_000.0
+
+
+@dataclass(frozen=True)
+class ServingSettings:
+    """What keeps a served API from running up an unbounded model bill, on by default.
+
+    ``ask_rate_per_min``: /ask requests per minute per bearer token (or per client address), with a
+    burst of as many; ``model_calls_per_min``: model calls per minute for the whole server (every
+    client together; the offline synthesizer is not counted). 0 turns either off."""
+
+    ask_rate_per_min: float = DEFAULT_ASK_RATE_PER_MIN
+    model_calls_per_min: float = DEFAULT_MODEL_CALLS_PER_MIN
+    reads_require_token: bool = False
+
+    def __post_init__(self) -> None:
+        for name, var in (
+            ("ask_rate_per_min", "KG_API_ASK_RATE_PER_MIN"),
+            ("model_calls_per_min", "KG_API_MODEL_CALLS_PER_MIN"),
+        ):
+            value = getattr(self, name)
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, int | float)
+                or not math.isfinite(value)
+                or not 0 <= value <= RATE_LIMIT
+            ):
+                raise ConfigurationError(
+                    f"{var} must be a number of requests per minute in [0, {RATE_LIMIT:g}] (0: off), got {value!r}"
+                )
+            object.__setattr__(self, name, float(value))
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> ServingSettings:
+        def text(var: str) -> str | None:
+            value = env.get(var)
+            return value.strip() if value is not None and value.strip() else None
+
+        flag = (text("KG_API_READS_REQUIRE_TOKEN") or "0").lower()
+        if flag not in ("0", "1", "true", "false", "yes", "no"):
+            raise ConfigurationError(f"KG_API_READS_REQUIRE_TOKEN must be 0 or 1, got {flag!r}")
+        return cls(
+            ask_rate_per_min=_number(
+                "KG_API_ASK_RATE_PER_MIN", text("KG_API_ASK_RATE_PER_MIN"), DEFAULT_ASK_RATE_PER_MIN, float
+            ),
+            model_calls_per_min=_number(
+                "KG_API_MODEL_CALLS_PER_MIN",
+                text("KG_API_MODEL_CALLS_PER_MIN"),
+                DEFAULT_MODEL_CALLS_PER_MIN,
+                float,
+            ),
+            reads_require_token=flag in ("1", "true", "yes"),
+        )
+
+    def describe(self, host: str, port: int) -> list[str]:
+        """What a server bound to ``host:port`` exposes, one line each (for `kg serve` to print)."""
+
+        def rate(value: float, what: str) -> str:
+            return f"{value:g} {what}" if value else "UNLIMITED (0)"
+
+        reads = "need a token" if self.reads_require_token else "open to anyone who can connect"
+        return [
+            f"serving on http://{host}:{port} ({'loopback only' if is_loopback(host) else 'reachable from the network'})",
+            f"POST /ask and reads (/concepts, /edges, /snapshot, /answers ...): {reads}",
+            "writes: need a write token (kg token create NAME --scope write)",
+            f"/ask limit: {rate(self.ask_rate_per_min, 'per minute per token or client address')}",
+            f"model calls: {rate(self.model_calls_per_min, 'per minute for the whole server')}",
+        ]
+
+
+def is_loopback(host: str) -> bool:
+    """Whether binding ``host`` keeps the server on this machine."""
+    import ipaddress
+
+    name = host.strip().strip("[]").lower()
+    if name == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False  # a host name or 0.0.0.0-like wildcard: assume reachable
+
+
+def exposure_problem(host: str, serving: ServingSettings, *, expose: bool) -> str | None:
+    """Why binding ``host`` must not go ahead without ``--expose``, or None when it may."""
+    if is_loopback(host) or serving.reads_require_token or expose:
+        return None
+    return (
+        f"refusing to serve on {host}: /ask and every read would be open to anyone who can reach it; "
+        "set KG_API_READS_REQUIRE_TOKEN=1 (and give clients read tokens), or pass --expose to serve it open"
+    )
 
 
 def _number(var: str, raw: str | None, default: float, kind: type[int] | type[float]) -> Any:

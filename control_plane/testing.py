@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from control_plane.evidence import EvidenceGraph
 from control_plane.synthesizers.base import Draft, Focus, SynthesisRequest, SynthesizerInfo, Usage
@@ -63,10 +63,11 @@ def make_edge(source_id: str, target_id: str, relation: str, confidence: float =
 def make_neighbour(
     from_id: str, concept: Concept | str, relation: str, *, direction: str = "out", confidence: float = 0.9
 ) -> Neighbour:
-    """``concept`` reached from ``from_id``; ``direction="out"``: from_id is the edge's source."""
+    """``concept`` reached from ``from_id`` (thin rows, as a neighbourhood read returns them);
+    ``direction="out"``: from_id is the edge's source."""
     c = make_concept(concept) if isinstance(concept, str) else concept
     s, t = (from_id, c.concept_id) if direction == "out" else (c.concept_id, from_id)
-    return Neighbour(make_edge(s, t, relation, confidence), c, from_id, direction)
+    return Neighbour(make_edge(s, t, relation, confidence).row(), c.row(), from_id, direction)
 
 
 def make_evidence(
@@ -74,9 +75,9 @@ def make_evidence(
     edges: Iterable[tuple[str, str, str]] = (),
     *,
     seeds: Sequence[str] = (),
-) -> EvidenceGraph:
+) -> EvidenceGraph[Concept, Edge]:
     """An evidence graph from ids (or concepts) and ``(source, target, relation)`` triples."""
-    ev = EvidenceGraph(seeds=tuple(seeds))
+    ev: EvidenceGraph[Concept, Edge] = EvidenceGraph(seeds=tuple(seeds))
     for c in concepts:
         ev.add_concept(make_concept(c) if isinstance(c, str) else c)
     for s, t, r in edges:
@@ -86,7 +87,7 @@ def make_evidence(
 
 def make_request(
     question: str,
-    evidence: EvidenceGraph,
+    evidence: EvidenceGraph[Any, Any],
     *,
     unexpanded: Iterable[str] = (),
     focus: Focus | None = None,

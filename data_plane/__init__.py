@@ -26,7 +26,18 @@ from data_plane.errors import (
 )
 from data_plane.gateway import KEEP, BatchResult, Write, WriteGateway
 from data_plane.reads import GraphReader
-from data_plane.records import Concept, Diff, Edge, Grounding, Neighbour, Snapshot, Stamp, Version
+from data_plane.records import (
+    Concept,
+    ConceptRow,
+    Diff,
+    Edge,
+    EdgeRow,
+    Grounding,
+    Neighbour,
+    Snapshot,
+    Stamp,
+    Version,
+)
 from data_plane.relations import RELATIONS, SYMMETRIC, edge_key
 from data_plane.temporal import AsOf
 
@@ -39,10 +50,12 @@ __all__ = [
     "BundleError",
     "Clock",
     "Concept",
+    "ConceptRow",
     "ConcurrentWrite",
     "ConfigurationError",
     "Diff",
     "Edge",
+    "EdgeRow",
     "GraphReader",
     "Grounding",
     "GroundingRejected",

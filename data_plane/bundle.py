@@ -61,7 +61,7 @@ import io
 import json
 import math
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -691,9 +691,11 @@ def export_bundle(
     name: str = "kg-export",
     description: str | None = None,
 ) -> dict[str, int]:
-    """Write everything in force as of ``as_of`` (default now) as a bundle folder; return row counts."""
+    """Write everything in force as of ``as_of`` (default now) as a bundle folder; return row counts.
+
+    Rows are streamed from the database straight into the CSV files, so memory does not grow
+    with the graph (only lesson titles are held: one per lesson)."""
     as_of = as_of or reader.as_of()
-    snap = reader.snapshot(as_of)
     folder = Path(path)
     folder.mkdir(parents=True, exist_ok=True)
     manifest: dict[str, Any] = {"format": BUNDLE_FORMAT, "name": name}
@@ -702,53 +704,95 @@ def export_bundle(
     manifest["defaults"] = {}
     manifest["exported_as_of"] = as_of.to_dict()
 
-    concept_rows: list[Sequence[Any]] = []
-    for c in snap.concepts:
-        bad = [a for a in c.aliases if "|" in a]
-        if bad:
-            raise BundleError(
-                f"concept {c.concept_id!r}: alias {bad[0]!r} contains '|', which the format uses as separator",
-                file=CONCEPTS,
-                column="aliases",
-            )
-        concept_rows.append(
-            (c.concept_id, c.name, "|".join(c.aliases), c.summary, *_grounding_cells(c.grounding, c.stamp))
+    g = GROUNDING_COLUMNS
+
+    def concept_rows() -> Iterator[Sequence[Any]]:
+        for cid, cname, aliases, summary, *cells in reader.stream_rows(
+            "concepts", ("concept_id", "name", "aliases", "summary", *g), as_of
+        ):
+            bad = [a for a in aliases or () if "|" in a]
+            if bad:
+                raise BundleError(
+                    f"concept {cid!r}: alias {bad[0]!r} contains '|', which the format uses as separator",
+                    file=CONCEPTS,
+                    column="aliases",
+                )
+            yield (cid, cname, "|".join(aliases or ()), summary, *_grounding_cells(*cells))
+
+    titles = {lid: str(title) for lid, title in reader.stream_rows("lessons", ("lesson_id", "title"), as_of)}
+    lessons: set[str] = set()
+
+    def link_rows() -> Iterator[Sequence[Any]]:
+        for lid, cid, *cells in reader.stream_rows("lesson_concepts", ("lesson_id", "concept_id", *g), as_of):
+            lessons.add(lid)
+            yield (lid, titles.get(lid, lid), cid, *_grounding_cells(*cells))
+
+    # Each file is written under a temporary name and renamed once all are complete: a
+    # refusal half-way (an alias the format cannot hold) leaves no partial bundle behind.
+    files = (MANIFEST, CONCEPTS, EDGES, LINKS)
+    partial = {f: folder / f"{f}.partial" for f in files}
+    try:
+        partial[MANIFEST].write_text(
+            json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
         )
-    edge_rows = [
-        (e.source_id, e.target_id, e.relation, *_grounding_cells(e.grounding, e.stamp)) for e in snap.edges
-    ]
-    titles = {v.key[0]: str(v.content.get("title", v.key[0])) for v in snap.lessons}
-    link_rows = [
-        (v.key[0], titles.get(v.key[0], v.key[0]), v.key[1], *_grounding_cells(v.grounding, v.stamp))
-        for v in snap.lesson_links
-    ]
-    (folder / MANIFEST).write_text(
-        json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
-    )
-    _write_csv(folder / CONCEPTS, CONCEPT_COLUMNS, concept_rows)
-    _write_csv(folder / EDGES, EDGE_COLUMNS, edge_rows)
-    _write_csv(folder / LINKS, LINK_COLUMNS, link_rows)
+        counts = {
+            "concepts": _write_csv(partial[CONCEPTS], CONCEPT_COLUMNS, concept_rows()),
+            "concept_edges": _write_csv(
+                partial[EDGES],
+                EDGE_COLUMNS,
+                (
+                    (s, t, r, *_grounding_cells(*cells))
+                    for s, t, r, *cells in reader.stream_rows(
+                        "concept_edges", ("source_id", "target_id", "relation", *g), as_of
+                    )
+                ),
+            ),
+            "lesson_concepts": _write_csv(partial[LINKS], LINK_COLUMNS, link_rows()),
+        }
+    except BaseException:
+        for written in partial.values():
+            written.unlink(missing_ok=True)
+        raise
+    for fname in files:
+        partial[fname].replace(folder / fname)
     return {
-        "concepts": len(concept_rows),
-        "concept_edges": len(edge_rows),
-        "lessons": len({r[0] for r in link_rows}),
-        "lesson_concepts": len(link_rows),
+        "concepts": counts["concepts"],
+        "concept_edges": counts["concept_edges"],
+        "lessons": len(lessons),
+        "lesson_concepts": counts["lesson_concepts"],
     }
 
 
-def _grounding_cells(g: Grounding, stamp: Any) -> tuple[str, ...]:
+def _grounding_cells(
+    confidence: float,
+    reason: str,
+    source: str,
+    evidence: Any,
+    valid_at: datetime,
+    invalid_at: datetime | None,
+) -> tuple[str, ...]:
     return (
-        repr(g.confidence),
-        g.reason,
-        g.source,
-        json.dumps(g.evidence, ensure_ascii=False),
-        format_time(stamp.valid_at) or "",
-        format_time(stamp.invalid_at) or "",
+        repr(float(confidence)),
+        reason,
+        source,
+        json.dumps(evidence, ensure_ascii=False),
+        _cell_time(valid_at),
+        _cell_time(invalid_at),
     )
 
 
-def _write_csv(file: Path, header: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+def _cell_time(t: datetime | None) -> str:
+    # format_time's text for the aware-UTC stamps the database returns, without re-checking them.
+    return "" if t is None else t.isoformat().replace("+00:00", "Z")
+
+
+def _write_csv(file: Path, header: Sequence[str], rows: Iterable[Sequence[Any]]) -> int:
+    """Write ``rows`` as they come; return how many were written."""
+    n = 0
     with file.open("w", encoding="utf-8", newline="") as fh:
         writer = csv.writer(fh, lineterminator="\n")
         writer.writerow(header)
-        writer.writerows(rows)
+        for row in rows:
+            writer.writerow(row)
+            n += 1
+    return n

@@ -7,31 +7,36 @@ temporal rule is compiled to SQL by ``AsOf.clause``. Reads never write and never
 from __future__ import annotations
 
 import functools
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, Final, NamedTuple, TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy import event
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Dialect, Engine
 
 from data_plane import schema
 from data_plane.clock import Clock, ensure_utc, utc_now
 from data_plane.errors import NotFound
-from data_plane.records import Concept, Diff, Edge, Neighbour, Snapshot, Version
+from data_plane.records import Concept, ConceptRow, Diff, Edge, EdgeRow, Neighbour, Snapshot, Version
 from data_plane.relations import canonical_edge, edge_key
 from data_plane.rows import concept_from_row, edge_from_row, version_from_row
 from data_plane.temporal import AS_OF_PARAMS, AsOf, in_force
 
 _CHUNK = 500
+# Rows per fetch of a streamed read (a server-side cursor's page on PostgreSQL).
+_STREAM_BATCH = 2000
+# The tables a diff covers, in the order it reports them.
+DIFF_TABLES: Final = ("concepts", "concept_edges", "lessons", "lesson_concepts")
+_T = TypeVar("_T")
+# The order streamed reads list each table in (edges by source, relation, target).
+_ORDER: Final = {**schema.KEY_COLUMNS, "concept_edges": ("source_id", "relation", "target_id")}
 C, E = schema.concepts, schema.concept_edges
 
 
-# Column positions of the neighbourhood statement's rows: edge columns, then concept columns.
-_E_COLS = tuple(col.name for col in E.c)
-_C_COLS = tuple(col.name for col in C.c)
-_E_END = len(_E_COLS)
-_C_END = _E_END + len(_C_COLS)
+# What a neighbourhood row carries: the thin edge and concept columns only (no JSON, no stamps).
+_EDGE_ROW = ("version_id", "source_id", "target_id", "relation", "confidence")
+_CONCEPT_ROW = ("version_id", "concept_id", "name", "summary")
 
 
 @functools.cache
@@ -47,8 +52,8 @@ def _neighbourhood_statement(with_relations: bool) -> sa.CompoundSelect[Any]:
         c = C.alias(f"c_{direction}")
         stmt = (
             sa.select(
-                *(col.label(f"e_{col.name}") for col in E.c),
-                *(col.label(f"c_{col.name}") for col in c.c),
+                *(E.c[name].label(f"e_{name}") for name in _EDGE_ROW),
+                *(c.c[name].label(f"c_{name}") for name in _CONCEPT_ROW),
                 near.label("from_id"),
                 sa.literal(direction).label("direction"),
             )
@@ -64,6 +69,27 @@ def _neighbourhood_statement(with_relations: bool) -> sa.CompoundSelect[Any]:
             stmt = stmt.where(E.c.relation.in_(relations))
         halves.append(stmt)
     return sa.union_all(*halves)
+
+
+@functools.cache
+def _records_statement() -> sa.CompoundSelect[Any]:
+    """Edge and concept versions by id in one statement: a UNION ALL of both tables, each
+    padded with typed NULLs for the other's key and content columns."""
+    common = ("version_id", "op", *schema.GROUNDING_COLUMNS, *schema.TIME_COLUMNS, "supersedes_id")
+    concept_only = ("concept_id", "name", "aliases", "summary")
+    edge_only = ("source_id", "target_id", "relation")
+
+    def half(table: sa.Table, kind: str, ids: str) -> sa.Select[Any]:
+        cols: list[sa.ColumnElement[Any]] = [sa.literal(kind).label("kind")]
+        for name in (*common, *concept_only, *edge_only):
+            if name in table.c:
+                cols.append(table.c[name].label(name))
+            else:
+                other = C if table is E else E
+                cols.append(sa.cast(sa.null(), other.c[name].type).label(name))
+        return sa.select(*cols).where(table.c.version_id.in_(sa.bindparam(ids, expanding=True)))
+
+    return sa.union_all(half(C, "concept", "concepts"), half(E, "edge", "edges"))
 
 
 def neighbourhood_statement(
@@ -85,6 +111,37 @@ def neighbourhood_statement(
     if relations is not None:
         params["relations"] = sorted(relations)
     return _neighbourhood_statement(relations is not None), params
+
+
+class _Shape(NamedTuple):
+    """The neighbourhood statement expanded for one shape, as the driver takes it."""
+
+    sql: str
+    positions: tuple[str, ...] | None  # parameter names in order (positional drivers), else None
+    fixed: dict[str, Any]  # the statement's own literal binds ('out', 'retract', ...)
+    as_of: Callable[[Any], Any] | None  # the bind processor of the as-of times
+
+
+@functools.lru_cache(maxsize=1024)
+def _shape(dialect: Dialect, n_ids: int, n_exclude: int, n_relations: int | None) -> _Shape:
+    """SQLAlchemy compiles and expands the statement once per (dialect, number of ids,
+    exclusions, relations); each read then only fills in values, skipping the per-execution
+    cache-key, expansion and bind-processing work (a third of a small read's time)."""
+    compiled = _neighbourhood_statement(n_relations is not None).compile(dialect=dialect)
+    probe: dict[str, Any] = {
+        "ids": [""] * n_ids,
+        "exclude": [""] * n_exclude,
+        "as_of_valid": None,
+        "as_of_recorded": None,
+    }
+    if n_relations is not None:
+        probe["relations"] = [""] * n_relations
+    expanded = compiled.construct_expanded_state(probe)
+    variable = ("ids_", "exclude_", "relations_", "as_of_")
+    fixed = {k: v for k, v in expanded.parameters.items() if not k.startswith(variable)}
+    positions = tuple(expanded.positiontup) if expanded.positiontup is not None else None
+    as_of = AS_OF_PARAMS[0].type.dialect_impl(dialect).bind_processor(dialect)
+    return _Shape(expanded.statement, positions, fixed, as_of)
 
 
 class GraphReader:
@@ -112,24 +169,33 @@ class GraphReader:
         relations: Collection[str] | None = None,
         exclude: Collection[str] = (),
     ) -> list[Neighbour]:
-        """Active neighbours of ``ids`` (both directions), in one round trip, ordered by edge key."""
+        """Active neighbours of ``ids`` (both directions), in one round trip, ordered by edge key,
+        as thin rows (:class:`~data_plane.records.Neighbour`): ids, relation, confidence, name
+        and summary; full records of whatever is finally shown come from :meth:`records`."""
         if not ids:
             return []
         as_of = as_of or self.as_of()
-        stmt, params = neighbourhood_statement(ids, as_of, relations=relations, exclude=exclude)
+        wanted, skip = sorted(ids), sorted(exclude)
+        rels = sorted(relations) if relations is not None else None
+        shape = _shape(self._engine.dialect, len(wanted), len(skip), None if rels is None else len(rels))
+        values = dict(shape.fixed)
+        values.update((f"ids_{i}", v) for i, v in enumerate(wanted, 1))
+        values.update((f"exclude_{i}", v) for i, v in enumerate(skip, 1))
+        values.update((f"relations_{i}", v) for i, v in enumerate(rels or (), 1))
+        convert = shape.as_of or (lambda t: t)
+        values["as_of_valid"], values["as_of_recorded"] = convert(as_of.valid_at), convert(as_of.recorded_at)
+        params = values if shape.positions is None else tuple(values[n] for n in shape.positions)
         with self._engine.connect() as conn:
-            rows = conn.execute(stmt, params).all()
-        out = [
-            Neighbour(
-                edge=edge_from_row(dict(zip(_E_COLS, r[:_E_END], strict=True))),
-                concept=concept_from_row(dict(zip(_C_COLS, r[_E_END:_C_END], strict=True))),
-                from_id=r[_C_END],
-                direction=r[_C_END + 1],
-            )
+            # The thin columns need no result processing (ids, texts, numbers), so the driver's
+            # rows are used as they come: no per-row ``Row`` objects.
+            rows = list(conn.exec_driver_sql(shape.sql, params).cursor.fetchall())
+        # Stored edges are canonical, so ``source>relation>target`` is the edge key without
+        # re-canonicalising every row.
+        rows.sort(key=lambda r: (f"{r[1]}>{r[3]}>{r[2]}", r[9]))
+        return [
+            Neighbour(EdgeRow(r[0], r[1], r[2], r[3], r[4]), ConceptRow(r[5], r[6], r[7], r[8]), r[9], r[10])
             for r in rows
         ]
-        out.sort(key=lambda n: (n.edge.key, n.from_id))
-        return out
 
     # -- concepts and edges -------------------------------------------------------------------
 
@@ -151,11 +217,18 @@ class GraphReader:
             raise NotFound(f"no active concept {concept_id!r}", key=concept_id)
         return found[concept_id]
 
-    def all_concepts(self, *, as_of: AsOf | None = None) -> list[Concept]:
+    def all_concepts(
+        self, *, as_of: AsOf | None = None, after: str | None = None, limit: int | None = None
+    ) -> list[Concept]:
+        """Concepts in force, by id; a page of at most ``limit`` with ids after ``after`` if given."""
         as_of = as_of or self.as_of()
+        stmt = sa.select(C).where(as_of.clause(C)).order_by(C.c.concept_id)
+        if after is not None:
+            stmt = stmt.where(C.c.concept_id > after)
+        if limit is not None:
+            stmt = stmt.limit(limit)
         with self._engine.connect() as conn:
-            rows = conn.execute(sa.select(C).where(as_of.clause(C)).order_by(C.c.concept_id)).mappings()
-            return [concept_from_row(r) for r in rows]
+            return [concept_from_row(r) for r in conn.execute(stmt).mappings()]
 
     def concept_labels(self, *, as_of: AsOf | None = None) -> Iterator[tuple[str, str, tuple[str, ...]]]:
         """``(concept id, name, aliases)`` of every concept in force, streamed in batches: for
@@ -189,6 +262,26 @@ class GraphReader:
                     out[r["version_id"]] = edge_from_row(r)
         return out
 
+    def records(
+        self, *, edge_versions: Iterable[int] = (), concept_versions: Iterable[int] = ()
+    ) -> tuple[dict[int, Edge], dict[int, Concept]]:
+        """Full records (grounding and stamps) of these edge and concept versions, whatever their
+        time stamps, by version id: one statement for both tables (chunked only beyond
+        ``_CHUNK`` ids each). This is how an answer grounds the thin rows its walk returned."""
+        edge_ids, concept_ids = sorted(set(edge_versions)), sorted(set(concept_versions))
+        edges: dict[int, Edge] = {}
+        concepts: dict[int, Concept] = {}
+        with self._engine.connect() as conn:
+            for i in range(0, max(len(edge_ids), len(concept_ids)), _CHUNK):
+                stmt = _records_statement()
+                params = {"edges": edge_ids[i : i + _CHUNK], "concepts": concept_ids[i : i + _CHUNK]}
+                for r in conn.execute(stmt, params).mappings():
+                    if r["kind"] == "edge":
+                        edges[r["version_id"]] = edge_from_row(r)
+                    else:
+                        concepts[r["version_id"]] = concept_from_row(r)
+        return edges, concepts
+
     def degrees(self, ids: Iterable[str], *, as_of: AsOf | None = None) -> dict[str, int]:
         """Number of active edges touching each id (0 for none)."""
         as_of = as_of or self.as_of()
@@ -196,11 +289,13 @@ class GraphReader:
         counts = dict.fromkeys(wanted, 0)
         if not wanted:
             return counts
-        with self._engine.connect() as conn:
-            for end in (E.c.source_id, E.c.target_id):
-                stmt = sa.select(end, sa.func.count()).where(end.in_(wanted), as_of.clause(E)).group_by(end)
-                for cid, n in conn.execute(stmt):
-                    counts[cid] += n
+        halves = [
+            sa.select(end, sa.func.count()).where(end.in_(wanted), as_of.clause(E)).group_by(end)
+            for end in (E.c.source_id, E.c.target_id)
+        ]
+        with self._engine.connect() as conn:  # both ends in one round trip
+            for cid, n in conn.execute(sa.union_all(*halves)):
+                counts[cid] += n
         return counts
 
     # -- audit ------------------------------------------------------------------------------
@@ -218,54 +313,128 @@ class GraphReader:
             raise NotFound(f"{table_name}: no history for {'/'.join(key)!r}", key="/".join(key))
         return rows
 
-    def snapshot(self, as_of: AsOf | None = None) -> Snapshot:
-        """The whole graph in force as of ``as_of``."""
+    def stream_concepts(
+        self, as_of: AsOf | None = None, *, after: str | None = None, limit: int | None = None
+    ) -> Iterator[Concept]:
+        """Concepts in force as of ``as_of``, by id, streamed (server-side cursor on PostgreSQL),
+        so memory does not grow with the graph. Keyset pages: ``after`` the last id seen, at
+        most ``limit``."""
         as_of = as_of or self.as_of()
-        L, LC = schema.lessons, schema.lesson_concepts
+        stmt = sa.select(C).where(as_of.clause(C)).order_by(C.c.concept_id)
+        if after is not None:
+            stmt = stmt.where(C.c.concept_id > after)
+        yield from self._stream(stmt, limit, concept_from_row)
+
+    def stream_edges(
+        self,
+        as_of: AsOf | None = None,
+        *,
+        after: tuple[str, str, str] | None = None,
+        limit: int | None = None,
+    ) -> Iterator[Edge]:
+        """Edges in force as of ``as_of``, by (source, relation, target), streamed; keyset pages
+        ``after`` the last ``(source_id, relation, target_id)`` seen, at most ``limit``."""
+        as_of = as_of or self.as_of()
+        order = (E.c.source_id, E.c.relation, E.c.target_id)
+        stmt = sa.select(E).where(as_of.clause(E)).order_by(*order)
+        if after is not None:
+            stmt = stmt.where(sa.tuple_(*order) > sa.tuple_(*after))
+        yield from self._stream(stmt, limit, edge_from_row)
+
+    def stream_versions(
+        self,
+        table_name: str,
+        as_of: AsOf | None = None,
+        *,
+        after: tuple[str, ...] | None = None,
+        limit: int | None = None,
+    ) -> Iterator[Version]:
+        """Versions of any versioned table in force as of ``as_of``, by key, streamed; keyset
+        pages ``after`` the last key seen, at most ``limit``."""
+        table = schema.metadata.tables[table_name]
+        as_of = as_of or self.as_of()
+        order = [table.c[k] for k in schema.KEY_COLUMNS[table_name]]
+        stmt = sa.select(table).where(as_of.clause(table)).order_by(*order)
+        if after is not None:
+            stmt = stmt.where(sa.tuple_(*order) > sa.tuple_(*after))
+        yield from self._stream(stmt, limit, lambda r: version_from_row(table_name, r))
+
+    def stream_rows(
+        self, table_name: str, columns: Sequence[str], as_of: AsOf | None = None
+    ) -> Iterator[Sequence[Any]]:
+        """The ``columns`` of every version of a table in force as of ``as_of``, as plain tuples
+        in key order, streamed: for bulk writers (export) that need cells, not records."""
+        table = schema.metadata.tables[table_name]
+        as_of = as_of or self.as_of()
+        stmt = (
+            sa.select(*(table.c[c] for c in columns))
+            .where(as_of.clause(table))
+            .order_by(*(table.c[k] for k in _ORDER[table_name]))
+        )
         with self._engine.connect() as conn:
-            concepts = [
-                concept_from_row(r)
-                for r in conn.execute(sa.select(C).where(as_of.clause(C)).order_by(C.c.concept_id)).mappings()
-            ]
-            edges = [
-                edge_from_row(r)
-                for r in conn.execute(
-                    sa.select(E).where(as_of.clause(E)).order_by(E.c.source_id, E.c.relation, E.c.target_id)
-                ).mappings()
-            ]
-            lessons = [
-                version_from_row("lessons", r)
-                for r in conn.execute(sa.select(L).where(as_of.clause(L)).order_by(L.c.lesson_id)).mappings()
-            ]
-            links = [
-                version_from_row("lesson_concepts", r)
-                for r in conn.execute(
-                    sa.select(LC).where(as_of.clause(LC)).order_by(LC.c.lesson_id, LC.c.concept_id)
-                ).mappings()
-            ]
+            yield from conn.execution_options(yield_per=_STREAM_BATCH).execute(stmt)
+
+    def stream_changes(
+        self,
+        table_name: str,
+        since: datetime,
+        until: datetime,
+        *,
+        op: str | None = None,
+        after: int | None = None,
+        limit: int | None = None,
+    ) -> Iterator[Version]:
+        """Versions of one table recorded in ``(since, until]`` (only ``op`` ones if given), by
+        (recorded_at, version_id), streamed; keyset pages ``after`` the version id last seen, at
+        most ``limit``."""
+        since, until = ensure_utc(since, field="from"), ensure_utc(until, field="to")
+        t = schema.metadata.tables[table_name]
+        stmt = (
+            sa.select(t)
+            .where(t.c.recorded_at > since, t.c.recorded_at <= until)
+            .order_by(t.c.recorded_at, t.c.version_id)
+        )
+        if op is not None:
+            stmt = stmt.where(t.c.op == op)
+        if after is not None:
+            # The cursor's recorded_at is read back in SQL, so stored stamps are compared with
+            # stored stamps only (never with a re-rendered bind value).
+            last = t.alias("last")
+            at = sa.select(last.c.recorded_at).where(last.c.version_id == after).scalar_subquery()
+            stmt = stmt.where(
+                sa.or_(t.c.recorded_at > at, sa.and_(t.c.recorded_at == at, t.c.version_id > after))
+            )
+        yield from self._stream(stmt, limit, lambda r: version_from_row(table_name, r))
+
+    def _stream(self, stmt: sa.Select[Any], limit: int | None, convert: Callable[[Any], _T]) -> Iterator[_T]:
+        if limit is not None:
+            stmt = stmt.limit(limit)
+        with self._engine.connect() as conn:
+            result = conn.execution_options(yield_per=_STREAM_BATCH).execute(stmt)
+            for r in result.mappings():
+                yield convert(r)
+
+    def snapshot(self, as_of: AsOf | None = None) -> Snapshot:
+        """The whole graph in force as of ``as_of``, in memory (``stream_*`` for large graphs)."""
+        as_of = as_of or self.as_of()
         return Snapshot(
-            as_of.valid_at, as_of.recorded_at, tuple(concepts), tuple(edges), tuple(links), tuple(lessons)
+            as_of.valid_at,
+            as_of.recorded_at,
+            tuple(self.stream_concepts(as_of)),
+            tuple(self.stream_edges(as_of)),
+            tuple(self.stream_versions("lesson_concepts", as_of)),
+            tuple(self.stream_versions("lessons", as_of)),
         )
 
     def diff(self, since: datetime, until: datetime, *, tables: Iterable[str] | None = None) -> Diff:
-        """Versions recorded in ``(since, until]``, grouped by what they did."""
+        """Versions recorded in ``(since, until]``, grouped by what they did, in memory
+        (``stream_changes`` for large ranges)."""
         since, until = ensure_utc(since, field="from"), ensure_utc(until, field="to")
-        names = (
-            list(tables)
-            if tables is not None
-            else ["concepts", "concept_edges", "lessons", "lesson_concepts"]
-        )
+        names = list(tables) if tables is not None else list(DIFF_TABLES)
         groups: dict[str, list[Version]] = {"assert": [], "revise": [], "invalidate": [], "retract": []}
-        with self._engine.connect() as conn:
-            for name in names:
-                t = schema.metadata.tables[name]
-                stmt = (
-                    sa.select(t)
-                    .where(t.c.recorded_at > since, t.c.recorded_at <= until)
-                    .order_by(t.c.recorded_at, t.c.version_id)
-                )
-                for r in conn.execute(stmt).mappings():
-                    groups[r["op"]].append(version_from_row(name, r))
+        for name in names:
+            for v in self.stream_changes(name, since, until):
+                groups[v.stamp.op].append(v)
         return Diff(
             since,
             until,
@@ -275,12 +444,24 @@ class GraphReader:
             tuple(groups["retract"]),
         )
 
-    def answers(self, *, since: datetime | None = None, limit: int = 100) -> list[Version]:
-        """Recorded answers (current versions), newest first."""
+    def answers(
+        self,
+        *,
+        since: datetime | None = None,
+        limit: int = 100,
+        before: tuple[datetime, int] | None = None,
+    ) -> list[Version]:
+        """Recorded answers (current versions), newest first; ``before`` (recorded_at, version_id)
+        of the last answer of a previous page continues after it."""
         A = schema.answers
         stmt = sa.select(A).where(A.c.expired_at.is_(None))
         if since is not None:
             stmt = stmt.where(A.c.recorded_at >= ensure_utc(since, field="since"))
+        if before is not None:
+            at = ensure_utc(before[0], field="cursor")
+            stmt = stmt.where(
+                sa.or_(A.c.recorded_at < at, sa.and_(A.c.recorded_at == at, A.c.version_id < before[1]))
+            )
         stmt = stmt.order_by(A.c.recorded_at.desc(), A.c.version_id.desc()).limit(limit)
         with self._engine.connect() as conn:
             return [version_from_row("answers", r) for r in conn.execute(stmt).mappings()]

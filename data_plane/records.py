@@ -3,6 +3,18 @@
 ``Grounding`` refuses to exist when invalid, so a write without a proper grounding record cannot
 even be expressed. Versions carry their ``Stamp`` (version id, operation, the four time stamps,
 the version they supersede).
+
+Two weights of the same versions:
+
+* **thin rows** (:class:`EdgeRow`, :class:`ConceptRow`, and :class:`Neighbour` built of them) are
+  plain named tuples of what a graph walk ranks and reasons with: version id, ids, relation,
+  confidence, name and summary. No JSON is decoded and no time stamp parsed to build them; every
+  read on the hot path (neighbourhoods, recursive walks) returns these;
+* **full records** (:class:`Edge`, :class:`Concept`) add the grounding and the stamps; fetch them
+  by version id (``GraphReader.records``) for what an answer finally shows.
+
+Both weights satisfy :class:`EdgeLike` / :class:`ConceptLike`, the attributes code that only
+ranks, prompts or verifies may rely on.
 """
 
 from __future__ import annotations
@@ -12,11 +24,11 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple, Protocol
 
 from data_plane.clock import format_time
 from data_plane.errors import GroundingRejected
-from data_plane.relations import edge_key
+from data_plane.relations import SYMMETRIC, edge_key
 
 JSONValue = Any
 
@@ -110,6 +122,65 @@ class Stamp:
         }
 
 
+class ConceptLike(Protocol):
+    """What a thin :class:`ConceptRow` and a full :class:`Concept` both offer."""
+
+    @property
+    def concept_id(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def summary(self) -> str: ...
+    @property
+    def version_id(self) -> int: ...
+
+
+class EdgeLike(Protocol):
+    """What a thin :class:`EdgeRow` and a full :class:`Edge` both offer."""
+
+    @property
+    def source_id(self) -> str: ...
+    @property
+    def target_id(self) -> str: ...
+    @property
+    def relation(self) -> str: ...
+    @property
+    def confidence(self) -> float: ...
+    @property
+    def version_id(self) -> int: ...
+    @property
+    def key(self) -> str: ...
+
+
+class ConceptRow(NamedTuple):
+    """One concept version as a walk reads it: no aliases, grounding or stamps."""
+
+    version_id: int
+    concept_id: str
+    name: str
+    summary: str
+
+
+class EdgeRow(NamedTuple):
+    """One edge version as a walk reads it: ids, relation and confidence; no grounding text, no
+    stamps. ``source_id``/``target_id`` are the stored (canonical) ends, whichever end a walk
+    entered from."""
+
+    version_id: int
+    source_id: str
+    target_id: str
+    relation: str
+    confidence: float
+
+    @property
+    def key(self) -> str:
+        # edge_key inlined: ranking asks for it once per candidate per round.
+        s, t, r = self.source_id, self.target_id, self.relation
+        if r in SYMMETRIC and t < s:
+            s, t = t, s
+        return f"{s}>{r}>{t}"
+
+
 @dataclass(frozen=True)
 class Concept:
     concept_id: str
@@ -118,6 +189,14 @@ class Concept:
     summary: str
     grounding: Grounding
     stamp: Stamp
+
+    @property
+    def version_id(self) -> int:
+        return self.stamp.version_id
+
+    def row(self) -> ConceptRow:
+        """This version as a thin row."""
+        return ConceptRow(self.stamp.version_id, self.concept_id, self.name, self.summary)
 
     def as_version(self) -> Version:
         """This concept as a generic version record (for history-style listings)."""
@@ -152,6 +231,18 @@ class Edge:
     def key(self) -> str:
         return edge_key(self.source_id, self.target_id, self.relation)
 
+    @property
+    def version_id(self) -> int:
+        return self.stamp.version_id
+
+    @property
+    def confidence(self) -> float:
+        return self.grounding.confidence
+
+    def row(self) -> EdgeRow:
+        """This version as a thin row."""
+        return EdgeRow(self.stamp.version_id, self.source_id, self.target_id, self.relation, self.confidence)
+
     def as_version(self) -> Version:
         """This edge as a generic version record (for history-style listings)."""
         return Version(
@@ -169,12 +260,11 @@ class Edge:
         }
 
 
-@dataclass(frozen=True)
-class Neighbour:
-    """One step out of a set of concepts: the edge taken and the concept reached."""
+class Neighbour(NamedTuple):
+    """One step out of a set of concepts, as thin rows: the edge taken and the concept reached."""
 
-    edge: Edge
-    concept: Concept
+    edge: EdgeRow
+    concept: ConceptRow
     from_id: str
     direction: str  # "out": from_id is the edge's source; "in": from_id is its target
 

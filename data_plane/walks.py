@@ -60,9 +60,8 @@ from sqlalchemy.engine import Engine
 from data_plane import schema
 from data_plane.errors import InputError
 from data_plane.explain import explain
-from data_plane.records import Neighbour
+from data_plane.records import ConceptRow, EdgeRow, Neighbour
 from data_plane.relations import BUILDS_ON, PREREQUISITE, RELATIONS
-from data_plane.rows import concept_from_row, edge_from_row
 from data_plane.temporal import AS_OF_PARAMS, AsOf, in_force
 
 __all__ = [
@@ -143,8 +142,8 @@ class Walk:
 
     ``rows``: one per edge version, least depth first. ``depths``: every concept reached (the
     starts at 0) with its least depth. ``expanded``: concepts every focused edge of which is in
-    ``rows``. ``partial``: the row budget was hit. ``neighbours``: the same edges with full
-    edge and reached-concept records (``detail=True`` only).
+    ``rows``. ``partial``: the row budget was hit. ``neighbours``: the same edges as thin
+    edge and reached-concept rows, as the planner's evidence takes them (``detail=True`` only).
     """
 
     starts: tuple[str, ...]
@@ -235,8 +234,7 @@ def _walk_statement(forward: bool, backward: bool, detail: bool, bounded: bool) 
     joined = capped.outerjoin(E, sa.and_(*on))
     if detail:
         reached = C.alias("reached")
-        columns += [col.label(f"e_{col.name}") for col in E.c]
-        columns += [col.label(f"c_{col.name}") for col in reached.c]
+        columns += [reached.c.version_id, reached.c.concept_id, reached.c.name, reached.c.summary]
         joined = joined.outerjoin(
             reached,
             sa.and_(
@@ -295,8 +293,6 @@ def walk_statement(
 
 
 _THIN: Final = 7
-_E_COLS: Final = tuple(col.name for col in E.c)
-_C_COLS: Final = tuple(col.name for col in C.c)
 
 
 def walk(
@@ -314,8 +310,9 @@ def walk(
     one SQL statement, at most ``max_depth`` steps deep and ``budget`` walk rows.
 
     ``exclude``: concepts not to walk *into* (already explored elsewhere): edges reaching them
-    are returned, their own edges are not. ``detail``: also return full edge and concept
-    records as :class:`~data_plane.records.Neighbour` values (for the planner's evidence).
+    are returned, their own edges are not. ``detail``: also return thin edge and concept
+    rows as :class:`~data_plane.records.Neighbour` values (for the planner's evidence; the
+    answer fetches full records once, by version id).
     """
     stmt, params = walk_statement(
         starts, as_of, steps, max_depth=max_depth, budget=budget, exclude=exclude, detail=detail
@@ -341,12 +338,11 @@ def walk(
         if vid in taken and taken[vid][6] <= depth:
             continue
         if detail:
-            concept = r[_THIN + len(_E_COLS) :]
-            if concept[0] is None:  # the reached concept is not in force: not a step
+            if r[_THIN] is None:  # the reached concept is not in force: not a step
                 continue
             neighbours[vid] = Neighbour(
-                edge=edge_from_row(dict(zip(_E_COLS, r[_THIN : _THIN + len(_E_COLS)], strict=True))),
-                concept=concept_from_row(dict(zip(_C_COLS, concept, strict=True))),
+                edge=EdgeRow(vid, source, target, r[5], float(r[6])),
+                concept=ConceptRow(int(r[_THIN]), r[_THIN + 1], r[_THIN + 2], r[_THIN + 3]),
                 from_id=node,
                 direction="out" if source == node else "in",
             )

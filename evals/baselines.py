@@ -19,7 +19,7 @@ only if every one of its active edges is in the evidence.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
@@ -28,7 +28,7 @@ from control_plane.planning.verify import verify
 from control_plane.synthesizers.base import Focus, SynthesisRequest, Synthesizer
 from control_plane.understanding.names import NameIndex
 from data_plane.reads import GraphReader
-from data_plane.records import Edge
+from data_plane.records import EdgeLike, EdgeRow
 from data_plane.temporal import AsOf
 from evals.metrics import Response
 from evals.questions import Question
@@ -45,6 +45,7 @@ __all__ = [
     "System",
     "WholeGraphBaseline",
     "build_systems",
+    "cited_lessons",
 ]
 
 THRESHOLD: Final = 0.80
@@ -100,10 +101,10 @@ class _OneShot:
         self.threshold = threshold
         self._seeder = _Seeder(reader)
 
-    def retrieve(self, question: Question, seeds: list[str], as_of: AsOf) -> EvidenceGraph:
+    def retrieve(self, question: Question, seeds: list[str], as_of: AsOf) -> EvidenceGraph[Any, Any]:
         raise NotImplementedError
 
-    def _unexpanded(self, evidence: EvidenceGraph, as_of: AsOf) -> frozenset[str]:
+    def _unexpanded(self, evidence: EvidenceGraph[Any, Any], as_of: AsOf) -> frozenset[str]:
         touching: dict[str, int] = dict.fromkeys(evidence.concepts, 0)
         for e in evidence.edges.values():
             for end in (e.source_id, e.target_id):
@@ -137,6 +138,9 @@ class _OneShot:
             llm_calls=draft.usage.calls,
             prompt_tokens=draft.usage.prompt_tokens,
             completion_tokens=draft.usage.completion_tokens,
+            reasoning_tokens=draft.usage.reasoning_tokens,
+            cache_hit_tokens=draft.usage.cache_hit_tokens,
+            cost_usd=draft.usage.cost_usd,
             latency_ms=(time.perf_counter() - started) * 1000.0,
             text=draft.answer if verdict.accepted else "",
             abstain_reason=None if verdict.accepted else verdict.reason,
@@ -145,8 +149,10 @@ class _OneShot:
         )
 
 
-def _evidence(seeds: list[str], concepts: dict[str, Any], edges: list[Edge]) -> EvidenceGraph:
-    ev = EvidenceGraph(seeds=tuple(s for s in seeds if s in concepts))
+def _evidence(
+    seeds: list[str], concepts: dict[str, Any], edges: Sequence[EdgeLike]
+) -> EvidenceGraph[Any, Any]:
+    ev: EvidenceGraph[Any, Any] = EvidenceGraph(seeds=tuple(s for s in seeds if s in concepts))
     for cid in sorted(concepts):
         ev.add_concept(concepts[cid])
     for e in edges:
@@ -160,9 +166,9 @@ class SeedOnlyBaseline(_OneShot):
 
     name = "seed-only"
 
-    def retrieve(self, question: Question, seeds: list[str], as_of: AsOf) -> EvidenceGraph:
+    def retrieve(self, question: Question, seeds: list[str], as_of: AsOf) -> EvidenceGraph[Any, Any]:
         concepts: dict[str, Any] = dict(self.reader.concepts(seeds, as_of=as_of))
-        edges: list[Edge] = []
+        edges: list[EdgeRow] = []
         for n in self.reader.neighbourhood(seeds, as_of=as_of):
             concepts.setdefault(n.concept.concept_id, n.concept)
             edges.append(n.edge)
@@ -191,7 +197,7 @@ class WholeGraphBaseline(_OneShot):
         if n > self.max_edges:
             raise Skipped(f"whole-graph skipped: {n} edges > {self.max_edges} (does not fit one prompt)")
 
-    def retrieve(self, question: Question, seeds: list[str], as_of: AsOf) -> EvidenceGraph:
+    def retrieve(self, question: Question, seeds: list[str], as_of: AsOf) -> EvidenceGraph[Any, Any]:
         snap = self.reader.snapshot(as_of)
         return _evidence(seeds, {c.concept_id: c for c in snap.concepts}, list(snap.edges))
 
@@ -216,7 +222,7 @@ class GraphRAGBaseline(_OneShot):
         self.depth = depth
         self.limit = limit
 
-    def retrieve(self, question: Question, seeds: list[str], as_of: AsOf) -> EvidenceGraph:
+    def retrieve(self, question: Question, seeds: list[str], as_of: AsOf) -> EvidenceGraph[Any, Any]:
         retriever = _llama_retriever(self.reader, as_of, seeds, depth=self.depth, limit=self.limit)
         version_ids: list[int] = []
         for node in retriever.retrieve(question.question):
@@ -297,11 +303,27 @@ class LoopSystem:
             llm_calls=answer.llm_calls,
             prompt_tokens=answer.prompt_tokens,
             completion_tokens=answer.completion_tokens,
+            reasoning_tokens=answer.reasoning_tokens,
+            cache_hit_tokens=answer.cache_hit_tokens,
+            cost_usd=answer.cost_usd,
             latency_ms=answer.latency_ms or wall,
             text=answer.text,
             abstain_reason=answer.abstain_reason,
             extra={"seeds": list(answer.seeds), "evidence_edges": len(answer.evidence.edges)},
+            lessons=cited_lessons(answer.to_dict()),
+            as_of_valid=answer.as_of.to_dict()["valid_at"],
         )
+
+
+def cited_lessons(answer: dict[str, Any]) -> tuple[str, ...]:
+    """The lesson ids an ``answer/1`` dict cites, from its ``cited_lessons`` key (ids, or objects
+    with an ``id``); empty when the answer names no lessons (see docs/evals.md)."""
+    out: list[str] = []
+    for item in answer.get("cited_lessons") or ():
+        lesson = item.get("id") if isinstance(item, dict) else item
+        if isinstance(lesson, str) and lesson:
+            out.append(lesson)
+    return tuple(dict.fromkeys(out))
 
 
 def build_systems(

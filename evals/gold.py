@@ -9,6 +9,7 @@ builds on target (so the target comes first); ``part_of`` source is a part of ta
 from __future__ import annotations
 
 import csv
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
@@ -23,12 +24,18 @@ __all__ = [
     "GraphView",
     "before_graph",
     "builds_on_x",
+    "comes_after",
     "contrasts",
+    "dependents",
     "direct_prerequisites",
     "foundations",
+    "lessons_before",
+    "lessons_covering",
+    "load_bundle_lessons",
     "load_bundle_view",
     "needed_before",
     "parts",
+    "related",
     "unique_path",
     "wholes",
 ]
@@ -78,6 +85,17 @@ def needed_before(view: GraphView, x: str) -> set[str]:
     return set(nx.ancestors(g, x)) if x in g else set()
 
 
+def dependents(view: GraphView, x: str) -> set[str]:
+    """Concepts that have ``x`` as a direct prerequisite (targets of prerequisite edges out of x)."""
+    return view.out(x, PREREQUISITE)
+
+
+def comes_after(view: GraphView, x: str) -> set[str]:
+    """Everything that comes after ``x``, transitively: the mirror of :func:`needed_before`."""
+    g = before_graph(view)
+    return set(nx.descendants(g, x)) if x in g else set()
+
+
 def builds_on_x(view: GraphView, x: str) -> set[str]:
     """Concepts that build on ``x`` (sources of builds_on edges into ``x``)."""
     return view.into(x, BUILDS_ON)
@@ -118,6 +136,22 @@ def unique_path(view: GraphView, a: str, b: str) -> list[str] | None:
     return list(paths[0]) if len(paths) == 1 else None
 
 
+Lessons = dict[str, frozenset[str]]
+"""Lesson id -> the concepts it covers (links in force at one time)."""
+
+
+def lessons_covering(lessons: Lessons, x: str) -> set[str]:
+    """The lessons with a link to ``x``."""
+    return {lesson for lesson, covered in lessons.items() if x in covered}
+
+
+def lessons_before(view: GraphView, lessons: Lessons, x: str) -> set[str]:
+    """Lessons to take before ``x``: those covering something needed before ``x``
+    (:func:`needed_before`), less the lessons that cover ``x`` itself."""
+    needed = needed_before(view, x)
+    return {lesson for lesson, covered in lessons.items() if covered & needed} - lessons_covering(lessons, x)
+
+
 def _in_force(valid_at: str, invalid_at: str, at: datetime | None, default_valid: str) -> bool:
     if at is None:
         return not invalid_at
@@ -128,8 +162,6 @@ def _in_force(valid_at: str, invalid_at: str, at: datetime | None, default_valid
 def load_bundle_view(directory: str | Path, *, at: datetime | None = None) -> GraphView:
     """Read a ``kg-bundle/1`` directory's CSVs as a GraphView valid at ``at`` (None: now, i.e.
     every row that is not invalidated). Read directly from the files, not through the backend."""
-    import json
-
     directory = Path(directory)
     manifest = json.loads((directory / "manifest.json").read_text(encoding="utf-8"))
     default_valid = manifest.get("defaults", {}).get("valid_at", "1970-01-01T00:00:00Z")
@@ -148,3 +180,23 @@ def load_bundle_view(directory: str | Path, *, at: datetime | None = None) -> Gr
             and r["target_id"] in concepts
         }
     return GraphView.of(concepts, edges)
+
+
+def load_bundle_lessons(directory: str | Path, *, at: datetime | None = None) -> Lessons:
+    """Read a bundle's ``lesson_concepts.csv`` as the lessons in force at ``at`` (None: now), keeping
+    only links to concepts in force then. Read directly from the files, not through the backend."""
+    directory = Path(directory)
+    manifest = json.loads((directory / "manifest.json").read_text(encoding="utf-8"))
+    default_valid = manifest.get("defaults", {}).get("valid_at", "1970-01-01T00:00:00Z")
+    concepts = load_bundle_view(directory, at=at).concepts
+    out: dict[str, set[str]] = {}
+    path = directory / "lesson_concepts.csv"
+    if not path.exists():
+        return {}
+    with path.open(encoding="utf-8", newline="") as fh:
+        for r in csv.DictReader(fh):
+            if r["concept_id"] in concepts and _in_force(
+                r.get("valid_at") or "", r.get("invalid_at") or "", at, default_valid
+            ):
+                out.setdefault(r["lesson_id"], set()).add(r["concept_id"])
+    return {lesson: frozenset(covered) for lesson, covered in out.items()}

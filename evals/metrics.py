@@ -15,6 +15,17 @@ Scoring rules (also in docs/evals.md):
   Either is ``None`` when its denominator is zero.
 * **Coverage**: share of questions answered (not abstained). **Selective accuracy**: of the
   answered questions, the share that are exact matches (answering an abstain question is wrong).
+* **Lesson questions** (gold ``expect.lessons``) compare the response's cited lesson ids instead of
+  its cited concepts, by the same rules.
+* **"contains" questions** (``expect.match``, e.g. "tell me about X"): the gold ids must be among
+  the concepts the answer is about, its cited ones or its seeds (``extra["seeds"]``: an "about X"
+  answer often cites X's neighbours and not X); P = R = F1 = the share of gold ids found there,
+  exact match when all are.
+* **Time**: when the question's words name a time (``expect.as_of`` window), *time read right*
+  says whether the valid time the system reports using falls in the window (``None`` otherwise);
+  gold was computed at that time, so a system that ignores the words usually misses the set too.
+* **Crash**: a system that raises something other than a ``KGError`` on a question has answered
+  it wrongly (not abstained): bad input must give a clear abstention or error, never a traceback.
 * **Calibration** (ECE): over answered questions, confidence against exact-match correctness, in
   equal-width bins; the reliability diagram plots the same bins.
 """
@@ -24,7 +35,11 @@ from __future__ import annotations
 import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
+
+from data_plane.clock import parse_time
+from data_plane.errors import InputError
 
 __all__ = [
     "Response",
@@ -34,6 +49,7 @@ __all__ = [
     "prf",
     "score",
     "summarise",
+    "time_read_right",
 ]
 
 
@@ -51,9 +67,15 @@ class Response:
     completion_tokens: int = 0
     latency_ms: float = 0.0
     text: str = ""
+    reasoning_tokens: int = 0
+    cache_hit_tokens: int = 0
+    cost_usd: float = 0.0
     abstain_reason: str | None = None
     error: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    lessons: tuple[str, ...] = ()
+    as_of_valid: str | None = None  # the valid time the system says it answered at
+    crashed: bool = False
 
 
 @dataclass(frozen=True)
@@ -75,6 +97,12 @@ class Score:
     prompt_tokens: int
     completion_tokens: int
     latency_ms: float
+    intent: str | None = None
+    time_ok: bool | None = None
+    crashed: bool = False
+    reasoning_tokens: int = 0
+    cache_hit_tokens: int = 0
+    cost_usd: float = 0.0
 
     @property
     def answered(self) -> bool:
@@ -94,7 +122,25 @@ class Score:
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
             "latency_ms": round(self.latency_ms, 3),
+            "time_ok": self.time_ok,
+            "crashed": self.crashed,
+            "reasoning_tokens": self.reasoning_tokens,
+            "cache_hit_tokens": self.cache_hit_tokens,
+            "cost_usd": round(self.cost_usd, 8),
         }
+
+
+def time_read_right(window: tuple[datetime, datetime] | None, reported: str | None) -> bool | None:
+    """Whether the reported valid time falls in ``[start, end)``; None when no window is asked."""
+    if window is None:
+        return None
+    if reported is None:
+        return False
+    try:
+        at = parse_time(reported, field="as_of")
+    except InputError:
+        return False
+    return window[0] <= at < window[1]
 
 
 def prf(predicted: Iterable[str], gold: Iterable[str]) -> tuple[float, float, float]:
@@ -108,9 +154,25 @@ def prf(predicted: Iterable[str], gold: Iterable[str]) -> tuple[float, float, fl
 
 
 def score(
-    question_id: str, qtype: str, gold: Sequence[str], expect_abstain: bool, response: Response
+    question_id: str,
+    qtype: str,
+    gold: Sequence[str],
+    expect_abstain: bool,
+    response: Response,
+    *,
+    intent: str | None = None,
+    gold_lessons: Sequence[str] = (),
+    match: str = "exact",
+    time_window: tuple[datetime, datetime] | None = None,
 ) -> Score:
     """Score ``response`` by the rules in the module docstring."""
+    if response.crashed:  # a traceback is a wrong answer, not an abstention
+        response = Response(
+            abstained=False, confidence=response.confidence, latency_ms=response.latency_ms, crashed=True
+        )
+    cited: Sequence[str] = response.cited
+    if gold_lessons:
+        gold, cited = gold_lessons, response.lessons
     common: dict[str, Any] = {
         "question_id": question_id,
         "type": qtype,
@@ -122,6 +184,12 @@ def score(
         "prompt_tokens": response.prompt_tokens,
         "completion_tokens": response.completion_tokens,
         "latency_ms": response.latency_ms,
+        "intent": intent or qtype,
+        "time_ok": time_read_right(time_window, response.as_of_valid),
+        "crashed": response.crashed,
+        "reasoning_tokens": response.reasoning_tokens,
+        "cache_hit_tokens": response.cache_hit_tokens,
+        "cost_usd": response.cost_usd,
     }
     if expect_abstain:
         return Score(
@@ -133,7 +201,9 @@ def score(
             **common,
         )
     ev = set(response.evidence)
-    evidence_recall = len(ev & set(gold)) / len(set(gold)) if gold else 0.0
+    evidence_recall: float | None = len(ev & set(gold)) / len(set(gold)) if gold else 0.0
+    if gold_lessons:  # the evidence sub-graph holds concepts, not lessons
+        evidence_recall = None
     if response.abstained:
         return Score(
             precision=0.0,
@@ -143,12 +213,23 @@ def score(
             evidence_recall=evidence_recall,
             **common,
         )
-    p, r, f = prf(response.cited, gold)
+    if match == "contains":
+        about = set(cited) | set(response.extra.get("seeds") or ())
+        share = len(about & set(gold)) / len(set(gold)) if gold else 0.0
+        return Score(
+            precision=share,
+            recall=share,
+            f1=share,
+            exact_match=set(gold) <= about,
+            evidence_recall=evidence_recall,
+            **common,
+        )
+    p, r, f = prf(cited, gold)
     return Score(
         precision=p,
         recall=r,
         f1=f,
-        exact_match=set(response.cited) == set(gold),
+        exact_match=set(cited) == set(gold),
         evidence_recall=evidence_recall,
         **common,
     )
@@ -228,10 +309,20 @@ def summarise(scores: Sequence[Score]) -> dict[str, Any]:
         "coverage": len(answered) / n if n else None,
         "selective_accuracy": _mean(1.0 if s.exact_match else 0.0 for s in answered),
         "ece": expected_calibration_error(confs, correct),
+        "time_accuracy": _mean(None if s.time_ok is None else float(s.time_ok) for s in scores),
+        "crashes": sum(1 for s in scores if s.crashed),
         "mean_rounds": _mean(float(s.rounds) for s in scores),
         "mean_llm_calls": _mean(float(s.llm_calls) for s in scores),
         "mean_prompt_tokens": _mean(float(s.prompt_tokens) for s in scores),
         "mean_completion_tokens": _mean(float(s.completion_tokens) for s in scores),
+        "mean_reasoning_tokens": _mean(float(s.reasoning_tokens) for s in scores),
+        "cache_hit_rate": (
+            sum(s.cache_hit_tokens for s in scores) / prompt_total
+            if (prompt_total := sum(s.prompt_tokens for s in scores))
+            else None
+        ),
+        "mean_cost_usd": _mean(s.cost_usd for s in scores),
+        "total_cost_usd": sum(s.cost_usd for s in scores) if scores else None,
         "mean_latency_ms": _mean(latencies),
         "p50_latency_ms": _percentile(latencies, 0.5),
         "p99_latency_ms": _percentile(latencies, 0.99),

@@ -3,7 +3,7 @@
 Run ``python -m evals.prompt_sizes [--questions FILE] [--out docs/eval]``. The loop runs with
 the offline synthesizer on the bundled curriculum (as ``kg eval`` does); every round's
 :class:`~control_plane.synthesizers.base.SynthesisRequest` is rendered exactly as the DeepSeek
-synthesizer would render it (the compact closure form above 40 evidence edges, the full form
+synthesizer would render it (the compact closure form above 80 evidence edges, the full form
 otherwise) and counted with cl100k_base (LlamaIndex's bundled copy: an approximation of
 DeepSeek's own tokenizer, which is not available offline). The whole-graph baseline's prompt is
 the full form over the snapshot as of the question's time. Prints per question type the p50 and
@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
             by_type[q.type].extend(synth.sizes)
             if synth.sizes:
                 snap = reader.snapshot(answer.as_of)
-                ev = EvidenceGraph(seeds=answer.seeds)
+                ev: EvidenceGraph[Any, Any] = EvidenceGraph(seeds=answer.seeds)
                 for c in snap.concepts:
                     ev.add_concept(c)
                 for e in snap.edges:

@@ -6,9 +6,24 @@ Each line is an object::
      "expect": {"concepts": ["llm_basics", ...], "abstain": false},
      "as_of": "2025-01-01", "known_at": "2025-07-01T00:00:00Z"}
 
-``as_of`` (valid time) and ``known_at`` (recorded time) are optional ISO 8601 times; missing means
-now. ``expect.concepts`` is the gold set of concept ids the answer should cite; it is empty when
-``expect.abstain`` is true (the only correct response is to abstain).
+``as_of`` (valid time) and ``known_at`` (recorded time) are optional ISO 8601 times handed to the
+system; missing means now. ``expect.concepts`` is the gold set of concept ids the answer should
+cite; it is empty when ``expect.abstain`` is true (the only correct response is to abstain).
+
+Optional fields (the paraphrase corpus uses them; older files leave them out):
+
+* ``intent``: what the question asks (``prerequisites``, ``needed_before``, ``dependents``, ...;
+  see docs/evals.md); defaults to ``type``. ``type`` stays the reporting category
+  (``temporal``, ``unanswerable``, ``bad_input``, ``absent_relation`` or the intent itself).
+* ``template``: the id of the phrasing template the question was instantiated from.
+* ``expect.lessons``: the gold set of lesson ids, for questions whose answer is lessons.
+* ``expect.as_of`` / ``expect.as_of_end``: the valid time the question's own words mean
+  ("back in 2018"), as a window ``[as_of, as_of_end)`` (``as_of_end`` defaults to one day later).
+  Gold was computed at that time. Unlike top-level ``as_of`` it is NOT handed to the system: the
+  system must read the time from the words; the scorer checks the time it says it used.
+* ``expect.match``: ``exact`` (default: the cited set must equal the gold set) or ``contains``
+  (the gold ids must be among the cited ones; for "tell me about X").
+* ``question`` may be empty or blank only for a ``bad_input`` question that must be abstained on.
 """
 
 from __future__ import annotations
@@ -16,14 +31,16 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from data_plane.clock import parse_time
 from data_plane.errors import InputError
 
-__all__ = ["Question", "dump_questions", "load_questions", "parse_question"]
+__all__ = ["MATCHES", "Question", "dump_questions", "load_questions", "parse_question"]
+
+MATCHES = ("exact", "contains")
 
 
 @dataclass(frozen=True)
@@ -37,6 +54,27 @@ class Question:
     abstain: bool
     as_of: str | None = None
     known_at: str | None = None
+    intent: str | None = None
+    template: str | None = None
+    lessons: tuple[str, ...] = ()
+    expect_as_of: str | None = None
+    expect_as_of_end: str | None = None
+    match: str = "exact"
+
+    @property
+    def asks(self) -> str:
+        """The intent, falling back to the type for question sets written before intents."""
+        return self.intent or self.type
+
+    @property
+    def time_window(self) -> tuple[datetime, datetime] | None:
+        """The valid-time window the question's words mean, if they name one."""
+        if self.expect_as_of is None:
+            return None
+        start = parse_time(self.expect_as_of, field="expect.as_of")
+        if self.expect_as_of_end is None:
+            return start, start + timedelta(days=1)
+        return start, parse_time(self.expect_as_of_end, field="expect.as_of_end")
 
     @property
     def as_of_time(self) -> datetime | None:
@@ -47,12 +85,22 @@ class Question:
         return None if self.known_at is None else parse_time(self.known_at, field="known_at")
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "id": self.id,
-            "question": self.question,
-            "type": self.type,
-            "expect": {"concepts": list(self.concepts), "abstain": self.abstain},
-        }
+        expect: dict[str, Any] = {"concepts": list(self.concepts)}
+        if self.lessons:
+            expect["lessons"] = list(self.lessons)
+        expect["abstain"] = self.abstain
+        if self.expect_as_of is not None:
+            expect["as_of"] = self.expect_as_of
+        if self.expect_as_of_end is not None:
+            expect["as_of_end"] = self.expect_as_of_end
+        if self.match != "exact":
+            expect["match"] = self.match
+        out: dict[str, Any] = {"id": self.id, "question": self.question, "type": self.type}
+        if self.intent is not None:
+            out["intent"] = self.intent
+        if self.template is not None:
+            out["template"] = self.template
+        out["expect"] = expect
         if self.as_of is not None:
             out["as_of"] = self.as_of
         if self.known_at is not None:
@@ -77,30 +125,55 @@ def parse_question(obj: Any, *, where: str = "question") -> Question:
     concepts = expect.get("concepts", [])
     if not isinstance(concepts, list) or not all(isinstance(c, str) and c for c in concepts):
         raise InputError(f"{where}: expect.concepts must be a list of ids", field="expect.concepts")
+    lessons = expect.get("lessons", [])
+    if not isinstance(lessons, list) or not all(isinstance(c, str) and c for c in lessons):
+        raise InputError(f"{where}: expect.lessons must be a list of lesson ids", field="expect.lessons")
     abstain = expect.get("abstain", False)
     if not isinstance(abstain, bool):
         raise InputError(f"{where}: expect.abstain must be true or false", field="expect.abstain")
-    if not abstain and not concepts:
+    if not abstain and not concepts and not lessons:
         raise InputError(
-            f"{where}: an answerable question needs at least one gold concept", field="expect.concepts"
+            f"{where}: an answerable question needs at least one gold concept or lesson",
+            field="expect.concepts",
         )
-    times: dict[str, str | None] = {}
-    for name in ("as_of", "known_at"):
-        raw = obj.get(name)
-        if raw is not None:
-            if not isinstance(raw, str):
-                raise InputError(f"{where}: {name!r} must be an ISO 8601 string", field=name, value=raw)
-            parse_time(raw, field=name)
-        times[name] = raw
+    match = expect.get("match", "exact")
+    if match not in MATCHES:
+        raise InputError(f"{where}: expect.match must be one of {MATCHES}", field="expect.match", value=match)
+    times = {name: _time(obj, name, where) for name in ("as_of", "known_at")}
+    qtype = _text(obj, "type", where)
+    text = obj.get("question")
+    if not (abstain and qtype == "bad_input" and isinstance(text, str)):
+        text = _text(obj, "question", where)
+    intent, template = obj.get("intent"), obj.get("template")
+    for name, value in (("intent", intent), ("template", template)):
+        if value is not None and (not isinstance(value, str) or not value.strip()):
+            raise InputError(f"{where}: {name!r} must be non-empty text", field=name, value=value)
     return Question(
         id=_text(obj, "id", where),
-        question=_text(obj, "question", where),
-        type=_text(obj, "type", where),
+        question=text,
+        type=qtype,
         concepts=tuple(dict.fromkeys(concepts)),
         abstain=abstain,
         as_of=times["as_of"],
         known_at=times["known_at"],
+        intent=intent,
+        template=template,
+        lessons=tuple(dict.fromkeys(lessons)),
+        expect_as_of=_time(expect, "as_of", where, prefix="expect."),
+        expect_as_of_end=_time(expect, "as_of_end", where, prefix="expect."),
+        match=match,
     )
+
+
+def _time(obj: dict[str, Any], name: str, where: str, *, prefix: str = "") -> str | None:
+    raw = obj.get(name)
+    if raw is not None:
+        if not isinstance(raw, str):
+            raise InputError(
+                f"{where}: {prefix}{name!r} must be an ISO 8601 string", field=prefix + name, value=raw
+            )
+        parse_time(raw, field=prefix + name)
+    return raw
 
 
 def load_questions(path: str | Path) -> list[Question]:

@@ -4,13 +4,19 @@
 
     {"meta": {...},                       # questions file, database, synthesizer, systems, notes
      "summary": {"overall": {system: Summary},
-                 "by_type": {type: {system: Summary}}},
+                 "by_type": {type: {system: Summary}},
+                 "by_intent": {intent: {system: Summary}}},
      "questions": [{"id", "question", "type", "expect", "as_of", "known_at",
                     "results": {system: {score fields, "cited", "evidence_size", "text", ...}}}]}
 
 A ``Summary`` is :func:`evals.metrics.summarise` (n, precision, recall, f1, exact_match,
 evidence_recall, abstention_precision, abstention_recall, coverage, selective_accuracy, ece,
-mean_rounds, mean_llm_calls, mean_prompt_tokens, mean_completion_tokens, mean_latency_ms, ...).
+mean_rounds, mean_llm_calls, mean_prompt_tokens, mean_completion_tokens, mean_reasoning_tokens,
+cache_hit_rate, mean_cost_usd, total_cost_usd, mean_latency_ms, time_accuracy, crashes, ...).
+
+:func:`intent_table` and :func:`failure_table` are the per-intent view the paraphrase corpus is
+judged by: coverage, selective accuracy, F1 on answerable questions, abstention precision and
+recall, time read right; and every question a system got wrong, with its phrasing template.
 """
 
 from __future__ import annotations
@@ -22,7 +28,16 @@ from typing import Any
 
 from evals.metrics import calibration_bins
 
-__all__ = ["fmt", "markdown_table", "plot_calibration", "plot_f1_by_type", "write_report"]
+__all__ = [
+    "INTENT_COLUMNS",
+    "failure_table",
+    "fmt",
+    "intent_table",
+    "markdown_table",
+    "plot_calibration",
+    "plot_f1_by_type",
+    "write_report",
+]
 
 COLUMNS = (
     ("n", "n"),
@@ -39,7 +54,23 @@ COLUMNS = (
     ("mean_llm_calls", "LLM calls"),
     ("mean_prompt_tokens", "prompt tok"),
     ("mean_completion_tokens", "compl. tok"),
+    ("mean_reasoning_tokens", "reason. tok"),
+    ("cache_hit_rate", "cache hit"),
+    ("total_cost_usd", "cost USD"),
     ("mean_latency_ms", "latency ms"),
+)
+
+
+INTENT_COLUMNS = (
+    ("n", "n"),
+    ("n_answerable", "answerable"),
+    ("coverage", "coverage"),
+    ("selective_accuracy", "sel. acc"),
+    ("f1", "F1 (answerable)"),
+    ("abstention_precision", "abst. P"),
+    ("abstention_recall", "abst. R"),
+    ("time_accuracy", "time read"),
+    ("crashes", "crashes"),
 )
 
 
@@ -56,14 +87,67 @@ def fmt(value: Any) -> str:
     return str(value)
 
 
+def _cell(key: str, value: Any) -> str:
+    # Dollar figures of a run are fractions of a cent per question: show them to the micro-dollar.
+    if key.endswith("_usd") and isinstance(value, float):
+        return f"{value:.6f}"
+    return fmt(value)
+
+
 def markdown_table(
     rows: Sequence[tuple[str, Mapping[str, Any]]], columns: Sequence[tuple[str, str]] = COLUMNS
 ) -> str:
     """A Markdown table: one row per (label, summary)."""
     head = "| system | " + " | ".join(title for _, title in columns) + " |"
     rule = "|---|" + "---|" * len(columns)
-    body = [f"| {label} | " + " | ".join(fmt(s.get(k)) for k, _ in columns) + " |" for label, s in rows]
+    body = [f"| {label} | " + " | ".join(_cell(k, s.get(k)) for k, _ in columns) + " |" for label, s in rows]
     return "\n".join([head, rule, *body])
+
+
+def intent_table(
+    by_intent: Mapping[str, Mapping[str, Mapping[str, Any]]],
+    overall: Mapping[str, Mapping[str, Any]],
+    system: str,
+) -> str:
+    """One row per intent (and an ``all`` row) for ``system``, in :data:`INTENT_COLUMNS`."""
+    rows = [(intent, per[system]) for intent, per in sorted(by_intent.items()) if system in per]
+    rows.append(("**all**", overall[system]))
+    return markdown_table(rows, INTENT_COLUMNS).replace("| system |", "| intent |", 1)
+
+
+def _clip(text: str, limit: int = 90) -> str:
+    text = " ".join(text.split()).replace("|", "\\|")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def failure_table(questions: Sequence[Mapping[str, Any]], system: str) -> tuple[int, str]:
+    """The questions ``system`` got wrong (not an exact match, or time misread): count and table."""
+    head = "| id | intent | type | template | question | gold | got |\n|---|---|---|---|---|---|---|"
+    lines = [head]
+    for q in questions:
+        r = q["results"].get(system)
+        if r is None or (r["exact_match"] and r.get("time_ok") is not False):
+            continue
+        expect = q["expect"]
+        gold = "(abstain)" if expect["abstain"] else ", ".join(expect.get("lessons") or expect["concepts"])
+        if r.get("crashed"):
+            got = f"crashed: {r.get('error')}"
+        elif r["abstained"]:
+            got = f"abstained: {r.get('abstain_reason') or r.get('error')}"
+        else:
+            got = (
+                ", ".join(r.get("cited_lessons") or r["cited"])
+                if expect.get("lessons")
+                else ", ".join(r["cited"])
+            )
+            got = got or "(nothing cited)"
+        if r.get("time_ok") is False:
+            got += f" [time read as {r.get('as_of_valid')}, asked {expect.get('as_of')}]"
+        lines.append(
+            f"| {q['id']} | {q.get('intent') or q['type']} | {q['type']} | {q.get('template') or ''} | "
+            f"{_clip(q['question'])} | {_clip(gold)} | {_clip(got)} |"
+        )
+    return len(lines) - 1, "\n".join(lines)
 
 
 def _plt() -> Any:

@@ -1,38 +1,49 @@
 """``kg eval``: run a question set against the planning loop and the baselines, score, report.
 
-    kg eval [--questions FILE] [--db URL] [--synthesizer offline|deepseek]
-            [--baseline NAME ...] [--out DIR] [--limit N] [--record]
+    kg [--db URL] eval [--questions FILE] [--bundle DIR] [--synthesizer offline|deepseek]
+                       [--baseline NAME ...] [--out DIR] [--limit N] [--record]
 
-Without ``--db`` a fresh temporary SQLite database is migrated and loaded with the bundled
-curriculum; with ``--db`` any migrated database works (its own concepts; its questions file must
-name them). ``--baseline`` picks systems among ``loop``, ``seed-only``, ``graphrag`` and
-``whole-graph`` (default: all four; ``whole-graph`` is skipped with a note above 2,000 edges).
-Every system sees the same questions and the same synthesizer. Scoring rules:
-:mod:`evals.metrics`; output files: :mod:`evals.report`.
+The command line lives in :mod:`control_plane.surfaces.cli`; this module is what it calls
+(:func:`evaluate`, :func:`summary_lines`), callable from Python as well. Without ``--db`` a fresh
+temporary SQLite database is migrated and loaded with the bundled curriculum, or with ``--bundle
+DIR`` (a ``kg-bundle/1`` folder, e.g. ``evals/bundles/prereqmap``) instead; with ``--db`` any
+migrated database works (its own concepts; its questions file must name them). The report has a
+per-intent table and the failing phrasings (:mod:`evals.report`). ``--baseline`` picks systems
+among ``loop``, ``seed-only``, ``graphrag`` and ``whole-graph`` (default: all four;
+``whole-graph`` is skipped with a note above 2,000 edges). Every system sees the same questions
+and the same synthesizer. Scoring rules: :mod:`evals.metrics`; output files: :mod:`evals.report`.
 """
 
 from __future__ import annotations
 
-import argparse
 import os
-import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from data_plane.database import connect
-from data_plane.errors import KGError
+from data_plane.errors import InputError, KGError
 from data_plane.reads import GraphReader
 from evals.baselines import BASELINES, build_systems
 from evals.metrics import Response, Score, score, summarise
 from evals.questions import Question, load_questions
-from evals.report import markdown_table, plot_calibration, plot_f1_by_type, write_report
+from evals.report import (
+    failure_table,
+    intent_table,
+    markdown_table,
+    plot_calibration,
+    plot_f1_by_type,
+    write_report,
+)
 
-__all__ = ["MULTI_HOP", "default_questions", "main", "run_eval"]
+__all__ = ["MULTI_HOP", "Progress", "default_questions", "evaluate", "run_eval", "summary_lines"]
+
+# Told (done, total, what) as work advances; the command line draws a progress bar with it.
+Progress = Callable[[int, int, str], None]
 
 # Question types that need more than one hop from the seeds.
 MULTI_HOP = ("needed_before", "path", "combined")
@@ -44,7 +55,9 @@ def default_questions() -> Path:
 
 
 @contextmanager
-def _database(url: str | None) -> Iterator[str]:
+def _database(url: str | None, bundle: Path | None = None) -> Iterator[str]:
+    """``url`` as given, or a fresh temporary SQLite loaded with ``bundle`` (default: the bundled
+    curriculum) through the real importer."""
     if url:
         yield url
         return
@@ -52,7 +65,16 @@ def _database(url: str | None) -> Iterator[str]:
 
     with tempfile.TemporaryDirectory(prefix="kg-eval-") as tmp:
         fresh = f"sqlite:///{tmp}/eval.sqlite3"
-        ensure_initialised(fresh)
+        ensure_initialised(fresh, load_curriculum=bundle is None)
+        if bundle is not None:
+            from data_plane.bundle import import_bundle
+            from data_plane.gateway import WriteGateway
+
+            engine = connect(fresh)
+            try:
+                import_bundle(WriteGateway(engine), bundle)
+            finally:
+                engine.dispose()
         yield fresh
 
 
@@ -80,6 +102,7 @@ def run_eval(
     synthesizer: Any,
     systems: Sequence[str] = BASELINES,
     record: bool = False,
+    progress: Progress | None = None,
 ) -> dict[str, Any]:
     """Run every question through every system; return the report dict (see :mod:`evals.report`)."""
     from control_plane.planning.loop import Planner
@@ -100,14 +123,28 @@ def run_eval(
         scores: dict[str, list[Score]] = {s.name: [] for s in built}
         rows: list[dict[str, Any]] = []
         started = time.perf_counter()
-        for q in questions:
+        for done, q in enumerate(questions):
+            if progress is not None:
+                progress(done, len(questions), q.id)
             results: dict[str, Any] = {}
             for system in built:
                 try:
                     resp = system.run(q)
                 except KGError as exc:  # one bad question must not sink the run
                     resp = Response(abstained=True, error=f"{type(exc).__name__}: {exc}")
-                sc = score(q.id, q.type, q.concepts, q.abstain, resp)
+                except Exception as exc:  # a traceback: scored as a wrong answer (evals.metrics)
+                    resp = Response(abstained=False, error=f"{type(exc).__name__}: {exc}", crashed=True)
+                sc = score(
+                    q.id,
+                    q.type,
+                    q.concepts,
+                    q.abstain,
+                    resp,
+                    intent=q.asks,
+                    gold_lessons=q.lessons,
+                    match=q.match,
+                    time_window=q.time_window,
+                )
                 scores[system.name].append(sc)
                 results[system.name] = {
                     **sc.to_dict(),
@@ -116,13 +153,18 @@ def run_eval(
                     "text": resp.text,
                     "abstain_reason": resp.abstain_reason,
                     "error": resp.error,
+                    "cited_lessons": list(resp.lessons),
+                    "as_of_valid": resp.as_of_valid,
                     **resp.extra,
                 }
             rows.append({**q.to_dict(), "results": results})
         wall = time.perf_counter() - started
+        if progress is not None:
+            progress(len(questions), len(questions), "scored")
     finally:
         engine.dispose()
     types = sorted({q.type for q in questions})
+    intents = sorted({q.asks for q in questions})
     summary = {
         "overall": {name: summarise(sc) for name, sc in scores.items()},
         "answerable": {
@@ -131,6 +173,10 @@ def run_eval(
         "multi_hop": {name: summarise([s for s in sc if s.type in MULTI_HOP]) for name, sc in scores.items()},
         "by_type": {
             t: {name: summarise([s for s in sc if s.type == t]) for name, sc in scores.items()} for t in types
+        },
+        "by_intent": {
+            i: {name: summarise([s for s in sc if s.intent == i]) for name, sc in scores.items()}
+            for i in intents
         },
     }
     info = getattr(synthesizer, "info", None)
@@ -184,16 +230,11 @@ def _markdown(report: dict[str, Any]) -> str:
                 "| system |", "| type |", 1
             )
         )
+    for s in systems:
+        lines += ["", f"## Per intent: {s}", "", intent_table(summary["by_intent"], summary["overall"], s)]
     if "loop" in systems:
-        wrong = [q for q in report["questions"] if not q["results"]["loop"]["exact_match"]]
-        lines += ["", f"## Loop misses ({len(wrong)} not exact)", ""]
-        lines.append("| id | type | question | gold | cited / abstained |")
-        lines.append("|---|---|---|---|---|")
-        for q in wrong:
-            r = q["results"]["loop"]
-            got = f"abstained: {r['abstain_reason']}" if r["abstained"] else ", ".join(r["cited"])
-            gold = "(abstain)" if q["expect"]["abstain"] else ", ".join(q["expect"]["concepts"])
-            lines.append(f"| {q['id']} | {q['type']} | {q['question']} | {gold} | {got} |")
+        n, table = failure_table(report["questions"], "loop")
+        lines += ["", f"## Loop misses ({n} failing phrasings)", "", table]
     return "\n".join(lines) + "\n"
 
 
@@ -217,61 +258,57 @@ def _plots(report: dict[str, Any], out: Path) -> list[str]:
     return made
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="kg eval", description="Score the loop and baselines on a question set."
-    )
-    parser.add_argument(
-        "--questions",
-        type=Path,
-        default=None,
-        help="JSON Lines question set (default: bundled curriculum set)",
-    )
-    parser.add_argument(
-        "--db", default=None, help="database URL (default: a fresh temp SQLite with the bundled curriculum)"
-    )
-    parser.add_argument("--synthesizer", choices=("offline", "deepseek"), default="offline")
-    parser.add_argument(
-        "--baseline", action="append", choices=BASELINES, help="system to run (repeatable; default: all)"
-    )
-    parser.add_argument("--out", type=Path, default=Path("eval-report"), help="output directory")
-    parser.add_argument("--limit", type=int, default=None, help="only the first N questions")
-    parser.add_argument("--record", action="store_true", help="record the loop's answers in the database")
-    parser.add_argument("--verbose", action="store_true", help="keep the loop's per-round log events")
-    args = parser.parse_args(argv)
-    if not args.verbose:
+def evaluate(
+    *,
+    out: Path,
+    questions: Path | None = None,
+    db: str | None = None,
+    bundle: Path | None = None,
+    synthesizer: str = "offline",
+    baselines: Sequence[str] | None = None,
+    limit: int | None = None,
+    record: bool = False,
+    verbose: bool = False,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """``kg eval``: score ``questions`` (default: the bundled set; the first ``limit``) on database
+    ``db`` (default: a fresh temporary SQLite with the bundled curriculum), write ``report.json``,
+    ``report.md`` and the plots into ``out``, and return the report."""
+    if not verbose:
         _quiet_logs()
-    try:
-        questions = load_questions(args.questions or default_questions())
-        if args.limit is not None:
-            questions = questions[: args.limit]
-        synthesizer = _synthesizer(args.synthesizer)
-        with _database(args.db) as url:
-            report = run_eval(
-                questions,
-                url=url,
-                synthesizer=synthesizer,
-                systems=args.baseline or BASELINES,
-                record=args.record,
-            )
-    except KGError as exc:
-        print(f"kg eval: {exc}", file=sys.stderr)
-        return 2
-    args.out.mkdir(parents=True, exist_ok=True)
-    report["meta"]["plots"] = _plots(report, args.out)
-    write_report(args.out, report, markdown=_markdown(report))
+    chosen = load_questions(questions or default_questions())
+    if limit is not None:
+        chosen = chosen[:limit]
+    synth = _synthesizer(synthesizer)
+    if db and bundle:
+        raise InputError("give --db or --bundle, not both", field="bundle")
+    with _database(db, bundle) as url:
+        report = run_eval(
+            chosen,
+            url=url,
+            synthesizer=synth,
+            systems=baselines or BASELINES,
+            record=record,
+            progress=progress,
+        )
+    report["meta"]["questions_file"] = str(questions or default_questions())
+    report["meta"]["bundle"] = None if bundle is None else str(bundle)
+    out.mkdir(parents=True, exist_ok=True)
+    report["meta"]["plots"] = _plots(report, out)
+    write_report(out, report, markdown=_markdown(report))
+    return report
+
+
+def summary_lines(report: dict[str, Any], out: Path) -> list[str]:
+    """One line per system (F1, exact match, abstention precision/recall, LLM calls), and where
+    the report was written."""
     overall = report["summary"]["overall"]
+    lines = []
     for name in report["meta"]["systems"]:
         s = overall[name]
-        print(
+        lines.append(
             f"{name:12s} F1 {s['f1'] if s['f1'] is not None else float('nan'):.3f}  EM {s['exact_match']:.3f}  "
             f"abstain P/R {s['abstention_precision']}/{s['abstention_recall']}  LLM calls {s['mean_llm_calls']:.2f}"
         )
-    print(
-        f"wrote {args.out / 'report.json'}, {args.out / 'report.md'} and {len(report['meta']['plots'])} plots"
-    )
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main(sys.argv[1:]))
+    lines.append(f"wrote {out / 'report.json'}, {out / 'report.md'} and {len(report['meta']['plots'])} plots")
+    return lines

@@ -10,7 +10,15 @@ so a test that sends more requests than it scripted fails loudly::
         ...
         assert [r.path for r in fake.requests] == ["/chat/completions"] * 2
 
-Serves ``POST /chat/completions`` and ``POST /v1/chat/completions``; anything else is 404.
+Serves ``POST /chat/completions`` and ``POST /v1/chat/completions`` (scripted), and
+``GET /models`` / ``GET /v1/models`` (the model list; 401 unless the bearer key matches ``api_key``
+when one is given); anything else is 404. A chat request naming a retired model (``deepseek-chat``,
+``deepseek-reasoner``) gets DeepSeek's 400 without using up a scripted reply.
+
+``prefix_cache=True`` simulates DeepSeek's context cache: the usage block of every scripted 200
+completion is rewritten from the request itself, ``prompt_tokens`` being the prompt's length and
+``prompt_cache_hit_tokens`` the length of its longest common prefix with any earlier request, both in
+``approx_tokens`` (4 characters a token, the same rule for both so the rate is consistent).
 ``closed_port()`` gives a loopback port nobody listens on (connection refused).
 """
 
@@ -25,9 +33,31 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
-__all__ = ["FakeDeepSeek", "RecordedRequest", "Reply", "closed_port", "completion"]
+__all__ = ["FakeDeepSeek", "RecordedRequest", "Reply", "approx_tokens", "closed_port", "completion"]
 
 PATHS = ("/chat/completions", "/v1/chat/completions")
+MODEL_PATHS = ("/models", "/v1/models")
+RETIRED = ("deepseek-chat", "deepseek-reasoner")
+MODELS = ("deepseek-flash", "deepseek-v4-flash", "deepseek-v4-pro")
+
+
+def approx_tokens(chars: int) -> int:
+    """Tokens for ``chars`` characters of prompt, by the fake's one rule (4 characters a token)."""
+    return chars // 4
+
+
+def prompt_text(body: Any) -> str:
+    """The prompt as the cache sees it: role and content of each message, in order."""
+    messages = body.get("messages", []) if isinstance(body, dict) else []
+    return "".join(f"<{m.get('role')}>{m.get('content')}" for m in messages if isinstance(m, dict))
+
+
+def common_prefix(a: str, b: str) -> int:
+    n = min(len(a), len(b))
+    i = 0
+    while i < n and a[i] == b[i]:
+        i += 1
+    return i
 
 
 def completion(
@@ -35,26 +65,36 @@ def completion(
     *,
     prompt_tokens: int = 100,
     completion_tokens: int = 20,
-    model: str = "deepseek-chat",
+    model: str = "deepseek-flash",
+    reasoning_content: str | None = None,
+    reasoning_tokens: int | None = None,
+    cache_hit_tokens: int | None = None,
+    finish_reason: str = "stop",
 ) -> dict[str, Any]:
-    """An OpenAI-style chat completion body whose one choice says ``content``."""
+    """A DeepSeek chat completion body whose one choice says ``content`` (and, in thinking mode,
+    ``reasoning_content``). With ``cache_hit_tokens`` the usage block carries DeepSeek's cache split
+    (``prompt_cache_hit_tokens`` + ``prompt_cache_miss_tokens`` = ``prompt_tokens``); with
+    ``reasoning_tokens``, ``completion_tokens_details.reasoning_tokens`` (part of completion_tokens)."""
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    if reasoning_content is not None:
+        message["reasoning_content"] = reasoning_content
+    usage: dict[str, Any] = {
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion_tokens,
+        "total_tokens": prompt_tokens + completion_tokens,
+    }
+    if cache_hit_tokens is not None:
+        usage["prompt_cache_hit_tokens"] = cache_hit_tokens
+        usage["prompt_cache_miss_tokens"] = prompt_tokens - cache_hit_tokens
+    if reasoning_tokens is not None:
+        usage["completion_tokens_details"] = {"reasoning_tokens": reasoning_tokens}
     return {
         "id": "chatcmpl-fake",
         "object": "chat.completion",
         "created": 1_700_000_000,
         "model": model,
-        "choices": [
-            {
-                "index": 0,
-                "finish_reason": "stop",
-                "message": {"role": "assistant", "content": content},
-            }
-        ],
-        "usage": {
-            "prompt_tokens": prompt_tokens,
-            "completion_tokens": completion_tokens,
-            "total_tokens": prompt_tokens + completion_tokens,
-        },
+        "choices": [{"index": 0, "finish_reason": finish_reason, "message": message}],
+        "usage": usage,
     }
 
 
@@ -94,7 +134,13 @@ class RecordedRequest:
 class FakeDeepSeek:
     """The server. Use as a context manager; ``url`` is its base URL (``http://127.0.0.1:PORT``)."""
 
-    def __init__(self) -> None:
+    def __init__(
+        self, *, prefix_cache: bool = False, api_key: str | None = None, models: tuple[str, ...] = MODELS
+    ) -> None:
+        self.prefix_cache = prefix_cache
+        self.api_key = api_key
+        self.models = models
+        self._prompts: list[str] = []
         self.requests: list[RecordedRequest] = []
         self._queue: deque[Reply] = deque()
         self._lock = threading.Lock()
@@ -141,11 +187,45 @@ class FakeDeepSeek:
     def _next(self, request: RecordedRequest) -> Reply:
         with self._lock:
             self.requests.append(request)
+            if request.method == "GET" and request.path in MODEL_PATHS:
+                return self._models(request)
             if request.method != "POST" or request.path not in PATHS:
                 return Reply(404, body=error_body(404, f"no route {request.method} {request.path}"))
+            try:
+                body = request.json()
+            except ValueError:
+                body = None
+            if isinstance(body, dict) and body.get("model") in RETIRED:
+                return Reply(400, body=error_body(400, "Model Not Exist"))
             if not self._queue:
                 return Reply(500, body=error_body(500, "fake DeepSeek: no scripted reply left"))
-            return self._queue.popleft()
+            reply = self._queue.popleft()
+            if self.prefix_cache:
+                reply = self._cached(reply, prompt_text(body))
+            return reply
+
+    def _models(self, request: RecordedRequest) -> Reply:
+        if self.api_key is not None and request.headers.get("authorization") != f"Bearer {self.api_key}":
+            return Reply(401, body=error_body(401, "Authentication Fails, Your api key is invalid"))
+        data = [{"id": m, "object": "model", "owned_by": "deepseek"} for m in self.models]
+        return Reply(body={"object": "list", "data": data})
+
+    def _cached(self, reply: Reply, prompt: str) -> Reply:
+        """``reply`` with its usage recomputed from ``prompt`` against the earlier prompts."""
+        best = max((common_prefix(prompt, earlier) for earlier in self._prompts), default=0)
+        self._prompts.append(prompt)
+        if reply.status != 200 or reply.body is None or "usage" not in reply.body:
+            return reply
+        total = approx_tokens(len(prompt))
+        hit = min(approx_tokens(best), total)
+        usage = dict(reply.body["usage"])
+        usage.update(
+            prompt_tokens=total,
+            prompt_cache_hit_tokens=hit,
+            prompt_cache_miss_tokens=total - hit,
+            total_tokens=total + int(usage.get("completion_tokens", 0)),
+        )
+        return Reply(reply.status, {**reply.body, "usage": usage}, reply.text, reply.headers, reply.delay)
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         fake = self

@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from control_plane.settings import Settings
-from control_plane.surfaces.api import ApiConfig, create_app
+from control_plane.surfaces.http import ApiConfig, create_app
 from control_plane.surfaces.runtime import Runtime
 from data_plane import InputError, connect, schema
 from data_plane.testing import ManualClock, build_graph

@@ -472,7 +472,7 @@ class BiTemporalMachine(RuleBasedStateMachine):
                     if near in ids and far in concepts:
                         expected.add((m.vid, concepts[far], near, direction))
             found = {
-                (n.edge.stamp.version_id, n.concept.stamp.version_id, n.from_id, n.direction)
+                (n.edge.version_id, n.concept.version_id, n.from_id, n.direction)
                 for n in self.reader.neighbourhood(ids, as_of=AsOf(v, k))
             }
             assert found == expected, (v, k, ids)

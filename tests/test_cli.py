@@ -86,6 +86,30 @@ def test_ask_text_shows_answer_and_evidence_grounding(initialised: str) -> None:
     assert "function_calling -prerequisite-> agent_orchestration" in out and "curriculum-team" in out
 
 
+def _edge_refs(out: str) -> list[str]:
+    return re.findall(r"^│ (e\d+)\b", out, re.M)
+
+
+def test_ask_text_shows_only_the_evidence_it_cites(initialised: str) -> None:
+    """By default the table lists exactly the cited edges and cited concepts, not all gathered."""
+    answer = json.loads(ok(initialised, "ask", QUESTION, "--format", "json").stdout)
+    out = ok(initialised, "ask", QUESTION).output
+    assert "Evidence cited" in out and "--evidence all" in out
+    assert sorted(_edge_refs(out)) == sorted(answer["cited_edges"])
+    assert len(answer["evidence"]["edges"]) > len(answer["cited_edges"])
+    for concept in answer["cited_concepts"]:
+        assert f"│ {concept['id']} " in out
+
+
+def test_ask_evidence_all_shows_everything_gathered(initialised: str) -> None:
+    """--evidence all lists every gathered edge and stars the cited ones."""
+    answer = json.loads(ok(initialised, "ask", QUESTION, "--format", "json").stdout)
+    out = ok(initialised, "ask", QUESTION, "--evidence", "all").output
+    assert len(_edge_refs(out)) == len(answer["evidence"]["edges"])
+    starred = re.findall(r"^│ (e\d+) \*", out, re.M)
+    assert sorted(starred) == sorted(answer["cited_edges"])
+
+
 def test_ask_json_is_the_answer_schema(initialised: str) -> None:
     """--format json prints an answer/1 object."""
     data = json.loads(ok(initialised, "ask", QUESTION, "--format", "json").stdout)
@@ -104,6 +128,15 @@ def test_ask_html_writes_the_evidence_page(initialised: str, tmp_path: Path) -> 
     ok(initialised, "ask", QUESTION, "--format", "html", "--out", str(out))
     page = out.read_text()
     assert "<svg" in page and 'data-id="agent_orchestration"' in page
+
+
+def test_ask_with_an_unwritable_out_fails_before_recording_anything(db: str, tmp_path: Path) -> None:
+    """--out in a missing folder is one `error:` line, and no answer is recorded (the file is
+    opened before the question is asked)."""
+    before = json.loads(ok(db, "audit", "answers", "--format", "json").stdout)
+    result = kg(db, "ask", QUESTION, "--format", "json", "--out", str(tmp_path / "missing" / "a.json"))
+    assert_one_line_error(result, "missing")
+    assert json.loads(ok(db, "audit", "answers", "--format", "json").stdout) == before
 
 
 def test_ask_as_of_before_the_curriculum_abstains(initialised: str) -> None:
@@ -220,6 +253,27 @@ def test_eval_and_bench_are_delegated_or_clearly_unavailable(db: str) -> None:
             assert result.exit_code == 2 and "not available yet" in result.stderr
 
 
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["bench", "--sizes", "1000,lots"], "--sizes"),
+        (["bench", "--sizes", "0"], "--sizes"),
+        (["eval", "--baseline", "oracle"], "oracle"),
+    ],
+)
+def test_eval_and_bench_refuse_bad_options_in_one_line(db: str, args: list[str], needle: str) -> None:
+    """`kg eval`/`kg bench` speak like every other command: one `error:` line and exit 2."""
+    result = kg(db, *args)
+    assert_one_line_error(result, needle)
+    assert result.exit_code == 2
+
+
+def test_eval_and_bench_help_lists_their_options(db: str) -> None:
+    """`kg eval --help` and `kg bench --help` are Typer help with the CI's options."""
+    assert "--limit" in ok(db, "eval", "--help").output and "--questions" in ok(db, "eval", "--help").output
+    assert "--sizes" in ok(db, "bench", "--help").output and "--out" in ok(db, "bench", "--help").output
+
+
 def test_first_ask_on_the_default_database_initialises_it(tmp_path: Path) -> None:
     """On a fresh machine (empty data dir), the very first `kg ask` initialises and answers."""
     env = {**os.environ, **ENV, "HOME": str(tmp_path), "XDG_DATA_HOME": str(tmp_path / "data")}
@@ -277,3 +331,14 @@ def test_readme_commands_run(tmp_path: Path) -> None:
         assert result.exit_code == 0, f"{command}\n{result.output}"
         if argv[:2] == ["token", "create"]:
             token_id = re.search(r"token_id: (\w+)", result.stdout).group(1)  # type: ignore[union-attr]
+
+
+def test_import_draws_progress_on_a_terminal_and_keeps_stdout_clean(db: str) -> None:
+    """On a terminal `kg import` draws its bar on stderr; stdout is still exactly the JSON report."""
+    bundle = str(ROOT / "docs" / "examples" / "retrieval-unit")
+    drawn = CliRunner().invoke(app, ["--db", db, "import", bundle], env={**ENV, "FORCE_COLOR": "1"})
+    assert drawn.exit_code == 0, drawn.output
+    assert json.loads(drawn.stdout)["new_versions"] == 18
+    assert "importing" in drawn.stderr
+    quiet = CliRunner().invoke(app, ["--db", db, "import", bundle], env=ENV)
+    assert quiet.exit_code == 0 and quiet.stderr == ""

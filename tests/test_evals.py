@@ -10,7 +10,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from sqlalchemy.engine import Engine
+from typer.testing import CliRunner
 
+from control_plane.surfaces.cli import app
 from data_plane import WriteGateway, connect
 from data_plane.errors import InputError
 from evals import gold, graphwalk
@@ -155,13 +158,14 @@ def test_committed_curriculum_set_is_current_and_large_enough() -> None:
 def test_eval_runs_every_system_on_an_imported_database(database_url: str, tmp_path: Path) -> None:
     """kg eval on 10 questions against a user database writes a report with every system scored."""
     from data_plane.bundle import import_bundle
-    from evals.runner import main
 
     engine = connect(database_url)
     import_bundle(WriteGateway(engine), ROOT / "data_plane" / "curriculum")
     engine.dispose()
-    code = main(["--db", database_url, "--limit", "10", "--out", str(tmp_path / "out")])
-    assert code == 0
+    result = CliRunner().invoke(
+        app, ["--db", database_url, "eval", "--limit", "10", "--out", str(tmp_path / "out")]
+    )
+    assert result.exit_code == 0, result.output
     report = json.loads((tmp_path / "out" / "report.json").read_text())
     assert set(report["summary"]["overall"]) == {
         "loop",
@@ -174,14 +178,53 @@ def test_eval_runs_every_system_on_an_imported_database(database_url: str, tmp_p
     assert report["summary"]["overall"]["loop"]["f1"] is not None
 
 
+def test_eval_reports_progress_question_by_question(engine: Engine) -> None:
+    """run_eval tells its progress callback (done, total, question id) before each question and at the end."""
+    from control_plane.synthesizers.offline import OfflineSynthesizer
+    from data_plane.bundle import import_bundle
+    from evals.runner import default_questions, run_eval
+
+    import_bundle(WriteGateway(engine), ROOT / "data_plane" / "curriculum")
+    questions = load_questions(default_questions())[:3]
+    calls: list[tuple[int, int, str]] = []
+    url = engine.url.render_as_string(hide_password=False)
+    run_eval(
+        questions,
+        url=url,
+        synthesizer=OfflineSynthesizer(),
+        systems=["loop"],
+        progress=lambda done, total, what: calls.append((done, total, what)),
+    )
+    assert calls == [
+        (0, 3, questions[0].id),
+        (1, 3, questions[1].id),
+        (2, 3, questions[2].id),
+        (3, 3, "scored"),
+    ]
+
+
 def test_bench_smoke_measures_the_loop_at_1000_edges(tmp_path: Path) -> None:
     """kg bench --sizes 1000 reports loop and expansion latencies and writes its plots."""
-    from evals.bench import main
-
-    assert main(["--sizes", "1000", "--questions", "3", "--inmemory-max", "0", "--out", str(tmp_path)]) == 0
+    args = ["bench", "--sizes", "1000", "--questions", "3", "--inmemory-max", "0", "--out", str(tmp_path)]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
     result = json.loads((tmp_path / "bench.json").read_text())["results"][0]
     assert result["edges"] == 1000 and result["mean_rounds"] == 4
     assert result["loop_p50_ms"] is not None and (tmp_path / "bench_latency.png").exists()
+
+
+def test_bench_measures_raw_comparators_side_by_side(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every size carries the raw-driver comparators of the same run: the same expansion rows,
+    a byte-identical raw export, a raw insert rate, and the ratios."""
+    from evals.bench import main
+
+    monkeypatch.delenv("KG_TEST_POSTGRES_URL", raising=False)  # the SQLite half only; fast
+    assert main(["--sizes", "1000", "--questions", "2", "--inmemory-max", "0", "--out", str(tmp_path)]) == 0
+    result = json.loads((tmp_path / "bench.json").read_text())["results"][0]
+    assert result["raw_row_mismatches"] == 0 and result["export_same_bytes"] is True
+    for key in ("expansion_to_raw", "loop_to_target", "export_to_raw", "import_to_raw_insert"):
+        assert result[key] > 0, key
+    assert result["raw_insert_edges_per_s"] > 0 and result["database"] == "sqlite"
 
 
 def test_graphwalk_smoke_scores_every_template(tmp_path: Path) -> None:

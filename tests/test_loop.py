@@ -6,6 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 from structlog.testing import capture_logs
 
@@ -23,7 +24,7 @@ from control_plane.planning.walk_order import WalkOrder, walk_order
 from control_plane.synthesizers.base import Focus
 from control_plane.synthesizers.offline import OfflineSynthesizer
 from control_plane.testing import RecordingExpander, ScriptedSynthesizer, cite_all, draft
-from data_plane import GraphReader, InputError, WriteGateway
+from data_plane import Concept, Edge, GraphReader, InputError, WriteGateway
 from data_plane.testing import ManualClock, build_graph, grounding
 
 WORKED = (
@@ -470,3 +471,37 @@ def test_a_path_of_length_eight_is_found_in_one_walk(
     )
     assert not answer.abstained and len(answer.rounds) == 1 and len(store.walks) == 1
     assert list(answer.cited_concept_ids) == ids and len(answer.cited_edges) == 8
+
+
+def test_answer_evidence_carries_full_grounding_fetched_in_one_statement(
+    lgateway: WriteGateway, lreader: GraphReader, loop_clock: ManualClock, sqlite_engine: Engine
+) -> None:
+    """The walk reads thin rows; the answer's evidence holds the full records (grounding and
+    stamps) of every concept and edge it returns, fetched by version id in one statement."""
+    worked_graph(lgateway)
+    seen: list[str] = []
+
+    def record(_conn: object, _cursor: object, statement: str, *_args: object) -> None:
+        seen.append(statement)
+
+    sa.event.listen(sqlite_engine, "before_cursor_execute", record)
+    try:
+        answer = planner(lreader, OfflineSynthesizer(), loop_clock).ask(WORKED, record=False)
+    finally:
+        sa.event.remove(sqlite_engine, "before_cursor_execute", record)
+    ev = answer.evidence
+    assert all(isinstance(c, Concept) for c in ev.concepts.values())
+    assert all(isinstance(e, Edge) for e in ev.edges.values())
+    full_edges, full_concepts = lreader.records(
+        edge_versions=[e.version_id for e in ev.edges.values()],
+        concept_versions=[c.version_id for c in ev.concepts.values()],
+    )
+    assert sorted(ev.edges.values(), key=lambda e: e.version_id) == sorted(
+        full_edges.values(), key=lambda e: e.version_id
+    )
+    assert {c.version_id: c for c in ev.concepts.values()} == full_concepts
+    payload = answer.to_dict()["evidence"]
+    assert all(e["grounding"]["reason"] and e["recorded_at"] for e in payload["edges"])
+    # Neighbourhood reads select no grounding text; exactly one statement reads evidence JSON.
+    grounding_reads = [s for s in seen if "evidence" in s and "UNION ALL" in s]
+    assert len(grounding_reads) == 1, grounding_reads

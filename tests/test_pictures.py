@@ -3,9 +3,23 @@
 from __future__ import annotations
 
 import re
+import shutil
+import subprocess
+from pathlib import Path
 from typing import Any
 
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from control_plane.surfaces import pictures
+from control_plane.surfaces.pictures.scene import LARGE, Edge, Node, Scene, learning_order, stages
+from data_plane.errors import KGError
+from data_plane.relations import RELATIONS
+
+needs_dot = pytest.mark.skipif(
+    shutil.which("dot") is None, reason="Graphviz dot is not installed (.ci/run installs it)"
+)
 
 HOSTILE = '<script>alert("x")</script> & "quotes"'
 
@@ -103,6 +117,7 @@ def test_dot_declares_every_concept_and_directed_edge_with_tooltips() -> None:
     assert '\\"quotes\\"' in text
 
 
+@needs_dot
 def test_html_page_is_self_contained() -> None:
     """The HTML page loads nothing from elsewhere: no script, no external link or image."""
     page = pictures.to_html(answer())
@@ -111,6 +126,7 @@ def test_html_page_is_self_contained() -> None:
     assert "<svg" in page
 
 
+@needs_dot
 def test_html_escapes_untrusted_concept_text() -> None:
     """A concept named like markup is rendered as text, never as markup."""
     page = pictures.to_html(answer())
@@ -118,15 +134,17 @@ def test_html_escapes_untrusted_concept_text() -> None:
     assert "&lt;script&gt;alert" in page
 
 
+@needs_dot
 def test_html_svg_has_a_data_id_element_per_concept_and_edge() -> None:
     """Every concept and every edge is an SVG group carrying its id in data-id."""
     page = pictures.to_html(answer())
     for cid in ("agent_orchestration", "function_calling", "rag", "bad"):
         assert f'data-id="{cid}"' in page
     for eid in ("e10", "e11", "e12"):
-        assert f'class="edge" data-id="{eid}"' in page
+        assert re.search(f'class="edge[^"]*" data-id="{eid}"', page)
 
 
+@needs_dot
 def test_html_draws_seed_cited_and_other_evidence_distinctly_with_a_legend() -> None:
     """Seeds, cited concepts and other evidence have different kinds and each kind is in the legend."""
     page = pictures.to_html(answer())
@@ -137,6 +155,7 @@ def test_html_draws_seed_cited_and_other_evidence_distinctly_with_a_legend() -> 
         assert f'data-legend="{kind}"' in page
 
 
+@needs_dot
 def test_html_titles_carry_grounding() -> None:
     """Each node and edge has an SVG title with its reason, source, evidence and times."""
     page = pictures.to_html(answer())
@@ -147,16 +166,26 @@ def test_html_titles_carry_grounding() -> None:
     assert any("reason: concept rag" in t for t in titles)
 
 
+def _edge_paths(page: str) -> dict[str, str]:
+    evidence = page[page.index('<svg xmlns="http://www.w3.org/2000/svg" id="evidence"') :]
+    return dict(re.findall(r'<g class="edge[^"]*" data-id="(e\d+)".*?(<path[^>]*>)', evidence, re.S))
+
+
+@needs_dot
 def test_directed_edges_have_arrowheads_and_symmetric_ones_do_not() -> None:
-    """Prerequisite/builds_on lines end in an arrowhead; a related line has none."""
-    page = pictures.to_html(answer())
-    groups = dict(re.findall(r'<g class="edge" data-id="(e\d+)".*?(<line[^>]*>)', page, re.S))
-    assert "marker-end" in groups["e10"] and "marker-end" in groups["e11"]
-    assert "marker-end" not in groups["e12"]
+    """Prerequisite/builds_on edges carry an arrowhead; a related edge has none (it is dashed)."""
+    paths = _edge_paths(pictures.to_html(answer()))
+    assert "marker-end" in paths["e10"]
+    # builds_on is laid out from its target (the foundation), so its arrow sits at the path's start
+    # and still points at the stored target.
+    assert "marker-start" in paths["e11"]
+    assert "marker" not in paths["e12"] and "stroke-dasharray" in paths["e12"]
 
 
-def test_layout_is_deterministic_and_layered_from_the_seeds() -> None:
-    """The same evidence in another order gives the same positions; seeds sit in the first column."""
+@needs_dot
+def test_layout_is_deterministic_and_in_learning_order() -> None:
+    """The same evidence in another order gives the same positions; foundations sit left of what
+    rests on them (prerequisite: source first; builds_on: target first), the asked concept right."""
     a = answer()
     b = answer()
     b["evidence"]["concepts"].reverse()
@@ -164,9 +193,11 @@ def test_layout_is_deterministic_and_layered_from_the_seeds() -> None:
     la, lb = pictures.layout(a), pictures.layout(b)
     assert la == lb
     xs = {cid: x for cid, (x, _) in la.positions.items()}
-    assert xs["agent_orchestration"] < xs["function_calling"] < xs["rag"] < xs["bad"]
+    assert xs["function_calling"] < xs["agent_orchestration"]
+    assert xs["function_calling"] < xs["rag"]
 
 
+@needs_dot
 def test_abstention_page_shows_the_reason() -> None:
     """An abstained answer's page states the abstention and its reason."""
     a = answer()
@@ -175,3 +206,237 @@ def test_abstention_page_shows_the_reason() -> None:
     )
     page = pictures.to_html(a)
     assert "Abstained: no concept matched &lt;b&gt;" in page
+    assert '<details id="all-evidence" open>' in page
+    a["evidence"] = {"seeds": [], "concepts": [], "edges": []}
+    a["seeds"] = []
+    empty = pictures.to_html(a)
+    assert "cites no concept" in empty and "all-evidence" not in empty and "<svg" not in empty
+
+
+# ---------------------------------------------------------------------------------------------
+# Emphasis, grounding tables, lessons, fallback, large pictures
+
+
+def test_dot_and_mermaid_carry_the_cited_emphasis() -> None:
+    """DOT draws the cited edge thick and dark and the rest grey; Mermaid styles links the same way."""
+    dot = pictures.to_dot(answer())
+    cited = next(line for line in dot.splitlines() if '"function_calling" -> "agent_orchestration"' in line)
+    other = next(line for line in dot.splitlines() if "builds_on" in line and " -> " in line)
+    assert "penwidth=2.5" in cited and "penwidth=1," in other and 'color="#9ca3af"' in other
+    mermaid = pictures.to_mermaid(answer())
+    styles = re.findall(r"^\s+linkStyle (\d+) (.*)$", mermaid, re.M)
+    assert len(styles) == 3
+    assert sum("stroke-width:3px" in style for _, style in styles) == 1
+    assert re.search(r"classDef evidence .*color:#6b7280", mermaid)
+
+
+def test_dot_ranks_foundations_first() -> None:
+    """In DOT a builds_on edge is written from its foundation (the target) with dir=back, so dot ranks
+    the foundation left and the arrow still points at the stored target."""
+    dot = pictures.to_dot(answer())
+    assert '"function_calling" -> "rag" [label="builds_on"' in dot and "dir=back" in dot
+
+
+@needs_dot
+def test_main_picture_holds_only_the_cited_subgraph_and_the_rest_is_behind_a_toggle() -> None:
+    """The first picture has the seeds, cited concepts and cited edges; everything else is in the
+    all-evidence picture inside a closed <details>, drawn faded."""
+    page = pictures.to_html(answer())
+    main = page[page.index('id="cited"') : page.index("</svg>")]
+    assert 'data-id="e10"' in main and 'data-id="e11"' not in main and 'data-id="rag"' not in main
+    details = page[page.index('<details id="all-evidence">') : page.index("</details>")]
+    assert 'class="edge faded" data-id="e11"' in details
+    assert 'class="node evidence faded" data-id="rag"' in details
+    assert "All gathered evidence: 4 concepts and 3 edges (2 edges not cited, faded)" in details
+
+
+@needs_dot
+def test_grounding_table_lists_every_cited_edge_with_its_grounding() -> None:
+    """Below the pictures, each cited edge has a row with confidence, reason, source, evidence and
+    validity, readable without hovering."""
+    page = pictures.to_html(answer())
+    rows = dict(re.findall(r'<tr data-edge="(e\d+)">(.*?)</tr>', page, re.S))
+    assert list(rows) == ["e10"]
+    row = rows["e10"]
+    for cell in (
+        '<td class="confidence">0.9</td>',
+        '<td class="reason">edge function_calling prerequisite agent_orchestration</td>',
+        '<td class="source">tests</td>',
+        "{&quot;doc&quot;: &quot;d&quot;}",
+        "2024-01-01T00:00:00Z .. open",
+        "2025-01-01T00:00:00Z .. current",
+    ):
+        assert cell in row
+    concepts = re.findall(r'<tr data-concept="([^"]+)">', page)
+    assert concepts == ["agent_orchestration", "function_calling"]
+
+
+@needs_dot
+def test_table_escapes_untrusted_grounding() -> None:
+    """A reason written like markup is printed as text in the table."""
+    a = answer()
+    a["evidence"]["edges"][0]["grounding"]["reason"] = HOSTILE
+    page = pictures.to_html(a)
+    assert "<script>alert" not in page and '<td class="reason">&lt;script&gt;alert' in page
+
+
+@needs_dot
+def test_lessons_the_answer_names_are_listed_with_links() -> None:
+    """With ``cited_lessons``, the page lists each lesson with the concepts it covers, its grounding
+    and a link when it has an http(s) address; a script address is never linked."""
+    a = answer()
+    a["cited_lessons"] = [
+        {"lesson_id": "L1", "title": "Tools", "url": "https://example.org/l1"},
+        "L2",
+        {"id": "L3", "title": "Bad", "url": "javascript:alert(1)"},
+    ]
+    a["evidence"]["lesson_links"] = [
+        {
+            "lesson_id": "L2",
+            "title": "Orchestration",
+            "concept_id": "agent_orchestration",
+            **_item("covers it", 40),
+        }
+    ]
+    page = pictures.to_html(a)
+    lessons = dict(re.findall(r'<tr data-lesson="(L\d)">(.*?)</tr>', page, re.S))
+    assert list(lessons) == ["L1", "L2", "L3"]
+    assert '<a href="https://example.org/l1">Tools</a>' in lessons["L1"]
+    assert "Agent orchestration" in lessons["L2"] and '<td class="reason">covers it</td>' in lessons["L2"]
+    assert "javascript:" not in page
+    assert "Lessons the answer names" not in pictures.to_html(answer())
+
+
+def test_page_without_graphviz_says_so_and_keeps_the_tables(tmp_path: Path) -> None:
+    """If dot is missing the page is still whole: a note saying why there is no picture and how to
+    get one, every gathered concept and edge as text, and the grounding tables."""
+    page = pictures.to_html(answer(), dot=str(tmp_path / "no-such-dot"))
+    assert "<svg" not in page and "No picture: Graphviz" in page and "apt-get install graphviz" in page
+    assert '<tr data-edge="e10">' in page and page.rstrip().endswith("</html>")
+    listed = page[page.index('<details id="all-evidence" open>') : page.index("</details>")]
+    for item in ("agent_orchestration", "function_calling", "rag", "bad", "e10", "e11", "e12"):
+        assert f'data-id="{item}"' in listed
+    assert "RAG <b>builds on</b> Function calling" in listed and "&lt;script&gt;" in listed
+
+
+def test_page_when_graphviz_fails_says_so(tmp_path: Path) -> None:
+    """A dot that exits with an error gives the same whole page with the error in the note."""
+    fake = tmp_path / "dot"
+    fake.write_text("#!/bin/sh\necho 'syntax error in line 1' >&2\nexit 3\n", encoding="utf-8")
+    fake.chmod(0o755)
+    page = pictures.to_html(answer(), dot=str(fake))
+    assert "No picture: Graphviz dot failed (exit 3): syntax error in line 1" in page
+    with pytest.raises(pictures.LayoutUnavailable) as info:
+        pictures.layout(answer(), dot=str(fake))
+    assert isinstance(info.value, KGError) and "exit 3" in info.value.reason
+
+
+def _chain(n: int) -> dict[str, Any]:
+    a = answer()
+    ids = [f"k{i:03d}" for i in range(n)]
+    a["evidence"]["concepts"] = [_concept(c, f"Concept {c}", i + 1) for i, c in enumerate(ids)]
+    a["evidence"]["edges"] = [
+        _edge(ids[i], ids[i + 1], "prerequisite", 100 + i)
+        if i % 2
+        else _edge(ids[i + 1], ids[i], "builds_on", 100 + i)
+        for i in range(n - 1)
+    ]
+    a["seeds"] = a["evidence"]["seeds"] = [ids[-1]]
+    a["cited_concepts"] = [{"id": c, "name": c} for c in ids[:-1]]
+    a["cited_edges"] = [e["edge_id"] for e in a["evidence"]["edges"]]
+    return a
+
+
+@needs_dot
+def test_large_pictures_collapse_by_stage() -> None:
+    """More than LARGE concepts: one card per learning stage, in order, and each stage's picture
+    behind its own toggle; a small picture is drawn whole."""
+    n = LARGE + 5
+    page = pictures.to_html(_chain(n))
+    cards = re.findall(r'<li class="stage-card" data-stage="(\d+)">', page)
+    assert cards == [str(k) for k in range(1, n + 1)]
+    assert page.count('<details class="stage"') == n
+    assert 'id="cited-stage1"' in page and 'id="cited"' not in page
+    stage3 = page[page.index('id="cited-stage3"') :]
+    stage3 = stage3[: stage3.index("</svg>")]
+    assert re.search(
+        r'class="node cited faded" data-id="k001".*?<tspan[^>]*>\(stage 2\)</tspan>', stage3, re.S
+    )
+    small = pictures.to_html(_chain(LARGE))
+    assert 'class="stage-card"' not in small and 'id="cited"' in small
+
+
+@needs_dot
+def test_deep_chain_is_laid_out_left_to_right() -> None:
+    """A chain of alternating prerequisite and builds_on edges runs left to right in learning order."""
+    lay = pictures.layout(_chain(8))
+    xs = [lay.positions[f"k{i:03d}"][0] for i in range(8)]
+    assert xs == sorted(xs) and len(set(xs)) == 8
+
+
+@st.composite
+def _scenes(draw: st.DrawFn) -> Scene:
+    n = draw(st.integers(1, 12))
+    ids = [f"n{i}" for i in range(n)]
+    pairs = draw(
+        st.lists(
+            st.tuples(st.integers(0, n - 1), st.integers(0, n - 1), st.sampled_from(RELATIONS)), max_size=30
+        )
+    )
+    nodes = tuple(Node(c, (c,), "cited", False, c) for c in ids)
+    edges = tuple(
+        Edge(f"e{i}", ids[a], ids[b], r, r, True, False, "") for i, (a, b, r) in enumerate(pairs) if a != b
+    )
+    return Scene("s", nodes, edges)
+
+
+@given(_scenes())
+def test_stages_follow_learning_order(scene: Scene) -> None:
+    """Every concept gets a stage; stage 0 has no foundation; a concept in stage k > 0 has a foundation in
+    stage k - 1; and in an acyclic scene every foundation's stage is lower than its dependent's."""
+    stage = stages(scene)
+    assert set(stage) == {n.id for n in scene.nodes}
+    pairs = {o for e in scene.edges if (o := learning_order(e.source, e.target, e.relation))}
+    for node, k in stage.items():
+        below = [stage[f] for f, d in pairs if d == node]
+        if k > 0:
+            assert k - 1 in below
+    acyclic = all(not _reaches(pairs, d, f) for f, d in pairs)
+    if acyclic:
+        assert all(stage[f] < stage[d] for f, d in pairs)
+
+
+def _reaches(pairs: set[tuple[str, str]], start: str, goal: str) -> bool:
+    seen, todo = {start}, [start]
+    while todo:
+        cur = todo.pop()
+        if cur == goal:
+            return True
+        for f, d in pairs:
+            if f == cur and d not in seen:
+                seen.add(d)
+                todo.append(d)
+    return False
+
+
+@needs_dot
+@settings(max_examples=20, deadline=None)
+@given(st.text(max_size=40), st.text(max_size=40))
+def test_any_text_is_escaped_everywhere(name: str, reason: str) -> None:
+    """Whatever a concept's name or an edge's reason holds, no tag of it reaches the page raw."""
+    a = answer()
+    a["evidence"]["concepts"][1]["name"] = name + "<x-injected a='1'>"
+    a["evidence"]["edges"][0]["grounding"]["reason"] = reason + '"><x-injected>'
+    page = pictures.to_html(a)
+    assert "<x-injected" not in page
+    assert page.count("&lt;x-injected") >= 3
+
+
+@needs_dot
+def test_dot_output_is_valid_graphviz() -> None:
+    """Graphviz itself accepts the DOT text (hostile names included) and draws every edge."""
+    proc = subprocess.run(
+        ["dot", "-Tsvg"], input=pictures.to_dot(answer()), capture_output=True, text=True, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.count('class="edge"') == 3 and "&lt;script&gt;" in proc.stdout

@@ -12,7 +12,8 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from data_plane import AsOf, GraphReader, Neighbour, WriteGateway
+from data_plane import AsOf, ConceptRow, EdgeRow, GraphReader, Neighbour, WriteGateway
+from data_plane.reads import neighbourhood_statement
 from data_plane.testing import ManualClock, build_graph, grounding
 
 V0 = datetime(2024, 1, 1, tzinfo=UTC)  # when the test curriculum became valid
@@ -112,9 +113,10 @@ def test_neighbourhood_as_of_recorded_time_sees_the_old_version(
 
     (old,) = reader.neighbourhood(["a"], as_of=AsOf(now, before), relations={"prerequisite"})
     (new,) = reader.neighbourhood(["a"], as_of=AsOf(now, now), relations={"prerequisite"})
-    assert (old.concept.name, old.edge.grounding.confidence) == ("b", 0.9)
-    assert (new.concept.name, new.edge.grounding.confidence) == ("B renamed", 0.5)
-    assert new.edge.stamp.supersedes_id == old.edge.stamp.version_id
+    assert (old.concept.name, old.edge.confidence) == ("b", 0.9)
+    assert (new.concept.name, new.edge.confidence) == ("B renamed", 0.5)
+    full, _ = reader.records(edge_versions=[new.edge.version_id])
+    assert full[new.edge.version_id].stamp.supersedes_id == old.edge.version_id
 
 
 def test_neighbourhood_skips_retracted_edges_at_every_time(
@@ -241,3 +243,74 @@ def test_diff_classifies_changes_between_recorded_times(
     initial = reader.diff(built - timedelta(days=1), built)
     assert len(initial.asserted) == 9
     assert (initial.revised, initial.invalidated, initial.retracted) == ((), (), ())
+
+
+def test_neighbourhood_rows_are_thin(graph: WriteGateway, reader: GraphReader) -> None:
+    """A neighbourhood read returns thin rows (ids, relation, confidence, name, summary), and its
+    statement selects no grounding text and no time stamps."""
+    (n,) = reader.neighbourhood(["a"], relations={"prerequisite"})
+    assert isinstance(n.edge, EdgeRow) and isinstance(n.concept, ConceptRow)
+    assert (n.edge.key, n.edge.confidence, n.concept.name) == ("a>prerequisite>b", 0.9, "b")
+    stmt, _params = neighbourhood_statement(["a"], reader.as_of())
+    selected = {c.name for c in stmt.selected_columns}
+    assert not selected & {"e_evidence", "e_reason", "e_recorded_at", "c_aliases", "c_evidence", "c_valid_at"}
+
+
+def test_records_ground_thin_rows_in_one_statement(
+    graph: WriteGateway, reader: GraphReader, engine: Engine
+) -> None:
+    """``records`` returns the full edge and concept versions for thin rows' version ids, in one
+    statement, including versions no longer in force."""
+    found = reader.neighbourhood(["a"])
+    graph.invalidate_edge("a", "b", "prerequisite", grounding=grounding("wrong"))
+    with _statements(engine) as seen:
+        edges, concepts = reader.records(
+            edge_versions=[n.edge.version_id for n in found],
+            concept_versions=[n.concept.version_id for n in found],
+        )
+    assert len(seen) == 1, seen
+    assert len(edges) == len(found) == 3
+    assert edges == reader.edges_by_version(n.edge.version_id for n in found)
+    assert edges[found[0].edge.version_id].stamp.expired_at is not None  # closed since, still returned
+    in_force = reader.concepts(n.concept.concept_id for n in found)
+    assert concepts == {c.version_id: c for c in in_force.values()}
+    assert reader.records() == ({}, {})
+
+
+@pytest.mark.parametrize("page", [1, 2, 3])
+def test_streamed_pages_rebuild_the_snapshot(graph: WriteGateway, reader: GraphReader, page: int) -> None:
+    """Keyset pages (``after`` the last key, ``limit`` rows) of every streamed table concatenate
+    to exactly the in-memory snapshot, in the same order."""
+    graph.invalidate_edge("a", "b", "prerequisite", grounding=grounding("wrong"))
+    as_of = reader.as_of()
+    snap = reader.snapshot(as_of)
+
+    def pages(fetch: Any, key: Any) -> list[Any]:
+        out: list[Any] = []
+        after = None
+        while True:
+            got = list(fetch(after=after, limit=page))
+            out += got
+            if len(got) < page:
+                return out
+            after = key(got[-1])
+
+    assert pages(lambda **kw: reader.stream_concepts(as_of, **kw), lambda c: c.concept_id) == list(
+        snap.concepts
+    )
+    assert pages(
+        lambda **kw: reader.stream_edges(as_of, **kw), lambda e: (e.source_id, e.relation, e.target_id)
+    ) == list(snap.edges)
+    assert pages(
+        lambda **kw: reader.stream_versions("lesson_concepts", as_of, **kw), lambda v: v.key
+    ) == list(snap.lesson_links)
+    changes = pages(
+        lambda **kw: reader.stream_changes("concept_edges", V0, as_of.recorded_at, **kw),
+        lambda v: v.stamp.version_id,
+    )
+    diff = reader.diff(V0, as_of.recorded_at, tables=["concept_edges"])
+    assert changes == sorted(
+        (*diff.asserted, *diff.revised, *diff.invalidated, *diff.retracted),
+        key=lambda v: (v.stamp.recorded_at, v.stamp.version_id),
+    )
+    assert len(changes) == 5

@@ -31,8 +31,8 @@ from reliability_workers import record_figures
 from typer.testing import CliRunner
 
 from control_plane.settings import Settings
-from control_plane.surfaces.api import ApiConfig, create_app
 from control_plane.surfaces.cli import app
+from control_plane.surfaces.http import ApiConfig, create_app
 from control_plane.surfaces.runtime import Runtime
 from data_plane import GraphReader, WriteGateway, connect, migrate, schema
 from data_plane.testing import build_graph, grounding

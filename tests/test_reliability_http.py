@@ -13,7 +13,7 @@ import structlog
 from structlog.testing import capture_logs
 
 from control_plane.settings import Settings
-from control_plane.surfaces.api import ApiConfig, create_app
+from control_plane.surfaces.http import ApiConfig, create_app
 from control_plane.surfaces.ratelimit import RateLimiter
 from control_plane.surfaces.runtime import Runtime, ensure_initialised
 from data_plane import connect, schema, tokens

@@ -120,12 +120,41 @@ FAULTS: tuple[Fault, ...] = (
     Fault("500", (Reply(500),), expect="abstain", requests=(3, 3), sleeps=(0.5, 1.0)),
     Fault("503", (Reply(503),), expect="abstain", requests=(3, 3), sleeps=(0.5, 1.0)),
     Fault("400", (Reply(400),), expect="rejected", requests=(1, 1), sleeps=()),
+    Fault(
+        "400 Model Not Exist",
+        (Reply(400, body={"error": {"message": "Model Not Exist"}}),),
+        expect="rejected",
+        requests=(1, 1),
+        sleeps=(),
+    ),
     Fault("401", (Reply(401),), expect="rejected", requests=(1, 1), sleeps=()),
     Fault("402", (Reply(402),), expect="rejected", requests=(1, 1), sleeps=()),
     Fault("422", (Reply(422),), expect="rejected", requests=(1, 1), sleeps=()),
     Fault("blank content", (ok(""),), sleeps=()),
     Fault("null content", (ok(None),), sleeps=()),
     Fault("truncated JSON", (ok(draft()[:40]),), sleeps=()),
+    Fault(
+        "cut short by the token limit (finish_reason length)",
+        (Reply(body=completion(draft()[:60], finish_reason="length")),),
+        sleeps=(),
+    ),
+    Fault(
+        "thinking only: reasoning_content, empty content",
+        (
+            Reply(
+                body=completion("", reasoning_content=draft(), reasoning_tokens=900, finish_reason="length")
+            ),
+        ),
+        sleeps=(),
+    ),
+    Fault(
+        "cut short once, then a valid draft",
+        (Reply(body=completion(draft()[:60], finish_reason="length")), ok(draft())),
+        repeat=False,
+        expect="answer",
+        requests=(2, 2),
+        sleeps=(),
+    ),
     Fault("non-JSON prose", (ok("Sure! You should learn embeddings first, then RAG."),), sleeps=()),
     Fault("wrong types", (ok(draft(concept_ids="rag", edge_ids=7)),), sleeps=()),
     Fault("confidence NaN", (ok(draft().replace('"confidence": 0.9', '"confidence": NaN')),), sleeps=()),
@@ -351,3 +380,95 @@ def test_write_fault_table_into_docs() -> None:
     _, tail = rest.split(end, 1)
     DOC.write_text(f"{head}{start}\n{_table()}\n{end}{tail}", encoding="utf-8")
     record_figures("llm_faults", _table())
+
+
+def test_a_multi_round_question_hits_the_prefix_cache(graph_db: str) -> None:
+    """Over a multi-round question against the caching fake, later rounds reuse the stable prefix
+    (system prompt, question, evidence so far), and the answer records hits, misses and cost."""
+    from data_plane import connect
+
+    engine = connect(graph_db)
+    low = draft(
+        confidence=0.5,
+        concept_ids=["rag"],
+        next_focus={
+            "relations": ["prerequisite", "builds_on"],
+            "concept_ids": ["vector_search", "embeddings", "llm"],
+            "text": "more",
+        },
+    )
+    with FakeDeepSeek(prefix_cache=True) as fake:
+        fake.enqueue(*(ok(low),) * REQUEST_BOUND)
+        synth = DeepSeekSynthesizer(
+            LLMSettings(api_key=Secret(API_KEY), base_url=fake.url, max_retries=0), sleep=lambda _s: None
+        )
+        clock = ManualClock(now=EPOCH + timedelta(days=1))
+        # One hop per round (walks off): a learning-order walk would settle the question in one.
+        planner = Planner(
+            GraphReader(engine, clock=clock), synth, clock=clock, max_rounds=MAX_ROUNDS, walks=False
+        )
+        answer = planner.ask(QUESTION, record=False)
+        calls = [r for r in fake.requests if r.path.endswith("/chat/completions")]
+    engine.dispose()
+    assert len(calls) >= 2, "the question must take more than one round"
+    assert answer.cache_hit_tokens > 0
+    assert answer.cache_hit_tokens + answer.cache_miss_tokens == answer.prompt_tokens
+    hit_rate = answer.cache_hit_tokens / answer.prompt_tokens
+    later_rate = sum(r.cache_hit_tokens for r in answer.rounds[1:]) / max(
+        1, sum(r.prompt_tokens for r in answer.rounds[1:])
+    )
+    record_figures(
+        "prefix_cache",
+        f"rounds with a model call: {len(calls)}; prompt tokens {answer.prompt_tokens}; cache hits "
+        f"{answer.cache_hit_tokens} ({hit_rate:.0%} of all prompt tokens, {later_rate:.0%} after round 1); "
+        f"estimated cost ${answer.cost_usd:.6f}",
+    )
+    print(
+        f"prefix cache: {len(calls)} calls, hit rate {hit_rate:.1%} overall, {later_rate:.1%} after round 1"
+    )
+    assert later_rate >= 0.5  # the system prompt, question and earlier evidence are reused
+    payload = answer.to_dict()
+    assert payload["cache_hit_tokens"] == answer.cache_hit_tokens and payload["cost_usd"] > 0
+    assert all({"cache_hit_tokens", "cost_usd", "reasoning_tokens"} <= set(r) for r in payload["rounds"])
+
+
+def test_the_worked_example_over_four_rounds_reuses_the_cache(tmp_path: Path) -> None:
+    """On the bundled curriculum, a question the model never settles runs 4 rounds; every round after
+    the first reuses the previous prompt's stable prefix, and the recorded cost is below the uncached one."""
+    from control_plane.planning.graph_store import SQLPropertyGraphStore
+    from control_plane.surfaces.runtime import ensure_initialised
+    from data_plane import connect
+
+    url = f"sqlite:///{tmp_path}/kg.sqlite3"
+    ensure_initialised(url)
+    engine = connect(url)
+    unsure = draft(
+        confidence=0.3,
+        concept_ids=[],
+        missing="more",
+        next_focus={"relations": ["prerequisite"], "concept_ids": [], "text": ""},
+    )
+    question = "What must a learner master before agent orchestration, and which of those concepts does RAG build on?"
+    with FakeDeepSeek(prefix_cache=True) as fake:
+        fake.enqueue(*(Reply(body=completion(unsure, completion_tokens=60)),) * REQUEST_BOUND)
+        settings = LLMSettings(api_key=Secret(API_KEY), base_url=fake.url, max_retries=0)
+        reader = GraphReader(engine)
+        # One hop per round (walks off): a learning-order walk would gather the closure at once.
+        answer = Planner(
+            reader, DeepSeekSynthesizer(settings), store=SQLPropertyGraphStore(reader), walks=False
+        ).ask(question, record=False)
+    engine.dispose()
+    assert [r.llm_calls for r in answer.rounds] == [1, 1, 1, 1]
+    assert all(r.cache_hit_tokens > 0 for r in answer.rounds[1:])
+    later = answer.rounds[1:]
+    later_rate = sum(r.cache_hit_tokens for r in later) / sum(r.prompt_tokens for r in later)
+    price = settings.price
+    uncached = (answer.prompt_tokens * price.cache_miss + answer.completion_tokens * price.output) / 1e6
+    summary = (
+        f"4 rounds, prompt tokens {[r.prompt_tokens for r in answer.rounds]}, cache hits "
+        f"{[r.cache_hit_tokens for r in answer.rounds]}: {answer.cache_hit_tokens / answer.prompt_tokens:.1%} "
+        f"overall, {later_rate:.1%} after round 1; cost ${answer.cost_usd:.6f} vs ${uncached:.6f} uncached"
+    )
+    print(summary)
+    record_figures("prefix_cache_worked_example", summary)
+    assert later_rate >= 0.4 and answer.cost_usd < uncached

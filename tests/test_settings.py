@@ -7,6 +7,7 @@ import pickle
 import pytest
 
 from control_plane.settings import LLMSettings, Secret, Settings
+from control_plane.synthesizers.pricing import ModelPrice
 from data_plane.errors import ConfigurationError
 
 KEY = "sk-test-0123456789abcdef"
@@ -20,14 +21,16 @@ def test_defaults_without_environment() -> None:
     assert s.database_url is None
     assert s.synthesizer == "offline"
     assert s.llm == LLMSettings(
-        model="deepseek-chat",
+        model="deepseek-flash",
         api_key=None,
         base_url="https://api.deepseek.com",
         cf_aig_token=None,
         timeout_s=30.0,
         max_retries=2,
-        context_window=64000,
-        max_tokens=1024,
+        context_window=1_000_000,
+        max_tokens=2048,
+        thinking="disabled",
+        reasoning_effort=None,
     )
 
 
@@ -50,7 +53,10 @@ def test_every_variable_is_read() -> None:
             "KG_DATABASE_URL": "sqlite:///x.db",
             "KG_SYNTHESIZER": "deepseek",
             "DEEPSEEK_API_KEY": KEY,
-            "KG_DEEPSEEK_MODEL": "deepseek-reasoner",
+            "KG_DEEPSEEK_MODEL": "deepseek-v4-pro",
+            "KG_DEEPSEEK_THINKING": "enabled",
+            "KG_DEEPSEEK_REASONING_EFFORT": "max",
+            "KG_DEEPSEEK_PRICES": '{"deepseek-v4-pro": {"cache_hit": 0.1, "cache_miss": 1, "output": 2}}',
             "KG_LLM_BASE_URL": CF_URL + "/",
             "CF_AIG_TOKEN": CF_TOKEN,
             "KG_LLM_TIMEOUT_S": "12.5",
@@ -60,7 +66,9 @@ def test_every_variable_is_read() -> None:
         }
     )
     assert s.database_url == "sqlite:///x.db"
-    assert (s.llm.model, s.llm.base_url, s.llm.gateway) == ("deepseek-reasoner", CF_URL, "cloudflare")
+    assert (s.llm.model, s.llm.base_url, s.llm.gateway) == ("deepseek-v4-pro", CF_URL, "cloudflare")
+    assert (s.llm.thinking, s.llm.reasoning_effort) == ("enabled", "max")
+    assert s.llm.price == ModelPrice(cache_hit=0.1, cache_miss=1.0, output=2.0)
     assert s.llm.cf_aig_token == Secret(CF_TOKEN)
     assert (s.llm.timeout_s, s.llm.max_retries, s.llm.context_window, s.llm.max_tokens) == (
         12.5,
@@ -216,3 +224,71 @@ def test_secrets_cannot_be_pickled() -> None:
     """Pickling a Secret fails rather than writing the key somewhere."""
     with pytest.raises(TypeError):
         pickle.dumps(Secret(KEY))
+
+
+@pytest.mark.parametrize(
+    ("model", "replacement"),
+    [("deepseek-chat", "THINKING=disabled"), ("deepseek-reasoner", "THINKING=enabled")],
+)
+def test_retired_models_are_refused_naming_the_replacement(model: str, replacement: str) -> None:
+    """deepseek-chat and deepseek-reasoner are no longer served: refused at start-up, with what to use."""
+    with pytest.raises(ConfigurationError, match="retired") as caught:
+        Settings.from_env({"KG_DEEPSEEK_MODEL": model})
+    assert "deepseek-flash" in str(caught.value) and replacement in str(caught.value)
+
+
+@pytest.mark.parametrize("model", ["deepseek-flash", "deepseek-v4-flash", "deepseek-v4-pro"])
+def test_current_models_are_accepted(model: str) -> None:
+    """The current model names (and the legacy V4 Flash name DeepSeek still accepts) start up."""
+    assert Settings.from_env({"KG_DEEPSEEK_MODEL": model}).llm.model == model
+
+
+def test_thinking_enabled_gets_room_to_think_and_the_default_effort() -> None:
+    """With thinking on, the completion budget and timeout grow and the effort is explicit (high)."""
+    llm = Settings.from_env({"KG_DEEPSEEK_THINKING": "enabled"}).llm
+    assert (llm.thinking, llm.reasoning_effort, llm.max_tokens, llm.timeout_s) == (
+        "enabled",
+        "high",
+        8192,
+        120.0,
+    )
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"KG_DEEPSEEK_THINKING": "sometimes"}, "KG_DEEPSEEK_THINKING='sometimes'"),
+        ({"KG_DEEPSEEK_REASONING_EFFORT": "high"}, "needs KG_DEEPSEEK_THINKING=enabled"),
+        ({"KG_DEEPSEEK_THINKING": "enabled", "KG_DEEPSEEK_REASONING_EFFORT": "huge"}, "low, high, max"),
+        ({"KG_DEEPSEEK_MODEL": "deepseek-v9"}, "has no price"),
+        ({"KG_DEEPSEEK_PRICES": "{not json"}, "KG_DEEPSEEK_PRICES is not JSON"),
+        ({"KG_DEEPSEEK_PRICES": '{"deepseek-flash": {"output": 1}}'}, "exactly the keys"),
+        (
+            {"KG_DEEPSEEK_PRICES": '{"deepseek-flash": {"cache_hit": -1, "cache_miss": 1, "output": 1}}'},
+            "cache_hit must be in",
+        ),
+    ],
+)
+def test_bad_thinking_effort_and_price_settings_are_refused(env: dict[str, str], message: str) -> None:
+    """Each bad value is refused at start-up with a message naming the variable and the problem."""
+    with pytest.raises(ConfigurationError, match=message.replace("(", r"\(").replace("[", r"\[")):
+        Settings.from_env(env)
+
+
+def test_a_new_model_starts_with_its_configured_price() -> None:
+    """Model names and prices are configuration: a new name works once it has a price."""
+    env = {
+        "KG_DEEPSEEK_MODEL": "deepseek-v5-flash",
+        "KG_DEEPSEEK_PRICES": '{"deepseek-v5-flash": {"cache_hit": 0.01, "cache_miss": 0.2, "output": 0.9}}',
+    }
+    llm = Settings.from_env(env).llm
+    assert llm.price == ModelPrice(0.01, 0.2, 0.9)
+    assert "deepseek-flash" in llm.prices  # the built-in table is kept underneath
+
+
+def test_describe_shows_configuration_but_no_secret() -> None:
+    """``describe`` (what `kg doctor` prints) names model, thinking and gateway, never the key or token."""
+    env = {"DEEPSEEK_API_KEY": KEY, "KG_LLM_BASE_URL": CF_URL, "CF_AIG_TOKEN": CF_TOKEN}
+    text = repr(Settings.from_env(env).llm.describe())
+    assert "deepseek-flash" in text and "disabled" in text and CF_URL in text
+    assert KEY not in text and CF_TOKEN not in text

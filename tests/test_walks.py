@@ -165,13 +165,13 @@ def test_cycles_through_builds_on_terminate(
 def test_detail_returns_records_for_the_evidence(
     gateway: WriteGateway, engine: Engine, reader: GraphReader
 ) -> None:
-    """With detail, every row comes with its full edge and the reached concept's record."""
+    """With detail, every row comes with its thin edge and the reached concept's row."""
     chain(gateway, 4)
     w = walk(engine, ["n3"], as_of=reader.as_of(), steps=BEFORE, detail=True)
-    assert [
-        (n.edge.stamp.version_id, n.concept.concept_id, n.from_id, n.direction) for n in w.neighbours
-    ] == [(r.version_id, r.to_id, r.from_id, "in") for r in w.rows]
-    assert all(n.edge.grounding.reason for n in w.neighbours)
+    assert [(n.edge.version_id, n.concept.concept_id, n.from_id, n.direction) for n in w.neighbours] == [
+        (r.version_id, r.to_id, r.from_id, "in") for r in w.rows
+    ]
+    assert all(n.concept.name and n.edge.confidence == 0.9 for n in w.neighbours)
 
 
 def test_invalidated_edge_is_not_walked_after_its_invalidation(

@@ -17,6 +17,9 @@ JSON schema (``Answer.to_dict``), version ``answer/1``::
       "as_of": {"valid_at": iso, "recorded_at": iso},
       "rounds": [RoundTrace],
       "llm_calls": int, "prompt_tokens": int, "completion_tokens": int,
+      "reasoning_tokens": int,          # part of completion_tokens (thinking mode)
+      "cache_hit_tokens": int, "cache_miss_tokens": int,   # DeepSeek's split of prompt_tokens
+      "cost_usd": float,                # estimate from the configured price table
       "latency_ms": float,
       "synthesizer": {"name", "model", "prompt_version", "offline"},
       "created_at": iso,
@@ -35,7 +38,8 @@ layers go from what can be learned first to the subject's direct needs
 
 A ``RoundTrace`` is ``{"round", "focus", "frontier_added", "edges_added", "llm_calls",
 "prompt_tokens", "completion_tokens", "latency_ms", "model_confidence", "confidence",
-"verdict", "decision"}``; ``decision`` is one of ``answer``, ``continue``, ``abstain``,
+"verdict", "decision", "reasoning_tokens", "cache_hit_tokens", "cache_miss_tokens", "cost_usd"}``
+(the last four were added later: answers recorded before them lack them, read them as 0); ``decision`` is one of ``answer``, ``continue``, ``abstain``,
 ``stop-empty`` (the frontier was empty, no LLM call was made).
 """
 
@@ -48,6 +52,7 @@ from typing import Any
 from control_plane.evidence import EvidenceGraph
 from control_plane.synthesizers.base import Focus, SynthesizerInfo
 from data_plane.clock import format_time
+from data_plane.records import Concept, Edge
 from data_plane.temporal import AsOf
 
 SCHEMA = "answer/1"
@@ -67,6 +72,10 @@ class RoundTrace:
     confidence: float
     verdict: str
     decision: str
+    reasoning_tokens: int = 0
+    cache_hit_tokens: int = 0
+    cache_miss_tokens: int = 0
+    cost_usd: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -82,6 +91,10 @@ class RoundTrace:
             "confidence": self.confidence,
             "verdict": self.verdict,
             "decision": self.decision,
+            "reasoning_tokens": self.reasoning_tokens,
+            "cache_hit_tokens": self.cache_hit_tokens,
+            "cache_miss_tokens": self.cache_miss_tokens,
+            "cost_usd": round(self.cost_usd, 8),
         }
 
 
@@ -96,7 +109,7 @@ class Answer:
     cited_concepts: tuple[tuple[str, str], ...]  # (id, name)
     cited_edges: tuple[str, ...]
     seeds: tuple[str, ...]
-    evidence: EvidenceGraph
+    evidence: EvidenceGraph[Concept, Edge]
     as_of: AsOf
     rounds: tuple[RoundTrace, ...]
     synthesizer: SynthesizerInfo
@@ -117,12 +130,28 @@ class Answer:
         return sum(r.completion_tokens for r in self.rounds)
 
     @property
+    def reasoning_tokens(self) -> int:
+        return sum(r.reasoning_tokens for r in self.rounds)
+
+    @property
+    def cache_hit_tokens(self) -> int:
+        return sum(r.cache_hit_tokens for r in self.rounds)
+
+    @property
+    def cache_miss_tokens(self) -> int:
+        return sum(r.cache_miss_tokens for r in self.rounds)
+
+    @property
+    def cost_usd(self) -> float:
+        return sum(r.cost_usd for r in self.rounds)
+
+    @property
     def cited_concept_ids(self) -> tuple[str, ...]:
         return tuple(cid for cid, _ in self.cited_concepts)
 
     def edge_version_ids(self) -> list[int]:
         """Version ids of every edge in the evidence (recorded as the answer's evidence)."""
-        return sorted(e.stamp.version_id for e in self.evidence.edges.values())
+        return sorted(e.version_id for e in self.evidence.edges.values())
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -142,6 +171,10 @@ class Answer:
             "llm_calls": self.llm_calls,
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
+            "reasoning_tokens": self.reasoning_tokens,
+            "cache_hit_tokens": self.cache_hit_tokens,
+            "cache_miss_tokens": self.cache_miss_tokens,
+            "cost_usd": round(self.cost_usd, 8),
             "latency_ms": round(self.latency_ms, 3),
             "synthesizer": self.synthesizer.to_dict(),
             "created_at": format_time(self.created_at),

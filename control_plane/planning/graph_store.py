@@ -44,7 +44,7 @@ from control_plane.understanding.names import NameIndex
 from data_plane.errors import GroundingRejected, InputError, NotFound
 from data_plane.gateway import Write, WriteGateway
 from data_plane.reads import GraphReader
-from data_plane.records import Concept, Edge, Grounding
+from data_plane.records import Concept, ConceptLike, Edge, EdgeRow, Grounding
 from data_plane.relations import PHRASES, RELATIONS
 from data_plane.temporal import AsOf
 
@@ -148,8 +148,11 @@ class SQLPropertyGraphStore(PropertyGraphStore, ReaderExpander):
         names = sorted({*(entity_names or []), *(ids or [])})
         edges: dict[str, Edge] = {}
         if names:
+            rows: dict[str, EdgeRow] = {}
             for n in self.neighbours(names, as_of=as_of, relations=relation_names):
-                edges.setdefault(n.edge.key, n.edge)
+                rows.setdefault(n.edge.key, n.edge)
+            full, _ = self._reader.records(edge_versions=[e.version_id for e in rows.values()])
+            edges = {key: full[e.version_id] for key, e in rows.items()}
         elif entity_names is None and ids is None:
             for e in self._reader.snapshot(as_of).edges:
                 if relation_names is None or e.relation in relation_names:
@@ -181,11 +184,11 @@ class SQLPropertyGraphStore(PropertyGraphStore, ReaderExpander):
         relations = [r for r in RELATIONS if r not in set(ignore_rels or ())]
         seen = {n.id for n in graph_nodes}
         frontier = sorted(seen)
-        concepts: dict[str, Concept] = dict(self._reader.concepts(frontier, as_of=as_of))
-        out: list[Triplet] = []
+        concepts: dict[str, ConceptLike] = dict(self._reader.concepts(frontier, as_of=as_of))
+        walked: list[EdgeRow] = []
         keys: set[str] = set()
         for _ in range(max(depth, 0)):
-            if not frontier or len(out) >= limit:
+            if not frontier or len(walked) >= limit:
                 break
             nxt: list[str] = []
             for n in self.neighbours(frontier, as_of=as_of, relations=relations):
@@ -193,13 +196,26 @@ class SQLPropertyGraphStore(PropertyGraphStore, ReaderExpander):
                 if n.edge.key in keys or n.from_id not in concepts:
                     continue
                 keys.add(n.edge.key)
-                s, t = n.edge.source_id, n.edge.target_id
-                out.append((concept_node(concepts[s]), edge_relation(n.edge), concept_node(concepts[t])))
+                walked.append(n.edge)
                 if n.concept.concept_id not in seen:
                     seen.add(n.concept.concept_id)
                     nxt.append(n.concept.concept_id)
             frontier = sorted(nxt)
-        return out[:limit]
+        walked = walked[:limit]
+        # The walk read thin rows; the triplets carry full records (one statement for both).
+        ends = {i: concepts[i] for e in walked for i in (e.source_id, e.target_id)}
+        full_edges, full_concepts = self._reader.records(
+            edge_versions=[e.version_id for e in walked],
+            concept_versions=[c.version_id for c in ends.values() if not isinstance(c, Concept)],
+        )
+
+        def node(cid: str) -> EntityNode:
+            c = concepts[cid]
+            return concept_node(c if isinstance(c, Concept) else full_concepts[c.version_id])
+
+        return [
+            (node(e.source_id), edge_relation(full_edges[e.version_id]), node(e.target_id)) for e in walked
+        ]
 
     def get_schema(self, refresh: bool = False) -> dict[str, Any]:
         return {

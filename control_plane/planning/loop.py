@@ -74,7 +74,7 @@ from data_plane.clock import Clock, ensure_utc, format_time, utc_now
 from data_plane.errors import InputError
 from data_plane.gateway import WriteGateway
 from data_plane.reads import GraphReader
-from data_plane.records import Concept, Grounding, Neighbour
+from data_plane.records import Concept, ConceptLike, Edge, EdgeLike, Grounding, Neighbour
 from data_plane.temporal import AsOf
 from data_plane.walks import Walk, lessons_for
 
@@ -245,7 +245,10 @@ class Planner:
         point = AsOf(as_of or created_at, known_at or created_at)
         answer_id = uuid.uuid4().hex
         seeds = self.seeds(question, point)
-        evidence = EvidenceGraph(seeds=tuple(c.concept_id for c in seeds))
+        # Thin rows while the loop runs; full records only for the answer (``_ground``).
+        evidence: EvidenceGraph[ConceptLike, EdgeLike] = EvidenceGraph(
+            seeds=tuple(c.concept_id for c in seeds)
+        )
         for c in seeds:
             evidence.add_concept(c)
         traces: list[RoundTrace] = []
@@ -377,7 +380,16 @@ class Planner:
         if traces and traces[-1].decision == "stop-empty":
             self._log_round(answer_id, traces[-1], 0)
         answer = self._answer(
-            answer_id, question, accepted, best, reason, evidence, point, traces, created_at, started
+            answer_id,
+            question,
+            accepted,
+            best,
+            reason,
+            self._ground(evidence),
+            point,
+            traces,
+            created_at,
+            started,
         )
         if walks:
             answer.extra["closure"] = {
@@ -408,9 +420,20 @@ class Planner:
 
     # -- steps ------------------------------------------------------------------------------
 
+    def _ground(self, evidence: EvidenceGraph[ConceptLike, EdgeLike]) -> EvidenceGraph[Concept, Edge]:
+        """The evidence with full records (grounding, stamps): one statement for whatever the
+        walk gathered as thin rows."""
+        edge_versions, concept_versions = evidence.thin_versions()
+        edges, concepts = (
+            self.reader.records(edge_versions=edge_versions, concept_versions=concept_versions)
+            if edge_versions or concept_versions
+            else ({}, {})
+        )
+        return evidence.grounded(edges, concepts)
+
     def _grow(
         self,
-        evidence: EvidenceGraph,
+        evidence: EvidenceGraph[ConceptLike, EdgeLike],
         found: list[Neighbour],
         focus: Focus,
         question: str,
@@ -440,7 +463,7 @@ class Planner:
         return added, edges_added
 
     def _study_plan(
-        self, question: str, evidence: EvidenceGraph, point: AsOf, unexplored: set[str]
+        self, question: str, evidence: EvidenceGraph[Any, Any], point: AsOf, unexplored: set[str]
     ) -> StudyPlan:
         """The plan for the first concept the question names that the learner does not know."""
         matches = [(m.concept_id, m.start) for m in self.name_index(point).index.matches(question)]
@@ -454,12 +477,12 @@ class Planner:
         return study_plan(subject, needs, known=known, lessons=lessons, complete=complete)
 
     @staticmethod
-    def _names(evidence: EvidenceGraph) -> dict[str, str]:
+    def _names(evidence: EvidenceGraph[Any, Any]) -> dict[str, str]:
         return {cid: c.name for cid, c in evidence.concepts.items()}
 
     @staticmethod
     def _gather(
-        evidence: EvidenceGraph,
+        evidence: EvidenceGraph[ConceptLike, EdgeLike],
         walk: Walk,
         pending: dict[str, Neighbour],
         reserve: dict[str, list[Neighbour]],
@@ -521,6 +544,10 @@ class Planner:
             confidence=confidence,
             verdict=verdict,
             decision=decision,
+            reasoning_tokens=usage.reasoning_tokens if usage else 0,
+            cache_hit_tokens=usage.cache_hit_tokens if usage else 0,
+            cache_miss_tokens=usage.cache_miss_tokens if usage else 0,
+            cost_usd=usage.cost_usd if usage else 0.0,
         )
 
     @staticmethod
@@ -545,7 +572,7 @@ class Planner:
         accepted: Draft | None,
         best: tuple[float, Draft | None, str],
         reason: str | None,
-        evidence: EvidenceGraph,
+        evidence: EvidenceGraph[Concept, Edge],
         point: AsOf,
         traces: list[RoundTrace],
         created_at: datetime,

@@ -144,33 +144,42 @@ def similarity(text: str, query_tokens: frozenset[str]) -> int:
     return len(_token_set(text) & query_tokens)
 
 
+@lru_cache(maxsize=64)
+def _context(focus: Focus, query: str) -> tuple[frozenset[str], frozenset[str], dict[str, int], bool]:
+    rel_order = {rel: i for i, rel in enumerate(focus.relations)}
+    return (
+        _token_set(f"{query} {focus.text}"),
+        frozenset(focus.concept_ids),
+        rel_order,
+        PREREQUISITE in rel_order,
+    )
+
+
+# Keyed by (neighbour, focus, query): the loop re-ranks its reserve every round, mostly under an
+# unchanged focus, so most keys are computed once per question. Bounded: rows are small.
+@lru_cache(maxsize=4096)
+def _key(n: Neighbour, focus: Focus, query: str) -> tuple[int, int, int, int, float, int, str, str]:
+    qtokens, named, rel_order, learning_order = _context(focus, query)
+    c = n.concept
+    rel = n.edge.relation
+    return (
+        0 if c.concept_id in named else 1 if n.from_id in named else 2,
+        0 if rel in rel_order else 1,
+        0 if not learning_order or comes_before(n) else 1,
+        rel_order.get(rel, len(rel_order)),
+        -n.edge.confidence,
+        -similarity(f"{c.name} {c.summary}", qtokens),
+        c.concept_id,
+        n.edge.key,
+    )
+
+
 def rank(
     neighbours: Iterable[Neighbour], focus: Focus, query: str, *, limit: int | None = None
 ) -> list[Neighbour]:
     """Neighbours ordered by relevance (module docstring), one per concept, at most ``limit``."""
-    qtokens = _token_set(f"{query} {focus.text}")
-    named = set(focus.concept_ids)
-    rel_order = {rel: i for i, rel in enumerate(focus.relations)}
-    unnamed = len(rel_order)
-
-    learning_order = PREREQUISITE in rel_order
-
-    def key(n: Neighbour) -> tuple[int, int, int, int, float, int, str, str]:
-        c = n.concept
-        rel = n.edge.relation
-        return (
-            0 if c.concept_id in named else 1 if n.from_id in named else 2,
-            0 if rel in rel_order else 1,
-            0 if not learning_order or comes_before(n) else 1,
-            rel_order.get(rel, unnamed),
-            -n.edge.grounding.confidence,
-            -similarity(f"{c.name} {c.summary}", qtokens),
-            c.concept_id,
-            n.edge.key,
-        )
-
     best: dict[str, Neighbour] = {}
-    for n in sorted(neighbours, key=key):
+    for n in sorted(neighbours, key=lambda n: _key(n, focus, query)):
         best.setdefault(n.concept.concept_id, n)
     ordered = list(best.values())  # dict keeps the sorted order
     return ordered if limit is None else ordered[:limit]

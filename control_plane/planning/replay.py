@@ -21,7 +21,7 @@ __all__ = ["compare", "replay"]
 
 
 def _edges(a: Answer) -> dict[int, str]:
-    return {e.stamp.version_id: e.key for e in a.evidence.edges.values()}
+    return {e.version_id: e.key for e in a.evidence.edges.values()}
 
 
 def compare(before: Answer, after: Answer) -> dict[str, Any]:

@@ -14,6 +14,7 @@ A rejected draft keeps its confidence capped just below the threshold.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from control_plane.evidence import EvidenceGraph
 from control_plane.synthesizers.base import Draft
@@ -38,7 +39,7 @@ def _cap(confidence: float, threshold: float) -> float:
     return max(0.0, min(confidence, below))
 
 
-def verify(draft: Draft, evidence: EvidenceGraph, *, threshold: float = 0.80) -> Verdict:
+def verify(draft: Draft, evidence: EvidenceGraph[Any, Any], *, threshold: float = 0.80) -> Verdict:
     """Accept or reject ``draft``; a rejection names the first reason found."""
     conf = draft.confidence if 0.0 <= draft.confidence <= 1.0 else 0.0
     if draft.error:

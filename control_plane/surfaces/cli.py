@@ -12,11 +12,11 @@ import json
 import os
 import sys
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TextIO
 
 import typer
 from typer.core import TyperGroup
@@ -86,6 +86,11 @@ class AskFormat(StrEnum):
     mermaid = "mermaid"
     dot = "dot"
     html = "html"
+
+
+class EvidenceShown(StrEnum):
+    cited = "cited"
+    all = "all"
 
 
 class DataFormat(StrEnum):
@@ -226,6 +231,10 @@ def ask(
     known_at: Annotated[str | None, typer.Option("--known-at", help="Recorded time (ISO 8601).")] = None,
     fmt: Annotated[AskFormat, typer.Option("--format", help="Output format.")] = AskFormat.text,
     out: Annotated[Path | None, typer.Option("--out", help="Write the output to FILE.")] = None,
+    evidence: Annotated[
+        EvidenceShown,
+        typer.Option("--evidence", help="Text format: the evidence the answer cites, or all it gathered."),
+    ] = EvidenceShown.cited,
     synthesizer: Annotated[
         SynthChoice | None,
         typer.Option(
@@ -247,25 +256,33 @@ def ask(
     if settings.database_url is None and not default_database_path().exists():
         typer.echo(f"first run: initialising {default_database_url()} with the bundled curriculum", err=True)
         _print_init(ensure_initialised(default_database_url()), err=True)
-    rt = Runtime.build(settings)
-    try:
-        answer = rt.planner.ask(question, as_of=valid_at, known_at=recorded_at).to_dict()
-    finally:
-        rt.close()
-    _emit_answer(answer, fmt, out)
+    # The output file is opened before the question is asked (as a shell redirection would be):
+    # an unwritable --out fails with nothing recorded, instead of after the answer was written.
+    with ExitStack() as stack:
+        sink = stack.enter_context(out.open("w", encoding="utf-8")) if out is not None else None
+        rt = Runtime.build(settings)
+        try:
+            answer = rt.planner.ask(question, as_of=valid_at, known_at=recorded_at).to_dict()
+        finally:
+            rt.close()
+        _emit_answer(answer, fmt, sink, evidence)
+    if out is not None:
+        typer.echo(f"wrote {fmt.value} for answer {answer['answer_id']} to {out}", err=True)
 
 
-def _emit_answer(answer: dict[str, Any], fmt: AskFormat, out: Path | None) -> None:
+def _emit_answer(
+    answer: dict[str, Any], fmt: AskFormat, sink: TextIO | None, evidence: EvidenceShown = EvidenceShown.cited
+) -> None:
+    """Render ``answer`` as ``fmt`` to ``sink`` (an open file), or to stdout."""
     from control_plane.surfaces import pictures
 
     if fmt is AskFormat.text:
-        if out is not None:
+        if sink is not None:
             from rich.console import Console
 
-            with out.open("w", encoding="utf-8") as fh:
-                _print_answer(answer, Console(file=fh, width=120, highlight=False))
+            _print_answer(answer, Console(file=sink, width=120, highlight=False), evidence)
         else:
-            _print_answer(answer, _console())
+            _print_answer(answer, _console(), evidence)
         return
     renderers = {
         AskFormat.json: lambda a: json.dumps(a, indent=2, ensure_ascii=False) + "\n",
@@ -273,21 +290,20 @@ def _emit_answer(answer: dict[str, Any], fmt: AskFormat, out: Path | None) -> No
         AskFormat.dot: pictures.to_dot,
         AskFormat.html: pictures.to_html,
     }
-    text = renderers[fmt](answer)
-    if out is None:
-        sys.stdout.write(text)
-    else:
-        out.write_text(text, encoding="utf-8")
-        typer.echo(f"wrote {fmt.value} for answer {answer['answer_id']} to {out}", err=True)
+    (sink or sys.stdout).write(renderers[fmt](answer))
 
 
 def _short(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _print_answer(answer: dict[str, Any], console: Any) -> None:
+def _print_answer(
+    answer: dict[str, Any], console: Any, evidence: EvidenceShown = EvidenceShown.cited
+) -> None:
+    """The answer (or abstention), a line for how it was reached, and a table of the evidence it
+    cites: the cited edges and concepts with their grounding (``EvidenceShown.all``: every edge
+    gathered, cited ones starred)."""
     from rich.markup import escape
-    from rich.table import Table
 
     if answer["abstained"]:
         console.print(f"[bold red]Abstained[/]: {escape(str(answer.get('abstain_reason')))}")
@@ -302,22 +318,46 @@ def _print_answer(answer: dict[str, Any], console: Any) -> None:
         console.print("evidence: none")
         return
     cited = set(answer.get("cited_edges", []))
-    table = Table(title=f"Evidence ({len(edges)} edges; * = cited)")
-    table.add_column("edge")
-    table.add_column("statement")
-    table.add_column("conf")
-    table.add_column("source")
-    table.add_column("reason")
-    for e in edges:
-        g = e["grounding"]
+    if evidence is EvidenceShown.all:
+        rows = [(e["edge_id"] + (" *" if e["edge_id"] in cited else ""), _statement(e), e) for e in edges]
+        title = f"Evidence ({len(edges)} edges; * = cited)"
+    else:
+        concepts = {c["concept_id"]: c for c in answer["evidence"]["concepts"]}
+        cited_concepts = [concepts[c["id"]] for c in answer.get("cited_concepts", []) if c["id"] in concepts]
+        rows = [(e["edge_id"], _statement(e), e) for e in edges if e["edge_id"] in cited]
+        rows += [(c["concept_id"], c["name"], c) for c in cited_concepts]
+        title = (
+            f"Evidence cited ({len(rows) - len(cited_concepts)} edges, {len(cited_concepts)} concepts; "
+            f"{len(edges)} edges gathered: --evidence all)"
+        )
+    if not rows:
+        console.print(f"evidence: nothing cited ({len(edges)} edges gathered: --evidence all)")
+        return
+    console.print(_evidence_table(title, rows))
+
+
+def _statement(edge: dict[str, Any]) -> str:
+    return f"{edge['source_id']} -{edge['relation']}-> {edge['target_id']}"
+
+
+def _evidence_table(title: str, rows: list[tuple[str, str, dict[str, Any]]]) -> Any:
+    """Rows of (reference, statement, grounded record) with the record's grounding."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    table = Table(title=title)
+    for column in ("ref", "statement", "conf", "source", "reason"):
+        table.add_column(column)
+    for ref, statement, record in rows:
+        g = record["grounding"]
         table.add_row(
-            escape(e["edge_id"] + (" *" if e["edge_id"] in cited else "")),
-            escape(f"{e['source_id']} -{e['relation']}-> {e['target_id']}"),
+            escape(ref),
+            escape(statement),
             f"{g['confidence']:.2f}",
             escape(_short(str(g["source"]), 32)),
             escape(_short(str(g["reason"]), 60)),
         )
-    console.print(table)
+    return table
 
 
 # ---------------------------------------------------------------------------------------------
@@ -334,11 +374,18 @@ def import_(
     reason: Annotated[str | None, typer.Option("--reason", help="Reason recorded for invalidations.")] = None,
 ) -> None:
     """Import a graph bundle (idempotent: unchanged keys write nothing)."""
+    from control_plane.surfaces.progress import progress_bar
     from control_plane.surfaces.runtime import report_dict
     from data_plane.bundle import import_bundle
 
-    with _runtime(ctx) as rt:
-        report = import_bundle(rt.gateway, bundle, invalidate_missing=invalidate_missing, reason=reason)
+    with _runtime(ctx) as rt, progress_bar(f"importing {bundle}") as advance:
+        report = import_bundle(
+            rt.gateway,
+            bundle,
+            invalidate_missing=invalidate_missing,
+            reason=reason,
+            progress=lambda stage, done, total: advance(done, total, stage),
+        )
     _print_json(report_dict(report))
 
 
@@ -350,10 +397,11 @@ def export(
     known_at: Annotated[str | None, typer.Option("--known-at", help="Recorded time (ISO 8601).")] = None,
 ) -> None:
     """Export the graph as of (valid time, recorded time) as a bundle."""
+    from control_plane.surfaces.progress import progress_bar
     from control_plane.surfaces.runtime import report_dict
     from data_plane.bundle import export_bundle
 
-    with _runtime(ctx) as rt:
+    with _runtime(ctx) as rt, progress_bar(f"exporting to {directory}"):
         point = rt.reader.as_of(_time(as_of, "as_of"), _time(known_at, "known_at"))
         report = export_bundle(rt.reader, directory, as_of=point)
     _print_json(report_dict(report) if report is not None else {"directory": str(directory)})
@@ -631,20 +679,40 @@ def audit_snapshot(
     known_at: Annotated[str | None, typer.Option("--known-at", help="Recorded time. Default: now.")] = None,
     fmt: Annotated[DataFormat, typer.Option("--format")] = DataFormat.text,
 ) -> None:
-    """The whole graph as of (valid time, recorded time)."""
+    """The whole graph as of (valid time, recorded time), streamed as it is read."""
+    from control_plane.surfaces.streaming import write_json_object
+    from data_plane.clock import format_time
+
     with _runtime(ctx) as rt:
-        snap = rt.reader.snapshot(rt.reader.as_of(_time(as_of, "as_of"), _time(known_at, "known_at")))
-    if fmt is DataFormat.json:
-        _print_json(snap.to_dict())
-        return
+        r = rt.reader
+        point = r.as_of(_time(as_of, "as_of"), _time(known_at, "known_at"))
+        if fmt is DataFormat.json:
+            out = typer.get_text_stream("stdout")
+            write_json_object(
+                out.write,
+                {
+                    "valid_at": format_time(point.valid_at),
+                    "recorded_at": format_time(point.recorded_at),
+                    "concepts": (c.to_dict() for c in r.stream_concepts(point)),
+                    "edges": (e.to_dict() for e in r.stream_edges(point)),
+                    "lessons": (v.to_dict() for v in r.stream_versions("lessons", point)),
+                    "lesson_links": (v.to_dict() for v in r.stream_versions("lesson_concepts", point)),
+                },
+            )
+            out.flush()
+            return
+        # Counting streams: nothing but the per-relation tallies is held in memory.
+        counts: dict[str, int] = {}
+        for e in r.stream_edges(point):
+            counts[e.relation] = counts.get(e.relation, 0) + 1
+        n_concepts = sum(1 for _ in r.stream_concepts(point))
+        n_lessons = sum(1 for _ in r.stream_versions("lessons", point))
+        n_links = sum(1 for _ in r.stream_versions("lesson_concepts", point))
     typer.echo(
-        f"snapshot as of {_fmt(snap.valid_at)} (known at {_fmt(snap.recorded_at)}): "
-        f"{len(snap.concepts)} concepts, {len(snap.edges)} edges, {len(snap.lessons)} lessons, "
-        f"{len(snap.lesson_links)} lesson links"
+        f"snapshot as of {_fmt(point.valid_at)} (known at {_fmt(point.recorded_at)}): "
+        f"{n_concepts} concepts, {sum(counts.values())} edges, {n_lessons} lessons, "
+        f"{n_links} lesson links"
     )
-    counts: dict[str, int] = {}
-    for e in snap.edges:
-        counts[e.relation] = counts.get(e.relation, 0) + 1
     for rel in sorted(counts):
         typer.echo(f"  {rel}: {counts[rel]}")
 
@@ -656,28 +724,49 @@ def audit_diff(
     until: Annotated[str | None, typer.Option("--to", help="Recorded time to diff to. Default: now.")] = None,
     fmt: Annotated[DataFormat, typer.Option("--format")] = DataFormat.text,
 ) -> None:
-    """What the system learned between two recorded times: asserted, revised, invalidated, retracted."""
-    from data_plane.clock import utc_now
+    """What the system learned between two recorded times: asserted, revised, invalidated,
+    retracted; streamed as it is read."""
+    from control_plane.surfaces.streaming import write_json_object
+    from data_plane.clock import ensure_utc, format_time, utc_now
+    from data_plane.reads import DIFF_TABLES
 
     t0 = _time(since, "from")
     assert t0 is not None
+    t1 = _time(until, "to") or utc_now()
+    t0, t1 = ensure_utc(t0, field="from"), ensure_utc(t1, field="to")
+    groups = (
+        ("asserted", "assert"),
+        ("revised", "revise"),
+        ("invalidated", "invalidate"),
+        ("retracted", "retract"),
+    )
     with _runtime(ctx) as rt:
-        d = rt.reader.diff(t0, _time(until, "to") or utc_now())
-    if fmt is DataFormat.json:
-        _print_json(d.to_dict())
-        return
-    typer.echo(f"diff of recorded knowledge ({_fmt(d.since)}, {_fmt(d.until)}]:")
-    for label, versions in (
-        ("asserted", d.asserted),
-        ("revised", d.revised),
-        ("invalidated", d.invalidated),
-        ("retracted", d.retracted),
-    ):
-        typer.echo(f"  {label}: {len(versions)}")
-        for v in versions[:20]:
-            typer.echo(f"    {v.table} {v.key_text} (version {v.stamp.version_id}): {v.grounding.reason}")
-        if len(versions) > 20:
-            typer.echo(f"    ... and {len(versions) - 20} more (use --format json)")
+        r = rt.reader
+
+        def changes(op: str) -> Iterator[Version]:
+            for table in DIFF_TABLES:
+                yield from r.stream_changes(table, t0, t1, op=op)
+
+        if fmt is DataFormat.json:
+            out = typer.get_text_stream("stdout")
+            fields: dict[str, Any] = {"from": format_time(t0), "to": format_time(t1)}
+            fields.update({label: (v.to_dict() for v in changes(op)) for label, op in groups})
+            write_json_object(out.write, fields)
+            out.flush()
+            return
+        typer.echo(f"diff of recorded knowledge ({_fmt(t0)}, {_fmt(t1)}]:")
+        for label, op in groups:
+            shown: list[Version] = []
+            n = 0
+            for v in changes(op):
+                n += 1
+                if len(shown) < 20:
+                    shown.append(v)
+            typer.echo(f"  {label}: {n}")
+            for v in shown:
+                typer.echo(f"    {v.table} {v.key_text} (version {v.stamp.version_id}): {v.grounding.reason}")
+            if n > 20:
+                typer.echo(f"    ... and {n - 20} more (use --format json)")
 
 
 @audit_app.command("answers")
@@ -698,7 +787,13 @@ def audit_answers(
     for v in versions:
         p = v.content["payload"]
         verdict = "abstained" if p.get("abstained") else f"answered ({p.get('confidence', 0):.2f})"
-        typer.echo(f"{v.key_text}  {_fmt(v.stamp.recorded_at)}  {verdict}  {p.get('question')}")
+        # Answers recorded before reasoning/cache/cost were kept read those as 0.
+        usage = (
+            f"tokens {p.get('prompt_tokens', 0)}+{p.get('completion_tokens', 0)} "
+            f"(reasoning {p.get('reasoning_tokens', 0)}, cache hit {p.get('cache_hit_tokens', 0)}) "
+            f"${p.get('cost_usd', 0.0):.6f}"
+        )
+        typer.echo(f"{v.key_text}  {_fmt(v.stamp.recorded_at)}  {verdict}  {usage}  {p.get('question')}")
 
 
 @audit_app.command("replay")
@@ -751,7 +846,20 @@ def token_list(ctx: typer.Context) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# serve, eval, bench
+# doctor, serve, eval, bench
+
+
+@app.command("doctor")
+def doctor(ctx: typer.Context) -> None:
+    """Check the database, the model configuration and, with a key, the gateway (no secrets shown).
+
+    Exits 1 when any check fails."""
+    from control_plane.surfaces.doctor import run_doctor
+
+    report = run_doctor(os.environ, database_url=(ctx.find_root().obj or {}).get("db"))
+    for line in report.lines():
+        typer.echo(line)
+    raise typer.Exit(0 if report.ok else 1)
 
 
 @app.command()
@@ -759,46 +867,185 @@ def serve(
     ctx: typer.Context,
     host: Annotated[str, typer.Option("--host")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", min=1, max=65535)] = 8000,
+    expose: Annotated[
+        bool, typer.Option("--expose", help="Serve open reads and /ask on a non-loopback address.")
+    ] = False,
 ) -> None:
-    """Serve the HTTP API (OpenAPI docs at /docs)."""
+    """Serve the HTTP API (OpenAPI docs at /docs). A non-loopback --host needs read tokens
+    (KG_API_READS_REQUIRE_TOKEN=1) or --expose; what is exposed is printed first."""
     import uvicorn
 
-    from control_plane.surfaces.api import ApiConfig, create_app
+    from control_plane.settings import ServingSettings, exposure_problem
+    from control_plane.surfaces.http import ApiConfig, create_app
 
     settings = _settings(ctx)
+    serving = ServingSettings.from_env(os.environ)
+    problem = exposure_problem(host, serving, expose=expose)
+    if problem is not None:
+        _fail(problem, code=2)
+    for line in serving.describe(host, port):
+        typer.echo(line, err=True)
     _configure_logging(json_events=True)
     uvicorn.run(
         create_app(settings, config=ApiConfig.from_env(os.environ)), host=host, port=port, log_config=None
     )
 
 
-def _delegate(module: str, argv: list[str]) -> None:
+def _evals(module: str) -> Any:
+    """``evals.<module>``, or a one-line error (exit 2) when this installation lacks it."""
     import importlib
     import importlib.util
 
+    name = f"evals.{module}"
     try:
-        found = importlib.util.find_spec(module) is not None
+        found = importlib.util.find_spec(name) is not None
     except ModuleNotFoundError:
         found = False
     if not found:
-        _fail(f"{module} is not available yet in this installation", code=2)
-    code = importlib.import_module(module).main(argv)
-    raise typer.Exit(int(code or 0))
+        _fail(f"{name} is not available yet in this installation", code=2)
+    return importlib.import_module(name)
 
 
-_PASSTHROUGH = {"allow_extra_args": True, "ignore_unknown_options": True, "help_option_names": []}
+def _evals_db(ctx: typer.Context, db: str | None) -> str | None:
+    """``--db`` given to the command, else ``kg --db``; never KG_DATABASE_URL (evals need a known
+    graph, benchmarks an empty database, so they default to fresh temporary SQLite files)."""
+    return db or (ctx.find_root().obj or {}).get("db")
 
 
-@app.command("eval", context_settings=_PASSTHROUGH)
-def eval_(ctx: typer.Context) -> None:
-    """Run the evaluation suite (evals.runner); extra arguments are passed through."""
-    _delegate("evals.runner", list(ctx.args))
+EvalsDbOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--db",
+        help="Database URL (same as `kg --db`). Default: a fresh temporary SQLite database.",
+        show_default=False,
+    ),
+]
 
 
-@app.command("bench", context_settings=_PASSTHROUGH)
-def bench(ctx: typer.Context) -> None:
-    """Run the benchmarks (evals.bench); extra arguments are passed through."""
-    _delegate("evals.bench", list(ctx.args))
+@app.command("eval")
+def eval_(
+    ctx: typer.Context,
+    questions: Annotated[
+        Path | None,
+        typer.Option("--questions", help="JSON Lines question set. Default: the bundled curriculum set."),
+    ] = None,
+    db: EvalsDbOpt = None,
+    bundle: Annotated[
+        Path | None,
+        typer.Option(
+            "--bundle",
+            help="A kg-bundle/1 folder (e.g. evals/bundles/prereqmap) loaded into the fresh temporary "
+            "database instead of the bundled curriculum. Not with --db.",
+        ),
+    ] = None,
+    synthesizer: Annotated[
+        SynthChoice, typer.Option("--synthesizer", help="Who answers.")
+    ] = SynthChoice.offline,
+    baseline: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--baseline",
+            help="System to run (repeatable): loop, seed-only, graphrag, whole-graph. Default: all.",
+        ),
+    ] = None,
+    out: Annotated[Path, typer.Option("--out", help="Report directory.")] = Path("eval-report"),
+    limit: Annotated[int | None, typer.Option("--limit", min=1, help="Only the first N questions.")] = None,
+    record: Annotated[
+        bool, typer.Option("--record", help="Record the loop's answers in the database.")
+    ] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", help="Keep the loop's per-round log events.")] = False,
+) -> None:
+    """Score the loop and the baselines on a question set; write report.json, report.md and plots."""
+    runner = _evals("runner")
+    from evals.baselines import BASELINES
+
+    unknown = sorted(set(baseline or ()) - set(BASELINES))
+    if unknown:
+        _fail(f"--baseline {unknown[0]!r} is not one of {', '.join(BASELINES)}", code=2)
+    from control_plane.surfaces.progress import progress_bar
+
+    with progress_bar("eval") as advance:
+        report = runner.evaluate(
+            out=out,
+            questions=questions,
+            db=_evals_db(ctx, db),
+            bundle=bundle,
+            synthesizer=synthesizer.value,
+            baselines=baseline,
+            limit=limit,
+            record=record,
+            verbose=verbose,
+            progress=advance,
+        )
+    for line in runner.summary_lines(report, out):
+        typer.echo(line)
+
+
+@app.command("bench")
+def bench(
+    ctx: typer.Context,
+    sizes: Annotated[
+        str, typer.Option("--sizes", help="Graph sizes in edges, comma-separated.")
+    ] = "1000,10000,100000,1000000",
+    db: Annotated[
+        str | None,
+        typer.Option(
+            "--db",
+            help="An EMPTY database URL (same as `kg --db`; one size at a time). "
+            "Default: a fresh SQLite file per size.",
+            show_default=False,
+        ),
+    ] = None,
+    questions: Annotated[int, typer.Option("--questions", min=1, help="Timed questions per size.")] = 40,
+    seed: Annotated[int, typer.Option("--seed", help="Graph generator seed.")] = 7,
+    inmemory_max: Annotated[
+        int, typer.Option("--inmemory-max", min=0, help="Largest size for the in-memory comparators.")
+    ] = 100_000,
+    out: Annotated[Path, typer.Option("--out", help="Report directory.")] = Path("bench-report"),
+    cache: Annotated[
+        Path | None,
+        typer.Option(
+            "--cache",
+            help="Keep the imported SQLite files here and reuse them on later runs (10^6 edges take minutes).",
+        ),
+    ] = None,
+    postgres_max: Annotated[
+        int,
+        typer.Option(
+            "--postgres-max",
+            min=0,
+            help="Largest size also run on PostgreSQL when KG_TEST_POSTGRES_URL is set.",
+        ),
+    ] = 100_000,
+) -> None:
+    """Time import, the whole loop (without the model) and export on synthetic graphs of each size,
+    each beside the raw driver in the same run; write bench.json, bench.md and plots."""
+    module = _evals("bench")
+    try:
+        edges = [int(part) for part in sizes.split(",") if part.strip()]
+    except ValueError:
+        _fail(f"--sizes must be comma-separated edge counts, got {sizes!r}", code=2)
+    if not edges or min(edges) < 1:
+        _fail(f"--sizes must be comma-separated positive edge counts, got {sizes!r}", code=2)
+    from control_plane.surfaces.progress import progress_bar
+
+    with progress_bar("bench") as advance:
+        report = module.bench(
+            out=out,
+            sizes=edges,
+            db=_evals_db(ctx, db),
+            questions=questions,
+            seed=seed,
+            inmemory_max=inmemory_max,
+            cache=cache,
+            postgres_max=postgres_max,
+            # What was run, for the report; a --db URL may carry a password, so it is not repeated.
+            command=f"kg bench --sizes {sizes} --questions {questions} --seed {seed} --inmemory-max {inmemory_max}",
+            progress=advance,
+        )
+    for res in report["results"]:
+        typer.echo(module.result_line(res), err=True)
+    typer.echo(report["table"])
 
 
 if __name__ == "__main__":

@@ -28,12 +28,21 @@ class Focus:
 
 @dataclass(frozen=True)
 class Usage:
-    """Cost of one synthesis: model calls made (including a retry), tokens, wall time."""
+    """Cost of one synthesis: model calls made (including a retry), tokens, wall time, dollars.
+
+    ``reasoning_tokens`` are part of ``completion_tokens`` (the API reports them as a detail of it);
+    ``cache_hit_tokens + cache_miss_tokens`` is the API's split of ``prompt_tokens`` (both 0 when
+    the gateway did not report one). ``cost_usd`` is an estimate from the configured price table.
+    """
 
     calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     latency_ms: float = 0.0
+    reasoning_tokens: int = 0
+    cache_hit_tokens: int = 0
+    cache_miss_tokens: int = 0
+    cost_usd: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -42,7 +51,7 @@ class SynthesisRequest:
 
     question: str
     focus: Focus
-    evidence: EvidenceGraph
+    evidence: EvidenceGraph[Any, Any]
     round_no: int
     max_rounds: int
     as_of: AsOf

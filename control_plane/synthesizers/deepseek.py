@@ -6,6 +6,13 @@ honours ``Retry-After``; the OpenAI client underneath runs with ``max_retries=0`
 AI Gateway is told ``cf-aig-max-attempts: 1``, so retries never multiply across layers. Refusals
 (400/401/402/422 and other 4xx) are not retried. A reply whose *content* is unusable gets one
 repair call; if that is unusable too, the result is a ``Draft`` with confidence 0 and ``error`` set.
+A reply cut short by the token limit (``finish_reason: "length"``) is unusable content too: its repair
+call asks for a shorter object.
+
+Thinking mode is always explicit in the request body (``thinking: {"type": "enabled"|"disabled"}``,
+and ``reasoning_effort`` when enabled), because DeepSeek's V4 models think unless told not to. In
+thinking mode ``temperature`` is not sent (DeepSeek ignores it there). ``reasoning_content`` is never
+read as the answer, never echoed back, never logged: only its token count is kept.
 
 Logs (structlog, event ``llm.attempt``): model, gateway host, status, attempt, tokens, latency.
 Nothing secret is ever passed to a logger: the key and gateway token live only inside the client.
@@ -17,7 +24,7 @@ import email.utils
 import math
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final
 
@@ -28,6 +35,7 @@ from control_plane.errors import LLMRejected, LLMUnavailable
 from control_plane.settings import LLMSettings, Settings
 from control_plane.synthesizers.base import Draft, SynthesisRequest, Synthesizer, SynthesizerInfo, Usage
 from control_plane.synthesizers.parsing import parse_draft
+from control_plane.synthesizers.pricing import estimate_cost_usd
 from control_plane.synthesizers.prompts import (
     COMPACT_OVER_EDGES,
     PROMPT_VERSION,
@@ -45,6 +53,7 @@ __all__ = [
     "DeepSeekSynthesizer",
     "backoff_delay",
     "build_synthesizer",
+    "request_options",
     "retry_after_seconds",
 ]
 
@@ -55,7 +64,8 @@ RETRY_AFTER_CAP_S: Final = 30.0
 TEMPERATURE: Final = 0.0
 
 _REFUSALS: Final[dict[int, str]] = {
-    400: "400 bad request): the request body was invalid; this is a bug, please report it",
+    400: "400 bad request): the request body was invalid; check KG_DEEPSEEK_MODEL is a name DeepSeek "
+    "still serves (e.g. deepseek-flash), else this is a bug, please report it",
     401: "401 unauthorized): check DEEPSEEK_API_KEY (and CF_AIG_TOKEN when using a Cloudflare AI Gateway)",
     402: "402 insufficient balance): top up the DeepSeek account",
     403: "403 forbidden): the key or gateway token may not use this model or gateway",
@@ -92,11 +102,38 @@ def backoff_delay(attempt: int) -> float:
     return float(min(BACKOFF_BASE_S * 2 ** (attempt - 1), BACKOFF_CAP_S))
 
 
+TRUNCATED: Final = (
+    "it was cut off at the completion token limit (finish_reason 'length') before the JSON object was "
+    "complete; reply with a shorter object (a shorter answer, fewer ids)"
+)
+
+
+def request_options(settings: LLMSettings) -> dict[str, Any]:
+    """The body fields we add to every chat completion, besides model, messages and max_tokens.
+
+    ``thinking`` is not an OpenAI parameter, so it travels in ``extra_body``; ``reasoning_effort`` is.
+    ``openai.NOT_GIVEN`` drops LlamaIndex's ``temperature`` from the body in thinking mode."""
+    import openai
+
+    options: dict[str, Any] = {
+        "response_format": {"type": "json_object"},
+        "extra_body": {"thinking": {"type": settings.thinking}},
+    }
+    if settings.thinking == "enabled":
+        options["reasoning_effort"] = settings.reasoning_effort
+        options["temperature"] = openai.NOT_GIVEN
+    return options
+
+
 @dataclass(frozen=True)
 class _Reply:
     content: str
-    prompt_tokens: int
-    completion_tokens: int
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    reasoning_tokens: int = 0
+    cache_hit_tokens: int = 0
+    cache_miss_tokens: int = 0
+    finish_reason: str | None = None
 
 
 class DeepSeekSynthesizer:
@@ -138,7 +175,7 @@ class DeepSeekSynthesizer:
             context_window=settings.context_window,
             max_tokens=settings.max_tokens,
             temperature=TEMPERATURE,
-            additional_kwargs={"response_format": {"type": "json_object"}},
+            additional_kwargs=request_options(settings),
             default_headers=headers,
             http_client=http_client,
         )
@@ -159,25 +196,53 @@ class DeepSeekSynthesizer:
         # A big closure goes as layered lists with edge ids (<= 2,000 prompt tokens at 100 concepts).
         compact = len(request.evidence.edges) > COMPACT_OVER_EDGES
         messages = build_closure_messages(request) if compact else build_messages(request)
-        prompt_tokens = completion_tokens = 0
+        replies: list[_Reply] = []
         draft: Draft | None = None
         for calls in (1, 2):  # the first call, and at most one repair call
             reply = self._call(messages)
-            prompt_tokens += reply.prompt_tokens
-            completion_tokens += reply.completion_tokens
-            usage = Usage(
-                calls=calls,
-                prompt_tokens=prompt_tokens,
-                completion_tokens=completion_tokens,
-                latency_ms=(time.perf_counter() - started) * 1000.0,
-            )
+            replies.append(reply)
+            usage = self._usage(replies, started)
             draft = parse_draft(reply.content, usage)
             if draft.error is None:
                 return draft
-            log.warning("llm.malformed", model=self._settings.model, call=calls, error=draft.error)
-            messages = repair_messages(messages, reply.content, draft.error)
+            error = draft.error
+            if reply.finish_reason == "length":
+                error = f"malformed model reply: {TRUNCATED}"
+                draft = replace(draft, error=error)
+            log.warning("llm.malformed", model=self._settings.model, call=calls, error=error)
+            messages = repair_messages(messages, reply.content, error)
         assert draft is not None
         return draft
+
+    def _usage(self, replies: Sequence[_Reply], started: float) -> Usage:
+        """Totals over the calls of one synthesis, with the estimated cost."""
+
+        def total(name: str) -> int:
+            return sum(getattr(r, name) for r in replies)
+
+        prompt, hit, miss, completion = (
+            total("prompt_tokens"),
+            total("cache_hit_tokens"),
+            total("cache_miss_tokens"),
+            total("completion_tokens"),
+        )
+        cost = estimate_cost_usd(
+            self._settings.price,
+            prompt_tokens=prompt,
+            cache_hit_tokens=hit,
+            cache_miss_tokens=miss,
+            completion_tokens=completion,
+        )
+        return Usage(
+            calls=len(replies),
+            prompt_tokens=prompt,
+            completion_tokens=completion,
+            latency_ms=(time.perf_counter() - started) * 1000.0,
+            reasoning_tokens=total("reasoning_tokens"),
+            cache_hit_tokens=hit,
+            cache_miss_tokens=miss,
+            cost_usd=cost,
+        )
 
     def _call(self, messages: Sequence[dict[str, str]]) -> _Reply:
         """One chat completion with bounded transport retries."""
@@ -211,7 +276,7 @@ class DeepSeekSynthesizer:
                 # A 2xx body that is not a chat completion (an HTML page, ``{}``): the client library
                 # trips over it. Treat it as an unusable reply, which gets the one repair call.
                 self._log_attempt(attempt, 200, t0, outcome="unreadable response")
-                return _Reply(content="", prompt_tokens=0, completion_tokens=0)
+                return _Reply(content="")
             else:
                 reply = _extract(response.raw)
                 self._log_attempt(
@@ -219,8 +284,11 @@ class DeepSeekSynthesizer:
                     200,
                     t0,
                     outcome="ok",
+                    finish_reason=reply.finish_reason,
                     prompt_tokens=reply.prompt_tokens,
                     completion_tokens=reply.completion_tokens,
+                    reasoning_tokens=reply.reasoning_tokens,
+                    cache_hit_tokens=reply.cache_hit_tokens,
                 )
                 return reply
             if attempt < attempts:
@@ -249,21 +317,36 @@ class DeepSeekSynthesizer:
         )
 
 
+def _count(obj: Any, name: str) -> int:
+    """A non-negative token count from ``obj.name`` (an SDK model or its extra fields), else 0."""
+    value = getattr(obj, name, None)
+    if value is None and obj is not None:
+        extra = getattr(obj, "model_extra", None)  # fields the SDK's model does not declare
+        value = extra.get(name) if isinstance(extra, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
 def _extract(raw: Any) -> _Reply:
-    """Content and token counts of a chat completion; a reply without content becomes ``""``
-    (and then an error draft), never an exception."""
+    """Content, finish reason and token counts of a chat completion; a reply without content becomes
+    ``""`` (and then an error draft), never an exception. Only ``message.content`` is the answer:
+    ``message.reasoning_content`` (the chain of thought) is deliberately not read."""
     content: Any = None
+    finish_reason: Any = None
     choices = getattr(raw, "choices", None)
     if isinstance(choices, list) and choices:
         message = getattr(choices[0], "message", None)
         content = getattr(message, "content", None)
+        finish_reason = getattr(choices[0], "finish_reason", None)
     usage = getattr(raw, "usage", None)
-    prompt_tokens = getattr(usage, "prompt_tokens", 0)
-    completion_tokens = getattr(usage, "completion_tokens", 0)
+    details = getattr(usage, "completion_tokens_details", None)
     return _Reply(
         content=content if isinstance(content, str) else "",
-        prompt_tokens=prompt_tokens if isinstance(prompt_tokens, int) else 0,
-        completion_tokens=completion_tokens if isinstance(completion_tokens, int) else 0,
+        prompt_tokens=_count(usage, "prompt_tokens"),
+        completion_tokens=_count(usage, "completion_tokens"),
+        reasoning_tokens=_count(details, "reasoning_tokens"),
+        cache_hit_tokens=_count(usage, "prompt_cache_hit_tokens"),
+        cache_miss_tokens=_count(usage, "prompt_cache_miss_tokens"),
+        finish_reason=finish_reason if isinstance(finish_reason, str) else None,
     )
 
 

@@ -73,7 +73,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Any, Final
 
 from control_plane.evidence import EvidenceGraph
 from control_plane.synthesizers.base import Draft, Focus, SynthesisRequest, SynthesizerInfo, Usage
@@ -182,7 +182,7 @@ class Intent:
     exact: bool = False
 
 
-def _positions(question: str, evidence: EvidenceGraph) -> tuple[dict[str, int], frozenset[int]]:
+def _positions(question: str, evidence: EvidenceGraph[Any, Any]) -> tuple[dict[str, int], frozenset[int]]:
     """Where each seed first appears in the question (token index), and every token position
     covered by a seed's name (cue words there are part of the name, not of the question)."""
     seeds = [evidence.concepts[s] for s in evidence.seeds if s in evidence.concepts]
@@ -292,7 +292,7 @@ class _Walk:
         return refs
 
 
-def _adjacency(evidence: EvidenceGraph, kind: str) -> dict[str, list[tuple[str, str]]]:
+def _adjacency(evidence: EvidenceGraph[Any, Any], kind: str) -> dict[str, list[tuple[str, str]]]:
     """``before``: x → concepts needed immediately before x; ``after``: x → concepts that need x
     immediately; ``any``: every edge, undirected."""
     adj: dict[str, list[tuple[str, str]]] = {}
@@ -327,7 +327,7 @@ def _bfs(start: str, adj: Mapping[str, list[tuple[str, str]]], *, depth: int | N
     return _Walk(parent, dist)
 
 
-def _names(evidence: EvidenceGraph, ids: Iterable[str]) -> str:
+def _names(evidence: EvidenceGraph[Any, Any], ids: Iterable[str]) -> str:
     return ", ".join(evidence.name(i) for i in ids)
 
 
@@ -452,7 +452,7 @@ class OfflineSynthesizer:
         return _draft(f"{text}: {_names(ev, ordered)}.", COMPLETE, tuple(ordered), tuple(refs), "", Focus())
 
     @staticmethod
-    def _phrase(intent: Intent, ev: EvidenceGraph, subjects: list[str]) -> str:
+    def _phrase(intent: Intent, ev: EvidenceGraph[Any, Any], subjects: list[str]) -> str:
         names = " and ".join(ev.name(s) for s in subjects)
         if intent.combine == "except":
             names = f"{ev.name(subjects[0])} (and not {ev.name(subjects[1])})"
@@ -566,7 +566,7 @@ def _partial(
     members: list[str],
     edges: list[str],
     open_: list[str],
-    ev: EvidenceGraph,
+    ev: EvidenceGraph[Any, Any],
     relations: tuple[str, ...],
 ) -> Draft:
     """An answer from incomplete evidence: below 0.80, naming what is still unexplored."""

@@ -1,0 +1,61 @@
+"""The app factory: routers in, middleware and problem handlers on, nothing else.
+
+OpenAPI docs are served at ``/docs``; ``/openapi.json`` declares every request and response
+model (see :mod:`control_plane.surfaces.http.schemas`).
+"""
+
+from __future__ import annotations
+
+import os
+
+from fastapi import FastAPI
+
+from control_plane.settings import Settings
+from control_plane.surfaces.http.config import ApiConfig
+from control_plane.surfaces.http.middleware import RequestLimitsAndLog
+from control_plane.surfaces.http.problems import install_handlers, problem_media
+from control_plane.surfaces.http.routers import ROUTERS
+from control_plane.surfaces.ratelimit import ModelCallCap, RateLimiter, cap_synthesizer
+from control_plane.surfaces.runtime import Runtime, build_synthesizer
+
+__all__ = ["app_from_env", "create_app"]
+
+
+def create_app(
+    settings: Settings, *, runtime: Runtime | None = None, config: ApiConfig | None = None
+) -> FastAPI:
+    """Build the ASGI app. ``runtime`` defaults to one built from ``settings``; ``config`` (HTTP-only
+    settings) defaults to ``ApiConfig()``: open reads, 64 KiB bodies, /ask limited per caller and
+    model calls capped for the whole server."""
+    cfg = config or ApiConfig()
+    app = FastAPI(
+        title="curriculum-kg",
+        version="0.1.0",
+        description="Grounded answers over a bi-temporal curriculum knowledge graph, with their evidence.",
+    )
+    rt = runtime or Runtime.build(settings)
+    app.state.runtime = rt
+    app.state.config = cfg
+    app.state.limiter = (
+        RateLimiter(cfg.ask_rate_per_min, clock=cfg.rate_clock) if cfg.ask_rate_per_min else None
+    )
+    # One budget of model calls for the whole server, in front of the synthesizer (before the
+    # planner is first built), so many clients cannot multiply the bill. Offline is never capped.
+    cap = ModelCallCap(cfg.model_calls_per_min, clock=cfg.rate_clock) if cfg.model_calls_per_min else None
+    if cap is not None:
+        synth = rt.synthesizer or build_synthesizer(rt.settings)
+        rt.synthesizer = cap_synthesizer(synth, cap)
+        cap = None if rt.synthesizer is synth else cap
+    app.state.model_cap = cap
+    for router in ROUTERS:
+        app.include_router(router)
+    install_handlers(app)
+    generate = app.openapi
+    app.openapi = lambda: app.openapi_schema or problem_media(generate())  # type: ignore[method-assign]
+    app.add_middleware(RequestLimitsAndLog, max_body=cfg.max_body_bytes)
+    return app
+
+
+def app_from_env() -> FastAPI:
+    """Factory for ``uvicorn --factory control_plane.surfaces.http:app_from_env`` (reads the environment once)."""
+    return create_app(Settings.from_env(os.environ), config=ApiConfig.from_env(os.environ))

@@ -1,0 +1,34 @@
+"""HTTP-only settings, read once from the environment at the edge (``ApiConfig.from_env``)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from control_plane.settings import DEFAULT_ASK_RATE_PER_MIN, DEFAULT_MODEL_CALLS_PER_MIN, ServingSettings
+
+__all__ = ["ApiConfig"]
+
+
+@dataclass(frozen=True)
+class ApiConfig:
+    """HTTP-only settings: whether reads need a token, the request body limit, and the rate limits
+    (on by default; see ``control_plane.settings.ServingSettings``)."""
+
+    reads_require_token: bool = False
+    max_body_bytes: int = 64 * 1024
+    # /ask requests per minute per token (or per client address); 0 means unlimited.
+    ask_rate_per_min: float = DEFAULT_ASK_RATE_PER_MIN
+    rate_clock: Callable[[], float] = time.monotonic
+    # Model calls per minute for the whole server; 0 means unlimited.
+    model_calls_per_min: float = DEFAULT_MODEL_CALLS_PER_MIN
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> ApiConfig:
+        serving = ServingSettings.from_env(env)
+        return cls(
+            reads_require_token=serving.reads_require_token,
+            ask_rate_per_min=serving.ask_rate_per_min,
+            model_calls_per_min=serving.model_calls_per_min,
+        )

@@ -1,0 +1,195 @@
+"""What routes share, as FastAPI dependencies: the runtime, the caller's token, the /ask rate
+limit, as-of times and page limits.
+
+* Writes need ``Authorization: Bearer <secret>`` with a ``write`` token (401 without, or with an
+  unknown or revoked token; 403 with a ``read`` token).
+* Reads are open unless ``ApiConfig.reads_require_token`` (``KG_API_READS_REQUIRE_TOKEN=1``);
+  then any active token.
+* ``/ask`` is rate limited per token (or per client address) when ``ask_rate_per_min`` is set:
+  429 with ``Retry-After``.
+
+The app factory puts the ``Runtime``, the ``ApiConfig`` and the rate limiter on ``app.state``;
+these functions read them from there, so routers hold no state of their own.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Annotated, Any, Final
+
+from fastapi import Depends, HTTPException, Query, Request, Response
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from control_plane.surfaces.http.config import ApiConfig
+from control_plane.surfaces.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, next_headers
+from control_plane.surfaces.http.problems import problem_responses
+from control_plane.surfaces.http.schemas import WrittenOut
+from control_plane.surfaces.ratelimit import ModelCallCap, RateLimiter
+from control_plane.surfaces.runtime import Runtime
+from data_plane.clock import ensure_utc
+from data_plane.tokens import Token
+
+__all__ = [
+    "WRITE_ROUTE",
+    "AsOfQuery",
+    "AskRateLimit",
+    "BigPage",
+    "Page",
+    "Paging",
+    "ReadToken",
+    "RuntimeDep",
+    "Times",
+    "WriteToken",
+    "utc",
+]
+
+bearer: Final = HTTPBearer(auto_error=False, description="An API token from `kg token create`.")
+Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
+
+
+def runtime(request: Request) -> Runtime:
+    rt: Runtime = request.app.state.runtime
+    return rt
+
+
+def config(request: Request) -> ApiConfig:
+    cfg: ApiConfig = request.app.state.config
+    return cfg
+
+
+RuntimeDep = Annotated[Runtime, Depends(runtime)]
+ConfigDep = Annotated[ApiConfig, Depends(config)]
+
+
+def _authenticate(rt: Runtime, creds: HTTPAuthorizationCredentials | None) -> Token | None:
+    if creds is None or creds.scheme.lower() != "bearer":
+        return None
+    return rt.tokens.verify(creds.credentials)
+
+
+def _unauthorized() -> HTTPException:
+    return HTTPException(401, "a valid bearer token is required", headers={"WWW-Authenticate": "Bearer"})
+
+
+def write_token(rt: RuntimeDep, creds: Credentials) -> Token:
+    """The caller's write token, or 401/403."""
+    token = _authenticate(rt, creds)
+    if token is None:
+        raise _unauthorized()
+    if not token.allows("write"):
+        raise HTTPException(403, f"token {token.token_id} has scope {token.scope!r}; this needs 'write'")
+    return token
+
+
+def read_token(rt: RuntimeDep, cfg: ConfigDep, creds: Credentials) -> Token | None:
+    """None when reads are open; else the caller's (any scope) token, or 401."""
+    if not cfg.reads_require_token:
+        return None
+    token = _authenticate(rt, creds)
+    if token is None:
+        raise _unauthorized()
+    return token
+
+
+ReadToken = Annotated[Token | None, Depends(read_token)]
+WriteToken = Annotated[Token, Depends(write_token)]
+
+
+def ask_rate_limit(request: Request, rt: RuntimeDep, token: ReadToken, creds: Credentials) -> None:
+    """Spend one /ask from the caller's bucket, or 429 with ``Retry-After``; also 429 while the
+    server's model budget is spent (checked, not spent: the capped synthesizer spends it)."""
+    limiter: RateLimiter | None = request.app.state.limiter
+    if limiter is not None:
+        _per_caller(request, limiter, token or _authenticate(rt, creds))
+    cap: ModelCallCap | None = request.app.state.model_cap
+    if cap is not None and (spent := cap.wait()) > 0:
+        raise HTTPException(
+            429,
+            "this server's model budget (KG_API_MODEL_CALLS_PER_MIN) is spent; retry later",
+            headers={"Retry-After": str(math.ceil(spent))},
+        )
+
+
+def _per_caller(request: Request, limiter: RateLimiter, token: Token | None) -> None:
+    key = f"token:{token.token_id}" if token else f"addr:{request.client.host if request.client else '?'}"
+    wait = limiter.check(key)
+    if wait > 0:
+        raise HTTPException(
+            429,
+            "too many /ask requests for this token; retry later",
+            headers={"Retry-After": str(math.ceil(wait))},
+        )
+
+
+AskRateLimit = Depends(ask_rate_limit)
+
+
+def utc(t: datetime | None, field: str) -> datetime | None:
+    """``t`` in UTC; a naive time is a 400 naming ``field``."""
+    return ensure_utc(t, field=field) if t else None
+
+
+Limit = Annotated[
+    int,
+    Query(ge=1, le=MAX_LIMIT, description=f"Items per page (at most {MAX_LIMIT})."),
+]
+CursorParam = Annotated[
+    str | None,
+    Query(max_length=4096, description="`next_cursor` of the previous page (X-Next-Cursor header)."),
+]
+
+
+@dataclass(frozen=True)
+class Paging:
+    """A list request's page size and cursor, and where to say where the next page is."""
+
+    limit: int
+    cursor: str | None
+    request: Request
+    response: Response
+
+    def next_page(self, cursor: str | None) -> None:
+        """Point the response at the next page (``X-Next-Cursor`` and ``Link: rel="next"``)."""
+        url = str(self.request.url.include_query_params(cursor=cursor)) if cursor else ""
+        self.response.headers.update(next_headers(url, cursor))
+
+
+def _paging(default: int) -> Callable[..., Paging]:
+    def paging(
+        request: Request, response: Response, limit: Limit = default, cursor: CursorParam = None
+    ) -> Paging:
+        return Paging(limit, cursor, request, response)
+
+    return paging
+
+
+# Lists of records default to 100 a page; /snapshot and /diff pages (of each section) to 1000.
+Page = Annotated[Paging, Depends(_paging(DEFAULT_LIMIT))]
+BigPage = Annotated[Paging, Depends(_paging(MAX_LIMIT))]
+
+
+@dataclass(frozen=True)
+class Times:
+    """``as_of`` (valid time) and ``known_at`` (recorded time) query parameters, in UTC (None: now)."""
+
+    as_of: datetime | None
+    known_at: datetime | None
+
+
+def _times(as_of: datetime | None = None, known_at: datetime | None = None) -> Times:
+    return Times(utc(as_of, "as_of"), utc(known_at, "known_at"))
+
+
+AsOfQuery = Annotated[Times, Depends(_times)]
+
+
+# Every curation route: 201 with the versions written; 403 for a read token, 409 for a conflict.
+WRITE_ROUTE: Final[dict[str, Any]] = {
+    "tags": ["curation"],
+    "status_code": 201,
+    "response_model": WrittenOut,
+    "responses": problem_responses(403, 409),
+}

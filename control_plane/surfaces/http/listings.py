@@ -1,0 +1,171 @@
+"""The paginated listings behind ``/concepts``, ``/edges``, ``/answers``, ``/snapshot`` and
+``/diff``: one function each, from (reader, filters, limit, cursor) to (page body, next cursor).
+
+Every walk is pinned to the point in time its first page was read at (the cursor carries it),
+so paging through a graph that others are writing to yields each item exactly once and never
+mixes two versions of the graph. ``/concepts`` and ``/answers`` page in SQL (keyset on the
+concept id; on recorded time and version id); ``/edges`` pages one concept's neighbourhood;
+``/snapshot`` and ``/diff`` read their (pinned) whole and return ``limit`` items of each section
+per page.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from control_plane.surfaces.http.pagination import Cursor, page_sections
+from data_plane.clock import format_time, parse_time
+from data_plane.errors import InputError
+from data_plane.reads import GraphReader
+from data_plane.records import Concept, Edge, Version
+from data_plane.temporal import AsOf
+
+__all__ = ["answers_page", "concepts_page", "diff_page", "edges_page", "snapshot_page"]
+
+Page = tuple[Any, str | None]
+
+
+def _bad(kind: str) -> InputError:
+    return InputError(f"cursor is not a {kind} cursor; pass next_cursor back unchanged", field="cursor")
+
+
+def _point(
+    reader: GraphReader, cur: Cursor | None, as_of: datetime | None, known_at: datetime | None
+) -> AsOf:
+    if cur is None:
+        return reader.as_of(as_of, known_at)
+    at = cur.at
+    if not isinstance(at, dict) or not isinstance(at.get("v"), str) or not isinstance(at.get("r"), str):
+        raise _bad(cur.kind)
+    return AsOf(parse_time(at["v"], field="cursor"), parse_time(at["r"], field="cursor"))
+
+
+def _pinned(cur: Cursor | None, kind: str, query: dict[str, Any], point: AsOf) -> Cursor:
+    return cur or Cursor(kind, query, {"v": format_time(point.valid_at), "r": format_time(point.recorded_at)})
+
+
+def _key(cur: Cursor | None) -> str | None:
+    if cur is None:
+        return None
+    if not isinstance(cur.pos, str):
+        raise _bad(cur.kind)
+    return cur.pos
+
+
+def concepts_page(
+    reader: GraphReader, as_of: datetime | None, known_at: datetime | None, limit: int, cursor: str | None
+) -> Page:
+    """Concepts in force, by id."""
+    query = {"as_of": format_time(as_of), "known_at": format_time(known_at)}
+    cur = Cursor.resume(cursor, "concepts", query)
+    point = _point(reader, cur, as_of, known_at)
+    found = reader.all_concepts(as_of=point, after=_key(cur), limit=limit + 1)
+    items = found[:limit]
+    more = len(found) > limit
+    nxt = _pinned(cur, "concepts", query, point).advanced(items[-1].concept_id).encode() if more else None
+    return [c.to_dict() for c in items], nxt
+
+
+def edges_page(
+    reader: GraphReader,
+    concept: str,
+    as_of: datetime | None,
+    known_at: datetime | None,
+    limit: int,
+    cursor: str | None,
+) -> Page:
+    """Edges in force touching ``concept``, by key; 404 for an unknown concept (not an empty list)."""
+    query = {"concept": concept, "as_of": format_time(as_of), "known_at": format_time(known_at)}
+    cur = Cursor.resume(cursor, "edges", query)
+    point = _point(reader, cur, as_of, known_at)
+    reader.concept(concept, as_of=point)
+    after = _key(cur)
+    edges = {n.edge.key: n.edge for n in reader.neighbourhood([concept], as_of=point)}
+    keys = sorted(k for k in edges if after is None or k > after)
+    items = keys[:limit]
+    nxt = _pinned(cur, "edges", query, point).advanced(items[-1]).encode() if len(keys) > limit else None
+    # The neighbourhood reads thin rows; this page's edges are grounded in one batched statement.
+    full, _ = reader.records(edge_versions=[edges[k].version_id for k in items])
+    return [full[edges[k].version_id].to_dict() for k in items], nxt
+
+
+def answers_page(reader: GraphReader, since: datetime | None, limit: int, cursor: str | None) -> Page:
+    """Recorded answers, newest first (each page continues strictly after the previous one)."""
+    query = {"since": format_time(since)}
+    cur = Cursor.resume(cursor, "answers", query)
+    before: tuple[datetime, int] | None = None
+    if cur is not None:
+        pos = cur.pos
+        if not (isinstance(pos, list) and len(pos) == 2 and isinstance(pos[0], str) and type(pos[1]) is int):
+            raise _bad("answers")
+        before = (parse_time(pos[0], field="cursor"), pos[1])
+    found = reader.answers(since=since, limit=limit + 1, before=before)
+    items = found[:limit]
+    nxt = None
+    if len(found) > limit:
+        last = items[-1].stamp
+        nxt = (
+            (cur or Cursor("answers", query))
+            .advanced([format_time(last.recorded_at), last.version_id])
+            .encode()
+        )
+    return [dict(v.content["payload"]) for v in items], nxt
+
+
+def snapshot_page(
+    reader: GraphReader, as_of: datetime | None, known_at: datetime | None, limit: int, cursor: str | None
+) -> dict[str, Any]:
+    """Up to ``limit`` concepts, edges, lessons and lesson links of the graph as of a point."""
+    query = {"as_of": format_time(as_of), "known_at": format_time(known_at)}
+    cur = Cursor.resume(cursor, "snapshot", query)
+    point = _point(reader, cur, as_of, known_at)
+    snap = reader.snapshot(point)
+    sections: dict[str, Sequence[Concept | Edge | Version]] = {
+        "concepts": snap.concepts,
+        "edges": snap.edges,
+        "lessons": snap.lessons,
+        "lesson_links": snap.lesson_links,
+    }
+    page, offsets = page_sections(sections, cur.pos if cur else None, limit)
+    body: dict[str, Any] = {
+        "valid_at": format_time(point.valid_at),
+        "recorded_at": format_time(point.recorded_at),
+    }
+    body |= {name: [item.to_dict() for item in items] for name, items in page.items()}
+    body["next_cursor"] = (
+        _pinned(cur, "snapshot", query, point).advanced(offsets).encode() if offsets is not None else None
+    )
+    return body
+
+
+def diff_page(
+    reader: GraphReader,
+    since: datetime,
+    until: datetime | None,
+    now: datetime,
+    limit: int,
+    cursor: str | None,
+) -> dict[str, Any]:
+    """Up to ``limit`` asserted, revised, invalidated and retracted versions recorded in (since, until]."""
+    query = {"from": format_time(since), "to": format_time(until)}
+    cur = Cursor.resume(cursor, "diff", query)
+    end = until or now
+    if cur is not None:
+        if not isinstance(cur.at, str):
+            raise _bad("diff")
+        end = parse_time(cur.at, field="cursor")
+    diff = reader.diff(since, end)
+    sections = {
+        "asserted": diff.asserted,
+        "revised": diff.revised,
+        "invalidated": diff.invalidated,
+        "retracted": diff.retracted,
+    }
+    page, offsets = page_sections(sections, cur.pos if cur else None, limit)
+    body: dict[str, Any] = {"from": format_time(diff.since), "to": format_time(diff.until)}
+    body |= {name: [v.to_dict() for v in items] for name, items in page.items()}
+    walk = cur or Cursor("diff", query, format_time(end))
+    body["next_cursor"] = walk.advanced(offsets).encode() if offsets is not None else None
+    return body

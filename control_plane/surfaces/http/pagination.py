@@ -1,0 +1,107 @@
+"""Cursors for the list endpoints: opaque to clients, pure to build and to read.
+
+A cursor is URL-safe base64 of a small JSON object: which listing it belongs to (``kind``), the
+query it continues (``q``: the filters the client gave), the point in time the first page was
+read at (``at``: so every page of one walk sees the same graph even while others write), and
+where the previous page stopped (``pos``: a last key, or per-section offsets). A cursor given
+with filters other than its own, or one that does not decode, is a 400 problem, never a guess.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any, Final, TypeVar
+
+from data_plane.errors import InputError
+
+__all__ = ["DEFAULT_LIMIT", "MAX_LIMIT", "PAGED", "Cursor", "next_headers", "page_sections"]
+
+DEFAULT_LIMIT: Final = 100
+MAX_LIMIT: Final = 1000
+
+T = TypeVar("T")
+
+# OpenAPI: how a list response points at its next page.
+PAGED: Final[dict[int | str, dict[str, Any]]] = {
+    200: {
+        "headers": {
+            "X-Next-Cursor": {
+                "description": "Cursor of the next page; absent on the last page.",
+                "schema": {"type": "string"},
+            },
+            "Link": {
+                "description": 'RFC 8288 `<url>; rel="next"` for the next page; absent on the last page.',
+                "schema": {"type": "string"},
+            },
+        }
+    }
+}
+
+
+class Cursor:
+    """The decoded state of one listing walk."""
+
+    def __init__(self, kind: str, query: Mapping[str, Any], at: Any = None, pos: Any = None) -> None:
+        self.kind = kind
+        self.query = dict(query)
+        self.at = at
+        self.pos = pos
+
+    def encode(self) -> str:
+        raw = json.dumps(
+            {"kind": self.kind, "q": self.query, "at": self.at, "pos": self.pos},
+            separators=(",", ":"),
+            sort_keys=True,
+        )
+        return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+    def advanced(self, pos: Any) -> Cursor:
+        return Cursor(self.kind, self.query, self.at, pos)
+
+    @classmethod
+    def resume(cls, text: str | None, kind: str, query: Mapping[str, Any]) -> Cursor | None:
+        """The cursor ``text`` for listing ``kind``, checked against the client's ``query``
+        (filters the client repeats must equal the cursor's); None when ``text`` is None."""
+        if text is None:
+            return None
+        try:
+            data = json.loads(base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)))
+        except (binascii.Error, ValueError, UnicodeDecodeError):
+            data = None
+        if not isinstance(data, dict) or data.get("kind") != kind or not isinstance(data.get("q"), dict):
+            raise InputError(
+                f"cursor is not a {kind} cursor; pass next_cursor back unchanged", field="cursor"
+            )
+        given = {k: v for k, v in query.items() if v is not None}
+        if any(data["q"].get(k) != v for k, v in given.items()):
+            raise InputError("cursor belongs to a query with other filters", field="cursor")
+        return cls(kind, data["q"], data.get("at"), data.get("pos"))
+
+
+def page_sections(
+    sections: Mapping[str, Sequence[T]], offsets: Sequence[int] | None, limit: int
+) -> tuple[dict[str, list[T]], list[int] | None]:
+    """Up to ``limit`` items of every section from its offset, and the next offsets (None when
+    every section is exhausted). Pure; sections keep their order."""
+    if offsets is not None and not isinstance(offsets, list | tuple):
+        raise InputError("cursor offsets do not match this listing", field="cursor")
+    start = list(offsets) if offsets is not None else [0] * len(sections)
+    if len(start) != len(sections) or any(type(o) is not int or o < 0 for o in start):
+        raise InputError("cursor offsets do not match this listing", field="cursor")
+    page: dict[str, list[T]] = {}
+    after: list[int] = []
+    for (name, items), offset in zip(sections.items(), start, strict=True):
+        page[name] = list(items[offset : offset + limit])
+        after.append(offset + len(page[name]))
+    more = any(end < len(items) for end, items in zip(after, sections.values(), strict=True))
+    return page, (after if more else None)
+
+
+def next_headers(next_url: str, cursor: str | None) -> dict[str, str]:
+    """``X-Next-Cursor`` and an RFC 8288 ``Link: <next_url>; rel="next"`` for a next page, or nothing."""
+    if cursor is None:
+        return {}
+    return {"X-Next-Cursor": cursor, "Link": f'<{next_url}>; rel="next"'}

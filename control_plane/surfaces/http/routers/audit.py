@@ -1,0 +1,45 @@
+"""The whole graph as of any (valid time, recorded time), and what the system learned between
+two recorded times; both paginated."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query
+
+from control_plane.surfaces.http.dependencies import AsOfQuery, BigPage, ReadToken, RuntimeDep, utc
+from control_plane.surfaces.http.listings import diff_page, snapshot_page
+from control_plane.surfaces.http.pagination import PAGED
+from control_plane.surfaces.http.problems import problem_responses
+from control_plane.surfaces.http.schemas import DiffOut, SnapshotOut
+from data_plane.clock import ensure_utc
+
+__all__ = ["router"]
+
+router = APIRouter(tags=["audit"], responses=problem_responses(400, 401, 422))
+
+
+@router.get("/snapshot", response_model=SnapshotOut, responses=PAGED)
+def snapshot(rt: RuntimeDep, _t: ReadToken, at: AsOfQuery, page: BigPage) -> dict[str, Any]:
+    """The graph in force as of a point: up to ``limit`` concepts, edges, lessons and lesson links
+    per page (default and maximum 1000 of each)."""
+    body = snapshot_page(rt.reader, at.as_of, at.known_at, page.limit, page.cursor)
+    page.next_page(body["next_cursor"])
+    return body
+
+
+@router.get("/diff", response_model=DiffOut, responses=PAGED)
+def diff(
+    rt: RuntimeDep,
+    _t: ReadToken,
+    since: Annotated[datetime, Query(alias="from")],
+    page: BigPage,
+    until: Annotated[datetime | None, Query(alias="to")] = None,
+) -> dict[str, Any]:
+    """Versions recorded in (from, to], grouped by operation: up to ``limit`` of each group per
+    page (default and maximum 1000); ``to`` defaults to now."""
+    start = ensure_utc(since, field="from")
+    body = diff_page(rt.reader, start, utc(until, "to"), rt.clock(), page.limit, page.cursor)
+    page.next_page(body["next_cursor"])
+    return body

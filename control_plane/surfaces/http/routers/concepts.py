@@ -1,0 +1,96 @@
+"""Concepts: list and read them as of any (valid time, recorded time), their history, and
+curate them (write token)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter
+
+from control_plane.surfaces.http.dependencies import (
+    WRITE_ROUTE,
+    AsOfQuery,
+    Page,
+    ReadToken,
+    RuntimeDep,
+    WriteToken,
+    utc,
+)
+from control_plane.surfaces.http.listings import concepts_page
+from control_plane.surfaces.http.pagination import PAGED
+from control_plane.surfaces.http.problems import problem_responses
+from control_plane.surfaces.http.schemas import (
+    ConceptIn,
+    ConceptOut,
+    ConceptReviseIn,
+    InvalidateIn,
+    VersionOut,
+)
+
+__all__ = ["router"]
+
+router = APIRouter(responses=problem_responses(400, 401, 404, 422))
+
+
+@router.get("/concepts", tags=["graph"], response_model=list[ConceptOut], responses=PAGED)
+def list_concepts(rt: RuntimeDep, _t: ReadToken, at: AsOfQuery, page: Page) -> list[dict[str, Any]]:
+    """Concepts in force as of (valid time, recorded time), by id; both times default to now."""
+    items, nxt = concepts_page(rt.reader, at.as_of, at.known_at, page.limit, page.cursor)
+    page.next_page(nxt)
+    return list(items)
+
+
+@router.get("/concepts/{concept_id}", tags=["graph"], response_model=ConceptOut)
+def concept(concept_id: str, rt: RuntimeDep, _t: ReadToken, at: AsOfQuery) -> dict[str, Any]:
+    """One concept as of (valid time, recorded time)."""
+    return rt.reader.concept(concept_id, as_of=rt.reader.as_of(at.as_of, at.known_at)).to_dict()
+
+
+@router.get("/concepts/{concept_id}/history", tags=["audit"], response_model=list[VersionOut])
+def concept_history(concept_id: str, rt: RuntimeDep, _t: ReadToken) -> list[dict[str, Any]]:
+    """Every version of a concept, oldest first, with its grounding and stamps."""
+    return [v.to_dict() for v in rt.reader.history("concepts", (concept_id,))]
+
+
+@router.post("/concepts", **WRITE_ROUTE)
+def add_concept(body: ConceptIn, token: WriteToken, rt: RuntimeDep) -> dict[str, Any]:
+    """Assert a new concept."""
+    c = rt.gateway.assert_concept(
+        body.concept_id,
+        name=body.name,
+        aliases=body.aliases,
+        summary=body.summary,
+        grounding=body.grounding.build(token),
+        valid_at=utc(body.valid_at, "valid_at"),
+    )
+    return {"written": [c.as_version().to_dict()]}
+
+
+@router.post("/concepts/{concept_id}/revise", **WRITE_ROUTE)
+def revise_concept(
+    concept_id: str, body: ConceptReviseIn, token: WriteToken, rt: RuntimeDep
+) -> dict[str, Any]:
+    """Revise a concept's name, aliases or summary (fields left out keep their value)."""
+    c = rt.gateway.revise_concept(
+        concept_id,
+        name=body.name,
+        aliases=body.aliases,
+        summary=body.summary,
+        grounding=body.grounding.build(token),
+        valid_at=utc(body.valid_at, "valid_at"),
+    )
+    return {"written": [c.as_version().to_dict()]}
+
+
+@router.post("/concepts/{concept_id}/invalidate", **WRITE_ROUTE)
+def invalidate_concept(
+    concept_id: str, body: InvalidateIn, token: WriteToken, rt: RuntimeDep
+) -> dict[str, Any]:
+    """Close a concept's validity (or retract it); its edges are invalidated with it."""
+    result = rt.gateway.invalidate_concept(
+        concept_id,
+        grounding=body.grounding.build(token),
+        invalid_at=utc(body.invalid_at, "invalid_at"),
+        retract=body.retract,
+    )
+    return {"written": [v.to_dict() for v in (*result.written, *result.cascaded)]}

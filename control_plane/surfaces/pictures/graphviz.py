@@ -1,0 +1,202 @@
+"""Layered layout by Graphviz ``dot``: the one place the layout engine is called.
+
+``dot`` (Sugiyama: ranks, crossing minimisation, spline routing) places the boxes in learning
+order from left to right and routes every edge with its label as a box of its own, so labels
+never sit on boxes or on each other. We ask ``dot`` for positions only (``-Tjson0``) and draw the
+SVG ourselves, so every element keeps its ids, grounding and escaping. Node boxes get a fixed
+size computed here from the text (with room for wider fonts than the one ``dot`` measures with),
+and edge labels are measured by ``dot`` at a larger font size than the page prints them.
+
+:func:`dot_source` and :func:`parse_layout` are pure; :func:`run_dot` is the I/O. Error tree::
+
+    KGError                 (data_plane.errors)
+    └── LayoutUnavailable   dot is not installed, failed, or timed out (.reason)
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from control_plane.surfaces.pictures.scene import Scene, learning_order
+from data_plane.errors import KGError
+
+__all__ = [
+    "EDGE_FONT_PX",
+    "LINE_PX",
+    "NODE_FONT_PX",
+    "Box",
+    "Layout",
+    "LayoutUnavailable",
+    "Route",
+    "box_size",
+    "dot_source",
+    "layout_scene",
+    "parse_layout",
+    "run_dot",
+]
+
+NODE_FONT_PX: Final = 13
+EDGE_FONT_PX: Final = 11
+LINE_PX: Final = 17
+# Generous per-character width (13 px DejaVu Sans averages ~7.6 px) so names fit in any sans font.
+_CHAR_PX: Final = 8.2
+_PAD_X: Final = 22
+_PAD_Y: Final = 14
+# dot measures edge labels in its own Helvetica metrics at this size; the page prints them at 11 px.
+_DOT_EDGE_FONT: Final = 15
+_MARGIN: Final = 16
+_TIMEOUT_S: Final = 60
+
+Point = tuple[float, float]
+
+
+class LayoutUnavailable(KGError):
+    """The layout engine could not lay out a picture: not installed, failed, or timed out."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Box:
+    """A concept box: centre and size, in page pixels."""
+
+    x: float
+    y: float
+    w: float
+    h: float
+
+
+@dataclass(frozen=True)
+class Route:
+    """An edge's cubic Bézier control points (p0, then three per segment), the arrow tips at the
+    end or the start (if any), and the centre of its label."""
+
+    points: tuple[Point, ...]
+    end_tip: Point | None
+    start_tip: Point | None
+    label: Point | None
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Boxes by node id, routes by edge id, and the canvas size."""
+
+    boxes: Mapping[str, Box]
+    routes: Mapping[str, Route]
+    width: float
+    height: float
+
+    @property
+    def positions(self) -> dict[str, Point]:
+        """Node centres by node id."""
+        return {k: (b.x, b.y) for k, b in self.boxes.items()}
+
+
+def box_size(lines: tuple[str, ...]) -> tuple[float, float]:
+    """Width and height of a box holding these lines at the page's node font."""
+    return (
+        max(96.0, max(len(x) for x in lines) * _CHAR_PX + 2 * _PAD_X),
+        len(lines) * LINE_PX + 2 * _PAD_Y,
+    )
+
+
+def _quoted(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ") + '"'
+
+
+def dot_source(scene: Scene) -> str:
+    """The layout graph: nodes ``n0..`` and edges ``x0..`` (scene ids never reach dot unescaped),
+    each directed edge pointing from its foundation to its dependent, so ranks follow learning order."""
+    index = {n.id: i for i, n in enumerate(scene.nodes)}
+    out = [
+        "digraph layout {",
+        "  rankdir=LR; newrank=true; nodesep=0.28; ranksep=0.5; splines=true; margin=0;",
+        f'  node [shape=box, fixedsize=true, label=""]; edge [fontname="Helvetica", fontsize={_DOT_EDGE_FONT}];',
+    ]
+    for n in scene.nodes:
+        w, h = box_size(n.lines)
+        out.append(f"  n{index[n.id]} [width={w / 72:.3f}, height={h / 72:.3f}];")
+    for i, e in enumerate(scene.edges):
+        if e.source not in index or e.target not in index:
+            continue
+        s, t = index[e.source], index[e.target]
+        order = learning_order(e.source, e.target, e.relation)
+        if order is None:
+            attrs = "dir=none, constraint=false"
+        elif order[0] == e.source:
+            attrs = "dir=forward"
+        else:
+            s, t, attrs = t, s, "dir=back"
+        out.append(f"  n{s} -> n{t} [id=x{i}, label={_quoted(e.label)}, {attrs}];")
+    out.append("}")
+    return "\n".join(out) + "\n"
+
+
+def _point(text: str, height: float) -> Point:
+    x, y = text.split(",")[:2]
+    return float(x) + _MARGIN, height - float(y) + _MARGIN
+
+
+def parse_layout(scene: Scene, dot_json: str) -> Layout:
+    """Read ``dot -Tjson0`` output back onto the scene's ids, with y pointing down."""
+    data: dict[str, Any] = json.loads(dot_json)
+    bb = [float(v) for v in str(data["bb"]).split(",")]
+    height = bb[3]
+    boxes: dict[str, Box] = {}
+    for obj in data.get("objects", []):
+        name = str(obj["name"])
+        if not name.startswith("n"):
+            continue
+        node = scene.nodes[int(name[1:])]
+        x, y = _point(str(obj["pos"]), height)
+        boxes[node.id] = Box(x, y, float(obj["width"]) * 72, float(obj["height"]) * 72)
+    routes: dict[str, Route] = {}
+    for edge in data.get("edges", []):
+        e = scene.edges[int(str(edge["id"])[1:])]
+        end_tip = start_tip = None
+        points: list[Point] = []
+        for token in str(edge["pos"]).split():
+            if token.startswith("e,"):
+                end_tip = _point(token[2:], height)
+            elif token.startswith("s,"):
+                start_tip = _point(token[2:], height)
+            else:
+                points.append(_point(token, height))
+        label = _point(str(edge["lp"]), height) if "lp" in edge else None
+        routes[e.id] = Route(tuple(points), end_tip, start_tip, label)
+    return Layout(boxes, routes, bb[2] + 2 * _MARGIN, height + 2 * _MARGIN)
+
+
+def run_dot(source: str, *, dot: str = "dot") -> str:
+    """Run ``dot -Tjson0`` on a graph; :class:`LayoutUnavailable` if it is missing or fails."""
+    exe = shutil.which(dot)
+    if exe is None:
+        raise LayoutUnavailable(
+            f"Graphviz's {dot!r} command was not found on PATH; install Graphviz "
+            "(Debian/Ubuntu: apt-get install graphviz; macOS: brew install graphviz)"
+        )
+    try:
+        proc = subprocess.run(
+            [exe, "-Tjson0"], input=source, capture_output=True, text=True, timeout=_TIMEOUT_S, check=False
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise LayoutUnavailable(f"Graphviz dot did not finish within {_TIMEOUT_S} s") from exc
+    except OSError as exc:
+        raise LayoutUnavailable(f"Graphviz dot could not be run: {exc}") from exc
+    if proc.returncode != 0:
+        raise LayoutUnavailable(f"Graphviz dot failed (exit {proc.returncode}): {proc.stderr.strip()[:300]}")
+    return proc.stdout
+
+
+def layout_scene(scene: Scene, *, dot: str = "dot") -> Layout:
+    """Lay a scene out with Graphviz dot."""
+    if not scene.nodes:
+        return Layout({}, {}, 0.0, 0.0)
+    return parse_layout(scene, run_dot(dot_source(scene), dot=dot))

@@ -1,0 +1,422 @@
+"""The evidence page: one self-contained HTML file a person can read, print or screen-read.
+
+Top to bottom: the question, the answer (or the abstention and its reason), a picture of what the
+answer rests on (seeds, cited concepts, cited edges; laid out by Graphviz ``dot`` in learning order,
+foundations left), all the other gathered evidence faded behind a ``<details>`` toggle, and below
+the pictures the grounding as tables: every cited edge and concept with confidence, reason,
+source, evidence and validity, and the lessons when the answer names any. A picture with more
+than :data:`~control_plane.surfaces.pictures.scene.LARGE` concepts collapses by learning stage:
+one card per stage listing its concepts, and each stage's own picture behind its own toggle.
+
+No script, no stylesheet link, no font or image fetched: inline SVG and inline CSS only, under a
+Content-Security-Policy that forbids the rest. Every piece of answer text is escaped. When ``dot``
+is missing or fails, the page says so where the picture would be and still carries the tables.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Mapping
+from typing import Any, Final
+
+import structlog
+
+from control_plane.surfaces.pictures.graphviz import (
+    EDGE_FONT_PX,
+    LINE_PX,
+    NODE_FONT_PX,
+    Box,
+    Layout,
+    LayoutUnavailable,
+    Route,
+    layout_scene,
+)
+from control_plane.surfaces.pictures.palette import CITED_EDGE, FADED_EDGE, FADED_TEXT, STYLES
+from control_plane.surfaces.pictures.scene import (
+    LARGE,
+    Answer,
+    Edge,
+    Node,
+    Scene,
+    cited_scene,
+    evidence_scene,
+    stage_links,
+    stage_members,
+    stage_scene,
+    stages,
+)
+
+__all__ = ["CSP", "to_html"]
+
+CSP: Final = "default-src 'none'; style-src 'unsafe-inline'"
+_CSS: Final = (
+    "body{font-family:system-ui,'DejaVu Sans',sans-serif;margin:2rem;color:#111827;max-width:none}"
+    "h1{font-size:1.4rem}h2{font-size:1.15rem;margin-top:2rem}.meta{color:#4b5563;font-size:.9rem}"
+    ".abstained{color:#b91c1c}.note{background:#fef3c7;border:1px solid #b45309;padding:.5rem .75rem}"
+    ".scroll{overflow-x:auto;padding-bottom:.25rem}svg{background:#fff;border:1px solid #e5e7eb;display:block}"
+    "svg text{font-family:'DejaVu Sans',Verdana,sans-serif}"
+    "ul.legend{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:.5rem 1.5rem;font-size:.9rem}"
+    "ul.legend li{display:flex;align-items:center;gap:.4rem}"
+    ".swatch{display:inline-block;width:1.4rem;height:.9rem;border:1.5px solid;border-radius:3px}"
+    ".line{display:inline-block;width:2rem;border-top:3px solid #111827}.line.faded{border-top:1px solid #9ca3af}"
+    "details{margin:1rem 0}summary{cursor:pointer;font-weight:600}"
+    "table{border-collapse:collapse;font-size:.88rem;margin:.5rem 0}"
+    "th,td{border:1px solid #d1d5db;padding:.3rem .5rem;text-align:left;vertical-align:top}"
+    "th{background:#f3f4f6}td.reason{min-width:18rem;max-width:34rem}td.evidence{font-family:monospace;"
+    "font-size:.8rem;min-width:12rem;max-width:22rem;overflow-wrap:anywhere}td.validity{min-width:13rem;font-size:.8rem;overflow-wrap:anywhere}td.source{min-width:7rem}.id{color:#6b7280;font-size:.8rem;overflow-wrap:anywhere}"
+    "ol.stages{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:.75rem;align-items:flex-start}"
+    ".stage-card{border:1.5px solid #0369a1;background:#f0f9ff;border-radius:7px;padding:.4rem .6rem;"
+    "width:14rem;font-size:.85rem}.stage-card ul{margin:.3rem 0 0;padding-left:1rem}"
+    ".stage-card li.seed{background:#fde68a}.stage-card li.faded{color:#6b7280}"
+    "@media print{.scroll{overflow:visible}svg{max-width:100%;height:auto}details{display:block}}"
+)
+
+log = structlog.get_logger(__name__)
+_NO_ROUTE: Final = Route((), None, None, None)
+
+
+def _esc(text: object) -> str:
+    return html.escape(str(text), quote=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# SVG
+
+
+def _path(route: Route) -> str:
+    pts = route.points
+    parts = [f"M{route.start_tip[0]:.1f},{route.start_tip[1]:.1f} L" if route.start_tip else "M"]
+    parts.append(f"{pts[0][0]:.1f},{pts[0][1]:.1f}")
+    if len(pts) > 1:
+        parts.append(" C" + " ".join(f"{x:.1f},{y:.1f}" for x, y in pts[1:]))
+    if route.end_tip:
+        parts.append(f" L{route.end_tip[0]:.1f},{route.end_tip[1]:.1f}")
+    return "".join(parts)
+
+
+def _marker(mid: str, colour: str) -> str:
+    return (
+        f'<marker id="{mid}" viewBox="0 0 10 10" refX="10" refY="5" markerUnits="userSpaceOnUse" '
+        f'markerWidth="10" markerHeight="10" orient="auto-start-reverse">'
+        f'<path d="M0,0 L10,5 L0,10 z" fill="{colour}"/></marker>'
+    )
+
+
+def _edge_svg(e: Edge, route: Route, name: str) -> str:
+    colour = FADED_EDGE if e.faded else CITED_EDGE
+    width = "1" if e.faded else "2.2" if e.cited else "1.4"
+    arrow = f"url(#{name}-arrow{'-faded' if e.faded else ''})"
+    if route.end_tip:
+        marker = f' marker-end="{arrow}"'
+    elif route.start_tip:
+        marker = f' marker-start="{arrow}"'
+    else:
+        marker = ' stroke-dasharray="5 4"'
+    label = ""
+    if route.label:
+        lx, ly = route.label
+        w = len(e.label) * EDGE_FONT_PX * 0.62 + 6
+        text_colour = FADED_TEXT if e.faded else "#1f2937"
+        label = (
+            f'<rect class="label-ground" x="{lx - w / 2:.1f}" y="{ly - 8:.1f}" width="{w:.1f}" height="16" '
+            f'fill="#fff" fill-opacity="0.85"/><text class="edge-label" x="{lx:.1f}" y="{ly:.1f}" '
+            f'font-size="{EDGE_FONT_PX}" text-anchor="middle" dominant-baseline="central" fill="{text_colour}">'
+            f"{_esc(e.label)}</text>"
+        )
+    classes = "edge" + (" cited" if e.cited else "") + (" faded" if e.faded else "")
+    return (
+        f'<g class="{classes}" data-id="{_esc(e.id)}" data-source="{_esc(e.source)}" '
+        f'data-target="{_esc(e.target)}" data-relation="{_esc(e.relation)}"><title>{_esc(e.title)}</title>'
+        f'<path d="{_path(route)}" fill="none" stroke="{colour}" stroke-width="{width}"{marker}/>{label}</g>'
+    )
+
+
+def _node_svg(n: Node, box: Box) -> str:
+    fill, stroke, _ = STYLES[n.kind]
+    text_colour = FADED_TEXT if n.faded else "#111827"
+    dash = ' stroke-dasharray="4 3"' if n.faded else ""
+    top = box.y - (len(n.lines) - 1) * LINE_PX / 2
+    tspans = "".join(
+        f'<tspan x="{box.x:.1f}" y="{top + i * LINE_PX:.1f}">{_esc(line)}</tspan>'
+        for i, line in enumerate(n.lines)
+    )
+    return (
+        f'<g class="node {n.kind}{" faded" if n.faded else ""}" data-id="{_esc(n.id)}" data-kind="{n.kind}">'
+        f"<title>{_esc(n.title)}</title>"
+        f'<rect x="{box.x - box.w / 2:.1f}" y="{box.y - box.h / 2:.1f}" width="{box.w:.1f}" '
+        f'height="{box.h:.1f}" rx="7" fill="{fill}" stroke="{stroke}" stroke-width="{1 if n.faded else 1.6}"{dash}/>'
+        f'<text class="node-label" font-size="{NODE_FONT_PX}" text-anchor="middle" '
+        f'dominant-baseline="central" fill="{text_colour}">{tspans}</text></g>'
+    )
+
+
+def svg(scene: Scene, lay: Layout, *, caption: str) -> str:
+    """One picture: edges (path, label on a white ground) under boxes, each with its grounding as
+    an SVG ``<title>`` tooltip and its id in ``data-id``."""
+    name = scene.name
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" id="{_esc(name)}" class="picture" '
+        f'width="{lay.width:.0f}" height="{lay.height:.0f}" viewBox="0 0 {lay.width:.0f} {lay.height:.0f}" '
+        f'role="img" aria-label="{_esc(caption)}"><defs>'
+        f"{_marker(f'{name}-arrow', CITED_EDGE)}{_marker(f'{name}-arrow-faded', FADED_EDGE)}</defs>"
+    ]
+    parts += [
+        _edge_svg(e, lay.routes[e.id], name) for e in scene.edges if lay.routes.get(e.id, _NO_ROUTE).points
+    ]
+    parts += [_node_svg(n, lay.boxes[n.id]) for n in scene.nodes if n.id in lay.boxes]
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _stage_cards(scene: Scene, stage: Mapping[str, int]) -> str:
+    """The stages as cards in learning order, each listing its concepts and what reaches it."""
+    links = stage_links(scene, stage)
+    cards = []
+    for k, members in stage_members(scene, stage).items():
+        froms = ", ".join(f"stage {a + 1} ({n})" for a, n in sorted(links.get(k, {}).items()))
+        items = "".join(
+            f'<li class="{n.kind}{" faded" if n.faded else ""}" data-id="{_esc(n.id)}">{_esc(" ".join(n.lines))}</li>'
+            for n in members
+        )
+        count = f"{len(members)} concept{'s' if len(members) != 1 else ''}"
+        cards.append(
+            f'<li class="stage-card" data-stage="{k + 1}"><b>Stage {k + 1}</b> · {count}'
+            f'<div class="meta">{"edges from " + froms if froms else "no foundation in this picture"}</div>'
+            f"<ul>{items}</ul></li>"
+        )
+    return '<ol class="stages">' + "".join(cards) + "</ol>"
+
+
+def _picture(scene: Scene, *, caption: str, dot: str) -> str:
+    """A scene's picture; a large scene collapses by stage: stage cards, then one toggle per stage."""
+    if len(scene.nodes) <= LARGE:
+        return f'<div class="scroll">{svg(scene, layout_scene(scene, dot=dot), caption=caption)}</div>'
+    stage = stages(scene)
+    count = len(set(stage.values()))
+    out = [
+        f'<p class="meta">{len(scene.nodes)} concepts in {count} learning stages, first to last; open a '
+        "stage below the cards for its picture.</p>",
+        _stage_cards(scene, stage),
+    ]
+    for k in range(count):
+        part = stage_scene(scene, stage, k)
+        n = sum(1 for v in stage.values() if v == k)
+        out.append(
+            f'<details class="stage" data-stage="{k + 1}"><summary>Stage {k + 1}: {n} concept'
+            f"{'s' if n != 1 else ''} and the {len(part.edges)} edge{'s' if len(part.edges) != 1 else ''} "
+            "that reach them (their foundations from earlier stages faded)</summary>"
+            f'<div class="scroll">{svg(part, layout_scene(part, dot=dot), caption=f"{caption}, stage {k + 1}")}'
+            "</div></details>"
+        )
+    return "".join(out)
+
+
+def _legend() -> str:
+    items = [
+        f'<li data-legend="{kind}"><span class="swatch" style="background:{fill};border-color:{stroke}">'
+        f"</span>{_esc(label)}</li>"
+        for kind, (fill, stroke, label) in STYLES.items()
+    ]
+    items.append('<li><span class="line"></span>cited edge (arrow: from source to target as stored)</li>')
+    items.append('<li><span class="line faded"></span>other evidence edge</li>')
+    return '<ul class="legend">' + "".join(items) + "</ul>"
+
+
+def _pictures(answer: Answer, dot: str) -> str:
+    cited = cited_scene(answer)
+    if not cited.edges and all(n.kind == "seed" for n in cited.nodes):
+        # Seeds alone are not something the answer rests on (an abstention, say).
+        cited = Scene(cited.name, (), ())
+    full = evidence_scene(answer)
+    others = sum(1 for e in full.edges if not e.cited)
+    out = [
+        "<h2>What the answer rests on</h2>",
+        '<p class="meta">Foundations on the left, the asked concepts on the right: a prerequisite '
+        "points to what it comes before; “builds on” points back to the foundation.</p>",
+        _legend(),
+    ]
+    try:
+        if cited.nodes:
+            out.append(_picture(cited, caption="the cited evidence", dot=dot))
+        else:
+            out.append('<p class="note">The answer cites no concept or edge.</p>')
+        if full.nodes and (others or not cited.nodes):
+            summary = (
+                f"All gathered evidence: {len(full.nodes)} concepts and {len(full.edges)} edges "
+                f"({others} edges not cited, faded)"
+            )
+            opened = "" if cited.nodes else " open"
+            out.append(
+                f'<details id="all-evidence"{opened}><summary>{_esc(summary)}</summary>'
+                f"{_picture(full, caption='all gathered evidence', dot=dot)}</details>"
+            )
+    except LayoutUnavailable as exc:
+        log.warning("evidence_picture_unavailable", reason=exc.reason)
+        out = out[:1]
+        out.append(
+            f'<p class="note" role="note">No picture: {_esc(exc.reason)}. The gathered evidence is listed '
+            "instead, and the tables below hold the grounding of what the answer cites.</p>"
+        )
+        out.append(_evidence_list(full))
+    return "".join(out)
+
+
+def _evidence_list(scene: Scene) -> str:
+    """The evidence as text, for a page without pictures: concepts, then edges as statements."""
+    names = {n.id: " ".join(n.lines) for n in scene.nodes}
+    concepts = "".join(
+        f'<li class="{n.kind}" data-id="{_esc(n.id)}">{_esc(names[n.id])} <span class="id">{_esc(n.id)} · '
+        f"{n.kind}</span></li>"
+        for n in scene.nodes
+    )
+    edges = "".join(
+        f'<li class="{"cited" if e.cited else "evidence"}" data-id="{_esc(e.id)}">'
+        f"{_esc(names.get(e.source, e.source))} <b>{_esc(e.label)}</b> {_esc(names.get(e.target, e.target))}"
+        f"{' (cited)' if e.cited else ''}</li>"
+        for e in scene.edges
+    )
+    return (
+        f'<details id="all-evidence" open><summary>All gathered evidence: {len(scene.nodes)} concepts and '
+        f'{len(scene.edges)} edges</summary><ul class="evidence-list">{concepts}</ul>'
+        f'<ul class="evidence-list">{edges}</ul></details>'
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Tables
+
+
+def _validity(item: Mapping[str, Any]) -> tuple[str, str]:
+    return (
+        f"{item.get('valid_at')} .. {item.get('invalid_at') or 'open'}",
+        f"{item.get('recorded_at')} .. {item.get('expired_at') or 'current'}",
+    )
+
+
+def _grounding_cells(item: Mapping[str, Any]) -> str:
+    g = item.get("grounding", {})
+    valid, recorded = _validity(item)
+    evidence = json.dumps(g.get("evidence"), ensure_ascii=False, sort_keys=True)
+    return (
+        f'<td class="confidence">{_esc(g.get("confidence"))}</td><td class="reason">{_esc(g.get("reason"))}</td>'
+        f'<td class="source">{_esc(g.get("source"))}</td><td class="evidence">{_esc(evidence)}</td>'
+        f'<td class="validity"><span class="valid">valid {_esc(valid)}</span><br>'
+        f'<span class="recorded">recorded {_esc(recorded)}</span></td>'
+    )
+
+
+_HEAD: Final = "<th>confidence</th><th>reason</th><th>source</th><th>evidence</th><th>validity</th>"
+
+
+def _tables(answer: Answer) -> str:
+    ev = answer.get("evidence", {})
+    concepts = {c["concept_id"]: c for c in ev.get("concepts", [])}
+    names = {cid: str(c["name"]) for cid, c in concepts.items()}
+    cited_ids = set(answer.get("cited_edges", []))
+    edges = [e for e in ev.get("edges", []) if e.get("edge_id") in cited_ids]
+    out = [f"<h2>Grounding of the {len(edges)} cited edge{'s' if len(edges) != 1 else ''}</h2>"]
+    if edges:
+        rows = [
+            f'<tr data-edge="{_esc(e.get("edge_id"))}"><td class="statement">'
+            f"{_esc(names.get(e['source_id'], e['source_id']))} <b>{_esc(str(e['relation']).replace('_', ' '))}</b> "
+            f"{_esc(names.get(e['target_id'], e['target_id']))} "
+            f'<span class="id">{_esc(e.get("key", ""))}</span></td>{_grounding_cells(e)}</tr>'
+            for e in edges
+        ]
+        out.append(
+            f'<table class="grounding" id="cited-edges"><thead><tr><th>edge</th>{_HEAD}</tr></thead>'
+            f"<tbody>{''.join(rows)}</tbody></table>"
+        )
+    cited = [c["id"] for c in answer.get("cited_concepts", [])]
+    seeds = [s for s in answer.get("seeds", []) if s not in cited]
+    shown = [cid for cid in [*seeds, *cited] if cid in concepts]
+    out.append(f"<h2>Grounding of the asked and cited concepts ({len(shown)})</h2>")
+    if shown:
+        rows = [
+            f'<tr data-concept="{_esc(cid)}"><td class="statement">{_esc(names[cid])} '
+            f'<span class="id">{_esc(cid)}{" · asked" if cid in seeds else ""}</span></td>'
+            f"{_grounding_cells(concepts[cid])}</tr>"
+            for cid in shown
+        ]
+        out.append(
+            f'<table class="grounding" id="cited-concepts"><thead><tr><th>concept</th>{_HEAD}</tr></thead>'
+            f"<tbody>{''.join(rows)}</tbody></table>"
+        )
+    out.append(_lessons(answer, names))
+    return "".join(out)
+
+
+def _lesson_id(item: Any) -> str:
+    if isinstance(item, Mapping):
+        return str(item.get("lesson_id") or item.get("id") or "")
+    return str(item)
+
+
+def _lessons(answer: Answer, names: Mapping[str, str]) -> str:
+    """The lessons the answer names (``cited_lessons``), with their links to concepts from the
+    evidence (``evidence.lessons`` / ``evidence.lesson_links``) when those are there."""
+    cited = answer.get("cited_lessons") or []
+    if not cited:
+        return ""
+    ev = answer.get("evidence", {})
+    links: dict[str, list[Mapping[str, Any]]] = {}
+    for item in [*(ev.get("lessons") or []), *(ev.get("lesson_links") or [])]:
+        if isinstance(item, Mapping):
+            links.setdefault(_lesson_id(item), []).append(item)
+    rows = []
+    for item in cited:
+        lid = _lesson_id(item)
+        records = [item] if isinstance(item, Mapping) else []
+        records += links.get(lid, [])
+        title = next((str(r["title"]) for r in records if r.get("title")), lid)
+        url = next(
+            (str(r["url"]) for r in records if str(r.get("url", "")).startswith(("https://", "http://"))), ""
+        )
+        concepts = sorted({str(r["concept_id"]) for r in records if r.get("concept_id")})
+        grounded = next((r for r in records if r.get("grounding")), None)
+        lesson = f'<a href="{_esc(url)}">{_esc(title)}</a>' if url else _esc(title)
+        covers = ", ".join(_esc(names.get(c, c)) for c in concepts) or "—"
+        cells = _grounding_cells(grounded) if grounded else '<td colspan="5">—</td>'
+        rows.append(
+            f'<tr data-lesson="{_esc(lid)}"><td class="statement">{lesson} <span class="id">{_esc(lid)}</span></td>'
+            f"<td>{covers}</td>{cells}</tr>"
+        )
+    return (
+        f"<h2>Lessons the answer names ({len(rows)})</h2>"
+        f'<table class="grounding" id="cited-lessons"><thead><tr><th>lesson</th><th>covers</th>{_HEAD}</tr>'
+        f"</thead><tbody>{''.join(rows)}</tbody></table>"
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def to_html(answer: Answer, *, dot: str = "dot") -> str:
+    """The evidence page for an answer (``Answer.to_dict()``); ``dot`` names the Graphviz command."""
+    abstained = bool(answer.get("abstained"))
+    verdict = (
+        f"Abstained: {answer.get('abstain_reason') or 'no reason given'}"
+        if abstained
+        else str(answer.get("text", ""))
+    )
+    as_of = answer.get("as_of", {})
+    meta = (
+        f"confidence {answer.get('confidence')} · rounds {len(answer.get('rounds', []))} · "
+        f"LLM calls {answer.get('llm_calls')} · as of {as_of.get('valid_at')} "
+        f"(known at {as_of.get('recorded_at')}) · answer {answer.get('answer_id')}"
+    )
+    question = str(answer.get("question", ""))
+    title = question if len(question) <= 80 else question[:79] + "…"
+    return (
+        "<!DOCTYPE html>\n"
+        '<html lang="en"><head><meta charset="utf-8">'
+        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
+        f"<title>Evidence: {_esc(title)}</title><style>{_CSS}</style></head><body>\n"
+        f"<h1>{_esc(question)}</h1>\n"
+        f'<p class="{"abstained" if abstained else "answer"}">{_esc(verdict)}</p>\n'
+        f'<p class="meta">{_esc(meta)}</p>\n'
+        f'<section id="pictures">{_pictures(answer, dot)}</section>\n'
+        f'<section id="grounding">{_tables(answer)}</section>\n'
+        "</body></html>\n"
+    )

@@ -1,0 +1,503 @@
+"""Build the paraphrase corpus: learner-style phrasings of every intent, instantiated on two graphs,
+with gold from ``evals.gold`` (networkx over the bundle files, never the system under test), split
+ONCE into ``dev`` and ``test`` by phrasing template.
+
+Run from the repository root::
+
+    python evals/questions/build_paraphrases.py           # rewrites the four paraphrase_*.jsonl files
+    python evals/questions/build_paraphrases.py --check   # fails if a committed file is stale
+
+Graphs: ``curriculum`` (the bundled curriculum, five relations) and ``prereqmap`` (the generated
+prerequisite-only map, ``evals/bundles/prereqmap``). Output: ``paraphrase_{graph}_{split}.jsonl``.
+
+Rules (docs/evals.md has the intents table):
+
+* A template is a phrasing with ``{x}`` (and ``{y}`` for paths), kept in
+  ``paraphrase_templates_{dev,test}.jsonl``. Its wording appears in exactly one split: within each
+  intent the templates were ordered by the SHA-256 of their id and dealt alternately to dev and
+  test, once; the builder refuses a template file that disagrees with that dealing. Whoever tunes
+  the question parser reads only ``*_dev*`` files.
+* Subjects are drawn per template and graph with a seeded RNG among the concepts whose gold is
+  non-empty and at most ``MAX_GOLD`` long; names are written as learners write them (as stored,
+  lower case, or an alias).
+* On the curriculum, direct intents (``prerequisites``, ``dependents``) only use subjects for which
+  the prerequisite-only reading and the "anything that comes right before/after" reading agree, so
+  "right before X" has one right answer.
+* On the prereq map "builds on" is answered from prerequisite edges (``foundations`` = direct
+  prerequisites, ``built_by`` = direct dependents). ``parts``, ``wholes`` and ``contrasts`` ask for
+  relations the graph does not have: gold is abstain (type ``absent_relation``), because "none" would
+  claim a relation was read that does not exist. ``related`` is left out there (no honest gold).
+* Time-worded questions carry the time their words mean as ``expect.as_of``/``as_of_end`` (a window
+  over which the gold is checked to be constant), NOT as the question's ``as_of``.
+* Unknown-concept questions reuse the intent templates with a concept that is in neither graph.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import hashlib
+import json
+import random
+import re
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:  # run as a script from anywhere
+    sys.path.insert(0, str(ROOT))
+
+import csv  # noqa: E402
+
+import networkx as nx  # noqa: E402
+
+from data_plane.clock import parse_time  # noqa: E402
+from data_plane.relations import BUILDS_ON, CONTRASTS_WITH, PART_OF, PREREQUISITE, RELATED  # noqa: E402
+from evals import gold  # noqa: E402
+from evals.prereqmap import default_bundle  # noqa: E402
+from evals.questions import Question, dump_questions, parse_question  # noqa: E402
+
+HERE = Path(__file__).parent
+GRAPHS = {"curriculum": ROOT / "data_plane" / "curriculum", "prereqmap": default_bundle()}
+MAX_GOLD = 15
+MAX_LESSONS = 8
+PER_TEMPLATE = 2
+SPLITS = ("dev", "test")
+
+# -- templates ---------------------------------------------------------------------------------------
+# The phrasings live in paraphrase_templates_{dev,test}.jsonl, one per line:
+# {"id", "seq" (build order), "kind": "intent" | "time" | "bad_input", "intent", "text", "time"?}. Whoever tunes a
+# parser reads only the dev file; the test file is read here, to build the test split, and nowhere
+# else.
+TEMPLATE_FILES = {split: HERE / f"paraphrase_templates_{split}.jsonl" for split in SPLITS}
+
+
+def _load_templates() -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    for path in TEMPLATE_FILES.values():
+        rows += [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return sorted(rows, key=lambda r: int(r["seq"]))
+
+
+_ROWS = _load_templates()
+TEMPLATES: list[tuple[str, str, str]] = [
+    (r["id"], r["intent"], r["text"]) for r in _ROWS if r["kind"] == "intent"
+]
+TIME_TEMPLATES: list[tuple[str, str, str, str]] = [
+    (r["id"], r["intent"], r["time"], r["text"]) for r in _ROWS if r["kind"] == "time"
+]
+BAD_TEMPLATES: list[tuple[str, str]] = [(r["id"], r["text"]) for r in _ROWS if r["kind"] == "bad_input"]
+
+# Time words and the valid-time window they mean: (start, end); None = now.
+TIMES: dict[str, tuple[str, str] | None] = {
+    "2018": ("2018-01-01", "2019-01-01"),
+    "2023": ("2023-01-01", "2024-01-01"),
+    "jan2025": ("2025-01-01", "2025-02-01"),
+    "start2025": ("2025-01-01", "2025-01-02"),
+    "2025-01-15": ("2025-01-15", "2025-01-16"),
+    "now": None,
+}
+# Concepts in neither graph: far from both, and near misses that share words with real names.
+UNKNOWN: tuple[str, ...] = (
+    "quantum error correction",
+    "photosynthesis",
+    "sourdough baking",
+    "plate tectonics",
+    "Baroque counterpoint",
+    "medieval siege warfare",
+    "glacier dynamics",
+    "jazz harmony",
+    "Roman contract law",
+    "cell mitosis",
+    "quantum annealing",
+    "fuzzy clustering",
+    "causal inference",
+    "tensor decompositions",
+    "speech recognition",
+    "protein folding",
+)
+
+
+# -- graphs ------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class Graph:
+    """One bundle read at the times the corpus needs, plus the names learners call its concepts."""
+
+    name: str
+    bundle: Path
+    names: dict[str, tuple[str, tuple[str, ...]]]  # id -> (name, aliases)
+
+    def view(self, at: datetime | None) -> gold.GraphView:
+        return _cached_view(self.bundle, at)
+
+    def lessons(self, at: datetime | None) -> gold.Lessons:
+        return _cached_lessons(self.bundle, at)
+
+    def relations(self) -> set[str]:
+        return {r for _, _, r in self.view(None).edges}
+
+
+_VIEWS: dict[tuple[Path, datetime | None], gold.GraphView] = {}
+_LESSONS: dict[tuple[Path, datetime | None], gold.Lessons] = {}
+
+
+def _cached_view(bundle: Path, at: datetime | None) -> gold.GraphView:
+    if (bundle, at) not in _VIEWS:
+        _VIEWS[bundle, at] = gold.load_bundle_view(bundle, at=at)
+    return _VIEWS[bundle, at]
+
+
+def _cached_lessons(bundle: Path, at: datetime | None) -> gold.Lessons:
+    if (bundle, at) not in _LESSONS:
+        _LESSONS[bundle, at] = gold.load_bundle_lessons(bundle, at=at)
+    return _LESSONS[bundle, at]
+
+
+def load_graph(name: str, bundle: Path) -> Graph:
+    names: dict[str, tuple[str, tuple[str, ...]]] = {}
+    with (bundle / "concepts.csv").open(encoding="utf-8", newline="") as fh:
+        for r in csv.DictReader(fh):
+            aliases = tuple(a.strip() for a in (r.get("aliases") or "").split("|") if a.strip())
+            names[r["id"]] = (r["name"], aliases)
+    return Graph(name, bundle, names)
+
+
+# -- gold per intent ---------------------------------------------------------------------------------
+
+Gold = tuple[list[str], list[str], bool]  # (concepts, lessons, abstain)
+ONE_HOP: dict[str, Callable[[gold.GraphView, str], set[str]]] = {
+    "prerequisites": gold.direct_prerequisites,
+    "needed_before": gold.needed_before,
+    "dependents": gold.dependents,
+    "comes_after": gold.comes_after,
+    "foundations": gold.foundations,
+    "built_by": gold.builds_on_x,
+    "parts": gold.parts,
+    "wholes": gold.wholes,
+    "contrasts": gold.contrasts,
+    "related": gold.related,
+}
+# The relation an intent asks about, when it names one.
+FAMILY = {
+    "foundations": BUILDS_ON,
+    "built_by": BUILDS_ON,
+    "parts": PART_OF,
+    "wholes": PART_OF,
+    "contrasts": CONTRASTS_WITH,
+    "related": RELATED,
+}
+# On a prerequisite-only graph, "builds on" is read from prerequisite edges.
+PREREQUISITE_READING = {"foundations": gold.direct_prerequisites, "built_by": gold.dependents}
+LEFT_OUT = {"prereqmap": {"related"}}
+
+
+def absent(graph: Graph, intent: str) -> bool:
+    """True when ``intent`` asks for a relation ``graph`` does not have and cannot be read otherwise."""
+    rel = FAMILY.get(intent)
+    rels = graph.relations()
+    if rel is None or rel in rels:
+        return False
+    return not (intent in PREREQUISITE_READING and PREREQUISITE in rels)
+
+
+def gold_for(graph: Graph, intent: str, subject: tuple[str, ...], at: datetime | None) -> Gold:
+    """Gold concepts, gold lessons and whether to abstain, for ``intent`` on ``subject`` at ``at``."""
+    view = graph.view(at)
+    if any(s not in view.concepts for s in subject):
+        return [], [], True
+    x = subject[0]
+    if intent == "about":
+        return [x], [], False
+    if intent == "path":
+        path = gold.unique_path(view, subject[0], subject[1])
+        return (sorted(path), [], False) if path else ([], [], True)
+    if intent == "lessons_covering":
+        return [], sorted(gold.lessons_covering(graph.lessons(at), x)), False
+    if intent == "lessons_before":
+        return [], sorted(gold.lessons_before(view, graph.lessons(at), x)), False
+    if absent(graph, intent):
+        return [], [], True
+    fn = ONE_HOP[intent]
+    if FAMILY.get(intent) == BUILDS_ON and BUILDS_ON not in graph.relations():
+        fn = PREREQUISITE_READING[intent]
+    return sorted(fn(view, x)), [], False
+
+
+def _unambiguous_direct(graph: Graph, intent: str, x: str, at: datetime | None) -> bool:
+    """On a graph with builds_on too, "right before/after X" could also mean builds_on neighbours:
+    keep subjects where that reading adds nothing."""
+    view = graph.view(at)
+    if intent == "prerequisites":
+        return not gold.foundations(view, x)
+    if intent == "dependents":
+        return not gold.builds_on_x(view, x)
+    return True
+
+
+_ELIGIBLE: dict[tuple[str, str, datetime | None], list[tuple[str, ...]]] = {}
+
+
+def eligible(graph: Graph, intent: str, at: datetime | None = None) -> list[tuple[str, ...]]:
+    """Subjects (sorted) whose gold at ``at`` (None: now) is non-empty and small enough to list."""
+    key = (graph.name, intent, at)
+    if key not in _ELIGIBLE:
+        _ELIGIBLE[key] = _eligible(graph, intent, at)
+    return _ELIGIBLE[key]
+
+
+def _eligible(graph: Graph, intent: str, at: datetime | None) -> list[tuple[str, ...]]:
+    view = graph.view(at)
+    out: list[tuple[str, ...]] = []
+    if intent == "path":
+        g = gold.before_graph(view)
+        for a in sorted(view.concepts):
+            lengths = nx.single_source_shortest_path_length(g, a, cutoff=5)
+            for b in sorted(lengths):
+                if 2 <= lengths[b] <= 5 and len(list(nx.all_shortest_paths(g, a, b))) == 1:
+                    out.append((a, b))
+        return out
+    for x in sorted(view.concepts):
+        if intent in ("prerequisites", "dependents") and not _unambiguous_direct(graph, intent, x, at):
+            continue
+        concepts, lessons, abstain = gold_for(graph, intent, (x,), at)
+        size = len(lessons) if intent.startswith("lessons") else len(concepts)
+        limit = MAX_LESSONS if intent.startswith("lessons") else MAX_GOLD
+        if not abstain and 0 < size <= limit:
+            out.append((x,))
+    return out
+
+
+@functools.cache
+def no_path_pairs(graph: Graph) -> list[tuple[str, ...]]:
+    """Pairs with no "before" path either way (a path question about them must be abstained on)."""
+    view = graph.view(None)
+    g = gold.before_graph(view)
+    ids = sorted(c for c in view.concepts if g.degree(c) > 0)
+    out: list[tuple[str, ...]] = []
+    for a in ids[::7]:
+        for b in ids[3::11]:
+            if a != b and not nx.has_path(g, a, b) and not nx.has_path(g, b, a):
+                out.append((a, b))
+    return out
+
+
+# -- rendering ---------------------------------------------------------------------------------------
+
+
+def render(graph: Graph, cid: str, rng: random.Random) -> str:
+    """How a learner writes the concept: as stored (most often), in lower case, or an alias."""
+    name, aliases = graph.names[cid]
+    r = rng.random()
+    if aliases and r < 0.35:
+        return rng.choice(aliases)
+    if r < 0.6:
+        return name.lower()
+    return name
+
+
+def fill(text: str, **names: str) -> str:
+    out = text
+    for key, value in names.items():
+        out = out.replace("{" + key + "}", value)
+    return out
+
+
+def split_of(templates: list[tuple[str, str]]) -> dict[str, str]:
+    """Template id -> split: within each group, ordered by SHA-256 of the id, dealt alternately."""
+    groups: dict[str, list[str]] = {}
+    for tid, group in templates:
+        groups.setdefault(group, []).append(tid)
+    out: dict[str, str] = {}
+    for ids in groups.values():
+        ordered = sorted(ids, key=lambda t: hashlib.sha256(t.encode()).hexdigest())
+        for i, tid in enumerate(ordered):
+            out[tid] = SPLITS[i % 2]
+    return out
+
+
+def template_splits() -> dict[str, str]:
+    """Template id -> split, as dealt by :func:`split_of`; the template files must agree."""
+    keyed = [(tid, intent) for tid, intent, _ in TEMPLATES]
+    keyed += [(tid, "time") for tid, *_ in TIME_TEMPLATES]
+    keyed += [(tid, "bad_input") for tid, _ in BAD_TEMPLATES]
+    dealt = split_of(keyed)
+    for split, path in TEMPLATE_FILES.items():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip() and dealt[json.loads(line)["id"]] != split:
+                raise ValueError(f"{path.name}: template {json.loads(line)['id']} belongs to another split")
+    return dealt
+
+
+def _at(day: str) -> datetime:
+    return parse_time(day)
+
+
+def _checked_time_gold(graph: Graph, intent: str, subject: tuple[str, ...], key: str) -> Gold:
+    window = TIMES[key]
+    if window is None:
+        return gold_for(graph, intent, subject, None)
+    start, end = _at(window[0]), _at(window[1]) - timedelta(seconds=1)
+    first, last = gold_for(graph, intent, subject, start), gold_for(graph, intent, subject, end)
+    if first != last:
+        raise ValueError(f"{graph.name}: gold of {intent} {subject} changes inside the window {key}")
+    return first
+
+
+def _differs(graph: Graph, intent: str, subject: tuple[str, ...], key: str) -> bool:
+    """Does the time matter: is the gold at the time the words mean different from another time?"""
+    here = _checked_time_gold(graph, intent, subject, key)
+    other = "jan2025" if key == "now" else "now"
+    return here != _checked_time_gold(graph, intent, subject, other)
+
+
+def _listable(g: Gold) -> bool:
+    concepts, lessons, abstain = g
+    return abstain or bool(concepts or lessons)
+
+
+# -- building ----------------------------------------------------------------------------------------
+
+
+def _question(
+    qid: str, text: str, qtype: str, intent: str, template: str, g: Gold, key: str | None = None
+) -> Question:
+    concepts, lessons, abstain = g
+    window = TIMES.get(key) if key else None
+    return Question(
+        id=qid,
+        question=text,
+        type=qtype,
+        concepts=tuple(concepts),
+        abstain=abstain,
+        intent=intent,
+        template=template,
+        lessons=tuple(lessons),
+        expect_as_of=None if window is None else window[0],
+        expect_as_of_end=None if window is None else window[1],
+        match="contains" if intent == "about" and not abstain else "exact",
+    )
+
+
+def _check_unknown(graphs: list[Graph]) -> None:
+    known = {n.lower() for g in graphs for name, aliases in g.names.values() for n in (name, *aliases)}
+    for u in UNKNOWN:
+        for n in known:
+            if re.search(rf"\b{re.escape(n)}\b", u.lower()):
+                raise ValueError(f"unknown concept {u!r} contains the known name {n!r}")
+
+
+def build_graph(graph: Graph) -> dict[str, list[Question]]:
+    """Every question for ``graph``, by split."""
+    splits = template_splits()
+    out: dict[str, list[Question]] = {s: [] for s in SPLITS}
+    prefix = {"curriculum": "cu", "prereqmap": "pm"}[graph.name]
+    intents_done: dict[str, int] = {}
+    for tid, intent, text in TEMPLATES:
+        if intent in LEFT_OUT.get(graph.name, set()):
+            continue
+        rng = random.Random(f"{graph.name}:{tid}")
+        is_absent = absent(graph, intent)
+        pool = eligible(graph, "prerequisites" if is_absent else intent)
+        subjects = rng.sample(pool, 1 if is_absent else PER_TEMPLATE)
+        qtype = "absent_relation" if is_absent else intent
+        n = 0
+        for subject in subjects:
+            names = dict(zip("xy", (render(graph, s, rng) for s in subject), strict=False))
+            g = gold_for(graph, intent, subject, None)
+            n += 1
+            out[splits[tid]].append(
+                _question(f"{prefix}-{tid}-{n}", fill(text, **names), qtype, intent, tid, g)
+            )
+        # every other template of an intent also asks about a concept that is in neither graph
+        k = intents_done.get(intent, 0)
+        intents_done[intent] = k + 1
+        if k % 2 == 0 and not is_absent:
+            u = UNKNOWN[(len(out["dev"]) + len(out["test"])) % len(UNKNOWN)]
+            names = {"x": u}
+            if intent == "path":
+                names["y"] = render(graph, rng.choice(pool)[1], rng)
+            n += 1
+            out[splits[tid]].append(
+                _question(
+                    f"{prefix}-{tid}-{n}", fill(text, **names), "unanswerable", intent, tid, ([], [], True)
+                )
+            )
+        if intent == "path" and k % 2 == 1:  # two real concepts with no learning path between them
+            a, b = rng.choice(no_path_pairs(graph))
+            n += 1
+            qtext = fill(text, x=render(graph, a, rng), y=render(graph, b, rng))
+            out[splits[tid]].append(
+                _question(f"{prefix}-{tid}-{n}", qtext, "unanswerable", intent, tid, ([], [], True))
+            )
+    for tid, intent, key, text in TIME_TEMPLATES:
+        rng = random.Random(f"{graph.name}:{tid}")
+        if absent(graph, intent):
+            continue
+        window = TIMES[key]
+        pool = eligible(graph, intent)
+        if window is not None:
+            pool = sorted(set(pool) | set(eligible(graph, intent, _at(window[0]))))
+        # "none at that time" is not a listable answer: keep subjects with gold then, or abstain
+        pool = [s for s in pool if _listable(_checked_time_gold(graph, intent, s, key))]
+        mattering = [s for s in pool if _differs(graph, intent, s, key)]
+        chosen = rng.sample(mattering, min(PER_TEMPLATE, len(mattering)))
+        rest = [s for s in pool if s not in chosen]
+        chosen += rng.sample(rest, PER_TEMPLATE - len(chosen))
+        for n, subject in enumerate(chosen, start=1):
+            g = _checked_time_gold(graph, intent, subject, key)
+            qtext = fill(text, x=render(graph, subject[0], rng))
+            out[splits[tid]].append(_question(f"{prefix}-{tid}-{n}", qtext, "temporal", intent, tid, g, key))
+    for tid, text in BAD_TEMPLATES:
+        rng = random.Random(f"{graph.name}:{tid}")
+        x = rng.choice(sorted(graph.view(None).concepts))
+        qtext = fill(text, x=render(graph, x, rng))
+        out[splits[tid]].append(
+            _question(f"{prefix}-{tid}-1", qtext, "bad_input", "bad_input", tid, ([], [], True))
+        )
+    return out
+
+
+def outputs() -> dict[Path, list[Question]]:
+    graphs = [load_graph(name, bundle) for name, bundle in GRAPHS.items()]
+    _check_unknown(graphs)
+    files: dict[Path, list[Question]] = {}
+    for graph in graphs:
+        for split, questions in build_graph(graph).items():
+            for q in questions:  # every record must load back as written
+                if parse_question(q.to_dict(), where=q.id) != q:
+                    raise ValueError(f"{q.id} does not round-trip")
+            files[HERE / f"paraphrase_{graph.name}_{split}.jsonl"] = questions
+    return files
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="fail if a committed file differs")
+    args = parser.parse_args(argv)
+    stale = []
+    for path, questions in outputs().items():
+        if args.check:
+            tmp = path.with_suffix(".check.jsonl")
+            dump_questions(questions, tmp)
+            if not path.exists() or tmp.read_text(encoding="utf-8") != path.read_text(encoding="utf-8"):
+                stale.append(path.name)
+            tmp.unlink()
+        else:
+            dump_questions(questions, path)
+            print(f"wrote {len(questions)} questions to {path}")
+    if stale:
+        print(f"stale: {', '.join(stale)}: rerun build_paraphrases.py")
+        return 1
+    if args.check:
+        print("up to date")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

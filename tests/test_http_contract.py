@@ -1,0 +1,302 @@
+"""The HTTP contract: every route declares its request and response models in /openapi.json,
+and every list endpoint pages with a bounded limit and a cursor that walks the whole set once."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from control_plane.settings import Settings
+from control_plane.surfaces.http import create_app
+from control_plane.surfaces.http.pagination import MAX_LIMIT, Cursor, page_sections
+from control_plane.surfaces.runtime import Runtime, ensure_initialised
+from data_plane import InputError, connect
+from data_plane.clock import parse_time
+
+with warnings.catch_warnings():
+    # Starlette nudges towards its httpx fork; the TestClient itself works the same on httpx.
+    warnings.filterwarnings("ignore", message="Using `httpx` with `starlette.testclient`")
+    from fastapi.testclient import TestClient
+
+GROUNDING = {"reason": "added in a contract test", "evidence": {"test": "contract"}}
+LISTS = ("/concepts", "/edges", "/answers", "/snapshot", "/diff")
+SNAPSHOT_SECTIONS = ("concepts", "edges", "lessons", "lesson_links")
+DIFF_SECTIONS = ("asserted", "revised", "invalidated", "retracted")
+
+
+@pytest.fixture
+def runtime(database_url: str) -> Iterator[Runtime]:
+    ensure_initialised(database_url)
+    rt = Runtime(Settings(database_url=database_url, synthesizer="offline"), connect(database_url))
+    yield rt
+    rt.close()
+
+
+@pytest.fixture
+def client(runtime: Runtime) -> Iterator[TestClient]:
+    with TestClient(create_app(runtime.settings, runtime=runtime), raise_server_exceptions=False) as c:
+        yield c
+
+
+@pytest.fixture
+def writer(runtime: Runtime) -> dict[str, str]:
+    _, secret = runtime.tokens.create("contract-test", "write")
+    return {"Authorization": f"Bearer {secret}"}
+
+
+@pytest.fixture(scope="module")
+def openapi() -> dict[str, Any]:
+    rt = Runtime(Settings(database_url="sqlite://", synthesizer="offline"), connect("sqlite://"))
+    try:
+        schema: dict[str, Any] = create_app(rt.settings, runtime=rt).openapi()
+    finally:
+        rt.close()
+    return schema
+
+
+def _operations(openapi: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
+    return [(path, method, op) for path, ops in openapi["paths"].items() for method, op in ops.items()]
+
+
+def _resolve(openapi: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+    while "$ref" in schema:
+        schema = openapi["components"]["schemas"][schema["$ref"].rsplit("/", 1)[1]]
+    return schema
+
+
+# ---------------------------------------------------------------------------------------------
+# The OpenAPI document
+
+
+def test_every_route_declares_a_non_empty_success_schema(openapi: dict[str, Any]) -> None:
+    """Each operation's 200/201 response has a content schema that names a model (not `{}`)."""
+    missing = []
+    for path, method, op in _operations(openapi):
+        ok = [r for code, r in op["responses"].items() if code in ("200", "201")]
+        schemas = [m.get("schema", {}) for r in ok for m in r.get("content", {}).values()]
+        resolved = [_resolve(openapi, s.get("items", s)) for s in schemas]
+        if not resolved or any(not s or s == {"type": "object"} for s in resolved):
+            missing.append(f"{method.upper()} {path}")
+        for s in resolved:
+            if s.get("type") == "object" or "properties" in s:
+                assert s.get("properties"), f"{method.upper()} {path} returns an object without properties"
+    assert missing == []
+    assert len(_operations(openapi)) >= 20
+
+
+def test_every_json_route_answers_with_a_named_model(openapi: dict[str, Any]) -> None:
+    """JSON success bodies are a $ref to a component (or an array of one): a client can name them."""
+    for path, method, op in _operations(openapi):
+        for code, response in op["responses"].items():
+            body = response.get("content", {}).get("application/json")
+            if code in ("200", "201") and body is not None:
+                schema = body["schema"]
+                assert "$ref" in schema.get("items", schema), f"{method.upper()} {path}"
+
+
+def test_the_answer_model_carries_the_whole_answer_object(openapi: dict[str, Any]) -> None:
+    """POST /ask's response schema is answer/1 with its evidence, rounds and synthesizer spelled out."""
+    ok = openapi["paths"]["/ask"]["post"]["responses"]["200"]["content"]["application/json"]["schema"]
+    answer = _resolve(openapi, ok)
+    for field in (
+        "schema",
+        "answer_id",
+        "text",
+        "abstained",
+        "confidence",
+        "cited_edges",
+        "evidence",
+        "rounds",
+    ):
+        assert field in answer["properties"], field
+    evidence = _resolve(openapi, answer["properties"]["evidence"])
+    edge = _resolve(openapi, evidence["properties"]["edges"]["items"])
+    assert {"edge_id", "key", "grounding", "valid_at", "recorded_at"} <= set(edge["properties"])
+
+
+def test_every_post_declares_its_request_body(openapi: dict[str, Any]) -> None:
+    """Every POST takes a JSON body described by a named model."""
+    for path, method, op in _operations(openapi):
+        if method == "post":
+            schema = op["requestBody"]["content"]["application/json"]["schema"]
+            assert "$ref" in schema, path
+
+
+def test_errors_are_documented_as_problem_bodies(openapi: dict[str, Any]) -> None:
+    """4xx responses are documented as application/problem+json Problem bodies, 422 included."""
+    for path, method, op in _operations(openapi):
+        errors = {c: r for c, r in op["responses"].items() if c.startswith("4")}
+        assert "422" in errors, f"{method.upper()} {path}"
+        for response in errors.values():
+            assert response["content"]["application/problem+json"]["schema"]["$ref"].endswith("/Problem")
+
+
+@pytest.mark.parametrize("path", LISTS)
+def test_list_routes_take_a_bounded_limit_and_a_cursor(openapi: dict[str, Any], path: str) -> None:
+    """Every list route has `limit` (max MAX_LIMIT) and `cursor` and documents X-Next-Cursor/Link."""
+    op = openapi["paths"][path]["get"]
+    params = {p["name"]: p for p in op["parameters"]}
+    assert {"limit", "cursor"} <= set(params)
+    assert params["limit"]["schema"]["maximum"] == MAX_LIMIT and params["limit"]["schema"]["minimum"] == 1
+    assert {"X-Next-Cursor", "Link"} <= set(op["responses"]["200"]["headers"])
+
+
+# ---------------------------------------------------------------------------------------------
+# Walking pages
+
+
+def _walk(
+    client: TestClient, path: str, params: dict[str, Any], merge: Callable[[Any], list[Any]]
+) -> tuple[list[Any], int]:
+    """Follow X-Next-Cursor from the first page to the last; every item seen and the page count."""
+    seen: list[Any] = []
+    pages = 0
+    cursor: str | None = None
+    while True:
+        r = client.get(path, params={**params, **({"cursor": cursor} if cursor else {})})
+        assert r.status_code == 200, r.text
+        pages += 1
+        seen.extend(merge(r.json()))
+        cursor = r.headers.get("x-next-cursor")
+        if cursor is None:
+            assert "link" not in r.headers
+            return seen, pages
+        assert r.headers["link"].endswith('; rel="next"') and f"cursor={cursor}" in r.headers["link"]
+        assert pages < 1000
+
+
+def test_concept_pages_cover_every_concept_once(client: TestClient, runtime: Runtime) -> None:
+    """Walking /concepts 17 at a time yields every concept in force exactly once, in id order."""
+    seen, pages = _walk(client, "/concepts", {"limit": 17}, lambda b: [c["concept_id"] for c in b])
+    expected = [c.concept_id for c in runtime.reader.all_concepts()]
+    assert seen == expected and len(set(seen)) == len(seen) and pages == -(-len(expected) // 17)
+
+
+def test_edge_pages_cover_the_neighbourhood_once(client: TestClient) -> None:
+    """Walking /edges?concept=rag two at a time yields the same keys as one big page, once each."""
+    whole = [e["key"] for e in client.get("/edges", params={"concept": "rag", "limit": MAX_LIMIT}).json()]
+    seen, pages = _walk(client, "/edges", {"concept": "rag", "limit": 2}, lambda b: [e["key"] for e in b])
+    assert seen == whole and len(set(seen)) == len(seen) and pages > 1
+
+
+def test_answer_pages_cover_every_answer_once(client: TestClient) -> None:
+    """Five recorded answers walked two at a time come back newest first, each once."""
+    asked = [
+        client.post("/ask", json={"question": f"What does {name} build on?"}).json()["answer_id"]
+        for name in ("RAG", "embeddings", "vector search", "function calling", "agent memory")
+    ]
+    seen, pages = _walk(client, "/answers", {"limit": 2}, lambda b: [a["answer_id"] for a in b])
+    assert seen == list(reversed(asked)) and pages == 3
+
+
+def test_snapshot_pages_cover_every_section_once(client: TestClient) -> None:
+    """Walking /snapshot 60 at a time yields each section of the one-page snapshot exactly once."""
+    whole = client.get("/snapshot").json()
+    assert whole["next_cursor"] is None
+    pages: list[dict[str, Any]] = []
+    _walk(client, "/snapshot", {"limit": 60}, lambda b: pages.append(b) or [])
+    assert len(pages) > 1 and all(p["valid_at"] == pages[0]["valid_at"] for p in pages)
+    for section in SNAPSHOT_SECTIONS:
+        keys = [item.get("version_id") for p in pages for item in p[section]]
+        assert keys == [item["version_id"] for item in whole[section]] and len(set(keys)) == len(keys)
+
+
+def test_diff_pages_cover_every_group_once(client: TestClient, runtime: Runtime) -> None:
+    """Walking /diff 100 at a time yields each operation group of the whole diff exactly once."""
+    pages: list[dict[str, Any]] = []
+    _walk(client, "/diff", {"from": "2000-01-01T00:00:00Z", "limit": 100}, lambda b: pages.append(b) or [])
+    assert len(pages) > 1 and len({p["to"] for p in pages}) == 1
+    whole = runtime.reader.diff(parse_time("2000-01-01T00:00:00Z"), parse_time(pages[0]["to"])).to_dict()
+    assert len(whole["asserted"]) > 1000
+    for section in DIFF_SECTIONS:
+        keys = [(v["table"], v["version_id"]) for p in pages for v in p[section]]
+        assert keys == [(v["table"], v["version_id"]) for v in whole[section]] and len(set(keys)) == len(keys)
+
+
+def test_a_walk_is_pinned_to_its_first_page(client: TestClient, writer: dict[str, str]) -> None:
+    """A concept written between two pages does not appear in the walk that started before it."""
+    first = client.get("/concepts", params={"limit": 50})
+    assert (
+        client.post(
+            "/concepts", json={"concept_id": "aaa_new", "name": "New", "grounding": GROUNDING}, headers=writer
+        ).status_code
+        == 201
+    )
+    assert (
+        client.post(
+            "/concepts", json={"concept_id": "zzz_new", "name": "New", "grounding": GROUNDING}, headers=writer
+        ).status_code
+        == 201
+    )
+    rest, _ = _walk(
+        client,
+        "/concepts",
+        {"cursor": first.headers["x-next-cursor"]},
+        lambda b: [c["concept_id"] for c in b],
+    )
+    seen = [c["concept_id"] for c in first.json()] + rest
+    assert "zzz_new" not in seen and "aaa_new" not in seen and len(set(seen)) == len(seen)
+
+
+@pytest.mark.parametrize("path", LISTS)
+def test_a_limit_over_the_maximum_is_a_422_problem(client: TestClient, path: str) -> None:
+    """limit > MAX_LIMIT (and limit 0) are refused with a 422 problem naming `limit`."""
+    params = {"concept": "rag", "from": "2000-01-01T00:00:00Z"}
+    for limit in (MAX_LIMIT + 1, 0):
+        r = client.get(path, params={**params, "limit": limit})
+        assert r.status_code == 422 and r.headers["content-type"].startswith("application/problem+json")
+        assert "limit" in r.json()["detail"]
+
+
+@pytest.mark.parametrize("cursor", ["not-a-cursor", "e30", Cursor("snapshot", {}).encode(), "%%%"])
+def test_a_foreign_or_garbled_cursor_is_a_400_problem(client: TestClient, cursor: str) -> None:
+    """A cursor that does not decode, or belongs to another listing, is refused with 400."""
+    r = client.get("/concepts", params={"cursor": cursor})
+    assert r.status_code == 400 and "cursor" in r.json()["detail"]
+
+
+def test_a_cursor_with_other_filters_is_a_400_problem(client: TestClient) -> None:
+    """Repeating a filter with another value than the cursor's is refused, never silently mixed."""
+    first = client.get("/edges", params={"concept": "rag", "limit": 1})
+    cursor = first.headers["x-next-cursor"]
+    assert client.get("/edges", params={"concept": "rag", "limit": 1, "cursor": cursor}).status_code == 200
+    r = client.get("/edges", params={"concept": "embeddings", "cursor": cursor})
+    assert r.status_code == 400 and "filters" in r.json()["detail"]
+
+
+# ---------------------------------------------------------------------------------------------
+# The pure pieces
+
+
+@given(
+    st.lists(st.lists(st.integers(), max_size=30), min_size=1, max_size=4),
+    st.integers(min_value=1, max_value=12),
+)
+def test_section_pages_concatenate_to_the_sections(sections: list[list[int]], limit: int) -> None:
+    """Following page_sections' offsets to the end reproduces every section exactly."""
+    named = {f"s{i}": items for i, items in enumerate(sections)}
+    got: dict[str, list[int]] = {name: [] for name in named}
+    offsets: list[int] | None = None
+    for _ in range(40):
+        page, offsets = page_sections(named, offsets, limit)
+        assert all(len(items) <= limit for items in page.values())
+        for name, items in page.items():
+            got[name].extend(items)
+        if offsets is None:
+            break
+    assert got == named
+
+
+@given(st.dictionaries(st.sampled_from(["as_of", "concept", "since"]), st.text(max_size=20)), st.text())
+def test_a_cursor_round_trips(query: dict[str, str], pos: str) -> None:
+    """A cursor resumes to the same kind, query and position it was encoded with."""
+    cur = Cursor("concepts", query, {"v": "t"}, pos)
+    back = Cursor.resume(cur.encode(), "concepts", query)
+    assert back is not None and (back.query, back.at, back.pos) == (query, {"v": "t"}, pos)
+    with pytest.raises(InputError):
+        Cursor.resume(cur.encode(), "answers", {})
