@@ -1,7 +1,7 @@
 """Closure sweep: every concept of the curriculum asked "what comes before" and "what does it unlock".
 
-Run ``python -m evals.closure_sweep [--out docs/eval]``. On a fresh copy of the bundled
-curriculum, for every concept with a non-empty needed-before (or unlocks) closure, the loop (offline
+Run ``python -m evals.closure_sweep [--out docs/eval] [--bundle evals/bundles/prereqmap --name
+closure_sweep_prereqmap]``. On a fresh copy of the bundled curriculum (or ``--bundle``), for every concept with a non-empty needed-before (or unlocks) closure, the loop (offline
 synthesizer) answers "What do I need to learn before <name>?" (or "What does <name> unlock?");
 gold is networkx's ancestors (descendants) over the learning edges in force (prerequisite
 source→target, builds_on target→source). Reports per direction: questions, mean F1 (an
@@ -81,8 +81,12 @@ def sweep(reader: GraphReader) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m evals.closure_sweep", description=__doc__.split("\n")[0])
     parser.add_argument("--out", type=Path, default=Path("docs/eval"))
+    parser.add_argument(
+        "--bundle", type=Path, default=None, help="a kg-bundle/1 folder instead of the curriculum"
+    )
+    parser.add_argument("--name", default="closure_sweep", help="output file stem")
     args = parser.parse_args(argv)
-    with _database(None) as url:
+    with _database(None, args.bundle) as url:
         engine = connect(url)
         result = sweep(GraphReader(engine))
         engine.dispose()
@@ -96,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
             f"| {r['mean_llm_calls']} | {r['closure_p50']} | {r['closure_max']} |"
         )
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "closure_sweep.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    (args.out / f"{args.name}.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     return 0
 
 
