@@ -216,10 +216,10 @@ def test_bench_smoke_measures_the_loop_at_1000_edges(tmp_path: Path) -> None:
 def test_bench_measures_raw_comparators_side_by_side(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every size carries the raw-driver comparators of the same run: the same expansion rows,
     a byte-identical raw export, a raw insert rate, and the ratios."""
-    from evals.bench import main
-
     monkeypatch.delenv("KG_TEST_POSTGRES_URL", raising=False)  # the SQLite half only; fast
-    assert main(["--sizes", "1000", "--questions", "2", "--inmemory-max", "0", "--out", str(tmp_path)]) == 0
+    args = ["bench", "--sizes", "1000", "--questions", "2", "--inmemory-max", "0", "--out", str(tmp_path)]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
     result = json.loads((tmp_path / "bench.json").read_text())["results"][0]
     assert result["raw_row_mismatches"] == 0 and result["export_same_bytes"] is True
     for key in ("expansion_to_raw", "loop_to_target", "export_to_raw", "import_to_raw_insert"):
