@@ -18,6 +18,7 @@ from control_plane.evidence import EvidenceGraph
 from control_plane.synthesizers.base import Draft, Focus, SynthesisRequest, SynthesizerInfo, Usage
 from data_plane.records import Concept, Edge, Grounding, Neighbour, Stamp
 from data_plane.temporal import AsOf
+from data_plane.walks import Walk
 
 if TYPE_CHECKING:
     from control_plane.planning.expansion import Expander
@@ -170,11 +171,13 @@ class ScriptedSynthesizer:
 
 
 class RecordingExpander:
-    """Wraps an expander and records every expansion call as ``(ids, exclude)``."""
+    """Wraps an expander and records every one-hop expansion call as ``(ids, exclude)`` and
+    every walk as ``(ids, direction, exclude)``."""
 
     def __init__(self, inner: Expander) -> None:
         self.inner = inner
         self.calls: list[tuple[frozenset[str], frozenset[str]]] = []
+        self.walks: list[tuple[frozenset[str], str, frozenset[str]]] = []
 
     def neighbours(
         self,
@@ -186,3 +189,25 @@ class RecordingExpander:
     ) -> list[Neighbour]:
         self.calls.append((frozenset(ids), frozenset(exclude)))
         return self.inner.neighbours(ids, as_of=as_of, exclude=exclude, relations=relations)
+
+    def walk(
+        self,
+        ids: Collection[str],
+        *,
+        as_of: AsOf,
+        direction: str,
+        relations: Collection[str],
+        max_depth: int | None,
+        budget: int,
+        exclude: Collection[str] = (),
+    ) -> Walk:
+        self.walks.append((frozenset(ids), direction, frozenset(exclude)))
+        return self.inner.walk(
+            ids,
+            as_of=as_of,
+            direction=direction,
+            relations=relations,
+            max_depth=max_depth,
+            budget=budget,
+            exclude=exclude,
+        )

@@ -13,7 +13,8 @@ in a separate child process (so peak RSS is the loop's own, not the import's):
 
 * **whole-loop overhead excluding the LLM**: ``Planner.ask`` with a scripted zero-latency
   synthesizer that always answers with confidence 0.5 — below the 0.80 threshold — so every
-  question runs all 4 rounds and then abstains. Per question: p50/p99 of the wall time of ``ask``
+  question runs all 4 rounds and then abstains (one-hop rounds: the planner's recursive walks
+  are switched off here and measured by :mod:`evals.bench_walks`). Per question: p50/p99 of the wall time of ``ask``
   (seeding, 4 expansions, ranking, verification, the answer object; nothing recorded);
 * **expansion latency per round**: each ``neighbours`` call the loop makes (one SQL statement per
   round), p50/p99, captured by a recording expander wrapped around the real store;
@@ -74,6 +75,7 @@ class RecordingExpander:
     def __init__(self, inner: Any) -> None:
         self.inner = inner
         self.calls: list[tuple[list[str], Any, list[str], float, int]] = []
+        self.walks: list[tuple[list[str], float, int]] = []
 
     def neighbours(
         self,
@@ -86,6 +88,13 @@ class RecordingExpander:
         t0 = time.perf_counter()
         out: list[Any] = self.inner.neighbours(ids, as_of=as_of, exclude=exclude, relations=relations)
         self.calls.append((sorted(ids), as_of, sorted(exclude), _ms(t0), len(out)))
+        return out
+
+    def walk(self, ids: Collection[str], *, as_of: Any, exclude: Collection[str] = (), **options: Any) -> Any:
+        t0 = time.perf_counter()
+        out = self.inner.walk(ids, as_of=as_of, exclude=exclude, **options)
+        # Kept apart from the one-hop calls, which the in-memory comparators replay.
+        self.walks.append((sorted(ids), _ms(t0), len(out.rows)))
         return out
 
 
@@ -167,9 +176,10 @@ def measure_loop(edges: int, *, url: str, seed: int, questions: int, inmemory_ma
 
     engine = connect(url)
     reader = GraphReader(engine)
-    # The offline answer path's expander: LlamaIndex is not imported, as in ``kg ask``.
+    # The offline answer path's expander: LlamaIndex is not imported, as in ``kg ask``. Walks
+    # off: this measures four one-hop rounds; evals.bench_walks measures the walk.
     store = RecordingExpander(ReaderExpander(reader))
-    planner = Planner(reader, ScriptedSynthesizer([draft(CONFIDENCE)]), store=store)
+    planner = Planner(reader, ScriptedSynthesizer([draft(CONFIDENCE)]), store=store, walks=False)
     rng = random.Random(seed)
     # Question names and history keys come from the database, never from an in-memory copy of
     # the graph: the peak RSS below must be the loop's, not the harness's.

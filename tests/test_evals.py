@@ -172,7 +172,7 @@ def test_eval_runs_every_system_on_an_imported_database(database_url: str, tmp_p
         "seed-only",
         "graphrag",
         "whole-graph",
-        "loop-chain3",
+        "loop-onehop",
     }
     assert len(report["questions"]) == 10 and (tmp_path / "out" / "f1_by_type.png").exists()
     assert report["summary"]["overall"]["loop"]["f1"] is not None

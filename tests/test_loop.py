@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -11,10 +12,19 @@ from structlog.testing import capture_logs
 
 from control_plane.errors import LLMUnavailable
 from control_plane.planning.graph_store import SQLPropertyGraphStore
-from control_plane.planning.loop import MAX_QUESTION_CHARS, NO_SEED, NOTHING_MORE, Planner
+from control_plane.planning.loop import (
+    MAX_QUESTION_CHARS,
+    NO_SEED,
+    NOTHING_MORE,
+    PARTIAL,
+    PARTIAL_CLOSURE,
+    Planner,
+)
+from control_plane.planning.walk_order import WalkOrder, walk_order
 from control_plane.synthesizers.base import Focus
 from control_plane.synthesizers.offline import OfflineSynthesizer
 from control_plane.testing import RecordingExpander, ScriptedSynthesizer, cite_all, draft
+from control_plane.understanding.interpretation import Reading
 from data_plane import Concept, Edge, GraphReader, InputError, WriteGateway
 from data_plane.testing import ManualClock, build_graph, grounding
 
@@ -113,7 +123,7 @@ def test_abstains_after_max_rounds_when_confidence_stays_low(
     """A synthesizer stuck at 0.6 makes the loop abstain after 4 rounds, with the reason."""
     chain(lgateway, 8)
     synth = ScriptedSynthesizer(cite_all(0.6))
-    answer = planner(lreader, synth, loop_clock).ask("what comes before node0?", record=False)
+    answer = planner(lreader, synth, loop_clock).ask("what is connected to node0?", record=False)
     assert answer.abstained and len(answer.rounds) == 4 and synth.calls == 4
     assert answer.abstain_reason is not None and "after 4 rounds (best 0.60)" in answer.abstain_reason
     assert answer.confidence < 0.8 and answer.cited_concepts == ()
@@ -146,87 +156,139 @@ def test_no_seed_abstains_at_once(
 def test_no_concept_is_expanded_twice_and_one_call_per_round(
     lgateway: WriteGateway, lreader: GraphReader, loop_clock: ManualClock
 ) -> None:
-    """By default each round makes exactly one expansion (data-plane) call, excluding everything
-    already expanded, and one model call."""
+    """Each round makes exactly one expansion (data-plane) call and one model call; one-hop calls
+    exclude everything already expanded, and no walk starts from a concept a walk expanded."""
     worked_graph(lgateway)
     store = RecordingExpander(SQLPropertyGraphStore(lreader))
-    synth = ScriptedSynthesizer(cite_all(0.5))
-    answer = planner(lreader, synth, loop_clock, store=store).ask(WORKED, record=False)
-    expanded: set[str] = set()
-    for ids, exclude in store.calls:
-        assert not ids & expanded and exclude == expanded
-        expanded |= ids
-    calls_made = [r for r in answer.rounds if r.decision != "stop-empty"]
-    assert len(store.calls) == len(calls_made) == synth.calls
-    assert all(r.llm_calls == 1 for r in calls_made)
+    for question in (WORKED, "Which concepts are connected to agent memory?"):
+        store.calls.clear()
+        store.walks.clear()
+        synth = ScriptedSynthesizer(cite_all(0.5))
+        answer = planner(lreader, synth, loop_clock, store=store).ask(question, record=False)
+        expanded: set[str] = set()
+        for ids, exclude in store.calls:
+            assert not ids & expanded and exclude == expanded
+            expanded |= ids
+        walked: set[str] = set()
+        for ids, _, exclude in store.walks:
+            assert not ids & exclude and walked <= exclude
+            walked |= ids
+        calls_made = [r for r in answer.rounds if r.decision != "stop-empty"]
+        assert len(store.calls) + len(store.walks) == len(calls_made) == synth.calls
+        assert all(r.llm_calls == 1 for r in calls_made)
+    assert store.walks == [] and store.calls  # the second question is not a learning-order one
 
 
-def test_chained_hops_never_expand_twice_and_stay_bounded(
+def _small_walks(depth: int | None = None, budget: int = 1000) -> Callable[[Reading], WalkOrder | None]:
+    def order(reading: Reading) -> WalkOrder | None:
+        found = walk_order(reading)
+        return None if found is None else WalkOrder(found.direction, found.relations, depth, budget)
+
+    return order
+
+
+def test_a_walk_cut_by_its_budget_is_partial_until_completed(
     lgateway: WriteGateway, lreader: GraphReader, loop_clock: ManualClock
 ) -> None:
-    """Opt-in chaining (hops_per_round=3) never repeats a concept, and a round makes at most
-    hops_per_round expansion calls and exactly one model call."""
-    chain(lgateway, 10)
+    """A walk that hits its row budget keeps the answer below 0.80 and says the closure is
+    partial; later walks start from its boundary, never from a walked concept, and complete it."""
+    ids = chain(lgateway, 10)
     store = RecordingExpander(SQLPropertyGraphStore(lreader))
-    synth = ScriptedSynthesizer(cite_all(0.5))
-    answer = planner(lreader, synth, loop_clock, store=store, hops_per_round=3).ask(
-        "what comes before node9?", record=False
+    answer = planner(
+        lreader, OfflineSynthesizer(), loop_clock, store=store, walk_order=_small_walks(budget=4)
+    ).ask("What do I need to learn before node9?", record=False)
+    assert answer.rounds[0].confidence < 0.8
+    assert not answer.abstained and set(answer.cited_concept_ids) == set(ids[:-1]), answer.abstain_reason
+    assert answer.to_dict()["closure"] == {"walks": len(store.walks), "partial": False, "open": []}
+    assert store.calls == [] and 1 < len(store.walks) <= 4
+    walked: set[str] = set()
+    for starts, direction, exclude in store.walks:
+        assert direction == "needed_before" and not starts & walked and walked <= exclude
+        walked |= starts
+
+
+def test_a_partial_closure_is_never_answered_with_high_confidence(
+    lgateway: WriteGateway, lreader: GraphReader, loop_clock: ManualClock
+) -> None:
+    """Even a model claiming 0.99 is not accepted while a budget-cut walk's boundary is open."""
+    chain(lgateway, 40)
+    synth = ScriptedSynthesizer(cite_all(0.99))
+    answer = planner(lreader, synth, loop_clock, walk_order=_small_walks(budget=2), max_rounds=2).ask(
+        "What do I need to learn before node39?", record=False
     )
-    expanded: set[str] = set()
-    for ids, exclude in store.calls:
-        assert not ids & expanded and exclude == expanded
-        expanded |= ids
-    rounds = [r for r in answer.rounds if r.decision != "stop-empty"]
-    assert len(rounds) < len(store.calls) <= 3 * len(rounds) and synth.calls == len(rounds)
+    assert answer.abstained and answer.confidence <= PARTIAL_CLOSURE
+    assert answer.abstain_reason is not None and PARTIAL in answer.abstain_reason
+    assert answer.to_dict()["closure"]["partial"] is True
 
 
 def test_frontier_never_exceeds_twelve(
     lgateway: WriteGateway, lreader: GraphReader, loop_clock: ManualClock
 ) -> None:
-    """With 30 neighbours, no expansion call adds or expands more than 12 concepts."""
+    """With 30 neighbours, no one-hop expansion call adds or expands more than 12 concepts."""
     leaves = [f"leaf{i:02d}" for i in range(30)]
     build_graph(lgateway, ["hub", *leaves], [(leaf, "hub", "prerequisite") for leaf in leaves])
     store = RecordingExpander(SQLPropertyGraphStore(lreader))
-    answer = planner(
-        lreader, ScriptedSynthesizer(cite_all(0.5)), loop_clock, store=store, hops_per_round=1
-    ).ask("what comes before hub?", record=False)
+    answer = planner(lreader, ScriptedSynthesizer(cite_all(0.5)), loop_clock, store=store).ask(
+        "which concepts are connected to hub?", record=False
+    )
     assert all(len(ids) <= 12 for ids, _ in store.calls)
     assert all(len(r.frontier_added) <= 12 for r in answer.rounds)
     assert len(answer.rounds[0].frontier_added) == 12
 
 
-def test_closure_deeper_than_the_round_limit_is_abstained_on_by_default(
+def test_walks_start_from_at_most_twelve_concepts(
     lgateway: WriteGateway, lreader: GraphReader, loop_clock: ManualClock
 ) -> None:
-    """With one expansion per round, a needed-before chain seven levels deep cannot be fully
-    explored in four rounds, so the loop abstains and names what is unexplored."""
+    """A walk gathers all 30 needs as evidence, but the next walk starts from at most 12 of them."""
+    leaves = [f"leaf{i:02d}" for i in range(30)]
+    roots = [f"root{i:02d}" for i in range(30)]
+    build_graph(
+        lgateway,
+        ["hub", *leaves, *roots],
+        [(leaf, "hub", "prerequisite") for leaf in leaves]
+        + [(root, leaf, "prerequisite") for root, leaf in zip(roots, leaves, strict=True)],
+    )
+    store = RecordingExpander(SQLPropertyGraphStore(lreader))
+    answer = planner(
+        lreader, OfflineSynthesizer(), loop_clock, store=store, walk_order=_small_walks(depth=1)
+    ).ask("what comes before hub?", record=False)
+    assert len(answer.rounds[0].frontier_added) == 30
+    assert all(len(ids) <= 12 for ids, _, _ in store.walks) and len(store.walks) >= 2
+
+
+def test_closure_deeper_than_the_round_limit_is_abstained_on_one_hop_at_a_time(
+    lgateway: WriteGateway, lreader: GraphReader, loop_clock: ManualClock
+) -> None:
+    """With one-hop expansion only (walks off), a needed-before chain seven levels deep cannot be
+    fully explored in four rounds, so the loop abstains and names what is unexplored."""
     chain(lgateway, 8)
-    answer = planner(lreader, OfflineSynthesizer(), loop_clock).ask(
+    answer = planner(lreader, OfflineSynthesizer(), loop_clock, walks=False).ask(
         "What do I need to learn before node7?", record=False
     )
     assert answer.abstained and len(answer.rounds) == 4
     assert answer.abstain_reason is not None and "unexplored" in answer.abstain_reason
 
 
-def test_closure_deeper_than_the_round_limit_is_completed_with_opt_in_chaining(
+def test_closure_deeper_than_the_round_limit_is_completed_by_one_walk(
     lgateway: WriteGateway, lreader: GraphReader, loop_clock: ManualClock
 ) -> None:
-    """With hops_per_round=3, the same seven-level chain is answered completely within four rounds."""
+    """The same seven-level chain is gathered by one walk and answered completely in one round."""
     ids = chain(lgateway, 8)
-    answer = planner(lreader, OfflineSynthesizer(), loop_clock, hops_per_round=3).ask(
+    answer = planner(lreader, OfflineSynthesizer(), loop_clock).ask(
         "What do I need to learn before node7?", record=False
     )
-    assert not answer.abstained and len(answer.rounds) <= 4, answer.abstain_reason
+    assert not answer.abstained and len(answer.rounds) == 1, answer.abstain_reason
     assert set(answer.cited_concept_ids) == set(ids[:-1])
 
 
 def test_unplaced_neighbours_keep_a_concept_unexplored(
     lgateway: WriteGateway, lreader: GraphReader, loop_clock: ManualClock
 ) -> None:
-    """When only 12 of 30 prerequisites win a place, the answer is not accepted until all 30 are in."""
+    """One hop at a time, when only 12 of 30 prerequisites win a place, the answer is not
+    accepted until all 30 are in."""
     leaves = [f"leaf{i:02d}" for i in range(30)]
     build_graph(lgateway, ["hub", *leaves], [(leaf, "hub", "prerequisite") for leaf in leaves])
-    answer = planner(lreader, OfflineSynthesizer(), loop_clock, hops_per_round=1).ask(
+    answer = planner(lreader, OfflineSynthesizer(), loop_clock, walks=False).ask(
         "What are the prerequisites of hub?", record=False
     )
     assert answer.rounds[0].confidence < 0.8
@@ -391,6 +453,25 @@ def test_oversized_question_is_refused(lreader: GraphReader, loop_clock: ManualC
     with pytest.raises(InputError):
         planner(lreader, synth, loop_clock).ask("what before rag? " + "x" * MAX_QUESTION_CHARS, record=False)
     assert synth.calls == 0
+
+
+def test_a_path_of_length_eight_is_found_in_one_walk(
+    lgateway: WriteGateway, lreader: GraphReader, loop_clock: ManualClock
+) -> None:
+    """How node0 leads to node8 (distance 8, with a longer detour beside it) is answered in one
+    round with the shortest path's edges cited."""
+    ids = chain(lgateway, 9)
+    build_graph(
+        lgateway,
+        ["detour1", "detour2"],
+        [("node0", "detour1", "prerequisite"), ("detour1", "detour2", "prerequisite")],
+    )
+    store = RecordingExpander(SQLPropertyGraphStore(lreader))
+    answer = planner(lreader, OfflineSynthesizer(), loop_clock, store=store).ask(
+        "How does node0 lead to node8?", record=False
+    )
+    assert not answer.abstained and len(answer.rounds) == 1 and len(store.walks) == 1
+    assert list(answer.cited_concept_ids) == ids and len(answer.cited_edges) == 8
 
 
 def test_answer_evidence_carries_full_grounding_fetched_in_one_statement(

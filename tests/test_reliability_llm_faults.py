@@ -403,7 +403,10 @@ def test_a_multi_round_question_hits_the_prefix_cache(graph_db: str) -> None:
             LLMSettings(api_key=Secret(API_KEY), base_url=fake.url, max_retries=0), sleep=lambda _s: None
         )
         clock = ManualClock(now=EPOCH + timedelta(days=1))
-        planner = Planner(GraphReader(engine, clock=clock), synth, clock=clock, max_rounds=MAX_ROUNDS)
+        # One hop per round (walks off): a learning-order walk would settle the question in one.
+        planner = Planner(
+            GraphReader(engine, clock=clock), synth, clock=clock, max_rounds=MAX_ROUNDS, walks=False
+        )
         answer = planner.ask(QUESTION, record=False)
         calls = [r for r in fake.requests if r.path.endswith("/chat/completions")]
     engine.dispose()
@@ -450,9 +453,10 @@ def test_the_worked_example_over_four_rounds_reuses_the_cache(tmp_path: Path) ->
         fake.enqueue(*(Reply(body=completion(unsure, completion_tokens=60)),) * REQUEST_BOUND)
         settings = LLMSettings(api_key=Secret(API_KEY), base_url=fake.url, max_retries=0)
         reader = GraphReader(engine)
-        answer = Planner(reader, DeepSeekSynthesizer(settings), store=SQLPropertyGraphStore(reader)).ask(
-            question, record=False
-        )
+        # One hop per round (walks off): a learning-order walk would gather the closure at once.
+        answer = Planner(
+            reader, DeepSeekSynthesizer(settings), store=SQLPropertyGraphStore(reader), walks=False
+        ).ask(question, record=False)
     engine.dispose()
     assert [r.llm_calls for r in answer.rounds] == [1, 1, 1, 1]
     assert all(r.cache_hit_tokens > 0 for r in answer.rounds[1:])

@@ -24,8 +24,19 @@ JSON schema (``Answer.to_dict``), version ``answer/1``::
       "cost_usd": float,                # estimate from the configured price table
       "latency_ms": float,
       "synthesizer": {"name", "model", "prompt_version", "offline"},
-      "created_at": iso
+      "created_at": iso,
+      # only when the loop walked a closure (learning-order questions):
+      "closure": {"walks": int, "partial": bool, "open": [str]},
+      # only when the question asks for a study plan or a learning order:
+      "study_plan": {"subject": str, "layers": [[{"concept_id": str, "lesson_ids": [str]}]],
+                     "known": [str], "skipped": [str], "complete": bool},
+      # only when abstained with a best draft: "partial": {"text", "confidence", ...}
     }
+
+``closure.partial`` is true when a walk stopped at its row budget and its boundary (``open``)
+was never expanded: such an answer is never accepted (it abstains below 0.80). ``study_plan``
+layers go from what can be learned first to the subject's direct needs
+(``control_plane.planning.study_plan``).
 
 A ``RoundTrace`` is ``{"round", "focus", "frontier_added", "edges_added", "llm_calls",
 "prompt_tokens", "completion_tokens", "latency_ms", "model_confidence", "confidence",

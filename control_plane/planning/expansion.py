@@ -1,5 +1,9 @@
 """The planner's one data-plane call per round, as a protocol and its SQL implementation.
 
+Two kinds of call: ``neighbours`` (one hop, both directions, any relation) and ``walk`` (the
+focused learning-order relations followed transitively, ``data_plane.walks``). Each is one SQL
+statement.
+
 ``SQLPropertyGraphStore`` (LlamaIndex's retrieval interface over our SQL graph) inherits
 :class:`ReaderExpander`, so the loop and the property-graph store share one expansion; the loop
 never imports the store (it would cost LlamaIndex's import on every offline ``kg ask``).
@@ -13,6 +17,7 @@ from typing import Protocol
 from data_plane.reads import GraphReader
 from data_plane.records import Neighbour
 from data_plane.temporal import AsOf
+from data_plane.walks import Walk, learning_steps, walk
 
 __all__ = ["Expander", "ReaderExpander"]
 
@@ -28,6 +33,18 @@ class Expander(Protocol):
         exclude: Collection[str] = (),
         relations: Collection[str] | None = None,
     ) -> list[Neighbour]: ...
+
+    def walk(
+        self,
+        ids: Collection[str],
+        *,
+        as_of: AsOf,
+        direction: str,
+        relations: Collection[str],
+        max_depth: int | None,
+        budget: int,
+        exclude: Collection[str] = (),
+    ) -> Walk: ...
 
 
 class ReaderExpander:
@@ -49,3 +66,27 @@ class ReaderExpander:
     ) -> list[Neighbour]:
         """Active neighbours of ``ids`` in both directions, in one SQL statement."""
         return self._reader.neighbourhood(ids, as_of=as_of, relations=relations, exclude=exclude)
+
+    def walk(
+        self,
+        ids: Collection[str],
+        *,
+        as_of: AsOf,
+        direction: str,
+        relations: Collection[str],
+        max_depth: int | None,
+        budget: int,
+        exclude: Collection[str] = (),
+    ) -> Walk:
+        """``relations`` followed transitively from ``ids`` in learning ``direction``
+        (``needed_before`` or ``unlocks``), in one recursive SQL statement, with full records."""
+        return walk(
+            self._reader.engine,
+            ids,
+            as_of=as_of,
+            steps=learning_steps(direction, relations),
+            max_depth=max_depth,
+            budget=budget,
+            exclude=exclude,
+            detail=True,
+        )

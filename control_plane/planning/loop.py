@@ -6,18 +6,24 @@ One question runs like this (all rules but the I/O live in pure modules):
    None: abstain at once ("no known concept is named"), no model call. The name index is cached
    and rebuilt only when the concepts table changed or the as-of point leaves the time box in
    which no concept version changes state.
-2. **Expand**: one data-plane call (``Expander.neighbours``): active neighbours of the frontier
-   in both directions as of (valid, recorded) time, never an already visited concept. New
-   concepts compete for at most ``frontier_cap`` places per call (``ranking.rank``); every edge
-   between a chosen or already-gathered concept and the frontier joins the evidence. When the
-   focus is a learning-order one (it names ``prerequisite``) and the caller opted in with
-   ``hops_per_round > 1``, the concepts just reached in learning order (``ranking.follows``) are
-   expanded in the same round, up to ``hops_per_round`` data-plane calls in all. The default is
-   1: exactly one data-plane call per round, as the loop's contract says; chaining trades
-   extra reads for fewer model calls on deep "needed before" closures and is measured as a
-   separate variant in the evals.
-   ``unexpanded`` in the request also names expanded concepts some of whose neighbours along
-   the question's relations did not win a place: their neighbourhood is not in the evidence.
+2. **Expand**: exactly one data-plane call per round, of one of two kinds, chosen from the
+   question's reading by ``walk_order``:
+
+   * **walk** (learning-order questions: everything before X, what X unlocks, a path, a study
+     plan, lessons before X): ``Expander.walk`` follows the reading's learning relations
+     transitively from the frontier in one recursive statement (``data_plane.walks``), bounded
+     by depth and a row budget. The frontier (the starts) stays capped at ``frontier_cap``; what
+     the walk gathers is evidence, all of it. The walk's boundary (concepts it reached but did
+     not expand) becomes the next frontier. A walk cut by its *row budget* leaves the closure
+     partial: no answer is accepted while that boundary is open (confidence at most
+     ``PARTIAL_CLOSURE``), and the answer's ``closure`` says so.
+   * **one hop** (every other question): ``Expander.neighbours``, active neighbours of the
+     frontier in both directions as of (valid, recorded) time, never an already visited concept.
+     New concepts compete for at most ``frontier_cap`` places per call (``ranking.rank``); every
+     edge between a chosen or already-gathered concept and the frontier joins the evidence.
+     ``unexpanded`` in the request also names expanded concepts some of whose neighbours along
+     the question's relations did not win a place: their neighbourhood is not in the evidence.
+
 3. **Synthesize**: exactly one ``synthesizer.synthesize`` call per round.
 4. **Verify** (``verify``): accepted → answer. Otherwise the confidence is capped below the
    threshold, the focus moves to what was missing, and the next frontier (at most
@@ -27,13 +33,16 @@ One question runs like this (all rules but the I/O live in pure modules):
    stays unavailable (``LLMUnavailable``) also ends in an abstention naming the failure.
 
 Every answer or abstention is recorded through ``WriteGateway.record_answer`` (when asked) and
-logged ("loop.round" per round, "loop.answer" per question).
+logged ("loop.round" per round, "loop.answer" per question). A study-plan question also gets the
+layered needed-before closure as data (answer key ``study_plan``), with the lessons in force for
+each concept and the concepts the learner said they know left out.
 """
 
 from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, Final
@@ -43,10 +52,13 @@ import structlog
 
 from control_plane.errors import LLMUnavailable
 from control_plane.evidence import EvidenceGraph, LessonLink, edge_ref
+from control_plane.learning_order import needs_from_edges
 from control_plane.planning.answer import Answer, RoundTrace
 from control_plane.planning.expansion import Expander, ReaderExpander
 from control_plane.planning.ranking import follows, rank
-from control_plane.planning.verify import verify
+from control_plane.planning.study_plan import StudyPlan, study_plan
+from control_plane.planning.verify import Verdict, verify
+from control_plane.planning.walk_order import WalkOrder, walk_order
 from control_plane.synthesizers.base import Draft, Focus, SynthesisRequest, Synthesizer, Usage
 from control_plane.understanding.interpretation import Reading, interpret, mentions_in
 from control_plane.understanding.names import NameIndex
@@ -57,8 +69,8 @@ from data_plane.errors import InputError
 from data_plane.gateway import WriteGateway
 from data_plane.reads import GraphReader
 from data_plane.records import Concept, ConceptLike, Edge, EdgeLike, Grounding, Neighbour
-from data_plane.relations import PREREQUISITE
 from data_plane.temporal import AsOf
+from data_plane.walks import Walk, lessons_for
 
 __all__ = ["MAX_QUESTION_CHARS", "NOTHING_MORE", "NO_SEED", "UNSURE", "Planner"]
 
@@ -67,6 +79,9 @@ __all__ = ["MAX_QUESTION_CHARS", "NOTHING_MORE", "NO_SEED", "UNSURE", "Planner"]
 MAX_QUESTION_CHARS: Final = 2000
 NO_SEED = "no known concept is named"
 NOTHING_MORE = "the graph has nothing more to offer"
+PARTIAL = "the closure is partial: a walk stopped at its row budget"
+# The confidence an answer over a partial closure may keep at most.
+PARTIAL_CLOSURE: Final = 0.7
 UNSURE = "the question could not be read with confidence"
 _LESSON_INTENTS: Final = ("lessons_covering", "lessons_before")
 
@@ -159,12 +174,11 @@ class Planner:
         max_rounds: int = 4,
         frontier_cap: int = 12,
         threshold: float = 0.80,
-        hops_per_round: int = 1,
+        walks: bool = True,
+        walk_order: Callable[[Reading], WalkOrder | None] = walk_order,
     ) -> None:
-        if max_rounds < 1 or frontier_cap < 1 or hops_per_round < 1 or not 0.0 < threshold <= 1.0:
-            raise InputError(
-                "max_rounds, frontier_cap and hops_per_round must be >= 1 and threshold in (0, 1]"
-            )
+        if max_rounds < 1 or frontier_cap < 1 or not 0.0 < threshold <= 1.0:
+            raise InputError("max_rounds and frontier_cap must be >= 1 and threshold in (0, 1]")
         if store is None:
             store = ReaderExpander(reader)
         self.reader = reader
@@ -175,7 +189,9 @@ class Planner:
         self.max_rounds = max_rounds
         self.frontier_cap = frontier_cap
         self.threshold = threshold
-        self.hops_per_round = hops_per_round
+        # False: every round expands one hop (the pre-walk loop, kept as an eval baseline).
+        self.walks = walks
+        self.walk_order = walk_order  # reading -> walk or one hop (tests pass smaller bounds)
         self._cache: _IndexEntry | None = None
         # Active edges per relation, valid while concept_edges is unchanged and the as-of point
         # stays in the box where no edge version changes state (the same rule as the index).
@@ -279,7 +295,11 @@ class Planner:
         focus = Focus(relations=asked, direction=direction)
         lessons_read: set[str] = set()
         frontier = list(evidence.seeds)
-        visited: set[str] = set()
+        order = self.walk_order(reading) if self.walks else None
+        visited: set[str] = set()  # expanded one hop, every relation
+        walked: set[str] = set()  # expanded by a walk, along the walked relations
+        budget_open: set[str] = set()  # boundary of walks cut by their row budget
+        walks = 0
         # Gathered but not yet expanded concepts, with the neighbour record that reached them.
         pending: dict[str, Neighbour] = {}
         # Neighbours seen but not chosen (no place left): they compete again in later rounds,
@@ -295,26 +315,33 @@ class Planner:
                 )
                 reason = self._stopped(best)
                 break
-            added: list[str] = []
-            edges_added: list[str] = []
-            expanded = 0
-            hop = frontier
-            for hop_no in range(self.hops_per_round):
-                found = self.store.neighbours(hop, as_of=point, exclude=visited)
-                visited.update(hop)
-                expanded += len(hop)
-                for cid in hop:
+            if order is not None:
+                # A learning-order round: one recursive walk from the frontier gathers the
+                # closure as evidence; the frontier itself stays capped.
+                walk = self.store.walk(
+                    frontier,
+                    as_of=point,
+                    direction=order.direction,
+                    relations=order.relations,
+                    max_depth=order.max_depth,
+                    budget=order.budget,
+                    exclude=walked,
+                )
+                added, edges_added = self._gather(evidence, walk, pending, reserve)
+                walked.update(frontier, walk.expanded)
+                for cid in walked:
                     pending.pop(cid, None)
-                new, new_edges = self._grow(evidence, found, focus, question, pending, reserve)
-                added += new
-                edges_added += new_edges
-                # A learning-order question follows its chain further before asking the model:
-                # concepts just reached in learning order are expanded in the same round.
-                if PREREQUISITE not in focus.relations or hop_no + 1 >= self.hops_per_round:
-                    break
-                hop = [c for c in new if follows(pending[c], focus.relations, direction)][: self.frontier_cap]
-                if not hop:
-                    break
+                walks += 1
+                if walk.partial:
+                    budget_open |= walk.unexpanded
+                budget_open -= walked
+            else:
+                found = self.store.neighbours(frontier, as_of=point, exclude=visited)
+                visited.update(frontier)
+                for cid in frontier:
+                    pending.pop(cid, None)
+                added, edges_added = self._grow(evidence, found, focus, question, pending, reserve)
+            expanded = len(frontier)
             # An expanded concept whose relevant neighbours did not all win a place is not fully
             # in the evidence: the synthesizer must not treat it as explored.
             incomplete = {n.from_id for ns in reserve.values() for n in ns if follows(n, asked, direction)}
@@ -327,7 +354,7 @@ class Planner:
                 round_no=round_no,
                 max_rounds=self.max_rounds,
                 as_of=point,
-                unexpanded=frozenset((set(evidence.concepts) - visited) | incomplete),
+                unexpanded=frozenset((set(evidence.concepts) - visited - walked) | incomplete),
                 reading=reading,
             )
             unavailable: LLMUnavailable | None = None
@@ -339,6 +366,13 @@ class Planner:
                 unavailable = exc
                 draft = Draft("", 0.0, (), (), "", focus, Usage(calls=max(1, exc.attempts)), error=str(exc))
             verdict = verify(draft, evidence, threshold=self.threshold, reading=reading)
+            if verdict.accepted and budget_open:
+                # A walk stopped at its row budget: the closure is partial whatever the draft says.
+                verdict = Verdict(
+                    False,
+                    min(verdict.confidence, PARTIAL_CLOSURE),
+                    f"{PARTIAL} ({len(budget_open)} concepts on its boundary)",
+                )
             if verdict.accepted:
                 accepted = draft
                 decision = "answer"
@@ -367,6 +401,9 @@ class Planner:
             focus = self._next_focus(draft, verdict.unknown_concepts, verdict.unknown_edges)
             if direction and not focus.direction:
                 focus = replace(focus, direction=direction)
+            if budget_open and not set(focus.concept_ids) & budget_open and order is not None:
+                relations = tuple(dict.fromkeys((*focus.relations, *order.relations)))
+                focus = Focus(relations, tuple(sorted(budget_open)), f"continue: {PARTIAL}", focus.direction)
             frontier = [
                 n.concept.concept_id for n in rank(pending.values(), focus, question, limit=self.frontier_cap)
             ]
@@ -395,6 +432,16 @@ class Planner:
             started,
         )
         answer = _with_reading(answer, reading, explicit=as_of is not None)
+        if walks:
+            answer.extra["closure"] = {
+                "walks": walks,
+                "partial": bool(budget_open),
+                "open": sorted(budget_open),
+            }
+        if seeds and reading.intent == "study_plan" and reading.subject is not None:
+            unexplored = set(evidence.concepts) - visited - walked
+            plan = self._study_plan(reading.subject, reading.known, evidence, point, unexplored | budget_open)
+            answer.extra["study_plan"] = plan.to_dict()
         if record:
             self._record(answer)
         log.info(
@@ -436,6 +483,46 @@ class Planner:
         for version, title in self.reader.lesson_links(ids, as_of=point):
             lesson_id, concept_id = version.key
             evidence.add_lesson_link(LessonLink(lesson_id, title, concept_id, version))
+
+    def _study_plan(
+        self,
+        subject: str,
+        known: tuple[str, ...],
+        evidence: EvidenceGraph[Any, Any],
+        point: AsOf,
+        unexplored: set[str],
+    ) -> StudyPlan:
+        """The layered needed-before closure of ``subject`` in the evidence, without what the
+        learner knows, each concept with the lessons in force that cover it."""
+        needs = needs_from_edges((e.source_id, e.target_id, e.relation) for e in evidence.edges.values())
+        draft = study_plan(subject, needs, known=known)
+        lessons = lessons_for(self.reader.engine, draft.concepts, as_of=point) if draft.concepts else {}
+        complete = not ({subject, *draft.concepts} & unexplored)
+        return study_plan(subject, needs, known=known, lessons=lessons, complete=complete)
+
+    @staticmethod
+    def _gather(
+        evidence: EvidenceGraph[ConceptLike, EdgeLike],
+        walk: Walk,
+        pending: dict[str, Neighbour],
+        reserve: dict[str, list[Neighbour]],
+    ) -> tuple[list[str], list[str]]:
+        """Add everything a walk gathered to the evidence (concepts are not capped: the walk's
+        bounds are its depth and row budget); its unexpanded boundary becomes pending."""
+        added: list[str] = []
+        edges_added: list[str] = []
+        reached = list(walk.neighbours)
+        for n in walk.neighbours:
+            cid = n.concept.concept_id
+            if evidence.add_concept(n.concept):
+                added.append(cid)
+                reached.extend(reserve.pop(cid, ()))
+            if cid in walk.unexpanded:
+                pending.setdefault(cid, n)
+        for n in reached:
+            if evidence.add_edge(n.edge):
+                edges_added.append(edge_ref(n.edge))
+        return added, edges_added
 
     def _grow(
         self,

@@ -36,7 +36,13 @@ from control_plane.settings import LLMSettings, Settings
 from control_plane.synthesizers.base import Draft, SynthesisRequest, Synthesizer, SynthesizerInfo, Usage
 from control_plane.synthesizers.parsing import parse_draft
 from control_plane.synthesizers.pricing import estimate_cost_usd
-from control_plane.synthesizers.prompts import PROMPT_VERSION, build_messages, repair_messages
+from control_plane.synthesizers.prompts import (
+    COMPACT_OVER_EDGES,
+    PROMPT_VERSION,
+    build_closure_messages,
+    build_messages,
+    repair_messages,
+)
 from data_plane.errors import ConfigurationError
 
 if TYPE_CHECKING:
@@ -187,7 +193,9 @@ class DeepSeekSynthesizer:
         Raises ``LLMUnavailable`` (retries exhausted) or ``LLMRejected`` (refused, not retried).
         """
         started = time.perf_counter()
-        messages = build_messages(request)
+        # A big closure goes as layered lists with edge ids (<= 2,000 prompt tokens at 100 concepts).
+        compact = len(request.evidence.edges) > COMPACT_OVER_EDGES
+        messages = build_closure_messages(request) if compact else build_messages(request)
         replies: list[_Reply] = []
         draft: Draft | None = None
         for calls in (1, 2):  # the first call, and at most one repair call

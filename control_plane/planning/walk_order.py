@@ -1,0 +1,56 @@
+"""Walk or one hop: which expansion a question's rounds make, decided from its reading (pure).
+
+A learning-order question ("everything before X", "what does X unlock", "how does A lead to B",
+"a study plan for X", "lessons to take before X") is answered from a *closure*, so its rounds walk
+the learning relations the reading uses transitively, in one recursive statement
+(``Expander.walk``, ``data_plane.walks``): towards what comes *before* for the needed-before
+family, towards what comes *after* for what X unlocks. Every other question, and every direct
+("right before X", "X's prerequisites") one, keeps the one-hop expansion, whose 12 frontier
+places are ranked (``ranking``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+from control_plane.understanding.interpretation import Reading
+from control_plane.understanding.relating import mode_of
+from data_plane.relations import BUILDS_ON, PREREQUISITE
+from data_plane.walks import NEEDED_BEFORE, UNLOCKS
+
+__all__ = ["WALK_BUDGET", "WALK_DEPTH", "WalkOrder", "walk_order"]
+
+# No depth bound by default: a walk then expands each concept exactly once, and its row budget
+# bounds the work.
+WALK_DEPTH: Final[int | None] = None
+WALK_BUDGET: Final = 1000
+_LEARNING: Final = (PREREQUISITE, BUILDS_ON)
+# Intents answered from a whole closure whatever words they use.
+_CLOSURE_INTENTS: Final = frozenset({"path", "before_uses", "study_plan", "lessons_before"})
+
+
+@dataclass(frozen=True)
+class WalkOrder:
+    """One round's walk: the learning ``direction`` (``needed_before`` or ``unlocks``), the
+    relations to follow, and its bounds (steps deep or None, walk rows)."""
+
+    direction: str
+    relations: tuple[str, ...]
+    max_depth: int | None = WALK_DEPTH
+    budget: int = WALK_BUDGET
+
+
+def walk_order(reading: Reading) -> WalkOrder | None:
+    """The walk every round of a question with this reading makes, or None for one hop."""
+    if not (reading.transitive or reading.intent in _CLOSURE_INTENTS):
+        return None
+    relations = tuple(r for r in _LEARNING if r in reading.relations)
+    if not relations:
+        return None
+    mode = mode_of(reading)
+    if mode == "after":
+        return WalkOrder(UNLOCKS, relations)
+    if mode == "before":
+        return WalkOrder(NEEDED_BEFORE, relations)
+    return None

@@ -1,0 +1,475 @@
+"""Transitive walks in learning order: one recursive SQL statement per walk.
+
+A *walk* follows focused relations from a set of start concepts (at most :data:`MAX_STARTS`),
+step after step, with the bi-temporal filter (:func:`data_plane.temporal.in_force`) applied to
+every edge it takes, bounded by a maximum depth and a row budget. It is one statement on SQLite
+and PostgreSQL alike::
+
+    WITH RECURSIVE walk(node, depth) AS (
+        SELECT concept_id, 0 FROM concepts WHERE concept_id IN (:starts) AND <in force>
+        UNION                                   -- a (concept, depth) pair is never revisited
+        SELECT <far end>, walk.depth + 1 FROM walk JOIN concept_edges e ON <a focused step>
+        WHERE walk.depth < :max_depth AND <e in force> AND <far end> NOT IN (:exclude)
+    ),
+    capped AS (SELECT node, depth FROM walk LIMIT :budget + 1)   -- stops the recursion early
+    SELECT capped.*, e.<thin columns> FROM capped LEFT JOIN concept_edges e ON <a focused step>
+        AND capped.depth < :max_depth AND <e in force>
+
+A *step* is a relation and an orientation (:class:`Step`): forward goes from an edge's source to
+its target, backward from its target to its source. Learning order (``data_plane.relations``):
+"needed before X" (:data:`NEEDED_BEFORE`) steps backward along prerequisite edges and forward
+along builds_on edges; "what X unlocks" (:data:`UNLOCKS`) is the reverse.
+
+Termination and revisits. ``UNION`` (not ``UNION ALL``) drops every row the walk already
+produced, so nothing is expanded twice and the walk ends on any graph, cycles included (a
+builds_on/prerequisite mix may close one; the gateway only keeps prerequisite edges acyclic).
+Without a depth bound (``max_depth=None``, what the planner uses) rows are concepts alone, so
+each concept is expanded **exactly once**; depths are then recomputed breadth-first from the
+rows in Python. With a depth bound rows must carry the depth, and SQL cannot keep a global
+visited set inside a recursive CTE (neither engine lets the recursive term read the work table
+twice), so a concept is expanded at most once per distinct depth at which it is reached: the
+work stays bounded by ``reached concepts x max_depth`` rows. Either way each concept's reported
+depth is its least.
+
+Budget. ``capped`` reads at most ``budget + 1`` walk rows; both engines produce recursive rows
+lazily in breadth-first order, so a big closure costs about ``budget`` rows of work, not the
+whole closure. More than ``budget`` rows marks the walk *partial*. Whatever was cut, the result
+says exactly which concepts are *expanded* (every focused edge out of them is in the rows): the
+others it reached form the boundary (:attr:`Walk.unexpanded`) a next walk may start from, so the
+expanded/unexpanded split is right whether or not the engine's row order was breadth-first.
+
+Each step enters ``concept_edges`` through an index on the end it leaves from
+(``ix_concept_edges_key_recorded``, led by ``source_id``, and
+``ix_concept_edges_target_recorded``); ``tests/test_walks.py`` checks the plans on both engines.
+
+:func:`shortest_paths` finds every shortest learning path from A to B (at most ``limit``) in a
+needed-before walk from B; :func:`lessons_for` reads the lessons that cover concepts as of a time.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections import deque
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Engine
+
+from data_plane import schema
+from data_plane.errors import InputError
+from data_plane.explain import explain
+from data_plane.records import ConceptRow, EdgeRow, Neighbour
+from data_plane.relations import BUILDS_ON, PREREQUISITE, RELATIONS
+from data_plane.temporal import AS_OF_PARAMS, AsOf, in_force
+
+__all__ = [
+    "DEFAULT_BUDGET",
+    "DEFAULT_DEPTH",
+    "DIRECTIONS",
+    "MAX_STARTS",
+    "NEEDED_BEFORE",
+    "UNLOCKS",
+    "Paths",
+    "Step",
+    "Walk",
+    "WalkRow",
+    "explain_walk",
+    "learning_steps",
+    "lessons_for",
+    "shortest_paths",
+    "walk",
+    "walk_statement",
+]
+
+NEEDED_BEFORE: Final = "needed_before"
+UNLOCKS: Final = "unlocks"
+DIRECTIONS: Final = (NEEDED_BEFORE, UNLOCKS)
+MAX_STARTS: Final = 12
+DEFAULT_DEPTH: Final = 16
+DEFAULT_BUDGET: Final = 2000
+_LEARNING: Final = (PREREQUISITE, BUILDS_ON)
+
+C, E = schema.concepts, schema.concept_edges
+
+
+@dataclass(frozen=True, order=True)
+class Step:
+    """One way to take an edge: ``forward`` from its source to its target, else backward."""
+
+    relation: str
+    forward: bool
+
+
+def learning_steps(direction: str, relations: Collection[str] = _LEARNING) -> tuple[Step, ...]:
+    """The steps of a learning-order walk over ``relations`` (prerequisite and/or builds_on).
+
+    ``needed_before``: prerequisite target→source, builds_on source→target; ``unlocks``: the
+    reverse. Other relations have no learning order and are refused.
+    """
+    if direction not in DIRECTIONS:
+        raise InputError(f"unknown walk direction {direction!r}; use one of {DIRECTIONS}", field="direction")
+    unknown = sorted(set(relations) - set(_LEARNING))
+    if unknown or not relations:
+        raise InputError(
+            f"a learning-order walk follows prerequisite and builds_on only, got {sorted(relations)}",
+            field="relations",
+            value=unknown,
+        )
+    before = direction == NEEDED_BEFORE
+    return tuple(sorted(Step(r, forward=(r == BUILDS_ON) == before) for r in set(relations)))
+
+
+@dataclass(frozen=True)
+class WalkRow:
+    """One edge the walk took: its version, ends, relation, confidence, and depth (the step
+    count from the nearest start to ``to_id``). ``from_id`` is the end the walk left from."""
+
+    version_id: int
+    source_id: str
+    target_id: str
+    relation: str
+    confidence: float
+    depth: int
+    from_id: str
+    to_id: str
+
+
+@dataclass(frozen=True)
+class Walk:
+    """What a walk gathered.
+
+    ``rows``: one per edge version, least depth first. ``depths``: every concept reached (the
+    starts at 0) with its least depth. ``expanded``: concepts every focused edge of which is in
+    ``rows``. ``partial``: the row budget was hit. ``neighbours``: the same edges as thin
+    edge and reached-concept rows, as the planner's evidence takes them (``detail=True`` only).
+    """
+
+    starts: tuple[str, ...]
+    rows: tuple[WalkRow, ...]
+    depths: Mapping[str, int]
+    expanded: frozenset[str]
+    partial: bool
+    max_depth: int | None
+    excluded: frozenset[str] = frozenset()
+    neighbours: tuple[Neighbour, ...] = field(default=(), repr=False)
+
+    @property
+    def reached(self) -> frozenset[str]:
+        """Every concept reached, starts excluded."""
+        return frozenset(self.depths) - set(self.starts)
+
+    @property
+    def unexpanded(self) -> frozenset[str]:
+        """The boundary: reached concepts whose own edges may be missing (budget or depth)."""
+        return frozenset(self.depths) - self.expanded - self.excluded
+
+    @property
+    def complete(self) -> bool:
+        """Is this the whole closure (no budget cut, no depth cut)?"""
+        return not self.partial and not self.unexpanded
+
+
+def _far(node: Any) -> sa.ColumnElement[str]:
+    return sa.case((E.c.source_id == node, E.c.target_id), else_=E.c.source_id)
+
+
+def _step_condition(node: Any, forward: bool, backward: bool) -> sa.ColumnElement[bool]:
+    fwd: sa.BindParameter[list[str]] = sa.bindparam("forward", expanding=True)
+    bwd: sa.BindParameter[list[str]] = sa.bindparam("backward", expanding=True)
+    terms = []
+    if forward:
+        terms.append(sa.and_(E.c.source_id == node, E.c.relation.in_(fwd)))
+    if backward:
+        terms.append(sa.and_(E.c.target_id == node, E.c.relation.in_(bwd)))
+    return sa.or_(*terms)
+
+
+@functools.cache
+def _walk_statement(forward: bool, backward: bool, detail: bool, bounded: bool) -> sa.Select[Any]:
+    """Built once per shape and executed with binds (compiled-statement cache). ``bounded``:
+    rows are ``(concept, depth)`` and the depth is bounded; otherwise rows are concepts only,
+    so each concept is expanded exactly once."""
+    as_of_valid, as_of_recorded = AS_OF_PARAMS
+    starts: sa.BindParameter[list[str]] = sa.bindparam("starts", expanding=True)
+    exclude: sa.BindParameter[list[str]] = sa.bindparam("exclude", expanding=True)
+    max_depth = sa.bindparam("max_depth", type_=sa.Integer())
+    cap = sa.bindparam("cap", type_=sa.Integer())
+
+    anchor_cols: list[Any] = [C.c.concept_id.label("node")]
+    if bounded:
+        anchor_cols.append(sa.literal(0, sa.Integer()).label("depth"))
+    anchor = sa.select(*anchor_cols).where(
+        C.c.concept_id.in_(starts), in_force(C, as_of_valid, as_of_recorded)
+    )
+    walk_cte = anchor.cte("walk", recursive=True)
+    w = walk_cte.alias("w")
+    far = _far(w.c.node)
+    step_cols: list[Any] = [far.label("node")]
+    conditions = [in_force(E, as_of_valid, as_of_recorded), far.not_in(exclude)]
+    if bounded:
+        step_cols.append((w.c.depth + 1).label("depth"))
+        conditions.append(w.c.depth < max_depth)
+    step = (
+        sa.select(*step_cols)
+        .select_from(w.join(E, _step_condition(w.c.node, forward, backward)))
+        .where(*conditions)
+    )
+    walk_cte = walk_cte.union(step)
+    capped = sa.select(*walk_cte.c).limit(cap).cte("capped")
+    depth = capped.c.depth if bounded else sa.literal(0, sa.Integer())
+    on = [_step_condition(capped.c.node, forward, backward), in_force(E, as_of_valid, as_of_recorded)]
+    if bounded:
+        on.append(depth < max_depth)
+    columns: list[Any] = [
+        capped.c.node,
+        depth,
+        E.c.version_id,
+        E.c.source_id,
+        E.c.target_id,
+        E.c.relation,
+        E.c.confidence,
+    ]
+    joined = capped.outerjoin(E, sa.and_(*on))
+    if detail:
+        reached = C.alias("reached")
+        columns += [reached.c.version_id, reached.c.concept_id, reached.c.name, reached.c.summary]
+        joined = joined.outerjoin(
+            reached,
+            sa.and_(
+                reached.c.concept_id == _far(capped.c.node), in_force(reached, as_of_valid, as_of_recorded)
+            ),
+        )
+    return sa.select(*columns).select_from(joined)
+
+
+def walk_statement(
+    starts: Collection[str],
+    as_of: AsOf,
+    steps: Collection[Step],
+    *,
+    max_depth: int | None = DEFAULT_DEPTH,
+    budget: int = DEFAULT_BUDGET,
+    exclude: Collection[str] = (),
+    detail: bool = False,
+) -> tuple[sa.Select[Any], dict[str, Any]]:
+    """The one SQL statement of a walk and its parameters (validated: see :func:`walk`)."""
+    starts = sorted(set(starts))
+    if not 1 <= len(starts) <= MAX_STARTS:
+        raise InputError(
+            f"a walk starts from 1 to {MAX_STARTS} concepts, got {len(starts)}",
+            field="starts",
+            value=starts[:20],
+        )
+    if not steps:
+        raise InputError("a walk needs at least one step (relation and orientation)", field="steps")
+    unknown = sorted({s.relation for s in steps} - set(RELATIONS))
+    if unknown:
+        raise InputError(f"unknown relation(s) {unknown}", field="relations", value=unknown)
+    if max_depth is not None and (
+        isinstance(max_depth, bool) or not isinstance(max_depth, int) or not 1 <= max_depth <= 64
+    ):
+        raise InputError(
+            f"max_depth must be None or an integer in 1..64, got {max_depth!r}", field="max_depth"
+        )
+    if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
+        raise InputError(f"budget must be a positive integer, got {budget!r}", field="budget")
+    forward = sorted({s.relation for s in steps if s.forward})
+    backward = sorted({s.relation for s in steps if not s.forward})
+    params: dict[str, Any] = {
+        "starts": starts,
+        "exclude": sorted(set(exclude) - set(starts)),
+        "cap": budget + 1,
+        **as_of.params(),
+    }
+    if max_depth is not None:
+        params["max_depth"] = max_depth
+    if forward:
+        params["forward"] = forward
+    if backward:
+        params["backward"] = backward
+    return _walk_statement(bool(forward), bool(backward), detail, max_depth is not None), params
+
+
+_THIN: Final = 7
+
+
+def walk(
+    engine: Engine,
+    starts: Collection[str],
+    *,
+    as_of: AsOf,
+    steps: Collection[Step],
+    max_depth: int | None = DEFAULT_DEPTH,
+    budget: int = DEFAULT_BUDGET,
+    exclude: Collection[str] = (),
+    detail: bool = False,
+) -> Walk:
+    """Walk ``steps`` transitively from ``starts`` (1..12 active concepts) as of ``as_of``, in
+    one SQL statement, at most ``max_depth`` steps deep and ``budget`` walk rows.
+
+    ``exclude``: concepts not to walk *into* (already explored elsewhere): edges reaching them
+    are returned, their own edges are not. ``detail``: also return thin edge and concept
+    rows as :class:`~data_plane.records.Neighbour` values (for the planner's evidence; the
+    answer fetches full records once, by version id).
+    """
+    stmt, params = walk_statement(
+        starts, as_of, steps, max_depth=max_depth, budget=budget, exclude=exclude, detail=detail
+    )
+    with engine.connect() as conn:
+        rows = conn.execute(stmt, params).all()
+    pairs: set[tuple[str, int]] = set()
+    depths: dict[str, int] = {}
+    # version id -> (source, target, relation, confidence, from, to, depth of from); least depth
+    taken: dict[int, tuple[str, str, str, float, str, str, int]] = {}
+    neighbours: dict[int, Neighbour] = {}
+    for r in rows:
+        node, depth = r[0], int(r[1])
+        pairs.add((node, depth))
+        if depth < depths.get(node, depth + 1):
+            depths[node] = depth
+        if r[2] is None:
+            continue
+        vid, source, target = int(r[2]), r[3], r[4]
+        to = target if source == node else source
+        if to not in depths or depth + 1 < depths[to]:
+            depths[to] = depth + 1
+        if vid in taken and taken[vid][6] <= depth:
+            continue
+        if detail:
+            if r[_THIN] is None:  # the reached concept is not in force: not a step
+                continue
+            neighbours[vid] = Neighbour(
+                edge=EdgeRow(vid, source, target, r[5], float(r[6])),
+                concept=ConceptRow(int(r[_THIN]), r[_THIN + 1], r[_THIN + 2], r[_THIN + 3]),
+                from_id=node,
+                direction="out" if source == node else "in",
+            )
+        taken[vid] = (source, target, r[5], float(r[6]), node, to, depth)
+    if max_depth is None:
+        # Unbounded rows carry no depth: least depths come breadth-first from the starts.
+        found = _distances(params["starts"], ((t[4], t[5]) for t in taken.values()))
+        depths = {c: found.get(c, len(depths)) for c in depths}
+        taken = {vid: (*t[:6], depths[t[4]]) for vid, t in taken.items()}
+    ordered = tuple(
+        sorted(
+            (WalkRow(vid, t[0], t[1], t[2], t[3], t[6] + 1, t[4], t[5]) for vid, t in taken.items()),
+            key=lambda x: (x.depth, x.version_id),
+        )
+    )
+    return Walk(
+        starts=tuple(params["starts"]),
+        rows=ordered,
+        depths=depths,
+        expanded=frozenset(n for n, d in pairs if max_depth is None or d < max_depth),
+        partial=len(pairs) > budget,
+        max_depth=max_depth,
+        excluded=frozenset(params["exclude"]),
+        neighbours=tuple(neighbours[x.version_id] for x in ordered if x.version_id in neighbours),
+    )
+
+
+def _distances(starts: Iterable[str], steps: Iterable[tuple[str, str]]) -> dict[str, int]:
+    """Breadth-first step counts from ``starts`` along ``(from, to)`` steps."""
+    adj: dict[str, list[str]] = {}
+    for a, b in steps:
+        adj.setdefault(a, []).append(b)
+    dist = dict.fromkeys(starts, 0)
+    queue = deque(dist)
+    while queue:
+        node = queue.popleft()
+        for nxt in adj.get(node, ()):
+            if nxt not in dist:
+                dist[nxt] = dist[node] + 1
+                queue.append(nxt)
+    return dist
+
+
+def explain_walk(
+    engine: Engine,
+    starts: Collection[str],
+    as_of: AsOf,
+    steps: Collection[Step] | None = None,
+    **options: Any,
+) -> list[str]:
+    """The engine's query plan for :func:`walk` (for docs and the plan test)."""
+    stmt, params = walk_statement(starts, as_of, steps or learning_steps(NEEDED_BEFORE), **options)
+    return explain(engine, stmt, params)
+
+
+# -- paths --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Paths:
+    """Shortest learning paths from ``start`` to ``goal``, each a tuple of walk rows in learning
+    order (``start`` first). ``proven``: no shorter path can hide outside the walk (every concept
+    nearer to ``goal`` than ``start`` was expanded). ``truncated``: more shortest paths exist
+    than were listed."""
+
+    start: str
+    goal: str
+    paths: tuple[tuple[WalkRow, ...], ...]
+    length: int | None
+    proven: bool
+    truncated: bool = False
+
+
+def shortest_paths(w: Walk, start: str, goal: str, *, limit: int = 16) -> Paths:
+    """Every shortest learning path (at most ``limit``) from ``start`` to ``goal`` in a walk
+    that started from ``goal`` towards what comes before it (a needed-before walk), pure.
+
+    Distances are recomputed breadth-first over the walk's rows (not trusted from the engine),
+    so a path listed is shortest among the edges gathered; ``proven`` says whether that is
+    shortest in the graph.
+    """
+    if goal not in w.starts:
+        raise InputError(f"the walk did not start from {goal!r}", field="goal", value=goal)
+    dist = _distances([goal], ((r.from_id, r.to_id) for r in w.rows))
+    if start not in dist or start == goal:
+        open_ = w.unexpanded | ({goal} if w.partial else set())
+        return Paths(start, goal, (), None, proven=not open_ and not w.partial)
+    length = dist[start]
+    proven = not any(dist.get(c, length) < length for c in w.unexpanded)
+    # Walk back from start towards goal along rows that shorten the distance by one.
+    back: dict[str, list[WalkRow]] = {}
+    for row in w.rows:
+        if row.to_id in dist and row.from_id in dist and dist[row.to_id] == dist[row.from_id] + 1:
+            back.setdefault(row.to_id, []).append(row)
+    found: list[tuple[WalkRow, ...]] = []
+    truncated = False
+    stack: list[tuple[str, tuple[WalkRow, ...]]] = [(start, ())]
+    while stack:
+        node, prefix = stack.pop()
+        if node == goal:
+            if len(found) >= limit:
+                truncated = True
+                break
+            found.append(prefix)
+            continue
+        for row in sorted(back.get(node, ()), key=lambda r: r.version_id, reverse=True):
+            stack.append((row.from_id, (*prefix, row)))
+    return Paths(start, goal, tuple(found), length, proven=proven, truncated=truncated)
+
+
+# -- lessons ------------------------------------------------------------------------------------
+
+
+def lessons_for(engine: Engine, concept_ids: Iterable[str], *, as_of: AsOf) -> dict[str, tuple[str, ...]]:
+    """Lesson ids whose link to each concept, and the lesson itself, are in force as of
+    ``as_of``, sorted; concepts without one are absent. One statement per 500 ids."""
+    L, LC = schema.lessons, schema.lesson_concepts
+    wanted = sorted(set(concept_ids))
+    out: dict[str, list[str]] = {}
+    with engine.connect() as conn:
+        for i in range(0, len(wanted), 500):
+            stmt = (
+                sa.select(LC.c.concept_id, LC.c.lesson_id)
+                .select_from(LC.join(L, L.c.lesson_id == LC.c.lesson_id))
+                .where(LC.c.concept_id.in_(wanted[i : i + 500]), as_of.clause(LC), as_of.clause(L))
+                .order_by(LC.c.concept_id, LC.c.lesson_id)
+            )
+            for cid, lid in conn.execute(stmt):
+                out.setdefault(cid, []).append(lid)
+    return {cid: tuple(lids) for cid, lids in out.items()}
