@@ -324,3 +324,26 @@ def test_case_and_punctuation_do_not_change_the_reading(
         w = "".join(c.upper() if upper[(i + j) % len(upper)] else c.lower() for j, c in enumerate(w))
         noisy.append(w + punct[i % len(punct)])
     assert _key(read(" ".join(noisy), FULL)) == _key(read(template, FULL))
+
+
+@pytest.mark.parametrize(
+    ("question", "unknown"),
+    [
+        ("What is the learning path from quantum annealing to RAG?", "quantum annealing"),
+        ("Which concepts connect quantum error correction to RAG in learning order?", "quantum error correction"),
+        ("How do I get from RAG to quantum annealing?", "quantum annealing"),
+        ("What is the difference between RAG and quantum annealing?", "quantum annealing"),
+    ],
+)
+def test_a_two_place_question_with_one_unknown_place_is_not_an_answer(question: str, unknown: str) -> None:
+    """When one place of "from A to B" / "between A and B" names nothing the graph knows, the
+    reading is not sure and says which words it could not place: answering about the known
+    concept alone would answer another question."""
+    r = read(question)
+    assert not r.sure and r.problem is not None and repr(unknown) in r.problem
+
+
+def test_a_from_phrase_outside_a_two_place_frame_is_not_an_unknown_concept() -> None:
+    """"X from scratch ... to come first" is no frame around X: it still reads as needed-before."""
+    r = read("I want to understand RAG from scratch. What has to come first?")
+    assert r.sure and r.intent == "needed_before" and r.subject == "rag"

@@ -423,6 +423,41 @@ def _ends_with(toks: Sequence[str], end: int, phrases: Iterable[Sequence[str]]) 
     return any(tuple(toks[max(0, end - len(p)) : end]) == tuple(p) for p in phrases)
 
 
+# Two-place frames: an opener, then one slot, a joiner, then the other slot ("from A to B",
+# "between A and B", "connect A to B"). Each slot should hold a concept.
+_TWO_PLACE: Final = (
+    (frozenset({"from"}), frozenset({"to"})),
+    (frozenset({"between"}), frozenset({"and"})),
+    (frozenset({"connect", "link", "bridge"}), frozenset({"to", "and", "with"})),
+)
+_SLOT_END: Final = frozenset({"in", "for", "?", ".", ",", "!", ";", ":"})
+
+
+def _unknown_slot(toks: Sequence[str], masked: frozenset[int]) -> str | None:
+    """The words in the other place of a two-place frame around a known concept ("from <words>
+    to X"), when they name no known concept (``masked`` marks the tokens of recognised names);
+    None when there is no such frame."""
+    for openers, joiners in _TWO_PLACE:
+        for i, t in enumerate(toks):
+            if t not in openers or i in masked:
+                continue
+            j = next((k for k in range(i + 1, len(toks)) if toks[k] in joiners and k not in masked), None)
+            if j is None:
+                continue
+            end = next(
+                (k for k in range(j + 1, len(toks)) if toks[k] in _SLOT_END and k not in masked), len(toks)
+            )
+            slots = ((i + 1, j), (j + 1, end))
+            named = [any(k in masked for k in range(lo, hi)) for lo, hi in slots]
+            if named.count(True) != 1:
+                continue  # not a frame around the concept the question names
+            lo, hi = slots[named.index(False)]
+            words = [toks[k] for k in range(lo, hi) if toks[k] not in _DETERMINERS]
+            if words:
+                return " ".join(words)
+    return None
+
+
 def _skip_back(toks: Sequence[str], i: int, masked: frozenset[int]) -> int:
     """Index just after the last meaningful token before ``i`` (determiners skipped)."""
     j = i
@@ -854,6 +889,18 @@ def _interpret(
 
     others = [m for m in subjects[1:]]
     second = others[0] if others else None
+    if second is None and (unknown := _unknown_slot(toks, masked)) is not None:
+        # "the path from <something the graph lacks> to X": answering about X alone would answer
+        # another question, so the reading is not an answer.
+        return replace(
+            build(
+                "path" if _any(toks, _PATH, masked) else "about",
+                [sub(main)],
+                sureness=0.0,
+                read_by="fallback",
+            ),
+            problem=f"the question also names {unknown!r}, which is not a concept in this graph",
+        )
     # A path: "from A to B", "how does A lead to B", "what connects A to B".
     if second is not None and (_any(toks, _PATH, masked) or ("from" in toks and "to" in toks)):
         a, b2 = main, second
