@@ -2,7 +2,8 @@
 
 Run ``python -m evals.closure_sweep [--out docs/eval] [--bundle evals/bundles/prereqmap --name
 closure_sweep_prereqmap]``. On a fresh copy of the bundled curriculum (or ``--bundle``), for every concept with a non-empty needed-before (or unlocks) closure, the loop (offline
-synthesizer) answers "What do I need to learn before <name>?" (or "What does <name> unlock?");
+synthesizer) answers "What do I need to learn before <name>?" (or "What does <name> unlock, directly or
+indirectly?" — a bare "unlock" reads as the direct step, as "unlock next" does);
 gold is networkx's ancestors (descendants) over the learning edges in force (prerequisite
 source→target, builds_on target→source). Reports per direction: questions, mean F1 (an
 abstention scores 0), mean rounds, mean synthesis calls, closure sizes; writes
@@ -50,7 +51,7 @@ def sweep(reader: GraphReader) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for direction, template, gold_of in (
         ("needed_before", "What do I need to learn before {}?", nx.ancestors),
-        ("unlocks", "What does {} unlock?", nx.descendants),
+        ("unlocks", "What does {} unlock, directly or indirectly?", nx.descendants),
     ):
         f1s: list[float] = []
         rounds: list[int] = []

@@ -51,7 +51,12 @@ def test_learning_order_closures_are_exact_in_at_most_two_rounds(
     before.add_nodes_from(ids)
     before.add_edges_from((ids[a], ids[b]) for a, b, _ in raw)  # earlier -> later
     x = ids[pick % n]
-    question = f"What does {x} unlock?" if unlocks else f"What do I need to learn before {x}?"
+    # A bare "unlock" reads as the direct step ("unlock next"); this asks for the whole closure.
+    question = (
+        f"What does {x} unlock, directly or indirectly?"
+        if unlocks
+        else f"What do I need to learn before {x}?"
+    )
     answer = Planner(reader, OfflineSynthesizer(), store=SQLPropertyGraphStore(reader), clock=clock).ask(
         question, record=False
     )
