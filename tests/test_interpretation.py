@@ -330,7 +330,10 @@ def test_case_and_punctuation_do_not_change_the_reading(
     ("question", "unknown"),
     [
         ("What is the learning path from quantum annealing to RAG?", "quantum annealing"),
-        ("Which concepts connect quantum error correction to RAG in learning order?", "quantum error correction"),
+        (
+            "Which concepts connect quantum error correction to RAG in learning order?",
+            "quantum error correction",
+        ),
         ("How do I get from RAG to quantum annealing?", "quantum annealing"),
         ("What is the difference between RAG and quantum annealing?", "quantum annealing"),
     ],
@@ -344,6 +347,6 @@ def test_a_two_place_question_with_one_unknown_place_is_not_an_answer(question: 
 
 
 def test_a_from_phrase_outside_a_two_place_frame_is_not_an_unknown_concept() -> None:
-    """"X from scratch ... to come first" is no frame around X: it still reads as needed-before."""
+    """ "X from scratch ... to come first" is no frame around X: it still reads as needed-before."""
     r = read("I want to understand RAG from scratch. What has to come first?")
     assert r.sure and r.intent == "needed_before" and r.subject == "rag"
