@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from control_plane.settings import Settings
 from control_plane.surfaces.http import create_app
-from control_plane.surfaces.http.pagination import MAX_LIMIT, Cursor, page_sections
+from control_plane.surfaces.http.pagination import MAX_LIMIT, Cursor, Section, keyset_sections
 from control_plane.surfaces.runtime import Runtime, ensure_initialised
 from data_plane import InputError, connect
 from data_plane.clock import parse_time
@@ -274,22 +274,33 @@ def test_a_cursor_with_other_filters_is_a_400_problem(client: TestClient) -> Non
 
 
 @given(
-    st.lists(st.lists(st.integers(), max_size=30), min_size=1, max_size=4),
+    st.lists(st.lists(st.integers(), max_size=30, unique=True), min_size=1, max_size=4),
     st.integers(min_value=1, max_value=12),
 )
-def test_section_pages_concatenate_to_the_sections(sections: list[list[int]], limit: int) -> None:
-    """Following page_sections' offsets to the end reproduces every section exactly."""
-    named = {f"s{i}": items for i, items in enumerate(sections)}
+def test_keyset_pages_concatenate_to_the_sections(sections: list[list[int]], limit: int) -> None:
+    """Following keyset_sections' positions to the end reproduces every (key-ordered) section
+    exactly, and no section is ever asked for more than limit + 1 items."""
+    named = {f"s{i}": sorted(items) for i, items in enumerate(sections)}
+    asked: list[int] = []
+
+    def section(items: list[int]) -> Section[int]:
+        def read(pos: int | None, n: int) -> list[int]:
+            asked.append(n)
+            return [x for x in items if pos is None or x > pos][:n]
+
+        return read, lambda x: x
+
+    readers = {name: section(items) for name, items in named.items()}
     got: dict[str, list[int]] = {name: [] for name in named}
-    offsets: list[int] | None = None
+    positions: list[int | str] | None = None
     for _ in range(40):
-        page, offsets = page_sections(named, offsets, limit)
+        page, positions = keyset_sections(readers, positions, limit)
         assert all(len(items) <= limit for items in page.values())
         for name, items in page.items():
             got[name].extend(items)
-        if offsets is None:
+        if positions is None:
             break
-    assert got == named
+    assert got == named and all(n <= limit + 1 for n in asked)
 
 
 @given(st.dictionaries(st.sampled_from(["as_of", "concept", "since"]), st.text(max_size=20)), st.text())

@@ -11,14 +11,14 @@ per page.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
-from control_plane.surfaces.http.pagination import Cursor, page_sections
-from data_plane.clock import format_time, parse_time
+from control_plane.surfaces.http.pagination import Cursor, Section, keyset_sections
+from data_plane.clock import ensure_utc, format_time, parse_time
 from data_plane.errors import InputError
-from data_plane.reads import GraphReader
+from data_plane.reads import DIFF_TABLES, GraphReader
 from data_plane.records import Concept, Edge, Version
 from data_plane.temporal import AsOf
 
@@ -114,28 +114,50 @@ def answers_page(reader: GraphReader, since: datetime | None, limit: int, cursor
     return [dict(v.content["payload"]) for v in items], nxt
 
 
+def _key_of(pos: Any, size: int) -> tuple[str, ...]:
+    """A cursor position as a key of ``size`` strings, or a 400 naming the cursor."""
+    if isinstance(pos, list) and len(pos) == size and all(isinstance(x, str) for x in pos):
+        return tuple(pos)
+    raise InputError("cursor positions do not match this listing", field="cursor")
+
+
 def snapshot_page(
     reader: GraphReader, as_of: datetime | None, known_at: datetime | None, limit: int, cursor: str | None
 ) -> dict[str, Any]:
-    """Up to ``limit`` concepts, edges, lessons and lesson links of the graph as of a point."""
+    """Up to ``limit`` concepts, edges, lessons and lesson links of the graph as of a point, each
+    section streamed from SQL after its last key (keyset pages: a page never reads the graph)."""
     query = {"as_of": format_time(as_of), "known_at": format_time(known_at)}
     cur = Cursor.resume(cursor, "snapshot", query)
     point = _point(reader, cur, as_of, known_at)
-    snap = reader.snapshot(point)
-    sections: dict[str, Sequence[Concept | Edge | Version]] = {
-        "concepts": snap.concepts,
-        "edges": snap.edges,
-        "lessons": snap.lessons,
-        "lesson_links": snap.lesson_links,
+
+    def versions(table: str, size: int) -> Section[Any]:
+        def read(pos: Any, n: int) -> Iterator[Version]:
+            after = None if pos is None else _key_of(pos, size)
+            return reader.stream_versions(table, point, after=after, limit=n)
+
+        return read, lambda v: list(v.key)
+
+    def concepts(pos: Any, n: int) -> Iterator[Concept]:
+        return reader.stream_concepts(point, after=None if pos is None else _key_of([pos], 1)[0], limit=n)
+
+    def edges(pos: Any, n: int) -> Iterator[Edge]:
+        after = None if pos is None else _key_of(pos, 3)
+        return reader.stream_edges(point, after=(after[0], after[1], after[2]) if after else None, limit=n)
+
+    sections: dict[str, Section[Any]] = {
+        "concepts": (concepts, lambda c: c.concept_id),
+        "edges": (edges, lambda e: [e.source_id, e.relation, e.target_id]),
+        "lessons": versions("lessons", 1),
+        "lesson_links": versions("lesson_concepts", 2),
     }
-    page, offsets = page_sections(sections, cur.pos if cur else None, limit)
+    page, positions = keyset_sections(sections, cur.pos if cur else None, limit)
     body: dict[str, Any] = {
         "valid_at": format_time(point.valid_at),
         "recorded_at": format_time(point.recorded_at),
     }
     body |= {name: [item.to_dict() for item in items] for name, items in page.items()}
     body["next_cursor"] = (
-        _pinned(cur, "snapshot", query, point).advanced(offsets).encode() if offsets is not None else None
+        _pinned(cur, "snapshot", query, point).advanced(positions).encode() if positions is not None else None
     )
     return body
 
@@ -156,16 +178,38 @@ def diff_page(
         if not isinstance(cur.at, str):
             raise _bad("diff")
         end = parse_time(cur.at, field="cursor")
-    diff = reader.diff(since, end)
+    since = ensure_utc(since, field="from")
+
+    def changes(op: str) -> Section[tuple[int, Version]]:
+        """One operation's versions across the diff tables, in table order, then (recorded_at,
+        version id); a position is [table index, last version id]."""
+
+        def read(pos: Any, n: int) -> Iterator[tuple[int, Version]]:
+            if pos is None:
+                table_no, after = 0, None
+            elif isinstance(pos, list) and len(pos) == 2 and all(type(x) is int and x >= 0 for x in pos):
+                table_no, after = pos
+            else:
+                raise InputError("cursor positions do not match this listing", field="cursor")
+            for i, table in enumerate(DIFF_TABLES[table_no:], start=table_no):
+                for v in reader.stream_changes(table, since, end, op=op, after=after, limit=n):
+                    yield i, v
+                    n -= 1
+                if n <= 0:
+                    return
+                after = None
+
+        return read, lambda item: [item[0], item[1].stamp.version_id]
+
     sections = {
-        "asserted": diff.asserted,
-        "revised": diff.revised,
-        "invalidated": diff.invalidated,
-        "retracted": diff.retracted,
+        "asserted": changes("assert"),
+        "revised": changes("revise"),
+        "invalidated": changes("invalidate"),
+        "retracted": changes("retract"),
     }
-    page, offsets = page_sections(sections, cur.pos if cur else None, limit)
-    body: dict[str, Any] = {"from": format_time(diff.since), "to": format_time(diff.until)}
-    body |= {name: [v.to_dict() for v in items] for name, items in page.items()}
+    page, positions = keyset_sections(sections, cur.pos if cur else None, limit)
+    body: dict[str, Any] = {"from": format_time(since), "to": format_time(end)}
+    body |= {name: [v.to_dict() for _, v in items] for name, items in page.items()}
     walk = cur or Cursor("diff", query, format_time(end))
-    body["next_cursor"] = walk.advanced(offsets).encode() if offsets is not None else None
+    body["next_cursor"] = walk.advanced(positions).encode() if positions is not None else None
     return body

@@ -12,12 +12,21 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final, TypeVar
 
 from data_plane.errors import InputError
 
-__all__ = ["DEFAULT_LIMIT", "MAX_LIMIT", "PAGED", "Cursor", "next_headers", "page_sections"]
+__all__ = [
+    "DEFAULT_LIMIT",
+    "END",
+    "MAX_LIMIT",
+    "PAGED",
+    "Cursor",
+    "Section",
+    "keyset_sections",
+    "next_headers",
+]
 
 DEFAULT_LIMIT: Final = 100
 MAX_LIMIT: Final = 1000
@@ -81,23 +90,34 @@ class Cursor:
         return cls(kind, data["q"], data.get("at"), data.get("pos"))
 
 
-def page_sections(
-    sections: Mapping[str, Sequence[T]], offsets: Sequence[int] | None, limit: int
-) -> tuple[dict[str, list[T]], list[int] | None]:
-    """Up to ``limit`` items of every section from its offset, and the next offsets (None when
-    every section is exhausted). Pure; sections keep their order."""
-    if offsets is not None and not isinstance(offsets, list | tuple):
-        raise InputError("cursor offsets do not match this listing", field="cursor")
-    start = list(offsets) if offsets is not None else [0] * len(sections)
-    if len(start) != len(sections) or any(type(o) is not int or o < 0 for o in start):
-        raise InputError("cursor offsets do not match this listing", field="cursor")
+# A section's position in a keyset walk: None (not started), END (exhausted) or the JSON key of
+# the last item served. A section reads ``(position, n)`` -> at most n items after it, in key order.
+END: Final = "end"
+Section = tuple[Callable[[Any, int], Iterable[T]], Callable[[T], Any]]
+
+
+def keyset_sections(
+    sections: Mapping[str, Section[T]], positions: Sequence[Any] | None, limit: int
+) -> tuple[dict[str, list[T]], list[Any] | None]:
+    """Up to ``limit`` items of every section after its position, and the next positions (None
+    when every section is exhausted). Each section is read with ``limit + 1`` rows at most, so a
+    page costs the same on a graph of any size."""
+    if positions is not None and not isinstance(positions, list | tuple):
+        raise InputError("cursor positions do not match this listing", field="cursor")
+    start = list(positions) if positions is not None else [None] * len(sections)
+    if len(start) != len(sections):
+        raise InputError("cursor positions do not match this listing", field="cursor")
     page: dict[str, list[T]] = {}
-    after: list[int] = []
-    for (name, items), offset in zip(sections.items(), start, strict=True):
-        page[name] = list(items[offset : offset + limit])
-        after.append(offset + len(page[name]))
-    more = any(end < len(items) for end, items in zip(after, sections.values(), strict=True))
-    return page, (after if more else None)
+    after: list[Any] = []
+    for (name, (read, key)), pos in zip(sections.items(), start, strict=True):
+        if pos == END:
+            page[name] = []
+            after.append(END)
+            continue
+        items = list(read(pos, limit + 1))
+        page[name] = items[:limit]
+        after.append(key(items[limit - 1]) if len(items) > limit else END)
+    return page, (after if any(a != END for a in after) else None)
 
 
 def next_headers(next_url: str, cursor: str | None) -> dict[str, str]:
