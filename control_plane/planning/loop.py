@@ -229,24 +229,26 @@ class Planner:
     ) -> tuple[Reading, AsOf, list[Concept]]:
         """Interpret ``question`` before round 1: time words move the valid time unless it was
         given explicitly; then the seeds as of that time and the reading of the question."""
-        found = mentions_in(question, self.name_index(point).index)
+        entry = self.name_index(point)
+        found = mentions_in(question, entry.index)
         when = find_time(question, now, [(m.start, m.end) for m in found])
         if when is not None and not explicit:
             point = AsOf(when.valid_at, point.recorded_at)
-        seeds = self.seeds(question, point)
+            entry = self.name_index(point)  # the names in force at the time the question names
+        seeds = self._seeds(question, point, entry.index)
         names = {c.concept_id: c.name for c in seeds}
-        mentions = [
-            replace(m, name=names[m.concept_id])
-            for m in mentions_in(question, self.name_index(point).index, names)
-        ]
+        mentions = [replace(m, name=names[m.concept_id]) for m in mentions_in(question, entry.index, names)]
         reading = interpret(question, mentions, now=now, relations=self.relation_counts(point))
         return reading, point, seeds
 
     def seeds(self, question: str, as_of: AsOf) -> list[Concept]:
-        entry = self.name_index(as_of)
-        candidates = entry.index.candidates(question)
+        """The concepts ``question`` names as of ``as_of`` (at most 3, most specific first)."""
+        return self._seeds(question, as_of, self.name_index(as_of).index)
+
+    def _seeds(self, question: str, as_of: AsOf, index: NameIndex) -> list[Concept]:
+        candidates = index.candidates(question)
         degrees = self.reader.degrees(candidates, as_of=as_of) if len(candidates) > 1 else {}
-        ids = entry.index.find(question, degrees)
+        ids = index.find(question, degrees)
         found = self.reader.concepts(ids, as_of=as_of) if ids else {}
         return [found[cid] for cid in ids if cid in found]
 
