@@ -160,6 +160,25 @@ def _max_concept_version(reader: GraphReader, table: sa.Table = schema.concepts)
     return None if value is None else int(value)
 
 
+def _tops(reader: GraphReader) -> tuple[int | None, int | None]:
+    """The newest concept and edge version ids, in one statement: what tells whether the cached
+    name index and relation counts may still hold."""
+    latest = [
+        sa.select(sa.func.max(t.c.version_id)).scalar_subquery()
+        for t in (schema.concepts, schema.concept_edges)
+    ]
+    with reader.engine.connect() as conn:
+        concepts, edges = conn.execute(sa.select(*latest)).one()
+    return (None if concepts is None else int(concepts), None if edges is None else int(edges))
+
+
+class _Unread:
+    """Marks a version id the caller did not read (None is a real value: an empty table)."""
+
+
+_UNREAD: Final = _Unread()
+
+
 class Planner:
     """Answers questions from the graph with an evidence sub-graph, or abstains."""
 
@@ -200,9 +219,11 @@ class Planner:
 
     # -- seeding ----------------------------------------------------------------------------
 
-    def name_index(self, as_of: AsOf) -> _IndexEntry:
-        """The cached name index for ``as_of`` (rebuilt only when it may have changed)."""
-        top = _max_concept_version(self.reader)
+    def name_index(self, as_of: AsOf, *, top: int | _Unread | None = _UNREAD) -> _IndexEntry:
+        """The cached name index for ``as_of`` (rebuilt only when it may have changed); ``top`` is
+        the newest concept version id when the caller already read it."""
+        if isinstance(top, _Unread):
+            top = _max_concept_version(self.reader)
         if self._cache is not None and self._cache.covers(top, as_of):
             return self._cache
         # Only names and aliases are kept (streamed from SQL); the seeds' records are read per
@@ -213,10 +234,12 @@ class Planner:
         self.index_builds += 1
         return self._cache
 
-    def relation_counts(self, as_of: AsOf) -> dict[str, int]:
-        """Active edges per relation as of ``as_of``, cached like the name index."""
+    def relation_counts(self, as_of: AsOf, *, top: int | _Unread | None = _UNREAD) -> dict[str, int]:
+        """Active edges per relation as of ``as_of``, cached like the name index (``top``: the
+        newest edge version id when the caller already read it)."""
         E = schema.concept_edges
-        top = _max_concept_version(self.reader, E)
+        if isinstance(top, _Unread):
+            top = _max_concept_version(self.reader, E)
         if self._relations is not None and self._relations[0].covers(top, as_of):
             return self._relations[1]
         valid_box, recorded_box = _time_box(self.reader, as_of, E)
@@ -229,16 +252,19 @@ class Planner:
     ) -> tuple[Reading, AsOf, list[Concept]]:
         """Interpret ``question`` before round 1: time words move the valid time unless it was
         given explicitly; then the seeds as of that time and the reading of the question."""
-        entry = self.name_index(point)
+        top_concept, top_edge = _tops(self.reader)
+        entry = self.name_index(point, top=top_concept)
         found = mentions_in(question, entry.index)
         when = find_time(question, now, [(m.start, m.end) for m in found])
         if when is not None and not explicit:
             point = AsOf(when.valid_at, point.recorded_at)
-            entry = self.name_index(point)  # the names in force at the time the question names
+            # The names in force at the time the question names.
+            entry = self.name_index(point, top=top_concept)
         seeds = self._seeds(question, point, entry.index)
         names = {c.concept_id: c.name for c in seeds}
         mentions = [replace(m, name=names[m.concept_id]) for m in mentions_in(question, entry.index, names)]
-        reading = interpret(question, mentions, now=now, relations=self.relation_counts(point))
+        relations = self.relation_counts(point, top=top_edge)
+        reading = interpret(question, mentions, now=now, relations=relations)
         return reading, point, seeds
 
     def seeds(self, question: str, as_of: AsOf) -> list[Concept]:
