@@ -304,7 +304,8 @@ class Planner:
         point = AsOf(as_of or created_at, known_at or created_at)
         answer_id = uuid.uuid4().hex
         reading, point, seeds = self.read(question, point, explicit=as_of is not None, now=created_at)
-        log.info("loop.reading", question_id=answer_id, **reading.to_dict())
+        read_as = reading.to_dict()
+        log.info("loop.reading", question_id=answer_id, **read_as)
         # Thin rows while the loop runs; full records only for the answer (``_ground``).
         evidence: EvidenceGraph[ConceptLike, EdgeLike] = EvidenceGraph(
             seeds=tuple(c.concept_id for c in seeds)
@@ -357,8 +358,10 @@ class Planner:
                 )
                 added, edges_added = self._gather(evidence, walk, pending, reserve)
                 walked.update(frontier, walk.expanded)
-                for cid in walked:
-                    pending.pop(cid, None)
+                # Nothing walked stays pending (a later walk may report an excluded, already
+                # walked concept on its boundary); the check runs over pending, not over walked.
+                for cid in pending.keys() & walked:
+                    del pending[cid]
                 walks += 1
                 if walk.partial:
                     budget_open |= walk.unexpanded
@@ -444,7 +447,7 @@ class Planner:
                     f"(best {best[0]:.2f}): {best[1].missing if best[1] and best[1].missing else best[2]}"
                 )
         if traces:
-            traces[0] = replace(traces[0], reading=reading.to_dict())
+            traces[0] = replace(traces[0], reading=read_as)
         if traces and traces[-1].decision == "stop-empty":
             self._log_round(answer_id, traces[-1], 0)
         answer = self._answer(
