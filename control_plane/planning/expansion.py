@@ -79,7 +79,8 @@ class ReaderExpander:
         exclude: Collection[str] = (),
     ) -> Walk:
         """``relations`` followed transitively from ``ids`` in learning ``direction``
-        (``needed_before`` or ``unlocks``), in one recursive SQL statement, with full records."""
+        (``needed_before`` or ``unlocks``), in one recursive SQL statement, with the thin edge and
+        concept rows the evidence holds (grounded once per answer, like the one-hop rows)."""
         return walk(
             self._reader.engine,
             ids,
