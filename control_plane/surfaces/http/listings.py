@@ -11,7 +11,7 @@ per page.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import Any
 
@@ -19,7 +19,7 @@ from control_plane.surfaces.http.pagination import Cursor, Section, keyset_secti
 from data_plane.clock import ensure_utc, format_time, parse_time
 from data_plane.errors import InputError
 from data_plane.reads import DIFF_TABLES, GraphReader
-from data_plane.records import Concept, Edge, Version
+from data_plane.records import Version
 from data_plane.temporal import AsOf
 
 __all__ = ["answers_page", "concepts_page", "diff_page", "edges_page", "snapshot_page"]
@@ -130,25 +130,30 @@ def snapshot_page(
     cur = Cursor.resume(cursor, "snapshot", query)
     point = _point(reader, cur, as_of, known_at)
 
-    def versions(table: str, size: int) -> Section[Any]:
-        def read(pos: Any, n: int) -> Iterator[Version]:
-            after = None if pos is None else _key_of(pos, size)
-            return reader.stream_versions(table, point, after=after, limit=n)
+    def section(
+        size: int, read: Callable[[Any, int], Iterator[Any]], key: Callable[[Any], list[str]]
+    ) -> Section[Any]:
+        """A section whose positions are keys of ``size`` strings (checked before any read)."""
+        return (lambda pos, n: read(None if pos is None else _key_of(pos, size), n)), key
 
-        return read, lambda v: list(v.key)
-
-    def concepts(pos: Any, n: int) -> Iterator[Concept]:
-        return reader.stream_concepts(point, after=None if pos is None else _key_of([pos], 1)[0], limit=n)
-
-    def edges(pos: Any, n: int) -> Iterator[Edge]:
-        after = None if pos is None else _key_of(pos, 3)
-        return reader.stream_edges(point, after=(after[0], after[1], after[2]) if after else None, limit=n)
+    def version_key(v: Version) -> list[str]:
+        return list(v.key)
 
     sections: dict[str, Section[Any]] = {
-        "concepts": (concepts, lambda c: c.concept_id),
-        "edges": (edges, lambda e: [e.source_id, e.relation, e.target_id]),
-        "lessons": versions("lessons", 1),
-        "lesson_links": versions("lesson_concepts", 2),
+        "concepts": section(
+            1, lambda k, n: reader.stream_concepts(point, after=k and k[0], limit=n), lambda c: [c.concept_id]
+        ),
+        "edges": section(
+            3,
+            lambda k, n: reader.stream_edges(point, after=k, limit=n),
+            lambda e: [e.source_id, e.relation, e.target_id],
+        ),
+        "lessons": section(
+            1, lambda k, n: reader.stream_versions("lessons", point, after=k, limit=n), version_key
+        ),
+        "lesson_links": section(
+            2, lambda k, n: reader.stream_versions("lesson_concepts", point, after=k, limit=n), version_key
+        ),
     }
     page, positions = keyset_sections(sections, cur.pos if cur else None, limit)
     body: dict[str, Any] = {
