@@ -350,3 +350,78 @@ def test_a_from_phrase_outside_a_two_place_frame_is_not_an_unknown_concept() -> 
     """ "X from scratch ... to come first" is no frame around X: it still reads as needed-before."""
     r = read("I want to understand RAG from scratch. What has to come first?")
     assert r.sure and r.intent == "needed_before" and r.subject == "rag"
+
+
+@pytest.mark.parametrize(
+    ("question", "unknown"),
+    [
+        ("How does quantum annealing lead to RAG?", "quantum annealing"),
+        ("Does protein folding build on embeddings?", "protein folding"),
+        ("Which topics are linking plate tectonics to RAG?", "plate tectonics"),
+    ],
+)
+def test_an_unknown_subject_of_a_relating_verb_is_not_an_answer(question: str, unknown: str) -> None:
+    """ "how does <words> lead to X": the words stand where a concept stands (the subject of an
+    inverted relating verb whose other side names a concept), so an answer about X alone would
+    answer another question."""
+    r = read(question, FULL)
+    assert not r.sure and r.problem is not None and repr(unknown) in r.problem
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "How does RAG lead to agent orchestration?",
+        "How do I get from RAG to agent orchestration?",
+        "What do learners need before RAG?",
+        "How does learning embeddings lead to RAG?",
+    ],
+)
+def test_known_or_personal_subjects_of_relating_verbs_are_not_unknown_concepts(question: str) -> None:
+    """People, pronouns and purpose verbs in the subject's place are not concepts."""
+    r = read(question, FULL)
+    assert r.sure and r.problem is None
+
+
+@pytest.mark.parametrize(
+    ("question", "intent", "transitive"),
+    [
+        ("what's on the prerequisite list for RAG?", "prerequisites", False),
+        ("Show me RAG's list of immediate prerequisites.", "prerequisites", False),
+        ("What is the complete set of prerequisites behind RAG?", "needed_before", True),
+        ("the prerequisite tree for RAG", "needed_before", True),
+        (
+            "What must I know before RAG, counting the prerequisites of its prerequisites too?",
+            "needed_before",
+            True,
+        ),
+        ("RAG prerequisites' prerequisites, please", "needed_before", True),
+        ("Which topics, directly or through other topics, are required for RAG?", "needed_before", True),
+        ("List RAG's prerequisites, direct and indirect.", "needed_before", True),
+        ("Which topics sit directly underneath RAG as prerequisites?", "prerequisites", False),
+    ],
+)
+def test_noun_phrases_scope_and_iteration(question: str, intent: str, transitive: bool) -> None:
+    """A relational noun heads or modifies a noun phrase ("prerequisite list", "list of
+    prerequisites"), attaches its concept by any preposition ("behind X"), iterates ("prerequisites
+    of its prerequisites" is the closure), and "directly or ..." coordinates (both: transitive)."""
+    r = read(question, FULL)
+    assert r.sure, r.describe()
+    assert (r.intent, r.transitive, r.subject) == (intent, transitive, "rag")
+
+
+@pytest.mark.parametrize(
+    ("question", "intent"),
+    [
+        ("Which lesson should I read to learn RAG?", "lessons_covering"),
+        ("I want to study RAG. Which lesson teaches it?", "lessons_covering"),
+        ("Which lessons should I complete before RAG?", "lessons_before"),
+        ("Which lessons cover the prerequisites of RAG?", "lessons_before"),
+    ],
+)
+def test_a_purpose_names_the_lesson_content_an_ordering_word_earlier_lessons(
+    question: str, intent: str
+) -> None:
+    """ "a lesson to learn X" is a lesson about X; only an ordering word asks for earlier lessons."""
+    r = read(question, FULL)
+    assert r.sure and r.intent == intent and r.subject == "rag"

@@ -48,6 +48,7 @@ abstains, quoting :meth:`Reading.describe` and two or three ``suggestions`` it d
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -86,6 +87,13 @@ _NOUN_GAP: Final = frozenset(
      "immediate", "key", "important", "necessary", "required", "considered", "itself", "core", "main", "named", "given", "stated", "recorded", "marked",
      "their", "its", "and", "indirect", "or", "concept", "topic", "all", "of"}
 )  # fmt: skip
+# Head nouns a relational noun may modify: "the prerequisite list for X", "X's list of prerequisites".
+_CONTAINER: Final = frozenset(
+    normalise("list set collection group lineup bunch tree chain graph map hierarchy")
+)
+# Prepositions of place: "prerequisites behind X" attaches X like "of X"; "underneath X as
+# prerequisites" does not make X the prerequisite (the clause's subject is).
+_PLACE: Final = frozenset(normalise("behind beneath underneath below under above over beside around"))
 _AFTER_VERBS: Final = frozenset(normalise("have learn finish master complete"))
 _CLAUSE_SUBJECT: Final = frozenset(
     normalise("i you they we one he she someone learner student can could should get start to even")
@@ -173,7 +181,7 @@ _EXCEPT: Final = tuple(normalise(m) for m in ("except", "but not", "excluding", 
 _APPOSITIVE: Final = tuple(normalise(m) for m in ("like", "such as", "e g", "eg", "aka", "also known as", "called", "named", "i e", "ie"))  # fmt: skip
 
 _DIRECT: Final = tuple(normalise(m) for m in ("direct", "directly", "immediate", "immediately", "right before", "just before", "right after", "just after", "one step", "first order", "next", "straight"))  # fmt: skip
-_TRANSITIVE: Final = tuple(normalise(m) for m in ("indirect", "indirectly", "transitive", "transitively", "all the way", "everything", "full", "whole", "entire", "complete", "ultimately", "eventually", "down the line", "recursive", "recursively", "every", "chain of", "in total", "overall"))  # fmt: skip
+_TRANSITIVE: Final = tuple(normalise(m) for m in ("indirect", "indirectly", "transitive", "transitively", "all the way", "everything", "full", "whole", "entire", "complete", "ultimately", "eventually", "down the line", "recursive", "recursively", "every", "chain of", "in total", "overall", "tree", "hierarchy"))  # fmt: skip
 _BOTH: Final = tuple(normalise(m) for m in ("both", "in common", "common", "shared", "share"))
 _LESSON: Final = frozenset(normalise("lesson course module unit class tutorial chapter lecture session"))
 _PLAN: Final = tuple(normalise(m) for m in ("study plan", "learning plan", "plan", "roadmap", "road map", "what order", "which order", "in order", "learning order", "sequence", "syllabus", "schedule", "step by step", "order should"))  # fmt: skip
@@ -428,15 +436,28 @@ def _ends_with(toks: Sequence[str], end: int, phrases: Iterable[Sequence[str]]) 
 _TWO_PLACE: Final = (
     (frozenset({"from"}), frozenset({"to"})),
     (frozenset({"between"}), frozenset({"and"})),
-    (frozenset({"connect", "link", "bridge"}), frozenset({"to", "and", "with"})),
+    (
+        frozenset(normalise("connect connecting link linking bridge bridging join joining")),
+        frozenset({"to", "and", "with"}),
+    ),
 )
+_INVERTING_AUX: Final = frozenset(normalise("does do did can could would will might may should"))
 _SLOT_END: Final = frozenset({"in", "for", "?", ".", ",", "!", ";", ":"})
 
 
-def _unknown_slot(toks: Sequence[str], masked: frozenset[int]) -> str | None:
-    """The words in the other place of a two-place frame around a known concept ("from <words>
-    to X"), when they name no known concept (``masked`` marks the tokens of recognised names);
-    None when there is no such frame."""
+def _content_span(toks: Sequence[str], lo: int, hi: int, skip: frozenset[str]) -> tuple[int, int] | None:
+    """``[lo, hi)`` without the ``skip`` words at either end; None when nothing else is left."""
+    while lo < hi and toks[lo] in skip:
+        lo += 1
+    while hi > lo and toks[hi - 1] in skip:
+        hi -= 1
+    return (lo, hi) if lo < hi else None
+
+
+def _unknown_slot(toks: Sequence[str], masked: frozenset[int]) -> tuple[int, int] | None:
+    """The token span in the other place of a two-place frame around a known concept ("from
+    <words> to X"), when it names no known concept (``masked`` marks the tokens of recognised
+    names); None when there is no such frame."""
     for openers, joiners in _TWO_PLACE:
         for i, t in enumerate(toks):
             if t not in openers or i in masked:
@@ -452,9 +473,53 @@ def _unknown_slot(toks: Sequence[str], masked: frozenset[int]) -> str | None:
             if named.count(True) != 1:
                 continue  # not a frame around the concept the question names
             lo, hi = slots[named.index(False)]
-            words = [toks[k] for k in range(lo, hi) if toks[k] not in _DETERMINERS]
-            if words:
-                return " ".join(words)
+            if (span := _content_span(toks, lo, hi, _DETERMINERS)) is not None:
+                return span
+    return None
+
+
+_OWNERS: Final = frozenset({"the", "its", "their", "those", "these", "s", "his", "her", "of", "for", "own"})
+
+
+def _scope(
+    toks: Sequence[str], masked: frozenset[int], nouns: Sequence[tuple[int, int, _Cue]]
+) -> tuple[bool, bool]:
+    """(direct, transitive) as the words scope the relation. "directly or through others",
+    "direct and indirect" ask for both, so they are transitive; a relational noun applied to
+    itself ("prerequisites of its prerequisites", "prerequisites' prerequisites") asks for the
+    iterated relation."""
+    coordinated = {"or", "and"}
+    direct = False
+    transitive = _any(toks, _TRANSITIVE, masked)
+    for phrase in _DIRECT:
+        for i, j in _find_all(toks, phrase, masked):
+            if (toks[j : j + 1] and toks[j] in coordinated) or (i > 0 and toks[i - 1] in coordinated):
+                transitive = True
+            else:
+                direct = True
+    for (_, e1, c1), (s2, _, c2) in itertools.pairwise(nouns):
+        if c1.family == c2.family and all(
+            t in _OWNERS and k not in masked for k, t in enumerate(toks[e1:s2], e1)
+        ):
+            transitive = True
+    return direct and not transitive, transitive
+
+
+def _unknown_subject(
+    toks: Sequence[str], masked: frozenset[int], verbs: Sequence[tuple[int, int, _Cue]]
+) -> tuple[int, int] | None:
+    """The subject of "how does <words> lead to X" / "does <words> build on X" when it names no
+    known concept while the verb's other side does: the words stand in a concept's place, so the
+    question is about something the graph lacks. None when there is no such frame."""
+    for s, e, _ in verbs:
+        a = next((k for k in range(s - 1, -1, -1) if toks[k] in _INVERTING_AUX or k in masked), None)
+        if a is None or a in masked or not (a == 0 or toks[a - 1] in {"how", "why", "when", "where"}):
+            continue
+        if not any(k in masked for k in range(e, len(toks))):
+            continue
+        skip = _DETERMINERS | _ADVERBS | _CLAUSE_SUBJECT | _PRONOUNS | _PURPOSE_VERBS
+        if any(toks[k] not in skip for k in range(a + 1, s)):
+            return _content_span(toks, a + 1, s, skip)
     return None
 
 
@@ -539,10 +604,13 @@ def _role_at(
                     cue.family, cue.left, cue.transitive and cue.left == DEP, " ".join(toks[s:e]) + " by", 3
                 )
     # "<noun> of/for X", "<verb> of X" ("part of X").
-    if before[-1:] in (("of",), ("for",), ("to",), ("in",), ("on",), ("under",), ("into",)):
+    if before[-1:] in (("of",), ("for",), ("to",), ("in",), ("on",), ("into",)) or (
+        before and before[-1] in _PLACE
+    ):
         p = b - 1
         for s, e, cue in (*nouns, *verbs):
-            near = e == p or (cue.noun and e < p and p - e <= 4 and all(t in _NOUN_GAP for t in toks[e:p]))
+            gap_ok = all(t in _NOUN_GAP or t in _CONTAINER for t in toks[e:p])
+            near = e == p or (cue.noun and e < p and p - e <= 4 and gap_ok)
             if near or (e == p + 1 and cue.words and toks[e - 1] == before[-1]):
                 if cue.noun:
                     return _Role(
@@ -563,11 +631,27 @@ def _role_at(
     after_tok = end
     if after_tok < len(toks) and toks[after_tok] == "s":
         after_tok += 1
+    if (
+        after_tok < len(toks)
+        and toks[after_tok] in _CONTAINER
+        and toks[after_tok + 1 : after_tok + 2] == ("of",)
+    ):
+        after_tok += 2  # "X's list of (immediate) prerequisites"
+        while after_tok < len(toks) and toks[after_tok] in _NOUN_GAP and after_tok not in masked:
+            after_tok += 1
     for s, e, cue in nouns:
         if s == after_tok and toks[e : e + 1] != ("of",):
             return _Role(cue.family, cue.right, cue.transitive, " ".join(toks[s:e]), 2)
-    # "X is a prerequisite (for ...)", "X as a prerequisite".
-    for s, e, cue in nouns:
+    # "which topics sit under X as prerequisites": X is a place preposition's object, so "as a
+    # <noun>" describes the clause's (wh-) subject, and X takes the noun's other role.
+    if before and before[-1] in _PLACE and any(t in _WH for t in toks[:start]):
+        for s, e, cue in nouns:
+            if s >= end and s - end <= 4 and "as" in toks[end:s] and all(g in _NOUN_GAP for g in toks[end:s]):
+                return _Role(
+                    cue.family, cue.right, cue.transitive, f"{before[-1]} X as {' '.join(toks[s:e])}", 2
+                )
+    # "X is a prerequisite (for ...)", "X as a prerequisite" (not "topics under X as prerequisites").
+    for s, e, cue in nouns if not (before and before[-1] in _PLACE) else ():
         if s >= end and s - end <= 4:
             gap = toks[end:s]
             if not all(g in _NOUN_GAP for g in gap):
@@ -820,8 +904,7 @@ def _interpret(
         # what builds on it?" asks about builds_on, not learning order in general).
         specific = [r for r in agreeing if r.family != LEARN]
         roles[main.concept_id] = max(specific or agreeing, key=lambda r: r.strength)
-    direct = _any(toks, _DIRECT, masked)
-    transitive_word = _any(toks, _TRANSITIVE, masked)
+    direct, transitive_word = _scope(toks, masked, nouns)
     known = tuple(
         Subject(m.concept_id, "known", words_of[m.concept_id])
         for m in ordered
@@ -889,7 +972,9 @@ def _interpret(
 
     others = [m for m in subjects[1:]]
     second = others[0] if others else None
-    if second is None and (unknown := _unknown_slot(toks, masked)) is not None:
+    unknown = _unknown_slot(toks, masked) or _unknown_subject(toks, masked, verbs)
+    if second is None and unknown is not None:
+        unknown_words = _surface(question, *unknown)
         # "the path from <something the graph lacks> to X": answering about X alone would answer
         # another question, so the reading is not an answer.
         return replace(
@@ -899,7 +984,7 @@ def _interpret(
                 sureness=0.0,
                 read_by="fallback",
             ),
-            problem=f"the question also names {unknown!r}, which is not a concept in this graph",
+            problem=f"the question also names {unknown_words!r}, which is not a concept in this graph",
         )
     # A path: "from A to B", "how does A lead to B", "what connects A to B".
     if second is not None and (_any(toks, _PATH, masked) or ("from" in toks and "to" in toks)):
@@ -930,7 +1015,10 @@ def _interpret(
             alternatives=tuple(readings),
         )
     if lesson:
-        before = role is not None and role.role == DEP and role.family in (LEARN, PREREQ)
+        # "which lesson should I read to learn X" names what the lesson is for: X itself. Only an
+        # ordering word ("before X", "X's prerequisites", "prepare for X") asks for earlier lessons.
+        purpose = role is not None and (role.cue.startswith("to ") or role.cue == "want")
+        before = role is not None and role.role == DEP and role.family in (LEARN, PREREQ) and not purpose
         if before:
             return build(
                 "lessons_before",
