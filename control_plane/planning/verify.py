@@ -8,7 +8,9 @@ A draft may become the answer only when
   the evidence;
 * given the question's reading, every cited concept stands in the interpreted relation to the
   subject along evidence edges (``control_plane.understanding.relating.standing``): an answer to
-  "what has RAG as a prerequisite" that cites RAG's own prerequisites is rejected.
+  "what has RAG as a prerequisite" that cites RAG's own prerequisites is rejected;
+* cited lesson links fit a lesson reading: "lessons covering X" cites links to X only, "lessons
+  before X" links to concepts needed before X from lessons that do not cover X itself.
 
 The evidence holds only versions read as of the query time, so membership is the same as
 "active as of the query time"; an id that is not in the evidence is unknown or out of scope.
@@ -85,4 +87,32 @@ def verify(
                 f"cites concepts that are not {reading.describe() if reading else ''} along the evidence: "
                 + ", ".join(stray),
             )
+    if reading is not None and draft.lesson_refs:
+        misplaced = _misplaced_lessons(draft, evidence, reading, allowed)
+        if misplaced:
+            return Verdict(
+                False,
+                _cap(conf, threshold),
+                f"cites lesson links that are not {reading.describe()}: " + ", ".join(misplaced),
+            )
     return Verdict(True, conf, "accepted")
+
+
+def _misplaced_lessons(
+    draft: Draft, evidence: EvidenceGraph[Any, Any], reading: Reading, allowed: frozenset[str] | None
+) -> list[str]:
+    """Cited lesson links that do not answer the reading (module docstring)."""
+    x = reading.subject
+    links = {r: evidence.lessons[r] for r in draft.lesson_refs}
+    if reading.intent == "lessons_covering":
+        return sorted(r for r, link in links.items() if link.concept_id != x)
+    if reading.intent == "lessons_before":
+        own = {link.lesson_id for link in evidence.lessons_of(x)} if x is not None else set()
+        return sorted(
+            r
+            for r, link in links.items()
+            if link.concept_id == x
+            or link.lesson_id in own
+            or (allowed is not None and link.concept_id not in allowed)
+        )
+    return []

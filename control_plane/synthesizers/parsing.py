@@ -21,6 +21,8 @@ from data_plane.relations import RELATIONS
 __all__ = ["error_draft", "parse_draft"]
 
 TOP_KEYS: Final = frozenset({"answer", "confidence", "concept_ids", "edge_ids", "missing", "next_focus"})
+# Keys a reply may leave out: replies to prompts older than lesson citations have no lesson_link_ids.
+OPTIONAL_KEYS: Final = frozenset({"lesson_link_ids"})
 FOCUS_KEYS: Final = frozenset({"relations", "concept_ids", "text"})
 _FENCE_RE: Final = re.compile(r"```(?:json|JSON)?[ \t]*\n(.*)\n[ \t]*```", re.DOTALL)
 
@@ -62,9 +64,11 @@ def _no_constants(name: str) -> Any:
     raise _Malformed(f"{name} is not valid JSON")
 
 
-def _keys(obj: dict[str, Any], expected: frozenset[str], where: str) -> None:
+def _keys(
+    obj: dict[str, Any], expected: frozenset[str], where: str, optional: frozenset[str] = frozenset()
+) -> None:
     missing = sorted(expected - obj.keys())
-    extra = sorted(obj.keys() - expected)
+    extra = sorted(obj.keys() - expected - optional)
     if missing:
         raise _Malformed(f"{where} is missing key(s) {', '.join(missing)}")
     if extra:
@@ -95,7 +99,7 @@ def _confidence(value: Any) -> float:
     return float(value)
 
 
-def _parse(text: str) -> tuple[str, float, tuple[str, ...], tuple[str, ...], str, Focus]:
+def _parse(text: str) -> tuple[str, float, tuple[str, ...], tuple[str, ...], str, Focus, tuple[str, ...]]:
     body = _unfence(text)
     if not body:
         raise _Malformed("the reply is empty")
@@ -109,7 +113,7 @@ def _parse(text: str) -> tuple[str, float, tuple[str, ...], tuple[str, ...], str
         raise _Malformed(f"the reply is not usable JSON ({exc})") from None
     if not isinstance(obj, dict):
         raise _Malformed(f"the reply must be a JSON object, got {type(obj).__name__}")
-    _keys(obj, TOP_KEYS, "the reply")
+    _keys(obj, TOP_KEYS, "the reply", OPTIONAL_KEYS)
     focus = obj["next_focus"]
     if not isinstance(focus, dict):
         raise _Malformed(f"next_focus must be an object, got {type(focus).__name__}")
@@ -129,13 +133,14 @@ def _parse(text: str) -> tuple[str, float, tuple[str, ...], tuple[str, ...], str
             concept_ids=_str_list(focus["concept_ids"], "next_focus.concept_ids"),
             text=_str(focus["text"], "next_focus.text"),
         ),
+        _str_list(obj.get("lesson_link_ids", []), "lesson_link_ids"),
     )
 
 
 def parse_draft(text: str, usage: Usage) -> Draft:
     """The ``Draft`` in ``text``, or an error draft (confidence 0, no citations) saying what is wrong."""
     try:
-        answer, confidence, concept_ids, edge_ids, missing, focus = _parse(text)
+        answer, confidence, concept_ids, edge_ids, missing, focus, lesson_refs = _parse(text)
     except _Malformed as exc:
         return error_draft(f"malformed model reply: {exc}", usage)
     except RecursionError:
@@ -148,4 +153,5 @@ def parse_draft(text: str, usage: Usage) -> Draft:
         missing=missing,
         next_focus=focus,
         usage=usage,
+        lesson_refs=lesson_refs,
     )
