@@ -425,3 +425,205 @@ def test_a_purpose_names_the_lesson_content_an_ordering_word_earlier_lessons(
     """ "a lesson to learn X" is a lesson about X; only an ordering word asks for earlier lessons."""
     r = read(question, FULL)
     assert r.sure and r.intent == intent and r.subject == "rag"
+
+
+@pytest.mark.parametrize(
+    ("question", "intent", "transitive"),
+    [
+        (
+            "What are the immediate prerequisites for RAG? not the whole chain, only the first level",
+            "prerequisites",
+            False,
+        ),
+        ("RAG prereqs - nothing further up the chain, just one step back", "prerequisites", False),
+        (
+            "give me every concept that transitively requires RAG, not only the immediate ones",
+            "dependents",
+            True,
+        ),
+        ("don't give me everything, just what comes directly before RAG", "needed_before", False),
+    ],
+)
+def test_negation_scopes_direct_and_transitive_words(question: str, intent: str, transitive: bool) -> None:
+    """ "not the whole chain" asks for one step; "not only the immediate ones" for more."""
+    r = read(question, FULL)
+    assert r.sure and (r.intent, r.transitive) == (intent, transitive), r.describe()
+
+
+@pytest.mark.parametrize(
+    ("question", "intent", "subject"),
+    [
+        (
+            "Backend dev here, moving into embeddings. For RAG, what are the direct prerequisites?",
+            "prerequisites",
+            "rag",
+        ),
+        ("I'm planning a course on MLOps. Which concepts have RAG as a prerequisite?", "dependents", "rag"),
+        ("I'm interested in RAG. What comes directly after it?", "dependents", "rag"),
+    ],
+)
+def test_context_sentences_do_not_supply_subjects_or_lesson_words(
+    question: str, intent: str, subject: str
+) -> None:
+    """Sentences where the learner talks about themselves are context: the asking sentence's
+    concept is the subject, and "a course" there does not make it a lesson question; a pronoun
+    in the asking sentence still reaches back to the context's concept."""
+    r = read(question, FULL)
+    assert r.sure and (r.intent, r.subject) == (intent, subject), r.describe()
+
+
+def test_an_asking_sentence_about_an_unknown_is_not_answered_from_context() -> None:
+    """ "dev here, pivoting into MLOps. For Roman contract law, what are the prerequisites?" names
+    no concept where it asks; the context's concept is not what it asks about."""
+    r = read(
+        "Backend dev here, pivoting into MLOps. For Roman contract law, what are the prerequisites?", FULL
+    )
+    assert not r.sure and r.problem is not None and "'Roman contract law'" in r.problem
+
+
+@pytest.mark.parametrize(
+    ("question", "intent", "transitive"),
+    [
+        ("RAG direct dependents only", "dependents", False),
+        (
+            "What's the full set of topics that RAG is ultimately a prerequisite for, transitively?",
+            "dependents",
+            True,
+        ),
+        (
+            "Which later concepts, at any distance, have RAG somewhere in their prerequisite chain?",
+            "dependents",
+            True,
+        ),
+        (
+            "I want to eventually get to RAG. List everything I have to learn first, including the prereqs of the prereqs.",
+            "needed_before",
+            True,
+        ),
+        (
+            "kind of curious how far RAG reaches - give me every concept that transitively requires it",
+            "dependents",
+            True,
+        ),
+    ],
+)
+def test_more_noun_phrase_and_clause_shapes(question: str, intent: str, transitive: bool) -> None:
+    """Adjectives inside "X direct dependents", adverbs inside "X is ultimately a prerequisite",
+    "X in their prerequisite chain", "including <noun>" (not a part-whole verb), a goal after
+    "want to (adverb) get to", and a relative clause ("every concept that requires it")."""
+    r = read(question, FULL)
+    assert r.sure and (r.intent, r.transitive, r.subject) == (intent, transitive, "rag"), r.describe()
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Could you map out a learning route starting at embeddings and ending at RAG?",
+        "Map a route ending at RAG, starting at embeddings.",
+        "I've got embeddings down and my goal is RAG - lay out the concepts in between.",
+    ],
+)
+def test_path_start_and_end_markers(question: str) -> None:
+    """ "starting at A", "ending at B", "my goal is B", "in between" set the path's ends."""
+    r = read(question, FULL)
+    assert r.sure and r.intent == "path" and (r.subject, r.other) == ("embeddings", "rag"), r.describe()
+
+
+@pytest.mark.parametrize(
+    ("question", "problem"),
+    [
+        ("I finished my RAG course yesterday.", "does not read as a question"),
+        ("RAG의 선수 개념은 무엇인가요?", "not English"),
+        (
+            "I'm comfortable with Baroque counterpoint and want to reach RAG, in what order should I learn?",
+            "'Baroque counterpoint'",
+        ),
+    ],
+)
+def test_statements_foreign_text_and_unknown_known_concepts(question: str, problem: str) -> None:
+    """A statement, a question in another script around a name, and a plan whose "already known"
+    part names nothing in the graph are not answers."""
+    r = read(question, FULL)
+    assert not r.sure and r.problem is not None and problem in r.problem
+
+
+def test_a_quick_rundown_is_about() -> None:
+    r = read("Could you give me a quick rundown of RAG?", FULL)
+    assert r.sure and r.intent == "about"
+
+
+@pytest.mark.parametrize(
+    ("question", "intent"),
+    [
+        ("which concepts are the direct prerequisits of RAG?", "prerequisites"),
+        ("what must I learn befor RAG?", "needed_before"),
+        ("which lessions teach RAG?", "lessons_covering"),
+    ],
+)
+def test_misspelt_relation_words_are_read_as_the_words_they_misspell(question: str, intent: str) -> None:
+    """Ordinary words are respelt against the reader's own vocabulary (same first letter, close
+    enough); concept names are never respelt."""
+    r = read(question, FULL)
+    assert r.sure and r.intent == intent and r.subject == "rag", r.describe()
+
+
+@pytest.mark.parametrize("question", ["RAG direct prerequisits?", "RAG -> next?", "RAG deps"])
+def test_a_short_query_with_unread_words_is_not_about(question: str) -> None:
+    """Only a bare name ("RAG?", "what's RAG") is read as "about X" without a cue: a short query
+    with other words asks something the reader did not read, so it is unsure."""
+    r = read(question, FULL)
+    assert not (r.sure and r.intent == "about"), r.describe()
+
+
+def test_a_negated_pronoun_does_not_vote() -> None:
+    """ "Which lessons cover RAG itself (not the stuff before it)?": "before it" is negated."""
+    r = read(
+        "I missed some sessions of my course. Which lessons cover RAG itself (not the stuff before it)?", FULL
+    )
+    assert r.sure and r.intent == "lessons_covering"
+
+
+def test_a_pointing_question_takes_its_request_from_the_sentence_naming_the_concept() -> None:
+    """ "Before I start RAG, I'd like everything ... not only the direct ones. Can you list them?":
+    the request (and its scope words) runs from the sentence that names RAG."""
+    q = (
+        "Hi! I work in a warehouse and I'm following an online course. Before I start RAG, I'd like "
+        "the complete list of everything that comes before it, not only the direct ones. Can you list them?"
+    )
+    r = read(q, FULL)
+    assert r.sure and (r.intent, r.transitive) == ("needed_before", True), r.describe()
+
+
+@pytest.mark.parametrize(
+    ("question", "intent"),
+    [
+        (
+            "My company pays for a course and RAG is one module in it. What are the subtopics that are part of RAG?",
+            "parts",
+        ),
+        ("RAG: lessons to do first?", "lessons_before"),
+        ("RAG lessons", "lessons_covering"),
+    ],
+)
+def test_a_lesson_word_counts_when_it_is_what_is_asked(question: str, intent: str) -> None:
+    """A lesson noun makes a lesson question when it is asked for, not when it is background."""
+    r = read(question, FULL)
+    assert r.sure and r.intent == intent, r.describe()
+
+
+def test_a_one_word_name_used_as_a_progressive_verb_is_not_a_subject() -> None:
+    """ "I'm planning the next year": "planning" is a verb here, even where it names a concept."""
+    index = NameIndex.from_names([("planning", "Planning", ()), ("rag", "RAG", ())])
+    q = "I'm planning the next year of study. Which concepts have RAG as a prerequisite?"
+    r = interpret(q, mentions_in(q, index), now=NOW, relations=FULL)
+    assert r.sure and r.subject == "rag" and "planning" not in r.ids()
+
+
+def test_a_concept_named_in_context_and_in_the_question_is_asked_about() -> None:
+    """ "We covered RAG today. ... Which concepts build on RAG?": the asking sentence's RAG is the
+    subject, not something already known; a name in context stays a name (never "unknown")."""
+    q = "I'm doing a bootcamp and we covered RAG today. The instructor said more is built on it. Which concepts build on RAG?"
+    r = read(q, FULL)
+    assert r.sure and (r.intent, r.subject, r.known) == ("built_by", "rag", ())
+    plan = read("In what order should I learn everything RAG needs? I already know embeddings", FULL)
+    assert plan.sure and plan.intent == "study_plan" and plan.known == ("embeddings",)

@@ -41,6 +41,24 @@ B in learning order), ``before_uses`` (needed before X and built on by Y), ``les
 ``lessons_before``, ``study_plan`` (what X needs, in order, minus what is already known),
 ``about``; ``unknown`` when nothing is named.
 
+Noun phrases read like the nouns they are built on: "the prerequisite list for X", "X's list of
+immediate prerequisites", "prerequisites behind X", "X direct dependents"; a relational noun applied
+to itself ("prerequisites of its prerequisites") is the closure. Scope words are scoped: "directly
+or through other topics" and "not only the immediate ones" ask for the closure, "not the whole
+chain" for one step.
+
+Several sentences: the learner's own background ("backend dev here, pivoting into ML. For X, what
+are ...?") is *context*: its concepts, scope, lesson and plan words are not what is asked, unless
+the asking sentence only points back ("... Can you list them?"), when the request runs from the
+sentence that names the concept. A lesson noun makes a lesson question only when it is what is
+asked ("which lessons", "lessons that cover", a bare "X lessons"). Misspelt ordinary words are
+respelt against this module's own vocabulary ("prerequisits", "befor", "lessions"); names never.
+
+Words standing where a concept stands but naming none ("how does <words> lead to X", "from
+<words> to X", "for <words>, what are the prerequisites", "I'm comfortable with <words>", "a route
+starting at <words>") make the reading a *problem*: an answer about X alone would answer another
+question.
+
 A reading is *sure* (``sureness >= 0.8``) when a cue or preposition governs the subject and no
 two cues disagree. Otherwise (``read_by == "fallback"`` or conflicting readings) the planner
 abstains, quoting :meth:`Reading.describe` and two or three ``suggestions`` it does understand.
@@ -48,6 +66,8 @@ abstains, quoting :meth:`Reading.describe` and two or three ``suggestions`` it d
 
 from __future__ import annotations
 
+import difflib
+import functools
 import itertools
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -181,15 +201,18 @@ _EXCEPT: Final = tuple(normalise(m) for m in ("except", "but not", "excluding", 
 _APPOSITIVE: Final = tuple(normalise(m) for m in ("like", "such as", "e g", "eg", "aka", "also known as", "called", "named", "i e", "ie"))  # fmt: skip
 
 _DIRECT: Final = tuple(normalise(m) for m in ("direct", "directly", "immediate", "immediately", "right before", "just before", "right after", "just after", "one step", "first order", "next", "straight"))  # fmt: skip
-_TRANSITIVE: Final = tuple(normalise(m) for m in ("indirect", "indirectly", "transitive", "transitively", "all the way", "everything", "full", "whole", "entire", "complete", "ultimately", "eventually", "down the line", "recursive", "recursively", "every", "chain of", "in total", "overall", "tree", "hierarchy"))  # fmt: skip
+_TRANSITIVE: Final = tuple(normalise(m) for m in ("indirect", "indirectly", "transitive", "transitively", "all the way", "everything", "full", "whole", "entire", "complete", "ultimately", "eventually", "down the line", "recursive", "recursively", "every", "chain of", "in total", "overall", "tree", "hierarchy", "further", "any distance", "any depth", "any level", "chain"))  # fmt: skip
 _BOTH: Final = tuple(normalise(m) for m in ("both", "in common", "common", "shared", "share"))
 _LESSON: Final = frozenset(normalise("lesson course module unit class tutorial chapter lecture session"))
 _PLAN: Final = tuple(normalise(m) for m in ("study plan", "learning plan", "plan", "roadmap", "road map", "what order", "which order", "in order", "learning order", "sequence", "syllabus", "schedule", "step by step", "order should"))  # fmt: skip
-_PATH: Final = tuple(normalise(m) for m in ("path", "route", "chain", "connect", "connects", "bridge", "get from", "go from", "lead to", "leads to", "trace", "journey", "way from"))  # fmt: skip
+_PATH: Final = tuple(normalise(m) for m in ("path", "route", "chain", "connect", "connects", "bridge", "get from", "go from", "lead to", "leads to", "trace", "journey", "way from", "in between"))  # fmt: skip
 _CONTRAST: Final = tuple(normalise(m) for m in ("contrast", "contrasted", "versus", "vs", "alternative", "opposite", "difference", "differ", "compare", "compared", "instead of", "rather than", "trade off", "competing", "compete"))  # fmt: skip
 _RELATED: Final = tuple(normalise(m) for m in ("related", "relate", "associated", "similar", "relevant"))
 _NEIGHBOUR: Final = tuple(normalise(m) for m in ("connected", "linked", "link", "adjacent", "neighbour", "neighbor", "hop", "next to", "touch"))  # fmt: skip
-_ABOUT: Final = tuple(normalise(m) for m in ("what is", "what are", "what s", "who is", "tell me about", "tell me more about", "explain", "describe", "define", "definition", "overview", "summary", "summarise", "summarize", "mean", "about", "info", "information", "introduce", "introduction"))  # fmt: skip
+# What marks a path's start and its end: "starting at A", "from A"; "ending at B", "my goal is B".
+_PATH_START: Final = tuple(normalise(m) for m in ("from", "starting at", "start at", "starting from", "start from", "starting with", "start with", "beginning at", "beginning with", "begin with", "begin at"))  # fmt: skip
+_PATH_END: Final = tuple(normalise(m) for m in ("ending at", "end at", "ending with", "end with", "finishing at", "finish at", "goal is", "reach", "arriving at", "arrive at"))  # fmt: skip
+_ABOUT: Final = tuple(normalise(m) for m in ("what is", "what are", "what s", "who is", "tell me about", "tell me more about", "explain", "describe", "define", "definition", "overview", "summary", "summarise", "summarize", "mean", "about", "info", "information", "introduce", "introduction", "explanation", "description", "rundown", "gist", "primer", "basics", "eli5", "intro", "lowdown", "nutshell", "in simple terms"))  # fmt: skip
 _EXACT: Final = normalise("exactly")
 _NUMBERS: Final = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5}
 _ENGLISH: Final = frozenset(
@@ -478,6 +501,61 @@ def _unknown_slot(toks: Sequence[str], masked: frozenset[int]) -> tuple[int, int
     return None
 
 
+_SENTENCE_END: Final = re.compile(r"[.?!;]+(?:\s|$)")
+_TOKEN_SPAN: Final = re.compile(r"[a-z0-9]+")
+
+
+def _sentences(question: str) -> tuple[list[int], list[bool]]:
+    """Per token, the index of its sentence; per sentence, whether it asks (ends with "?", or
+    starts, after a greeting or "kindly", with a question word, an auxiliary or a request). A dot
+    after a one-letter token ("e.g.", "i.e.") ends nothing, and a "sentence" of fewer than three
+    words ("Hi!") joins the next one; punctuation every few words is noise (one sentence)."""
+    low = question.lower()
+    spans: list[list[str]] = [[]]
+    marks: list[bool] = []
+    pos, prev, stops = 0, "", 0
+    for m in _TOKEN_SPAN.finditer(low):
+        gap = low[pos : m.start()]
+        stops += bool(_SENTENCE_END.search(gap))
+        if spans[-1] and _SENTENCE_END.search(gap) and len(prev) > 1 and len(spans[-1]) >= 3:
+            marks.append("?" in gap)
+            spans.append([])
+        spans[-1].append(normalise(m.group())[0])
+        pos, prev = m.end(), m.group()
+    marks.append("?" in low[pos:])
+    if len(spans) > 1 and len(spans[-1]) < 3:  # a short tail joins the sentence before it
+        tail = spans.pop()
+        spans[-1] += tail
+        marks[-2:] = [marks[-1] or marks[-2]]
+    if len(spans) > 1 and 5 * stops > sum(map(len, spans)):
+        # punctuation after every few words is noise, not sentences ("Make! me! a! plan!")
+        spans, marks = [[w for words in spans for w in words]], [marks[-1]]
+    ids = [sid for sid, words in enumerate(spans) for _ in words]
+    asks = []
+    for words, mark in zip(spans, marks, strict=False):
+        first = next((w for w in words if w not in _POLITE), "")
+        asks.append(mark or first in (_AUX_START - {"i"}) or first in _WH or first in _REQUESTS)
+    return ids, asks
+
+
+_SCOPE_ADJECTIVES: Final = frozenset(
+    normalise("direct immediate indirect full complete entire whole transitive all")
+)
+_BARE: Final = frozenset(normalise("what s is are who the a an"))
+_POLITE: Final = frozenset(normalise("kindly please pls hi hello hey so ok okay quick question dear"))
+_REQUESTS: Final = frozenset(
+    normalise(
+        "provide enumerate state outline summarise summarize identify map lay break name list show give tell"
+    )
+)
+# What may stand between X and a noun in "have X somewhere in their prerequisite chain".
+_HOLDERS: Final = frozenset(normalise("in somewhere anywhere their its"))
+_BEFORE_WORDS: Final = frozenset({"before", "prior"})
+_FIRST_WORDS: Final = tuple(normalise(m) for m in ("first", "beforehand", "in advance", "ahead of time"))
+_DEMONSTRATIVES: Final = frozenset({"this", "that", "these", "those"})
+_FIRST_PERSON: Final = frozenset({"i", "me", "my", "we", "our", "im", "m", "here", "ve"})
+_RELATIVE: Final = frozenset({"that", "who"})
+_NEGATORS: Final = frozenset(normalise("not no nothing none never without excluding don t isn aren"))
 _OWNERS: Final = frozenset({"the", "its", "their", "those", "these", "s", "his", "her", "of", "for", "own"})
 
 
@@ -489,13 +567,24 @@ def _scope(
     itself ("prerequisites of its prerequisites", "prerequisites' prerequisites") asks for the
     iterated relation."""
     coordinated = {"or", "and"}
-    direct = False
-    transitive = _any(toks, _TRANSITIVE, masked)
+    direct = transitive = False
+
+    def negated(i: int) -> bool:  # "not the whole chain", "nothing further", "not only the immediate ones"
+        return any(t in _NEGATORS for t in toks[max(0, i - 4) : i])
+
+    negated_until = -10  # "don't give me the whole tree": the negation runs on over the noun phrase
+    for i, j in sorted(o for phrase in _TRANSITIVE for o in _find_all(toks, phrase, masked)):
+        if negated(i) or i <= negated_until + 2:
+            direct, negated_until = True, j
+        else:
+            transitive = True
     for phrase in _DIRECT:
         for i, j in _find_all(toks, phrase, masked):
             if (toks[j : j + 1] and toks[j] in coordinated) or (i > 0 and toks[i - 1] in coordinated):
                 transitive = True
-            else:
+            elif negated(i) and toks[i - 1] in {"only", "just", "merely", "simply"}:
+                transitive = True  # "not only the immediate ones": more than those
+            elif not negated(i):
                 direct = True
     for (_, e1, c1), (s2, _, c2) in itertools.pairwise(nouns):
         if c1.family == c2.family and all(
@@ -503,6 +592,113 @@ def _scope(
         ):
             transitive = True
     return direct and not transitive, transitive
+
+
+def _skip_forward(toks: Sequence[str], i: int) -> int:
+    while i < len(toks) and toks[i] in _DETERMINERS:
+        i += 1
+    return i
+
+
+_KNOWN_FRAMES: Final = tuple(normalise(m) for m in ("familiar with", "comfortable with", "already know", "i know", "i ve learned", "i ve learnt", "i ve mastered", "i ve done", "i ve covered", "i ve studied", "i ve got"))  # fmt: skip
+_ARGUMENT_PREPOSITIONS: Final = frozenset(normalise("for of before after about on to into"))
+
+
+_EXPLAINED: Final = frozenset(
+    _DETERMINERS
+    | _ADVERBS
+    | _CLAUSE_SUBJECT
+    | _PRONOUNS
+    | _PURPOSE_VERBS
+    | _ENGLISH
+    | _LESSON
+    | _WH
+    | {w for c in (*_VERBS, *_NOUNS) for phrase in c.words for w in phrase}
+)
+
+
+_VOCABULARY: Final = _EXPLAINED | {
+    w
+    for table in (_PATH, _PLAN, _CONTRAST, _RELATED, _NEIGHBOUR, _ABOUT, _BEFORE_MARKERS, _AFTER_MARKERS,
+                  _PATH_START, _PATH_END, _TRANSITIVE, _DIRECT, _EXCEPT, _APPOSITIVE, _KNOWN_FRAMES)
+    for phrase in table
+    for w in phrase
+} | _KNOWN_VERBS  # fmt: skip
+
+
+_SPELLINGS: Final[dict[str, tuple[str, ...]]] = {}
+for _word in sorted(w for w in _VOCABULARY if len(w) >= 5):
+    _SPELLINGS[_word[0]] = (*_SPELLINGS.get(_word[0], ()), _word)
+
+
+@functools.lru_cache(maxsize=8192)
+def _respelt(token: str) -> str:
+    """``token``, or the word of this module's vocabulary it misspells ("prerequisits",
+    "befor", "lessions"): same first letter, difflib ratio at least 0.85, five letters or more."""
+    if len(token) < 5 or token in _VOCABULARY or not token.isalpha():
+        return token
+    close = difflib.get_close_matches(token, _SPELLINGS.get(token[0], ()), n=1, cutoff=0.85)
+    return close[0] if close else token
+
+
+def _unexplained(toks: Sequence[str], i: int, stop: frozenset[int]) -> tuple[int, int] | None:
+    """The run of words from ``i`` that no vocabulary here explains (and no name, ``stop``)."""
+    j = i
+    while j < len(toks) and j not in stop and toks[j] not in _EXPLAINED and not toks[j].isdigit():
+        j += 1
+    return (i, j) if j > i else None
+
+
+def _unknown_argument(
+    toks: Sequence[str], context: frozenset[int], masked: frozenset[int]
+) -> tuple[int, int] | None:
+    """In the asking sentences (tokens outside ``context``), a preposition whose object is words
+    no vocabulary here explains ("for Roman contract law, what ..."): the span of those words."""
+    for i, t in enumerate(toks):
+        span = _unexplained(toks, i + 1, context | masked) if t in _ARGUMENT_PREPOSITIONS else None
+        if i not in context and span is not None:
+            return span
+    return None
+
+
+def _unknown_known(toks: Sequence[str], masked: frozenset[int]) -> tuple[int, int] | None:
+    """ "I'm comfortable with <words>": what the learner already knows, when it names no concept."""
+    ends = tuple(phrase for phrase in (*_PATH_START, *_PATH_END) if len(phrase) > 1)  # "starting at <words>"
+    for phrase in (*_KNOWN_FRAMES, *ends):
+        for _, j in _find_all(toks, phrase, masked):
+            if (span := _unexplained(toks, _skip_forward(toks, j), masked)) is not None:
+                return span
+    return None
+
+
+_COVERING: Final = frozenset(normalise("that which cover covering teach teaching to for on about where"))
+
+
+def _asked_noun(toks: Sequence[str], i: int, other_cues: bool) -> bool:
+    """Is the noun at ``i`` what the question asks for: after a question word or a request
+    ("which lessons", "list the lessons"), before what it does ("lessons that cover", "lessons to
+    take"), or the only relational word of a keyword query ("RAG lessons")? "Before the module
+    starts, what are its subtopics" asks for subtopics, not modules."""
+    k = i
+    while k > 0 and (
+        toks[k - 1] in _DETERMINERS or toks[k - 1] in _ADVERBS or toks[k - 1] in {"any", "good"}
+    ):
+        k -= 1
+    if k > 0 and (
+        toks[k - 1] in _WH
+        or toks[k - 1] in _REQUESTS
+        or toks[k - 1] in {"recommend", "suggest", "need", "take", "do", "the"}
+    ):
+        return True
+    if toks[i + 1 : i + 2] and toks[i + 1] in _COVERING:
+        return True
+    return not other_cues
+
+
+def _said_known(toks: Sequence[str], start: int) -> bool:
+    """Is the name at ``start`` what the learner says they know ("I already know X")?"""
+    before = toks[max(0, start - 3) : start]
+    return any(w in _KNOWN_VERBS for w in before) or any(_ends_with(toks, start, [p]) for p in _KNOWN_FRAMES)
 
 
 def _unknown_subject(
@@ -538,6 +734,7 @@ class _Role:
     transitive: bool
     cue: str
     strength: int  # 3 preposition, 2 noun, 1 verb
+    reach: int = -1  # where the construction that gave the role ends (its pronouns are its own)
 
 
 def _occurrences(
@@ -570,7 +767,7 @@ def _role_at(
     before = tuple(toks[max(0, b - 4) : b])
     # "before (they / I can) study X": the clause's subject and verb may sit between.
     k = b
-    if k > 1 and toks[k - 1] in {"on", "into", "up", "in", "about"} and toks[k - 2] in _PURPOSE_VERBS:
+    if k > 1 and toks[k - 1] in {"on", "into", "up", "in", "about", "to"} and toks[k - 2] in _PURPOSE_VERBS:
         k -= 1  # "before taking on X", "before diving into X"
     if k > 0 and toks[k - 1] in _PURPOSE_VERBS:
         k -= 1
@@ -595,6 +792,15 @@ def _role_at(
         return _Role(LEARN, FOUND, False, "once I know", 3)
     if len(before) >= 2 and before[-2] == "to" and before[-1] in _PURPOSE_VERBS:
         return _Role(LEARN, DEP, True, f"to {before[-1]}", 3)
+    j = b
+    if j > 1 and toks[j - 1] in {"to", "into", "on", "up"} and toks[j - 2] in _PURPOSE_VERBS:
+        j -= 1  # "to get to X", "to move on to X"
+    if j > 1 and toks[j - 1] in _PURPOSE_VERBS and j - 1 not in masked:
+        v = j - 1
+        while v > 0 and toks[v - 1] in _ADVERBS:
+            v -= 1
+        if v > 0 and toks[v - 1] == "to" and (v < 2 or toks[v - 2] not in _BEFORE_WORDS):
+            return _Role(LEARN, DEP, True, f"to {toks[j - 1]}", 3)
     if before[-1:] == ("want",) or before[-2:] == ("aim", "for"):
         return _Role(LEARN, DEP, True, "want", 3)
     if before[-1:] == ("by",):
@@ -621,6 +827,10 @@ def _role_at(
                     role = DEP if cue.family != PART else WHOLE
                     return _Role(cue.family, role, cue.transitive, " ".join(toks[s:e]) + f" {before[-1]}", 2)
         if before[-1] == "for" and relational:
+            # "For X, what are the direct prerequisites?": a noun in the sentence names the relation.
+            for _, e, cue in nouns:
+                if cue.right == DEP:
+                    return _Role(cue.family, DEP, cue.transitive, f"for X ... {' '.join(toks[e - 1 : e])}", 2)
             return _Role(LEARN, DEP, True, "for", 1)
     # "which prerequisites does X have".
     if end < len(toks) and toks[end] in {"have", "has", "had", "need", "require"}:
@@ -639,6 +849,8 @@ def _role_at(
         after_tok += 2  # "X's list of (immediate) prerequisites"
         while after_tok < len(toks) and toks[after_tok] in _NOUN_GAP and after_tok not in masked:
             after_tok += 1
+    while after_tok < len(toks) and toks[after_tok] in _SCOPE_ADJECTIVES and after_tok not in masked:
+        after_tok += 1  # "X direct dependents"
     for s, e, cue in nouns:
         if s == after_tok and toks[e : e + 1] != ("of",):
             return _Role(cue.family, cue.right, cue.transitive, " ".join(toks[s:e]), 2)
@@ -652,9 +864,17 @@ def _role_at(
                 )
     # "X is a prerequisite (for ...)", "X as a prerequisite" (not "topics under X as prerequisites").
     for s, e, cue in nouns if not (before and before[-1] in _PLACE) else ():
-        if s >= end and s - end <= 4:
+        if s >= end and s - end <= 5:
             gap = toks[end:s]
-            if not all(g in _NOUN_GAP for g in gap):
+            if not all(g in _NOUN_GAP or g in _ADVERBS or g in _HOLDERS for g in gap):
+                continue
+            held = "as" not in gap and "in" in gap and any(g in _POSSESSIVE for g in gap)
+            if held:
+                # "have X somewhere in their prerequisite chain": X is among their prerequisites.
+                return _Role(
+                    cue.family, cue.left, cue.transitive and cue.left == DEP, " ".join(toks[s:e]), 2, e
+                )
+            if "as" not in gap and any(g in _HOLDERS for g in gap):
                 continue
             copula_before = start > 0 and toks[_skip_back(toks, start, masked) - 1 : start][:1] in (
                 ("is",),
@@ -672,8 +892,10 @@ def _role_at(
             passive = toks[e - 1] in _PASSIVE_FLIP and any(t in _COPULA for t in toks[max(0, s - 3) : s])
             role = cue.left if passive else cue.right
         elif s >= end:
-            if any(t in _WH for t in toks[end:s]):
-                continue  # "X: what builds on it?": X is the topic, not the verb's subject
+            if any(t in _WH or t in _RELATIVE for t in toks[end:s]):
+                # "X: what builds on it?", "how far X reaches: every concept that requires it":
+                # X is the topic, not the verb's subject.
+                continue
             dist = s - end
             passive = toks[e - 1] in _PASSIVE_FLIP and any(t in _COPULA for t in toks[max(0, start - 3) : s])
             role = cue.right if passive else cue.left
@@ -783,17 +1005,17 @@ def _interpret(
             problem=f"the question is longer than {MAX_READ_CHARS} characters",
             read_by="none",
         )
-    toks = normalise(question)
     masked = frozenset(i for m in mentions for i in range(m.start, m.end))
+    toks = tuple(t if i in masked else _respelt(t) for i, t in enumerate(normalise(question)))
     when = find_time(question, now, [(m.start, m.end) for m in mentions])
     words = [t for i, t in enumerate(toks) if i not in masked and not t.isdigit()]
-    english = sum(1 for w in words if w in _ENGLISH)
+    english = sum(1 for w in words if w in _VOCABULARY)
     cue_words = bool(_occurrences(toks, masked, _VERBS) or _occurrences(toks, masked, _NOUNS))
     if len(words) >= 4 and english < 0.25 * len(words) and not cue_words:
         return Reading(
             question, "unknown", time=when, problem="the question does not read as English", read_by="none"
         )
-    if sum(1 for ch in question if ch.isalpha() and ord(ch) > 0x24F) > max(3, len(question) // 4):
+    if sum(1 for ch in question if ch.isalpha() and ord(ch) > 0x24F) >= 3:
         return Reading(
             question,
             "unknown",
@@ -804,11 +1026,61 @@ def _interpret(
     if not mentions:
         return Reading(question, "unknown", time=when, read_by="none")
 
+    # Several sentences, some asking: the others are context ("backend dev here, pivoting into
+    # ML. For X, what are the prerequisites?"). Their concepts are not asked about when the asking
+    # sentences name one; their lesson and plan words do not make the question about lessons.
+    sentence, asks = _sentences(question)
+    context: frozenset[int] = frozenset()
+    clauses = len(asks) > 1 and all(
+        sentence.count(sid) >= 3 for sid in range(len(asks))
+    )  # not "Which! lessons!"
+    if clauses and any(asks) and not all(asks) and len(sentence) == len(toks):
+        # Context is the learner speaking of themselves ("I'm planning a course", "dev here").
+        personal = {sentence[i] for i, t in enumerate(toks) if t in _FIRST_PERSON}
+        context = frozenset(i for i, sid in enumerate(sentence) if not asks[sid] and sid in personal)
+        inside = [m for m in mentions if m.start not in context]
+        if inside:
+            # Names stay names (masked); what the learner says they know stays known.
+            named_here = {m.concept_id for m in inside}
+            mentions = [
+                m
+                for m in mentions
+                if m.start not in context or (_said_known(toks, m.start) and m.concept_id not in named_here)
+            ]
+        elif any(t in _PRONOUNS or t in _DEMONSTRATIVES for i, t in enumerate(toks) if i not in context):
+            # "Before I start X, I'd like everything that comes before it. Can you list them?":
+            # the asking sentence points back, so the request runs from the sentence naming X on.
+            last = max(sentence[m.start] for m in mentions)
+            context = frozenset(i for i in context if sentence[i] < last)
+        else:
+            slot = _unknown_argument(toks, context, masked)
+            if slot is not None:
+                return Reading(
+                    question,
+                    "unknown",
+                    time=when,
+                    problem=f"the question asks about {_surface(question, *slot)!r}, which is not a concept in this graph",
+                    read_by="none",
+                )
+
     # Time words are not relational words ("at the start of 2025", "back in 2018").
     verbs = _occurrences(toks, masked, _VERBS)
     nouns = _occurrences(toks, masked, _NOUNS)
-    lesson = any(t in _LESSON for i, t in enumerate(toks) if i not in masked)
-    plan = _any(toks, _PLAN, masked)
+    # "including the prerequisites of ...": a part-whole verb whose object is another relation's
+    # noun only introduces it.
+    verbs = [
+        (vs, ve, v)
+        for vs, ve, v in verbs
+        if not (
+            v.family == PART and any(ns == _skip_forward(toks, ve) and n.family != PART for ns, _, n in nouns)
+        )
+    ]
+    lesson = any(
+        t in _LESSON and _asked_noun(toks, i, bool(verbs or nouns))
+        for i, t in enumerate(toks)
+        if i not in masked and i not in context
+    )
+    plan = _any(toks, _PLAN, masked | context)
     relational = bool(verbs or nouns or lesson or plan)
     # A statement ("RAG is great") is not a question; a bare keyword query ("RAG prerequisites")
     # or an imperative with a relational word is.
@@ -822,6 +1094,12 @@ def _interpret(
         and toks[0] not in _AUX_START
         and not any(w in _WH for w in words)
         and any(w in _VERB_LIKE for w in words)
+    ) or (
+        # "I finished my RAG course yesterday.": a full stop, nothing asked, no relation named.
+        question.rstrip().endswith(".")
+        and not any(asks)
+        and not (verbs or nouns or plan or markers)
+        and not any(w in _WH for w in words)
     ):
         return Reading(
             question, "unknown", time=when, problem="this does not read as a question", read_by="none"
@@ -849,9 +1127,11 @@ def _interpret(
         )
         if _ends_with(toks, b, _APPOSITIVE) or (
             # "I'm planning to study X": a concept's name used as a verb.
-            toks[m.end : m.end + 1] == ("to",)
-            and toks[max(0, m.start - 1) : m.start] in (("m",), ("am",), ("re",), ("are",))
-        ):
+            toks[max(0, m.start - 1) : m.start] in (("m",), ("am",), ("re",))
+            and (
+                toks[m.end : m.end + 1] == ("to",) or (m.end - m.start == 1 and toks[m.start].endswith("ing"))
+            )
+        ):  # "I'm planning the next year": a progressive verb, not the concept "planning"
             tags[m.concept_id] = "example"
         elif any(
             _ends_with(window, len(window) - k, _EXCEPT) for k in range(min(3, len(window)) + 1)
@@ -885,10 +1165,17 @@ def _interpret(
     # The subject is the first concept a cue governs ("I'm planning to study X": not "planning").
     main = next((m for m in subjects if roles.get(m.concept_id) is not None), subjects[0])
     subjects = [main, *(m for m in subjects if m is not main)]
+    main_role = roles.get(main.concept_id)
+    reach = main_role.reach if main_role is not None else -1
     pronoun_roles = [
         r
         for i, t in enumerate(toks)
-        if t in _PRONOUNS and i not in masked and i > main.start and toks[i - 1] != "as"
+        if t in _PRONOUNS
+        and i not in masked
+        and i > main.start
+        and toks[i - 1] != "as"
+        and i >= reach
+        and not any(w in _NEGATORS for w in toks[max(0, i - 4) : i])  # "(not the stuff before it)"
         for r in [_role_at(toks, i, i + 1, masked, verbs, nouns, relational)]
         if r is not None
     ]
@@ -904,7 +1191,7 @@ def _interpret(
         # what builds on it?" asks about builds_on, not learning order in general).
         specific = [r for r in agreeing if r.family != LEARN]
         roles[main.concept_id] = max(specific or agreeing, key=lambda r: r.strength)
-    direct, transitive_word = _scope(toks, masked, nouns)
+    direct, transitive_word = _scope(toks, masked | context, [n for n in nouns if n[0] not in context])
     known = tuple(
         Subject(m.concept_id, "known", words_of[m.concept_id])
         for m in ordered
@@ -973,6 +1260,8 @@ def _interpret(
     others = [m for m in subjects[1:]]
     second = others[0] if others else None
     unknown = _unknown_slot(toks, masked) or _unknown_subject(toks, masked, verbs)
+    if unknown is None and (span := _unknown_known(toks, masked)) is not None:
+        unknown = span  # a plan that leaves out what the learner knows needs to know what that is
     if second is None and unknown is not None:
         unknown_words = _surface(question, *unknown)
         # "the path from <something the graph lacks> to X": answering about X alone would answer
@@ -991,9 +1280,11 @@ def _interpret(
         a, b2 = main, second
         for m in subjects:
             bb = _skip_back(toks, m.start, masked)
-            if toks[bb - 1 : bb] == ("from",):
-                a = m
-                b2 = next(x for x in subjects if x is not m)
+            other = next(x for x in subjects if x is not m)
+            if _ends_with(toks, bb, _PATH_START):
+                a, b2 = m, other
+            elif _ends_with(toks, bb, _PATH_END):
+                a, b2 = other, m
         return build("path", [sub(a), sub(b2, "target")], transitive=True, cue="path")
     if _any(toks, _CONTRAST, masked):
         subs = [sub(main)] + ([sub(second, "other")] if second is not None else [])
@@ -1019,6 +1310,9 @@ def _interpret(
         # ordering word ("before X", "X's prerequisites", "prepare for X") asks for earlier lessons.
         purpose = role is not None and (role.cue.startswith("to ") or role.cue == "want")
         before = role is not None and role.role == DEP and role.family in (LEARN, PREREQ) and not purpose
+        if role is None and _any(toks, _FIRST_WORDS, masked | context):
+            # "X: lessons to do first?": lessons taken ahead of X
+            return build("lessons_before", [sub(main)], transitive=not direct, cue="first")
         if before:
             return build(
                 "lessons_before",
@@ -1034,7 +1328,8 @@ def _interpret(
         # "the learning path that ends at X" with one concept: what leads up to X.
         return build("needed_before", [sub(main)], transitive=True, cue="path")
     if role is None:
-        about = _any(toks, _ABOUT, masked) or len([t for i, t in enumerate(toks) if i not in masked]) <= 2
+        bare = all(t in _BARE for i, t in enumerate(toks) if i not in masked)  # "RAG?", "what's RAG"
+        about = _any(toks, _ABOUT, masked) or bare
         if about and not relational:
             return build("about", [sub(main)], cue="about")
         return build(
@@ -1048,6 +1343,8 @@ def _interpret(
     is_transitive = trans(role, False)
     if intent == "prerequisites" and is_transitive:
         intent, asked = "needed_before", _LEARNING
+    if intent == "dependents" and is_transitive:
+        asked = _LEARNING  # everything after X: the mirror of everything needed before X
     # Two subjects.
     if excluded:
         return build(intent, [sub(main)], transitive=is_transitive, cue=role.cue, asked=asked)

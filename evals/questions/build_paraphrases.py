@@ -33,7 +33,11 @@ Rules (docs/evals.md has the intents table):
 
 Round 2 (after the test split had been scored once): two more template files, not dealt.
 ``paraphrase_templates_dev_round2.jsonl`` adds dev phrasings (for tuning; some of their families
-were learnt from round-1 test failures, see docs/evals.md). ``paraphrase_templates_holdout.jsonl``
+were learnt from round-1 test failures, see docs/evals.md); ``..._dev_round3.jsonl`` more dev
+phrasings in deliberately varied learner styles, and ``..._dev_round4.jsonl`` (non-native
+grammar, misspelt ordinary words, very short and very long messages), both written by someone who
+had not read the parser.
+``paraphrase_templates_holdout.jsonl``
 was written by someone who had not read the parser, the other template files or the failures; it
 builds the ``holdout`` split, with its own unknown-concept names (rows of kind ``unknown_name``),
 and is only ever scored.
@@ -85,6 +89,8 @@ TEMPLATE_FILES = {split: HERE / f"paraphrase_templates_{split}.jsonl" for split 
 # Round 2: files whose split is the file's (not dealt), see the module docstring.
 ROUND_TWO_FILES = {
     HERE / "paraphrase_templates_dev_round2.jsonl": "dev",
+    HERE / "paraphrase_templates_dev_round3.jsonl": "dev",
+    HERE / "paraphrase_templates_dev_round4.jsonl": "dev",
     HERE / "paraphrase_templates_holdout.jsonl": "holdout",
 }
 
