@@ -40,7 +40,8 @@ had not read the parser.
 ``paraphrase_templates_holdout.jsonl``
 was written by someone who had not read the parser, the other template files or the failures; it
 builds the ``holdout`` split, with its own unknown-concept names (rows of kind ``unknown_name``),
-and is only ever scored.
+and is only ever scored. ``paraphrase_templates_holdout2.jsonl`` (split ``holdout2``) was written
+the same way, blind, after ``holdout`` had been scored once and its failures read.
 """
 
 from __future__ import annotations
@@ -77,7 +78,7 @@ GRAPHS = {"curriculum": ROOT / "data_plane" / "curriculum", "prereqmap": default
 MAX_GOLD = 15
 MAX_LESSONS = 8
 PER_TEMPLATE = 2
-SPLITS = ("dev", "test", "holdout")
+SPLITS = ("dev", "test", "holdout", "holdout2")
 DEALT = ("dev", "test")
 
 # -- templates ---------------------------------------------------------------------------------------
@@ -92,6 +93,7 @@ ROUND_TWO_FILES = {
     HERE / "paraphrase_templates_dev_round3.jsonl": "dev",
     HERE / "paraphrase_templates_dev_round4.jsonl": "dev",
     HERE / "paraphrase_templates_holdout.jsonl": "holdout",
+    HERE / "paraphrase_templates_holdout2.jsonl": "holdout2",
 }
 
 
@@ -143,10 +145,12 @@ UNKNOWN: tuple[str, ...] = (
     "speech recognition",
     "protein folding",
 )
-# The holdout split's own names for concepts in neither graph.
-HOLDOUT_UNKNOWN: tuple[str, ...] = tuple(
-    r["text"] for r in _read_rows(HERE / "paraphrase_templates_holdout.jsonl") if r["kind"] == "unknown_name"
-)
+# A holdout split's own names for concepts in neither graph.
+SPLIT_UNKNOWN: dict[str, tuple[str, ...]] = {
+    split: names
+    for path, split in ROUND_TWO_FILES.items()
+    if (names := tuple(r["text"] for r in _read_rows(path) if r["kind"] == "unknown_name"))
+}
 
 
 # -- graphs ------------------------------------------------------------------------------------------
@@ -415,7 +419,7 @@ def _question(
 
 def _check_unknown(graphs: list[Graph]) -> None:
     known = {n.lower() for g in graphs for name, aliases in g.names.values() for n in (name, *aliases)}
-    for u in (*UNKNOWN, *HOLDOUT_UNKNOWN):
+    for u in (*UNKNOWN, *(n for names in SPLIT_UNKNOWN.values() for n in names)):
         for n in known:
             if re.search(rf"\b{re.escape(n)}\b", u.lower()):
                 raise ValueError(f"unknown concept {u!r} contains the known name {n!r}")
@@ -447,7 +451,7 @@ def build_graph(graph: Graph) -> dict[str, list[Question]]:
         k = intents_done.get(intent, 0)
         intents_done[intent] = k + 1
         if k % 2 == 0 and not is_absent:
-            names_pool = HOLDOUT_UNKNOWN if splits[tid] == "holdout" else UNKNOWN
+            names_pool = SPLIT_UNKNOWN.get(splits[tid], UNKNOWN)
             u = names_pool[sum(len(v) for v in out.values()) % len(names_pool)]
             names = {"x": u}
             if intent == "path":
