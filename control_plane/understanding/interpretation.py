@@ -593,11 +593,14 @@ def _scope(
                 transitive = True  # "not only the immediate ones": more than those
             elif not negated(i):
                 direct = True
-    for (_, e1, c1), (s2, _, c2) in itertools.pairwise(nouns):
+    for (s1, e1, c1), (s2, _, c2) in itertools.pairwise(nouns):
         if c1.family == c2.family and all(
             t in _OWNERS and k not in masked for k, t in enumerate(toks[e1:s2], e1)
         ):
-            transitive = True
+            if negated(s1):  # "direct prerequisites, not the prerequisites of those prerequisites"
+                direct = True
+            else:
+                transitive = True
     return direct and not transitive, transitive
 
 
@@ -679,6 +682,7 @@ def _unknown_known(toks: Sequence[str], masked: frozenset[int]) -> tuple[int, in
 
 
 _COVERING: Final = frozenset(normalise("that which cover covering teach teaching to for on about where"))
+_TAUGHT: Final = frozenset(normalise("covered taught explained discussed introduced treated"))
 _COVERING_VERBS: Final = frozenset(
     normalise("cover covering teach teaching include explain deal discuss introduce go")
 )
@@ -698,7 +702,8 @@ def _asked_noun(toks: Sequence[str], i: int, other_cues: bool) -> bool:
     if k > 0 and (
         toks[k - 1] in _WH
         or toks[k - 1] in _REQUESTS
-        or toks[k - 1] in {"recommend", "suggest", "need", "take", "do", "the"}
+        or toks[k - 1] in {"recommend", "suggest", "need", "take", "do"}
+        or (toks[k - 1] == "in" and k > 1 and toks[k - 2] in _TAUGHT)  # "covered in any lesson"
     ):
         return True
     j = i + 1 + (toks[i + 1 : i + 2] == ("s",))  # "lesson(s)"
@@ -1096,6 +1101,7 @@ def _interpret(
     # sentences name one; their lesson and plan words do not make the question about lessons.
     sentence, asks = _sentences(question)
     context: frozenset[int] = frozenset()
+    asking_only: frozenset[int] = frozenset()  # when the asking sentences only point back: theirs
     clauses = len(asks) > 1 and all(
         sentence.count(sid) >= 3 for sid in range(len(asks))
     )  # not "Which! lessons!"
@@ -1116,6 +1122,7 @@ def _interpret(
             # "Before I start X, I'd like everything that comes before it. Can you list them?":
             # the asking sentence points back, so the request runs from the sentence naming X on.
             last = max(sentence[m.start] for m in mentions)
+            asking_only = frozenset(i for i, sid in enumerate(sentence) if asks[sid] and sid > last)
             context = frozenset(i for i in context if sentence[i] < last)
         else:
             slot = _unknown_argument(toks, context, masked)
@@ -1376,6 +1383,16 @@ def _interpret(
         subs = [sub(main)] + ([sub(second, "other")] if second is not None else [])
         return build("related", subs, combine="both" if second is not None else "", cue="related")
     role = roles.get(main.concept_id)
+    if (
+        role is not None
+        and asking_only
+        and (role.cue.startswith("to ") or role.cue == "want")
+        and not any(s in asking_only for s, _, _ in (*verbs, *nouns))
+        and not pronoun_roles  # "... What comes right before it?" reads the asking sentence
+    ):
+        # "I want to study X piece by piece. What smaller topics is it divided into?": the
+        # question is the second sentence, and nothing in it was read; "to study X" is background.
+        role = None
     if len(conflicts) > 1:
         readings = sorted({_intent_of(r)[0] for r in agreeing})
         return build(
