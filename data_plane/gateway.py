@@ -33,11 +33,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from enum import Enum
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 import sqlalchemy as sa
 import structlog
-from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.engine import Connection, Dialect, Engine
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 
 from data_plane import schema
@@ -801,24 +801,80 @@ def row_key(table_name: str, row: Mapping[Any, Any]) -> tuple[str, ...]:
 
 
 def _current_rows(conn: Connection, table_name: str, keys: set[tuple[str, ...]]) -> list[dict[str, Any]]:
+    ordered = sorted(keys)
+    rows: list[dict[str, Any]] = []
+    for i in range(0, len(ordered), _CHUNK):
+        rows += [dict(r) for r in _current_of(conn, table_name, ordered[i : i + _CHUNK])]
+    return rows
+
+
+def _current_of(
+    conn: Connection, table_name: str, keys: Sequence[tuple[str, ...]], columns: Sequence[str] | None = None
+) -> list[dict[str, Any]]:
+    """The current versions of exactly ``keys`` (at most ``_CHUNK``), locked on PostgreSQL.
+
+    Written as a join of the table with the keys as a VALUES list rather than ``key IN (...)
+    AND expired_at IS NULL``: without statistics SQLite's planner answers that through the
+    ``expired_at`` index, scanning every current version of the table for each chunk (the
+    largest cost of a bulk import into a big graph), where the join looks every key up in the
+    current-key index. Only the matching versions are fetched, whatever the keys share.
+    """
+    if not keys:
+        return []
+    # Padded to a power of two by repeating the last key (the join just repeats its row; the
+    # callers key their results), so a few statement texts serve every chunk size.
+    size = 1 << (len(keys) - 1).bit_length()
+    padded = [*keys, *[keys[-1]] * (size - len(keys))]
+    look = _lookup(conn.dialect, table_name, size, tuple(columns or ()))
+    cursor = conn.exec_driver_sql(look.sql, tuple(part for key in padded for part in key)).cursor
+    found = cursor.fetchall()
+    if not found:
+        return []
+    procs = _result_procs(conn.dialect, look.columns, tuple(d[1] for d in cursor.description))
+    return [
+        {
+            name: value if proc is None else proc(value)
+            for name, proc, value in zip(look.names, procs, row, strict=True)
+        }
+        for row in found
+    ]
+
+
+class _Lookup(NamedTuple):
+    sql: str
+    names: tuple[str, ...]
+    columns: tuple[sa.Column[Any], ...]
+
+
+@functools.lru_cache(maxsize=64)
+def _result_procs(
+    dialect: Dialect, columns: tuple[sa.Column[Any], ...], type_codes: tuple[Any, ...]
+) -> tuple[Callable[[Any], Any] | None, ...]:
+    """Each column's result processor (as SQLAlchemy would apply it) for the driver's types."""
+    return tuple(
+        c.type.dialect_impl(dialect).result_processor(dialect, code)
+        for c, code in zip(columns, type_codes, strict=True)
+    )
+
+
+@functools.lru_cache(maxsize=256)
+def _lookup(dialect: Dialect, table_name: str, size: int, columns: tuple[str, ...]) -> _Lookup:
+    """The keyed lookup as the driver takes it: written once per shape, not compiled per
+    execution (a chunk carries up to 1,500 parameters, and a bulk import runs hundreds)."""
     table = schema.metadata.tables[table_name]
     names = schema.KEY_COLUMNS[table_name]
-    by_first: dict[str, set[str]] = defaultdict(set)
-    for k in keys:
-        by_first[k[0]].add(k[1] if len(k) > 1 else "")
-    firsts = sorted(by_first)
-    rows: list[dict[str, Any]] = []
-    for i in range(0, len(firsts), _CHUNK):
-        chunk = firsts[i : i + _CHUNK]
-        stmt = sa.select(table).where(table.c[names[0]].in_(chunk), table.c.expired_at.is_(None))
-        if len(names) > 1:
-            # Narrow by the second key column too: a bulk import's later batches would otherwise
-            # fetch (and drop) every current version sharing a first column with the batch.
-            stmt = stmt.where(table.c[names[1]].in_(sorted(set().union(*(by_first[f] for f in chunk)))))
-        if conn.dialect.name == "postgresql":
-            stmt = stmt.with_for_update()
-        rows += [dict(r) for r in conn.execute(stmt).mappings() if row_key(table_name, r) in keys]
-    return rows
+    selected = [table.c[c] for c in columns] if columns else list(table.c)
+    mark = {"qmark": "?", "format": "%s", "pyformat": "%s"}[dialect.paramstyle]
+    values = ", ".join(["(" + ", ".join([mark] * len(names)) + ")"] * size)
+    on = " AND ".join(f"t.{c} = k.c{j}" for j, c in enumerate(names))
+    sql = (
+        f"WITH k({', '.join(f'c{j}' for j in range(len(names)))}) AS (VALUES {values}) "
+        f"SELECT {', '.join(f't.{c.name}' for c in selected)} FROM k JOIN {table_name} AS t ON {on} "
+        "WHERE t.expired_at IS NULL"
+    )
+    if dialect.name == "postgresql":
+        sql += " FOR UPDATE OF t"
+    return _Lookup(sql, tuple(c.name for c in selected), tuple(selected))
 
 
 def _cascade(
@@ -898,14 +954,9 @@ def _final_view(
             if cid in cache:
                 view[cid] = cache[cid]
     from_db = sorted(cid for cid in needed if cid not in written and view[cid] is None)
-    c = schema.concepts
     for i in range(0, len(from_db), _CHUNK):
-        stmt = sa.select(c.c.concept_id, c.c.op, c.c.valid_at, c.c.invalid_at).where(
-            c.c.concept_id.in_(from_db[i : i + _CHUNK]), c.c.expired_at.is_(None)
-        )
-        if conn.dialect.name == "postgresql":
-            stmt = stmt.with_for_update()
-        for found_row in conn.execute(stmt).mappings():
+        chunk = [(cid,) for cid in from_db[i : i + _CHUNK]]
+        for found_row in _current_of(conn, "concepts", chunk, ("concept_id", "op", "valid_at", "invalid_at")):
             found = {
                 "op": found_row["op"],
                 "valid_at": found_row["valid_at"],
