@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import functools
 import json
+import operator
 import sys
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -1124,24 +1125,45 @@ def _insert_versions(conn: Connection, table_name: str, rows: list[dict[str, Any
     before = conn.execute(sa.select(sa.func.coalesce(sa.func.max(vid), 0))).scalar_one()
     # The driver's executemany with each column's own bind processor (the same conversions
     # SQLAlchemy applies), without SQLAlchemy's per-row parameter bookkeeping: the hot loop of bulk imports.
-    columns = list(rows[0])
-    compiled = sa.insert(table).compile(dialect=conn.dialect, column_keys=columns)
-    order = compiled.positiontup or []
-    procs = [_memoised(proc) for proc in (table.c[name].type.bind_processor(conn.dialect) for name in order)]
-    conn.exec_driver_sql(
-        str(compiled),
-        [
-            tuple(
-                row[name] if proc is None else proc(row[name])
-                for name, proc in zip(order, procs, strict=True)
-            )
-            for row in rows
-        ],
-    )
-    ids = list(conn.execute(sa.select(vid).where(vid > before).order_by(vid)).scalars())
-    if len(ids) != len(rows):
+    sql, order, procs = _sqlite_insert(conn.dialect, table_name, tuple(rows[0]))
+    values = operator.itemgetter(*order)
+    converts = [(i, _memoised(proc)) for i, proc in procs]
+    params: list[tuple[Any, ...]] = []
+    for row in rows:
+        cells = list(values(row))
+        for i, convert in converts:
+            cells[i] = convert(cells[i])
+        params.append(tuple(cells))
+    conn.exec_driver_sql(sql, params)
+    # n rows above the old maximum whose maximum is old + n are exactly old + 1 ... old + n.
+    count, top = conn.execute(sa.select(sa.func.count(), sa.func.max(vid)).where(vid > before)).one()
+    if count != len(rows) or top != before + len(rows):
         raise ConcurrentWrite(f"{table_name}: another writer inserted versions concurrently; retry")
-    return ids
+    return list(range(before + 1, top + 1))
+
+
+@functools.lru_cache(maxsize=64)
+def _sqlite_insert(
+    dialect: Dialect, table_name: str, columns: tuple[str, ...]
+) -> tuple[str, tuple[str, ...], tuple[tuple[int, Callable[[Any], Any]], ...]]:
+    """The INSERT of ``columns`` as the driver takes it, the column order of its parameters,
+    and the bind processors of the columns that have one (by position); compiled once."""
+    table = schema.metadata.tables[table_name]
+    compiled = sa.insert(table).compile(dialect=dialect, column_keys=list(columns))
+    order = tuple(compiled.positiontup or ())
+    procs = ((i, table.c[name].type.bind_processor(dialect)) for i, name in enumerate(order))
+    return str(compiled), order, tuple((i, _as_driver_text(proc)) for i, proc in procs if proc is not None)
+
+
+def _as_driver_text(proc: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """``proc``, then the text ``sqlite3``'s default adapter would make of a datetime (memoised
+    with it: the driver would otherwise format the same stamps again on every row)."""
+
+    def convert(value: Any) -> Any:
+        out = proc(value)
+        return out.isoformat(" ") if isinstance(out, datetime) else out
+
+    return convert
 
 
 def _copy_versions(conn: Connection, table: sa.Table, rows: list[dict[str, Any]]) -> list[int]:
@@ -1168,28 +1190,34 @@ def _copy_versions(conn: Connection, table: sa.Table, rows: list[dict[str, Any]]
     return ids
 
 
-def _memoised(proc: Callable[[Any], Any] | None) -> Callable[[Any], Any] | None:
+def _memoised(proc: Callable[[Any], Any]) -> Callable[[Any], Any]:
     """``proc`` with a cache for the length of one insert: a batch repeats the same few time
     stamps (``recorded_at`` is one value) and often the same evidence object, and converting
-    each one again per row was the largest Python cost of a bulk import. Values are keyed by
-    type and value, or by identity for unhashable ones (they stay alive for the whole call)."""
-    if proc is None:
-        return None
+    each one again per row was the largest Python cost of a bulk import. The value just seen
+    is recognised by identity (rows share their stamp and evidence objects); others are keyed
+    by type and value, or by identity for unhashable ones (they stay alive for the whole call)."""
     cache: dict[tuple[Any, ...], Any] = {}
+    last: list[Any] = [_UNSET, None]
 
     def convert(value: Any) -> Any:
+        if value is last[0]:
+            return last[1]
         try:
             key: tuple[Any, ...] = (type(value), value)
             hash(key)
         except TypeError:
             key = (id(value),)
         try:
-            return cache[key]
+            result = cache[key]
         except KeyError:
             cache[key] = result = proc(value)
-            return result
+        last[0], last[1] = value, result
+        return result
 
     return convert
+
+
+_UNSET: Final = object()
 
 
 def _new_version(table_name: str, row: Mapping[str, Any], version_id: int, grounding: Grounding) -> Version:
