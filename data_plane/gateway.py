@@ -378,17 +378,20 @@ def _new_row(
             field="recorded_at",
             value=format_time(now),
         )
-    row = {
-        **dict(zip(schema.KEY_COLUMNS[table], key, strict=True)),
-        **content,
-        "op": op,
-        **write.grounding.to_dict(),
-        "valid_at": valid_at,
-        "invalid_at": invalid_at,
-        "recorded_at": now,
-        "expired_at": None,
-        "supersedes_id": None if current is None else current["version_id"],
-    }
+    g = write.grounding
+    # Built key by key (same keys, same order as the columns): this runs once per imported row.
+    row = dict(zip(schema.KEY_COLUMNS[table], key, strict=True))
+    row.update(content)
+    row["op"] = op
+    row["confidence"] = g.confidence
+    row["reason"] = g.reason
+    row["source"] = g.source
+    row["evidence"] = g.evidence
+    row["valid_at"] = valid_at
+    row["invalid_at"] = invalid_at
+    row["recorded_at"] = now
+    row["expired_at"] = None
+    row["supersedes_id"] = None if current is None else current["version_id"]
     if op == "revise" and current is not None and _same_version(row, current):
         return None, op
     if mode == "set_aside" and current is not None and _same_version(row, current):
@@ -408,7 +411,7 @@ def _same_version(new: Mapping[str, Any], current: Mapping[str, Any]) -> bool:
 # The I/O shell.
 
 
-@dataclass
+@dataclass(slots=True)
 class _Pending:
     write: Write
     row: dict[str, Any] | None  # None: unchanged
@@ -1086,25 +1089,28 @@ def _persist(conn: Connection, pending: list[_Pending], now: datetime) -> BatchR
             )
             if res.rowcount != len(chunk):
                 raise ConcurrentWrite(f"{table_name}: a version was superseded by another writer; retry")
-    by_table: dict[str, list[_Pending]] = defaultdict(list)
+    by_table: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for p in pending:
         if p.row is not None:
-            by_table[p.write.table].append(p)
-    new_ids: dict[int, int] = {}
-    for table_name, items in by_table.items():
-        rows = [p.row for p in items if p.row is not None]
-        for p, vid in zip(items, _insert_versions(conn, table_name, rows), strict=True):
-            new_ids[id(p)] = vid
-    entries: list[tuple[str, str, Mapping[str, Any], int, Grounding | None]] = []
+            by_table[p.write.table].append(p.row)
+    new_ids = {
+        table_name: iter(_insert_versions(conn, table_name, rows)) for table_name, rows in by_table.items()
+    }
+    # Written, then unchanged, then cascaded; each in pending order (ids were handed out in it).
+    entries: dict[str, list[tuple[str, str, Mapping[str, Any], int, Grounding | None]]] = {
+        "written": [],
+        "unchanged": [],
+        "cascaded": [],
+    }
     for p in pending:
+        table_name = p.write.table
         if p.row is None:
             assert p.current is not None
-            entries.append(("unchanged", p.write.table, p.current, p.current["version_id"], None))
+            entries["unchanged"].append(("unchanged", table_name, p.current, p.current["version_id"], None))
         else:
             kind = "cascaded" if p.cascade else "written"
-            entries.append((kind, p.write.table, p.row, new_ids[id(p)], p.write.grounding))
-    order = {"written": 0, "unchanged": 1, "cascaded": 2}
-    return BatchResult(sorted(entries, key=lambda e: order[e[0]]))
+            entries[kind].append((kind, table_name, p.row, next(new_ids[table_name]), p.write.grounding))
+    return BatchResult([*entries["written"], *entries["unchanged"], *entries["cascaded"]])
 
 
 def _insert_versions(conn: Connection, table_name: str, rows: list[dict[str, Any]]) -> list[int]:
