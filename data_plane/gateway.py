@@ -380,7 +380,7 @@ def _new_row(
         )
     g = write.grounding
     # Built key by key (same keys, same order as the columns): this runs once per imported row.
-    row = dict(zip(schema.KEY_COLUMNS[table], key, strict=True))
+    row: dict[str, Any] = dict(zip(schema.KEY_COLUMNS[table], key, strict=True))
     row.update(content)
     row["op"] = op
     row["confidence"] = g.confidence
