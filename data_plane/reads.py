@@ -211,10 +211,10 @@ class GraphReader:
         # Stored edges are canonical, so ``source>relation>target`` is the edge key without
         # re-canonicalising every row.
         rows.sort(key=lambda r: (f"{r[1]}>{r[3]}>{r[2]}", r[9]))
-        return [
-            Neighbour(EdgeRow(r[0], r[1], r[2], r[3], r[4]), ConceptRow(r[5], r[6], r[7], r[8]), r[9], r[10])
-            for r in rows
-        ]
+        # tuple.__new__ straight from slices of the driver row: the named tuples' own __new__ is a
+        # Python frame per record, three records per row.
+        new = tuple.__new__
+        return [new(Neighbour, (new(EdgeRow, r[0:5]), new(ConceptRow, r[5:9]), r[9], r[10])) for r in rows]
 
     # -- concepts and edges -------------------------------------------------------------------
 
