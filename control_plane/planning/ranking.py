@@ -192,8 +192,9 @@ _context: Final = lru_cache(maxsize=8)(_Context)
 def _concept_tokens(name: str, summary: str) -> frozenset[str]:
     """The token set :func:`similarity` reads for a concept (name and summary), keyed by the two
     texts themselves: a candidate is re-ranked every round and its texts keep their hashes,
-    where joining them anew cost a fresh string to hash each time."""
-    return _token_set(f"{name} {summary}")
+    where joining them anew cost a fresh string to hash each time. (Not through ``_token_set``:
+    each concept is tokenised once per question, and a second cache only costs an eviction.)"""
+    return frozenset(normalise(f"{name} {summary}"))
 
 
 _first: Final = itemgetter(0)
