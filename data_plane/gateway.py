@@ -903,15 +903,19 @@ def _cascade(
         cid = p.write.key[0]
         end: datetime | None = p.row["invalid_at"]
         retract = p.row["op"] == "retract"
-        for table, cond in (
-            (edges, sa.or_(edges.c.source_id == cid, edges.c.target_id == cid)),
-            (links, links.c.concept_id == cid),
+        # One statement per end: SQLite answers "source = x OR target = x" through the
+        # expired_at index, scanning every current edge, where each end alone has its own index.
+        for table, conds in (
+            (edges, (edges.c.source_id == cid, edges.c.target_id == cid)),
+            (links, (links.c.concept_id == cid,)),
         ):
-            stmt = sa.select(table).where(cond, table.c.expired_at.is_(None), table.c.op != "retract")
-            if conn.dialect.name == "postgresql":
-                stmt = stmt.with_for_update()
-            for r in conn.execute(stmt).mappings():
-                cur = dict(r)
+            found: list[dict[str, Any]] = []
+            for cond in conds:
+                stmt = sa.select(table).where(cond, table.c.expired_at.is_(None), table.c.op != "retract")
+                if conn.dialect.name == "postgresql":
+                    stmt = stmt.with_for_update()
+                found += [dict(r) for r in conn.execute(stmt).mappings()]
+            for cur in sorted(found, key=lambda r: r["version_id"]):
                 key = row_key(table.name, cur)
                 if (table.name, key) in seen:
                     continue

@@ -405,3 +405,36 @@ def test_current_version_lookups_search_the_current_key_index(tmp_path: Any) -> 
             assert "USING INDEX uq_" in plan, plan
             assert "expired_at" not in plan, plan
     eng.dispose()
+
+
+def test_closing_a_concept_finds_its_edges_by_either_end(tmp_path: Any) -> None:
+    """On SQLite, closing a concept finds its open edges and lesson links through the index on
+    each end, never by scanning the current versions of the whole table (the expired_at index),
+    and still closes every one of them."""
+    eng = connect(f"sqlite:///{tmp_path}/cascade.sqlite3")
+    migrate(eng)
+    gateway = WriteGateway(eng, clock=ManualClock())
+    build_graph(gateway, ["a", "b", "c"], [("a", "b", "prerequisite"), ("c", "a", "builds_on")])
+    gateway.link_lesson("L1", "a", grounding=grounding())
+    seen: list[tuple[str, Any]] = []
+
+    def capture(conn: Any, cursor: Any, statement: str, parameters: Any, context: Any, many: bool) -> None:
+        if statement.lstrip().upper().startswith("SELECT"):
+            seen.append((statement, parameters))
+
+    sa.event.listen(eng, "before_cursor_execute", capture)
+    result = gateway.invalidate_concept("a", grounding=grounding("withdrawn"))
+    sa.event.remove(eng, "before_cursor_execute", capture)
+    assert {v.key for v in result.cascaded} == {
+        ("a", "b", "prerequisite"),
+        ("c", "a", "builds_on"),
+        ("L1", "a"),
+    }
+    assert any("concept_edges.target_id = " in s for s, _ in seen)
+    with eng.connect() as conn:
+        for statement, parameters in seen:
+            plan = " | ".join(
+                r[-1] for r in conn.exec_driver_sql("EXPLAIN QUERY PLAN " + statement, parameters)
+            )
+            assert "_expired_at (expired_at=?)" not in plan, plan
+    eng.dispose()
