@@ -70,9 +70,11 @@ An alias containing ``|`` cannot be written in this format and is refused.
 from __future__ import annotations
 
 import csv
+import gc
 import json
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -227,36 +229,55 @@ def import_bundle(
     if invalidate_missing and (reason is None or not reason.strip()):
         raise InputError("invalidate_missing needs a non-empty reason", field="reason", value=reason)
     reader = reader or gateway.reader()
-    if progress:
-        progress("parse", 0, 1)
-    plan = check(path, reader, policy)
-    if not plan.ok:
-        raise BundleRejected(plan.sorted_problems())
-    if progress:
-        progress("parse", 1, 1)
-    missing: Grounding | None = None
-    if invalidate_missing:
-        assert reason is not None
-        missing = Grounding(
-            1.0,
-            reason,
-            source if source and source.strip() else _IMPORT_SOURCE,
-            {"bundle": plan.name, "invalidated_missing": True},
+    with _collector_skips_older_objects():
+        if progress:
+            progress("parse", 0, 1)
+        plan = check(path, reader, policy)
+        if not plan.ok:
+            raise BundleRejected(plan.sorted_problems())
+        if progress:
+            progress("parse", 1, 1)
+        missing: Grounding | None = None
+        if invalidate_missing:
+            assert reason is not None
+            missing = Grounding(
+                1.0,
+                reason,
+                source if source and source.strip() else _IMPORT_SOURCE,
+                {"bundle": plan.name, "invalidated_missing": True},
+            )
+        if not invalidate_missing:
+            plan.release_keys()  # only --invalidate-missing needs the bundle's keys from here on
+        counts = _Counts()
+        total = sum(plan.rows.values())
+        with gateway.bulk() as bulk:
+            sink = _Batches(bulk, counts, batch_size, progress, total)
+            try:
+                _write(plan, sink, reader if missing else None, missing, bulk.now)
+                sink.flush()
+                if progress:
+                    progress("apply", sink.done, sink.done)
+            except PrerequisiteCycle as exc:
+                raise _located_cycle(exc) from exc
+        return ImportReport(
+            plan.name, counts.tables(), time.perf_counter() - started, tuple(plan.set_asides())
         )
-    if not invalidate_missing:
-        plan.release_keys()  # only --invalidate-missing needs the bundle's keys from here on
-    counts = _Counts()
-    total = sum(plan.rows.values())
-    with gateway.bulk() as bulk:
-        sink = _Batches(bulk, counts, batch_size, progress, total)
-        try:
-            _write(plan, sink, reader if missing else None, missing, bulk.now)
-            sink.flush()
-            if progress:
-                progress("apply", sink.done, sink.done)
-        except PrerequisiteCycle as exc:
-            raise _located_cycle(exc) from exc
-    return ImportReport(plan.name, counts.tables(), time.perf_counter() - started, tuple(plan.set_asides()))
+
+
+@contextmanager
+def _collector_skips_older_objects() -> Iterator[None]:
+    """Keep the cyclic garbage collector off the objects that existed before the import.
+
+    An import allocates several container objects per row that live for a batch, so Python's
+    full collections run every few batches, and each walked every object of the process (the
+    loaded modules alone are ~75,000): 7-15 % of an import's time. Frozen objects are only
+    skipped, never freed early or lost; they are handed back to the collector at the end.
+    """
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
 
 
 class _Counts:

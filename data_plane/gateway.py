@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import functools
 import json
+import operator
 import sys
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -33,11 +34,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from enum import Enum
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 import sqlalchemy as sa
 import structlog
-from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.engine import Connection, Dialect, Engine
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 
 from data_plane import schema
@@ -377,17 +378,20 @@ def _new_row(
             field="recorded_at",
             value=format_time(now),
         )
-    row = {
-        **dict(zip(schema.KEY_COLUMNS[table], key, strict=True)),
-        **content,
-        "op": op,
-        **write.grounding.to_dict(),
-        "valid_at": valid_at,
-        "invalid_at": invalid_at,
-        "recorded_at": now,
-        "expired_at": None,
-        "supersedes_id": None if current is None else current["version_id"],
-    }
+    g = write.grounding
+    # Built key by key (same keys, same order as the columns): this runs once per imported row.
+    row: dict[str, Any] = dict(zip(schema.KEY_COLUMNS[table], key, strict=True))
+    row.update(content)
+    row["op"] = op
+    row["confidence"] = g.confidence
+    row["reason"] = g.reason
+    row["source"] = g.source
+    row["evidence"] = g.evidence
+    row["valid_at"] = valid_at
+    row["invalid_at"] = invalid_at
+    row["recorded_at"] = now
+    row["expired_at"] = None
+    row["supersedes_id"] = None if current is None else current["version_id"]
     if op == "revise" and current is not None and _same_version(row, current):
         return None, op
     if mode == "set_aside" and current is not None and _same_version(row, current):
@@ -407,7 +411,7 @@ def _same_version(new: Mapping[str, Any], current: Mapping[str, Any]) -> bool:
 # The I/O shell.
 
 
-@dataclass
+@dataclass(slots=True)
 class _Pending:
     write: Write
     row: dict[str, Any] | None  # None: unchanged
@@ -801,24 +805,80 @@ def row_key(table_name: str, row: Mapping[Any, Any]) -> tuple[str, ...]:
 
 
 def _current_rows(conn: Connection, table_name: str, keys: set[tuple[str, ...]]) -> list[dict[str, Any]]:
+    ordered = sorted(keys)
+    rows: list[dict[str, Any]] = []
+    for i in range(0, len(ordered), _CHUNK):
+        rows += [dict(r) for r in _current_of(conn, table_name, ordered[i : i + _CHUNK])]
+    return rows
+
+
+def _current_of(
+    conn: Connection, table_name: str, keys: Sequence[tuple[str, ...]], columns: Sequence[str] | None = None
+) -> list[dict[str, Any]]:
+    """The current versions of exactly ``keys`` (at most ``_CHUNK``), locked on PostgreSQL.
+
+    Written as a join of the table with the keys as a VALUES list rather than ``key IN (...)
+    AND expired_at IS NULL``: without statistics SQLite's planner answers that through the
+    ``expired_at`` index, scanning every current version of the table for each chunk (the
+    largest cost of a bulk import into a big graph), where the join looks every key up in the
+    current-key index. Only the matching versions are fetched, whatever the keys share.
+    """
+    if not keys:
+        return []
+    # Padded to a power of two by repeating the last key (the join just repeats its row; the
+    # callers key their results), so a few statement texts serve every chunk size.
+    size = 1 << (len(keys) - 1).bit_length()
+    padded = [*keys, *[keys[-1]] * (size - len(keys))]
+    look = _lookup(conn.dialect, table_name, size, tuple(columns or ()))
+    cursor = conn.exec_driver_sql(look.sql, tuple(part for key in padded for part in key)).cursor
+    found = cursor.fetchall()
+    if not found:
+        return []
+    procs = _result_procs(conn.dialect, look.columns, tuple(d[1] for d in cursor.description))
+    return [
+        {
+            name: value if proc is None else proc(value)
+            for name, proc, value in zip(look.names, procs, row, strict=True)
+        }
+        for row in found
+    ]
+
+
+class _Lookup(NamedTuple):
+    sql: str
+    names: tuple[str, ...]
+    columns: tuple[sa.Column[Any], ...]
+
+
+@functools.lru_cache(maxsize=64)
+def _result_procs(
+    dialect: Dialect, columns: tuple[sa.Column[Any], ...], type_codes: tuple[Any, ...]
+) -> tuple[Callable[[Any], Any] | None, ...]:
+    """Each column's result processor (as SQLAlchemy would apply it) for the driver's types."""
+    return tuple(
+        c.type.dialect_impl(dialect).result_processor(dialect, code)
+        for c, code in zip(columns, type_codes, strict=True)
+    )
+
+
+@functools.lru_cache(maxsize=256)
+def _lookup(dialect: Dialect, table_name: str, size: int, columns: tuple[str, ...]) -> _Lookup:
+    """The keyed lookup as the driver takes it: written once per shape, not compiled per
+    execution (a chunk carries up to 1,500 parameters, and a bulk import runs hundreds)."""
     table = schema.metadata.tables[table_name]
     names = schema.KEY_COLUMNS[table_name]
-    by_first: dict[str, set[str]] = defaultdict(set)
-    for k in keys:
-        by_first[k[0]].add(k[1] if len(k) > 1 else "")
-    firsts = sorted(by_first)
-    rows: list[dict[str, Any]] = []
-    for i in range(0, len(firsts), _CHUNK):
-        chunk = firsts[i : i + _CHUNK]
-        stmt = sa.select(table).where(table.c[names[0]].in_(chunk), table.c.expired_at.is_(None))
-        if len(names) > 1:
-            # Narrow by the second key column too: a bulk import's later batches would otherwise
-            # fetch (and drop) every current version sharing a first column with the batch.
-            stmt = stmt.where(table.c[names[1]].in_(sorted(set().union(*(by_first[f] for f in chunk)))))
-        if conn.dialect.name == "postgresql":
-            stmt = stmt.with_for_update()
-        rows += [dict(r) for r in conn.execute(stmt).mappings() if row_key(table_name, r) in keys]
-    return rows
+    selected = [table.c[c] for c in columns] if columns else list(table.c)
+    mark = {"qmark": "?", "format": "%s", "pyformat": "%s"}[dialect.paramstyle]
+    values = ", ".join(["(" + ", ".join([mark] * len(names)) + ")"] * size)
+    on = " AND ".join(f"t.{c} = k.c{j}" for j, c in enumerate(names))
+    sql = (
+        f"WITH k({', '.join(f'c{j}' for j in range(len(names)))}) AS (VALUES {values}) "
+        f"SELECT {', '.join(f't.{c.name}' for c in selected)} FROM k JOIN {table_name} AS t ON {on} "
+        "WHERE t.expired_at IS NULL"
+    )
+    if dialect.name == "postgresql":
+        sql += " FOR UPDATE OF t"
+    return _Lookup(sql, tuple(c.name for c in selected), tuple(selected))
 
 
 def _cascade(
@@ -843,15 +903,19 @@ def _cascade(
         cid = p.write.key[0]
         end: datetime | None = p.row["invalid_at"]
         retract = p.row["op"] == "retract"
-        for table, cond in (
-            (edges, sa.or_(edges.c.source_id == cid, edges.c.target_id == cid)),
-            (links, links.c.concept_id == cid),
+        # One statement per end: SQLite answers "source = x OR target = x" through the
+        # expired_at index, scanning every current edge, where each end alone has its own index.
+        for table, conds in (
+            (edges, (edges.c.source_id == cid, edges.c.target_id == cid)),
+            (links, (links.c.concept_id == cid,)),
         ):
-            stmt = sa.select(table).where(cond, table.c.expired_at.is_(None), table.c.op != "retract")
-            if conn.dialect.name == "postgresql":
-                stmt = stmt.with_for_update()
-            for r in conn.execute(stmt).mappings():
-                cur = dict(r)
+            found: list[dict[str, Any]] = []
+            for cond in conds:
+                stmt = sa.select(table).where(cond, table.c.expired_at.is_(None), table.c.op != "retract")
+                if conn.dialect.name == "postgresql":
+                    stmt = stmt.with_for_update()
+                found += [dict(r) for r in conn.execute(stmt).mappings()]
+            for cur in sorted(found, key=lambda r: r["version_id"]):
                 key = row_key(table.name, cur)
                 if (table.name, key) in seen:
                     continue
@@ -898,14 +962,9 @@ def _final_view(
             if cid in cache:
                 view[cid] = cache[cid]
     from_db = sorted(cid for cid in needed if cid not in written and view[cid] is None)
-    c = schema.concepts
     for i in range(0, len(from_db), _CHUNK):
-        stmt = sa.select(c.c.concept_id, c.c.op, c.c.valid_at, c.c.invalid_at).where(
-            c.c.concept_id.in_(from_db[i : i + _CHUNK]), c.c.expired_at.is_(None)
-        )
-        if conn.dialect.name == "postgresql":
-            stmt = stmt.with_for_update()
-        for found_row in conn.execute(stmt).mappings():
+        chunk = [(cid,) for cid in from_db[i : i + _CHUNK]]
+        for found_row in _current_of(conn, "concepts", chunk, ("concept_id", "op", "valid_at", "invalid_at")):
             found = {
                 "op": found_row["op"],
                 "valid_at": found_row["valid_at"],
@@ -1034,25 +1093,28 @@ def _persist(conn: Connection, pending: list[_Pending], now: datetime) -> BatchR
             )
             if res.rowcount != len(chunk):
                 raise ConcurrentWrite(f"{table_name}: a version was superseded by another writer; retry")
-    by_table: dict[str, list[_Pending]] = defaultdict(list)
+    by_table: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for p in pending:
         if p.row is not None:
-            by_table[p.write.table].append(p)
-    new_ids: dict[int, int] = {}
-    for table_name, items in by_table.items():
-        rows = [p.row for p in items if p.row is not None]
-        for p, vid in zip(items, _insert_versions(conn, table_name, rows), strict=True):
-            new_ids[id(p)] = vid
-    entries: list[tuple[str, str, Mapping[str, Any], int, Grounding | None]] = []
+            by_table[p.write.table].append(p.row)
+    new_ids = {
+        table_name: iter(_insert_versions(conn, table_name, rows)) for table_name, rows in by_table.items()
+    }
+    # Written, then unchanged, then cascaded; each in pending order (ids were handed out in it).
+    entries: dict[str, list[tuple[str, str, Mapping[str, Any], int, Grounding | None]]] = {
+        "written": [],
+        "unchanged": [],
+        "cascaded": [],
+    }
     for p in pending:
+        table_name = p.write.table
         if p.row is None:
             assert p.current is not None
-            entries.append(("unchanged", p.write.table, p.current, p.current["version_id"], None))
+            entries["unchanged"].append(("unchanged", table_name, p.current, p.current["version_id"], None))
         else:
             kind = "cascaded" if p.cascade else "written"
-            entries.append((kind, p.write.table, p.row, new_ids[id(p)], p.write.grounding))
-    order = {"written": 0, "unchanged": 1, "cascaded": 2}
-    return BatchResult(sorted(entries, key=lambda e: order[e[0]]))
+            entries[kind].append((kind, table_name, p.row, next(new_ids[table_name]), p.write.grounding))
+    return BatchResult([*entries["written"], *entries["unchanged"], *entries["cascaded"]])
 
 
 def _insert_versions(conn: Connection, table_name: str, rows: list[dict[str, Any]]) -> list[int]:
@@ -1073,24 +1135,45 @@ def _insert_versions(conn: Connection, table_name: str, rows: list[dict[str, Any
     before = conn.execute(sa.select(sa.func.coalesce(sa.func.max(vid), 0))).scalar_one()
     # The driver's executemany with each column's own bind processor (the same conversions
     # SQLAlchemy applies), without SQLAlchemy's per-row parameter bookkeeping: the hot loop of bulk imports.
-    columns = list(rows[0])
-    compiled = sa.insert(table).compile(dialect=conn.dialect, column_keys=columns)
-    order = compiled.positiontup or []
-    procs = [_memoised(proc) for proc in (table.c[name].type.bind_processor(conn.dialect) for name in order)]
-    conn.exec_driver_sql(
-        str(compiled),
-        [
-            tuple(
-                row[name] if proc is None else proc(row[name])
-                for name, proc in zip(order, procs, strict=True)
-            )
-            for row in rows
-        ],
-    )
-    ids = list(conn.execute(sa.select(vid).where(vid > before).order_by(vid)).scalars())
-    if len(ids) != len(rows):
+    sql, order, procs = _sqlite_insert(conn.dialect, table_name, tuple(rows[0]))
+    values = operator.itemgetter(*order)
+    converts = [(i, _memoised(proc)) for i, proc in procs]
+    params: list[tuple[Any, ...]] = []
+    for row in rows:
+        cells = list(values(row))
+        for i, convert in converts:
+            cells[i] = convert(cells[i])
+        params.append(tuple(cells))
+    conn.exec_driver_sql(sql, params)
+    # n rows above the old maximum whose maximum is old + n are exactly old + 1 ... old + n.
+    count, top = conn.execute(sa.select(sa.func.count(), sa.func.max(vid)).where(vid > before)).one()
+    if count != len(rows) or top != before + len(rows):
         raise ConcurrentWrite(f"{table_name}: another writer inserted versions concurrently; retry")
-    return ids
+    return list(range(before + 1, top + 1))
+
+
+@functools.lru_cache(maxsize=64)
+def _sqlite_insert(
+    dialect: Dialect, table_name: str, columns: tuple[str, ...]
+) -> tuple[str, tuple[str, ...], tuple[tuple[int, Callable[[Any], Any]], ...]]:
+    """The INSERT of ``columns`` as the driver takes it, the column order of its parameters,
+    and the bind processors of the columns that have one (by position); compiled once."""
+    table = schema.metadata.tables[table_name]
+    compiled = sa.insert(table).compile(dialect=dialect, column_keys=list(columns))
+    order = tuple(compiled.positiontup or ())
+    procs = ((i, table.c[name].type.bind_processor(dialect)) for i, name in enumerate(order))
+    return str(compiled), order, tuple((i, _as_driver_text(proc)) for i, proc in procs if proc is not None)
+
+
+def _as_driver_text(proc: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """``proc``, then the text ``sqlite3``'s default adapter would make of a datetime (memoised
+    with it: the driver would otherwise format the same stamps again on every row)."""
+
+    def convert(value: Any) -> Any:
+        out = proc(value)
+        return out.isoformat(" ") if isinstance(out, datetime) else out
+
+    return convert
 
 
 def _copy_versions(conn: Connection, table: sa.Table, rows: list[dict[str, Any]]) -> list[int]:
@@ -1117,28 +1200,34 @@ def _copy_versions(conn: Connection, table: sa.Table, rows: list[dict[str, Any]]
     return ids
 
 
-def _memoised(proc: Callable[[Any], Any] | None) -> Callable[[Any], Any] | None:
+def _memoised(proc: Callable[[Any], Any]) -> Callable[[Any], Any]:
     """``proc`` with a cache for the length of one insert: a batch repeats the same few time
     stamps (``recorded_at`` is one value) and often the same evidence object, and converting
-    each one again per row was the largest Python cost of a bulk import. Values are keyed by
-    type and value, or by identity for unhashable ones (they stay alive for the whole call)."""
-    if proc is None:
-        return None
+    each one again per row was the largest Python cost of a bulk import. The value just seen
+    is recognised by identity (rows share their stamp and evidence objects); others are keyed
+    by type and value, or by identity for unhashable ones (they stay alive for the whole call)."""
     cache: dict[tuple[Any, ...], Any] = {}
+    last: list[Any] = [_UNSET, None]
 
     def convert(value: Any) -> Any:
+        if value is last[0]:
+            return last[1]
         try:
             key: tuple[Any, ...] = (type(value), value)
             hash(key)
         except TypeError:
             key = (id(value),)
         try:
-            return cache[key]
+            result = cache[key]
         except KeyError:
             cache[key] = result = proc(value)
-            return result
+        last[0], last[1] = value, result
+        return result
 
     return convert
+
+
+_UNSET: Final = object()
 
 
 def _new_version(table_name: str, row: Mapping[str, Any], version_id: int, grounding: Grounding) -> Version:

@@ -72,6 +72,25 @@ def _neighbourhood_statement(with_relations: bool) -> sa.CompoundSelect[Any]:
 
 
 @functools.cache
+def _concepts_statement() -> sa.Select[Any]:
+    """Concept versions in force by id (expanding ``ids``, the as-of binds): built once, so a
+    question's seed lookup skips expression building and hits the compiled cache."""
+    ids: sa.BindParameter[list[str]] = sa.bindparam("ids", expanding=True)
+    return sa.select(C).where(C.c.concept_id.in_(ids), in_force(C, *AS_OF_PARAMS))
+
+
+@functools.cache
+def _degrees_statement() -> sa.CompoundSelect[Any]:
+    """Active edges per id at either end (expanding ``ids``, the as-of binds), built once."""
+    ids: sa.BindParameter[list[str]] = sa.bindparam("ids", expanding=True)
+    halves = [
+        sa.select(end, sa.func.count()).where(end.in_(ids), in_force(E, *AS_OF_PARAMS)).group_by(end)
+        for end in (E.c.source_id, E.c.target_id)
+    ]
+    return sa.union_all(*halves)
+
+
+@functools.cache
 def _records_statement() -> sa.CompoundSelect[Any]:
     """Edge and concept versions by id in one statement: a UNION ALL of both tables, each
     padded with typed NULLs for the other's key and content columns."""
@@ -192,10 +211,10 @@ class GraphReader:
         # Stored edges are canonical, so ``source>relation>target`` is the edge key without
         # re-canonicalising every row.
         rows.sort(key=lambda r: (f"{r[1]}>{r[3]}>{r[2]}", r[9]))
-        return [
-            Neighbour(EdgeRow(r[0], r[1], r[2], r[3], r[4]), ConceptRow(r[5], r[6], r[7], r[8]), r[9], r[10])
-            for r in rows
-        ]
+        # tuple.__new__ straight from slices of the driver row: the named tuples' own __new__ is a
+        # Python frame per record, three records per row.
+        new = tuple.__new__
+        return [new(Neighbour, (new(EdgeRow, r[0:5]), new(ConceptRow, r[5:9]), r[9], r[10])) for r in rows]
 
     # -- concepts and edges -------------------------------------------------------------------
 
@@ -206,8 +225,8 @@ class GraphReader:
         out: dict[str, Concept] = {}
         with self._engine.connect() as conn:
             for i in range(0, len(wanted), _CHUNK):
-                stmt = sa.select(C).where(C.c.concept_id.in_(wanted[i : i + _CHUNK]), as_of.clause(C))
-                for r in conn.execute(stmt).mappings():
+                params = {"ids": wanted[i : i + _CHUNK], **as_of.params()}
+                for r in conn.execute(_concepts_statement(), params).mappings():
                     out[r["concept_id"]] = concept_from_row(r)
         return out
 
@@ -319,12 +338,8 @@ class GraphReader:
         counts = dict.fromkeys(wanted, 0)
         if not wanted:
             return counts
-        halves = [
-            sa.select(end, sa.func.count()).where(end.in_(wanted), as_of.clause(E)).group_by(end)
-            for end in (E.c.source_id, E.c.target_id)
-        ]
         with self._engine.connect() as conn:  # both ends in one round trip
-            for cid, n in conn.execute(sa.union_all(*halves)):
+            for cid, n in conn.execute(_degrees_statement(), {"ids": wanted, **as_of.params()}):
                 counts[cid] += n
         return counts
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import shutil
 import tempfile
@@ -265,6 +266,19 @@ BAD_BUNDLES: list[tuple[str, dict[str, Any], str, int | None, str | None]] = [
     ("row with too many cells", {"concepts": "id,name\na,Alpha,extra\n"}, "concepts.csv", 2, None),
     ("bad manifest format", {"manifest_format": "kg-bundle/9"}, "manifest.json", None, "format"),
 ]
+
+
+def test_import_hands_every_object_back_to_the_collector(gateway: WriteGateway, tmp_path: Path) -> None:
+    """The import keeps the garbage collector off older objects only while it runs: afterwards,
+    whether it succeeded or was refused, nothing is left frozen."""
+    assert gc.get_freeze_count() == 0
+    import_bundle(gateway, write_bundle(tmp_path / "ok"))
+    assert gc.get_freeze_count() == 0
+    with pytest.raises(BundleError):
+        import_bundle(
+            gateway, write_bundle(tmp_path / "bad", edges="source_id,target_id,relation\na,zz,related\n")
+        )
+    assert gc.get_freeze_count() == 0
 
 
 @pytest.mark.parametrize(

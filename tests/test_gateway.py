@@ -26,6 +26,8 @@ from data_plane import (
     Write,
     WriteGateway,
     WriteRejected,
+    connect,
+    migrate,
     schema,
 )
 from data_plane.testing import ManualClock, build_graph, grounding
@@ -346,3 +348,93 @@ def test_edge_may_not_hold_before_its_endpoint_concepts(gateway: WriteGateway, c
     with pytest.raises(InactiveEndpoint) as err:
         gateway.assert_edge("early", "late", "prerequisite", grounding=grounding(), valid_at=clock.now)
     assert err.value.field == "valid_at"
+
+
+def test_batch_reads_exactly_the_current_versions_of_its_own_keys(
+    gateway: WriteGateway, engine: Engine
+) -> None:
+    """A batch whose keys share their parts with other current edges revises exactly its own keys
+    and asserts the rest, each new version superseding the right one."""
+    build_graph(gateway, ["a", "b", "c"], [("a", "b", "prerequisite"), ("a", "c", "part_of")])
+    (old,) = GraphReader(engine).history("concept_edges", ("a", "b", "prerequisite"))
+    writes = [
+        Write.edge("a", "b", "part_of", grounding=grounding("new"), mode="upsert"),
+        Write.edge("a", "c", "prerequisite", grounding=grounding("new"), mode="upsert"),
+        Write.edge("a", "b", "prerequisite", grounding=grounding("revised"), mode="upsert"),
+    ]
+    result = gateway.apply(writes)
+    by_key = {v.key: v.stamp for v in result.written}
+    assert {k: s.op for k, s in by_key.items()} == {
+        ("a", "b", "part_of"): "assert",
+        ("a", "c", "prerequisite"): "assert",
+        ("a", "b", "prerequisite"): "revise",
+    }
+    assert by_key[("a", "b", "prerequisite")].supersedes_id == old.stamp.version_id
+    assert by_key[("a", "b", "part_of")].supersedes_id is None
+
+
+def test_current_version_lookups_search_the_current_key_index(tmp_path: Any) -> None:
+    """On SQLite the gateway finds the current versions of a batch's keys through the
+    current-key index (one search per key), never by scanning the current versions of the
+    whole table (which the planner would otherwise do through the expired_at index)."""
+    eng = connect(f"sqlite:///{tmp_path}/plan.sqlite3")
+    migrate(eng)
+    gateway = WriteGateway(eng, clock=ManualClock())
+    build_graph(gateway, ["a", "b", "c"], [("a", "b", "prerequisite")])
+    seen: list[tuple[str, Any]] = []
+
+    def capture(conn: Any, cursor: Any, statement: str, parameters: Any, context: Any, many: bool) -> None:
+        if statement.startswith("WITH k("):
+            seen.append((statement, parameters))
+
+    sa.event.listen(eng, "before_cursor_execute", capture)
+    gateway.apply(
+        [
+            Write.edge("a", "c", "prerequisite", grounding=grounding(), mode="upsert"),
+            Write.edge("b", "c", "related", grounding=grounding(), mode="upsert"),
+            Write.concept("a", grounding=grounding("renamed"), mode="upsert", name="A"),
+        ]
+    )
+    sa.event.remove(eng, "before_cursor_execute", capture)
+    assert {s.split(" JOIN ")[1].split()[0] for s, _ in seen} >= {"concepts", "concept_edges"}
+    with eng.connect() as conn:
+        for statement, parameters in seen:
+            plan = " | ".join(
+                r[-1] for r in conn.exec_driver_sql("EXPLAIN QUERY PLAN " + statement, parameters)
+            )
+            assert "USING INDEX uq_" in plan, plan
+            assert "expired_at" not in plan, plan
+    eng.dispose()
+
+
+def test_closing_a_concept_finds_its_edges_by_either_end(tmp_path: Any) -> None:
+    """On SQLite, closing a concept finds its open edges and lesson links through the index on
+    each end, never by scanning the current versions of the whole table (the expired_at index),
+    and still closes every one of them."""
+    eng = connect(f"sqlite:///{tmp_path}/cascade.sqlite3")
+    migrate(eng)
+    gateway = WriteGateway(eng, clock=ManualClock())
+    build_graph(gateway, ["a", "b", "c"], [("a", "b", "prerequisite"), ("c", "a", "builds_on")])
+    gateway.link_lesson("L1", "a", grounding=grounding())
+    seen: list[tuple[str, Any]] = []
+
+    def capture(conn: Any, cursor: Any, statement: str, parameters: Any, context: Any, many: bool) -> None:
+        if statement.lstrip().upper().startswith("SELECT"):
+            seen.append((statement, parameters))
+
+    sa.event.listen(eng, "before_cursor_execute", capture)
+    result = gateway.invalidate_concept("a", grounding=grounding("withdrawn"))
+    sa.event.remove(eng, "before_cursor_execute", capture)
+    assert {v.key for v in result.cascaded} == {
+        ("a", "b", "prerequisite"),
+        ("c", "a", "builds_on"),
+        ("L1", "a"),
+    }
+    assert any("concept_edges.target_id = " in s for s, _ in seen)
+    with eng.connect() as conn:
+        for statement, parameters in seen:
+            plan = " | ".join(
+                r[-1] for r in conn.exec_driver_sql("EXPLAIN QUERY PLAN " + statement, parameters)
+            )
+            assert "_expired_at (expired_at=?)" not in plan, plan
+    eng.dispose()

@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+import itertools
+import random
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from control_plane.planning.ranking import follows, rank, relations_named
 from control_plane.synthesizers.base import Focus
 from control_plane.testing import make_concept, make_neighbour
+from data_plane.records import Neighbour
+from data_plane.relations import RELATIONS
 
 
 def _ids(ns: list) -> list[str]:  # type: ignore[type-arg]
@@ -112,3 +120,46 @@ def test_neighbours_of_a_focused_concept_rank_next() -> None:
     far = make_neighbour("other", "aaa", "prerequisite", confidence=0.99)
     near = make_neighbour("hub", "zzz", "related", confidence=0.1)
     assert _ids(rank([far, near], Focus(concept_ids=("hub",)), "q")) == ["zzz", "aaa"]
+
+
+_NEIGHBOUR = st.builds(
+    lambda f, c, r, d, conf: make_neighbour(f, c, r, direction=d, confidence=conf),
+    st.sampled_from(["x", "y", "z"]),
+    st.sampled_from(["a", "b", "c", "d", "e", "f"]),
+    st.sampled_from(RELATIONS),
+    st.sampled_from(["in", "out"]),
+    st.sampled_from([0.3, 0.6, 0.9]),
+)
+_FOCUS = st.builds(
+    Focus,
+    st.lists(st.sampled_from(RELATIONS), max_size=3, unique=True).map(tuple),
+    st.lists(st.sampled_from(["a", "x", "e"]), max_size=2, unique=True).map(tuple),
+    st.sampled_from(["", "a b"]),
+    st.sampled_from(["", "after"]),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(_NEIGHBOUR, max_size=25, unique_by=lambda n: n.edge.key),
+    _FOCUS,
+    st.integers(min_value=1, max_value=8),
+    st.randoms(),
+)
+def test_rank_is_a_sort_of_each_concepts_best_neighbour(
+    ns: list[Neighbour], focus: Focus, limit: int, rnd: random.Random
+) -> None:
+    """The ranking is one total order (one version per edge, as in force): each concept appears once, through the neighbour that ranks
+    first among its own; any two entries keep their order when ranked alone; the limit takes a
+    prefix; and the input order never matters."""
+    full = rank(ns, focus, "what comes before a?")
+    assert sorted(_ids(full)) == sorted({n.concept.concept_id for n in ns})
+    for n in full:
+        own = [m for m in ns if m.concept.concept_id == n.concept.concept_id]
+        assert rank(own, focus, "what comes before a?") == [n]
+    for first, second in itertools.pairwise(full):
+        assert rank([second, first], focus, "what comes before a?") == [first, second]
+    assert rank(ns, focus, "what comes before a?", limit=limit) == full[:limit]
+    shuffled = list(ns)
+    rnd.shuffle(shuffled)
+    assert rank(shuffled, focus, "what comes before a?") == full

@@ -40,6 +40,7 @@ each concept and the concepts the learner said they know left out.
 
 from __future__ import annotations
 
+import functools
 import time
 import uuid
 from collections.abc import Callable
@@ -163,13 +164,19 @@ def _max_concept_version(reader: GraphReader, table: sa.Table = schema.concepts)
 def _tops(reader: GraphReader) -> tuple[int | None, int | None]:
     """The newest concept and edge version ids, in one statement: what tells whether the cached
     name index and relation counts may still hold."""
+    with reader.engine.connect() as conn:
+        concepts, edges = conn.execute(_tops_statement()).one()
+    return (None if concepts is None else int(concepts), None if edges is None else int(edges))
+
+
+@functools.cache
+def _tops_statement() -> sa.Select[Any]:
+    """Built once: the check runs at the start of every question."""
     latest = [
         sa.select(sa.func.max(t.c.version_id)).scalar_subquery()
         for t in (schema.concepts, schema.concept_edges)
     ]
-    with reader.engine.connect() as conn:
-        concepts, edges = conn.execute(sa.select(*latest)).one()
-    return (None if concepts is None else int(concepts), None if edges is None else int(edges))
+    return sa.select(*latest)
 
 
 class _Unread:

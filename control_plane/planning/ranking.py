@@ -27,8 +27,10 @@ Nothing here reads the clock or the database.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Collection, Iterable, Sequence
 from functools import lru_cache
+from operator import itemgetter
 from typing import Final
 
 from control_plane.synthesizers.base import Focus
@@ -147,43 +149,75 @@ def similarity(text: str, query_tokens: frozenset[str]) -> int:
     return len(_token_set(text) & query_tokens)
 
 
-@lru_cache(maxsize=64)
-def _context(focus: Focus, query: str) -> tuple[frozenset[str], frozenset[str], dict[str, int], bool, bool]:
-    rel_order = {rel: i for i, rel in enumerate(focus.relations)}
-    return (
-        _token_set(f"{query} {focus.text}"),
-        frozenset(focus.concept_ids),
-        rel_order,
-        PREREQUISITE in rel_order,
-        focus.direction == "after",  # "what comes after X": later concepts first
-    )
+_Key = tuple[int, int, int, int, float, int, str, str]
+_KEYS_MAX: Final = 2048
 
 
-# Keyed by (neighbour, focus, query): the loop re-ranks its reserve every round, mostly under an
-# unchanged focus, so most keys are computed once per question. Bounded: rows are small.
-@lru_cache(maxsize=4096)
-def _key(n: Neighbour, focus: Focus, query: str) -> tuple[int, int, int, int, float, int, str, str]:
-    qtokens, named, rel_order, learning_order, forward = _context(focus, query)
-    c = n.concept
-    rel = n.edge.relation
-    return (
-        0 if c.concept_id in named else 1 if n.from_id in named else 2,
-        0 if rel in rel_order else 1,
-        0 if not learning_order or comes_before(n) != forward else 1,
-        rel_order.get(rel, len(rel_order)),
-        -n.edge.confidence,
-        -similarity(f"{c.name} {c.summary}", qtokens),
-        c.concept_id,
-        n.edge.key,
-    )
+class _Context:
+    """What ranking under one (focus, query) needs, and the keys computed under it so far: the
+    loop re-ranks its reserve every round, mostly under an unchanged focus, so most keys are
+    computed once per question. Bounded: cleared at ``_KEYS_MAX`` keys."""
+
+    __slots__ = ("forward", "keys", "learning_order", "named", "qtokens", "rel_order")
+
+    def __init__(self, focus: Focus, query: str) -> None:
+        self.qtokens = _token_set(f"{query} {focus.text}")
+        self.named = frozenset(focus.concept_ids)
+        self.rel_order = {rel: i for i, rel in enumerate(focus.relations)}
+        self.learning_order = PREREQUISITE in self.rel_order
+        self.forward = focus.direction == "after"  # "what comes after X": later concepts first
+        self.keys: dict[Neighbour, _Key] = {}
+
+    def key(self, n: Neighbour) -> _Key:
+        c, edge = n.concept, n.edge
+        rel = edge.relation
+        rel_order = self.rel_order
+        return (
+            0 if c.concept_id in self.named else 1 if n.from_id in self.named else 2,
+            0 if rel in rel_order else 1,
+            0 if not self.learning_order or comes_before(n) != self.forward else 1,
+            rel_order.get(rel, len(rel_order)),
+            -edge.confidence,
+            -len(_concept_tokens(c.name, c.summary) & self.qtokens),
+            c.concept_id,
+            edge.key,
+        )
+
+
+# A question ranks under two or three (focus, query) contexts; a few recent ones are kept.
+_context: Final = lru_cache(maxsize=8)(_Context)
+
+
+@lru_cache(maxsize=8192)
+def _concept_tokens(name: str, summary: str) -> frozenset[str]:
+    """The token set :func:`similarity` reads for a concept (name and summary), keyed by the two
+    texts themselves: a candidate is re-ranked every round and its texts keep their hashes,
+    where joining them anew cost a fresh string to hash each time. (Not through ``_token_set``:
+    each concept is tokenised once per question, and a second cache only costs an eviction.)"""
+    return frozenset(normalise(f"{name} {summary}"))
+
+
+_first: Final = itemgetter(0)
 
 
 def rank(
     neighbours: Iterable[Neighbour], focus: Focus, query: str, *, limit: int | None = None
 ) -> list[Neighbour]:
     """Neighbours ordered by relevance (module docstring), one per concept, at most ``limit``."""
-    best: dict[str, Neighbour] = {}
-    for n in sorted(neighbours, key=lambda n: _key(n, focus, query)):
-        best.setdefault(n.concept.concept_id, n)
-    ordered = list(best.values())  # dict keeps the sorted order
-    return ordered if limit is None else ordered[:limit]
+    # Each concept's best neighbour, then the best ``limit`` of those: the same result as sorting
+    # every candidate (keys are unique), with far fewer comparisons of long key tuples.
+    ctx = _context(focus, query)
+    keys = ctx.keys
+    if len(keys) >= _KEYS_MAX:
+        keys.clear()
+    best: dict[str, tuple[_Key, Neighbour]] = {}
+    for n in neighbours:
+        k = keys.get(n)
+        if k is None:
+            k = keys[n] = ctx.key(n)
+        held = best.get(n.concept.concept_id)
+        if held is None or k < held[0]:
+            best[n.concept.concept_id] = (k, n)
+    firsts = best.values()
+    ordered = sorted(firsts, key=_first) if limit is None else heapq.nsmallest(limit, firsts, key=_first)
+    return [n for _, n in ordered]
