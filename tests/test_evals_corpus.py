@@ -144,15 +144,16 @@ def test_split_is_disjoint_by_template_and_balanced(graph: str) -> None:
     questions and at least four templates of every intent."""
     later = _builder().ROUND_TWO_FILES
     round_two = {r["id"] for path in later for r in _builder()._read_rows(path)}
-    dev, test, holdout, holdout2 = (
-        load_questions(_split_file(graph, s)) for s in ("dev", "test", "holdout", "holdout2")
+    dev, test, holdout, holdout2, holdout3 = (
+        load_questions(_split_file(graph, s)) for s in ("dev", "test", "holdout", "holdout2", "holdout3")
     )
-    splits = {"dev": dev, "test": test, "holdout": holdout, "holdout2": holdout2}
+    splits = {"dev": dev, "test": test, "holdout": holdout, "holdout2": holdout2, "holdout3": holdout3}
     templates = {name: {q.template for q in qs} for name, qs in splits.items()}
     assert None not in set().union(*templates.values())
     for a, b in itertools.combinations(templates, 2):
         assert not templates[a] & templates[b], (a, b)
-    assert templates["holdout"] | templates["holdout2"] <= round_two and not templates["test"] & round_two
+    held = templates["holdout"] | templates["holdout2"] | templates["holdout3"]
+    assert held <= round_two and not templates["test"] & round_two
     first_dev = [q for q in dev if q.template not in round_two]
     assert 0.4 <= len(first_dev) / (len(first_dev) + len(test)) <= 0.6
     for split in (dev, test):
@@ -162,8 +163,8 @@ def test_split_is_disjoint_by_template_and_balanced(graph: str) -> None:
     assert len(set(every)) == len(every)
     # nine (holdout) or eight (holdout2) phrasings per intent were written; those repeating an
     # earlier text were dropped
-    for held, least in ((holdout, 7), (holdout2, 4)):
-        per_intent = Counter(q.asks for q in {q.template: q for q in held if q.type != "temporal"}.values())
+    for split, least in ((holdout, 7), (holdout2, 4), (holdout3, 4)):
+        per_intent = Counter(q.asks for q in {q.template: q for q in split if q.type != "temporal"}.values())
         assert min(per_intent.values()) >= least, per_intent
 
 
@@ -171,7 +172,16 @@ def test_template_files_share_no_template_or_wording() -> None:
     """The dev and test template files hold disjoint ids and disjoint texts."""
     rows = {
         split: [json.loads(line) for line in (QUESTIONS / f"paraphrase_templates_{split}.jsonl").open()]
-        for split in ("dev", "test", "dev_round2", "dev_round3", "dev_round4", "holdout", "holdout2")
+        for split in (
+            "dev",
+            "test",
+            "dev_round2",
+            "dev_round3",
+            "dev_round4",
+            "holdout",
+            "holdout2",
+            "holdout3",
+        )
     }
     assert len(rows["dev"]) == len(rows["test"])
     for a, b in itertools.combinations(rows, 2):

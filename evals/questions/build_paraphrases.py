@@ -41,7 +41,8 @@ had not read the parser.
 was written by someone who had not read the parser, the other template files or the failures; it
 builds the ``holdout`` split, with its own unknown-concept names (rows of kind ``unknown_name``),
 and is only ever scored. ``paraphrase_templates_holdout2.jsonl`` (split ``holdout2``) was written
-the same way, blind, after ``holdout`` had been scored once and its failures read.
+the same way, blind, after ``holdout`` had been scored once and its failures read; ``..._holdout3``
+(split ``holdout3``) likewise, after ``holdout2`` had been read, to measure the final reader.
 """
 
 from __future__ import annotations
@@ -78,7 +79,7 @@ GRAPHS = {"curriculum": ROOT / "data_plane" / "curriculum", "prereqmap": default
 MAX_GOLD = 15
 MAX_LESSONS = 8
 PER_TEMPLATE = 2
-SPLITS = ("dev", "test", "holdout", "holdout2")
+SPLITS = ("dev", "test", "holdout", "holdout2", "holdout3")
 DEALT = ("dev", "test")
 
 # -- templates ---------------------------------------------------------------------------------------
@@ -94,6 +95,7 @@ ROUND_TWO_FILES = {
     HERE / "paraphrase_templates_dev_round4.jsonl": "dev",
     HERE / "paraphrase_templates_holdout.jsonl": "holdout",
     HERE / "paraphrase_templates_holdout2.jsonl": "holdout2",
+    HERE / "paraphrase_templates_holdout3.jsonl": "holdout3",
 }
 
 
