@@ -208,12 +208,15 @@ _LESSON: Final = frozenset(normalise("lesson course module unit class tutorial c
 _PLAN: Final = tuple(normalise(m) for m in ("study plan", "learning plan", "plan", "roadmap", "road map", "what order", "which order", "in order", "learning order", "sequence", "syllabus", "schedule", "step by step", "order should"))  # fmt: skip
 _PATH: Final = tuple(normalise(m) for m in ("path", "route", "chain", "connect", "connects", "bridge", "get from", "go from", "lead to", "leads to", "trace", "journey", "way from", "in between"))  # fmt: skip
 _CONTRAST: Final = tuple(normalise(m) for m in ("contrast", "contrasted", "versus", "vs", "alternative", "opposite", "difference", "differ", "compare", "compared", "instead of", "rather than", "trade off", "competing", "compete"))  # fmt: skip
-_RELATED: Final = tuple(normalise(m) for m in ("related", "relate", "associated", "similar", "relevant"))
+_RELATED: Final = tuple(
+    normalise(m)
+    for m in ("related", "relate", "associated", "similar", "relevant", "relation", "relationship")
+)
 _NEIGHBOUR: Final = tuple(normalise(m) for m in ("connected", "linked", "link", "adjacent", "neighbour", "neighbor", "hop", "next to", "touch"))  # fmt: skip
 # What marks a path's start and its end: "starting at A", "from A"; "ending at B", "my goal is B".
 _PATH_START: Final = tuple(normalise(m) for m in ("from", "starting at", "start at", "starting from", "start from", "starting with", "start with", "beginning at", "beginning with", "begin with", "begin at"))  # fmt: skip
-_PATH_END: Final = tuple(normalise(m) for m in ("ending at", "end at", "ending with", "end with", "finishing at", "finish at", "goal is", "reach", "arriving at", "arrive at"))  # fmt: skip
-_ABOUT: Final = tuple(normalise(m) for m in ("what is", "what are", "what s", "who is", "tell me about", "tell me more about", "explain", "describe", "define", "definition", "overview", "summary", "summarise", "summarize", "mean", "about", "info", "information", "introduce", "introduction", "explanation", "description", "rundown", "gist", "primer", "basics", "eli5", "intro", "lowdown", "nutshell", "in simple terms"))  # fmt: skip
+_PATH_END: Final = tuple(normalise(m) for m in ("ending at", "end at", "ending with", "end with", "finishing at", "finish at", "finish with", "goal is", "reach", "arriving at", "arrive at"))  # fmt: skip
+_ABOUT: Final = tuple(normalise(m) for m in ("what is", "what are", "what s", "who is", "tell me about", "tell me more about", "explain", "describe", "define", "definition", "overview", "summary", "summarise", "summarize", "mean", "about", "info", "information", "introduce", "introduction", "explanation", "description", "rundown", "gist", "primer", "basics", "eli5", "intro", "lowdown", "nutshell", "in simple terms", "in simple words", "in plain words", "in plain english"))  # fmt: skip
 _EXACT: Final = normalise("exactly")
 _NUMBERS: Final = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5}
 _ENGLISH: Final = frozenset(
@@ -535,19 +538,31 @@ def _sentences(question: str) -> tuple[list[int], list[bool]]:
     asks = []
     for words, mark in zip(spans, marks, strict=False):
         first = next((w for w in words if w not in _POLITE), "")
-        asks.append(mark or first in (_AUX_START - {"i"}) or first in _WH or first in _REQUESTS)
+        asks.append(
+            mark
+            or first in (_AUX_START - {"i"})
+            or first in _WH
+            or first in _REQUESTS
+            or _any(words, _WANT_SOMETHING)  # "I want the full list", "I would appreciate a list"
+        )
     return ids, asks
 
 
 _SCOPE_ADJECTIVES: Final = frozenset(
     normalise("direct immediate indirect full complete entire whole transitive all")
 )
-_ABOUT_COPULAS: Final = tuple(normalise(m) for m in ("what is", "what are", "what s", "who is"))
+_ABOUT_COPULAS: Final = tuple(normalise(m) for m in ("what is", "what are", "what s", "whats", "who is"))
 _BARE: Final = frozenset(normalise("what s is are who the a an"))
+_WANT_SOMETHING: Final = tuple(
+    (verb, det)
+    for verb in normalise("want like need appreciate")
+    for det in normalise("the a an all every everything complete full whole list")
+)
 _POLITE: Final = frozenset(normalise("kindly please pls hi hello hey so ok okay quick question dear"))
 _REQUESTS: Final = frozenset(
     normalise(
-        "provide enumerate state outline summarise summarize identify map lay break name list show give tell"
+        "provide enumerate state outline summarise summarize identify map lay break name list show give tell "
+        "find point recommend suggest"
     )
 )
 # What may stand between X and a noun in "have X somewhere in their prerequisite chain".
@@ -641,13 +656,21 @@ for _word in sorted(w for w in _VOCABULARY if len(w) >= 5):
     _SPELLINGS[_word[0]] = (*_SPELLINGS.get(_word[0], ()), _word)
 
 
+_SHORT_SPELLINGS: Final[dict[str, tuple[str, ...]]] = {}
+for _word in sorted(w for w in _ENGLISH | _WH if 4 <= len(w) <= 6):
+    _SHORT_SPELLINGS[_word[0]] = (*_SHORT_SPELLINGS.get(_word[0], ()), _word)
+
+
 @functools.lru_cache(maxsize=8192)
 def _respelt(token: str) -> str:
     """``token``, or the word of this module's vocabulary it misspells ("prerequisits",
-    "befor", "lessions"): same first letter, difflib ratio at least 0.85, five letters or more."""
-    if len(token) < 5 or token in _VOCABULARY or not token.isalpha():
+    "befor", "lessions", "frm"): same first letter, difflib ratio at least 0.9 (0.85 for a word of
+    three or four letters, which only becomes a function word: "frm" -> "from", "wich" -> "which")."""
+    if len(token) < 3 or token in _VOCABULARY or not token.isalpha():
         return token
-    close = difflib.get_close_matches(token, _SPELLINGS.get(token[0], ()), n=1, cutoff=0.85)
+    targets = _SPELLINGS.get(token[0], ()) if len(token) >= 5 else _SHORT_SPELLINGS.get(token[0], ())
+    # 0.9 for longer words: "instruction" is 0.87 from "introduction" and must stay itself
+    close = difflib.get_close_matches(token, targets, n=1, cutoff=0.9 if len(token) >= 5 else 0.85)
     return close[0] if close else token
 
 
@@ -681,7 +704,8 @@ def _unknown_known(toks: Sequence[str], masked: frozenset[int]) -> tuple[int, in
     return None
 
 
-_COVERING: Final = frozenset(normalise("that which cover covering teach teaching to for on about where"))
+_COVERING: Final = frozenset(normalise("that which cover covering teach teaching where in"))
+_ON_TOPIC: Final = frozenset({"on", "about", "for"})  # "lessons on X": only with the name right after
 _TAUGHT: Final = frozenset(normalise("covered taught explained discussed introduced treated"))
 _COVERING_VERBS: Final = frozenset(
     normalise("cover covering teach teaching include explain deal discuss introduce go")
@@ -689,7 +713,26 @@ _COVERING_VERBS: Final = frozenset(
 _RELATIVE_WORDS: Final = frozenset({"that", "which"})
 
 
-def _asked_noun(toks: Sequence[str], i: int, other_cues: bool) -> bool:
+_FRONTED: Final = frozenset(normalise("on upon of to from in into"))
+
+
+def _stranded(toks: Sequence[str], masked: frozenset[int]) -> list[tuple[int, int, _Cue]]:
+    """Verb cues whose preposition was fronted with "which"/"what": "on which ideas X is based",
+    "the concepts upon which X builds" read as "X is based on", "X builds upon"."""
+    out: list[tuple[int, int, _Cue]] = []
+    for i in range(len(toks) - 1):
+        if toks[i] not in _FRONTED or toks[i + 1] not in {"which", "what", "whom"} or i in masked:
+            continue
+        for j in range(i + 2, min(len(toks), i + 10)):
+            if j in masked:
+                continue
+            for cue in _VERBS:
+                if any(len(w) == 2 and w[1] == toks[i] and w[0] == toks[j] for w in cue.words):
+                    out.append((j, j + 1, cue))
+    return out
+
+
+def _asked_noun(toks: Sequence[str], i: int, other_cues: bool, masked: frozenset[int]) -> bool:
     """Is the noun at ``i`` what the question asks for: after a question word or a request
     ("which lessons", "list the lessons"), before what it does ("lessons that cover", "lessons to
     take"), or the only relational word of a keyword query ("RAG lessons")? "Before the module
@@ -707,12 +750,14 @@ def _asked_noun(toks: Sequence[str], i: int, other_cues: bool) -> bool:
     ):
         return True
     j = i + 1 + (toks[i + 1 : i + 2] == ("s",))  # "lesson(s)"
-    if (
-        toks[j : j + 1]
-        and toks[j] in _COVERING
-        and (toks[j] not in _RELATIVE_WORDS or (toks[j + 1 : j + 2] and toks[j + 1] in _COVERING_VERBS))
-    ):
-        return True
+    nxt = toks[j + 1 : j + 2]
+    if toks[j : j + 1] and toks[j] in _COVERING:
+        if toks[j] == "in":
+            return nxt in (("which",), ("where",))  # "the lessons in which X is covered"
+        if toks[j] not in _RELATIVE_WORDS or (nxt and nxt[0] in _COVERING_VERBS):
+            return True
+    if toks[j : j + 1] and toks[j] in _ON_TOPIC and _skip_forward(toks, j + 1) in masked:
+        return True  # "lessons on X", not "units for a workshop"
     return not other_cues
 
 
@@ -749,8 +794,8 @@ def _unknown_subject(
         a = next((k for k in range(s - 1, -1, -1) if toks[k] in _INVERTING_AUX or k in masked), None)
         if a is None or a in masked or not (a == 0 or toks[a - 1] in {"how", "why", "when", "where"}):
             continue
-        if not any(k in masked for k in range(e, len(toks))):
-            continue
+        if not any(k in masked for k in range(e, len(toks))) or any(t in _WH for t in toks[a + 1 : s]):
+            continue  # "could you let me know which concepts build on X": the wh-phrase is the subject
         skip = _DETERMINERS | _ADVERBS | _CLAUSE_SUBJECT | _PRONOUNS | _PURPOSE_VERBS
         if any(toks[k] not in skip for k in range(a + 1, s)):
             return _content_span(toks, a + 1, s, skip)
@@ -870,6 +915,10 @@ def _role_at(
                 if cue.right == DEP:
                     return _Role(cue.family, DEP, cue.transitive, f"for X ... {' '.join(toks[e - 1 : e])}", 2)
             return _Role(LEARN, DEP, True, "for", 1)
+    # "direct prerequisites mlops": a keyword query puts the noun right before the name.
+    for _, e, cue in nouns:
+        if e == b and cue.noun and toks[e - 1 : e] != ("s",):
+            return _Role(cue.family, cue.right, cue.transitive, " ".join(toks[e - 1 : e]) + " X", 2)
     # "which prerequisites does X have".
     if end < len(toks) and toks[end] in {"have", "has", "had", "need", "require"}:
         for s, e, cue in nouns:
@@ -1045,7 +1094,9 @@ _MODIFIERS_KNOWN: Final = (
     | _CONTAINER
     | _HOLDERS
     | frozenset(
-        normalise("far how much many more most other new next same different basic advanced just like than")
+        normalise(
+            "far how much many more most other new next same different basic advanced just like than am m re ve ll d"
+        )
     )
     # verbs that take a topic as object: "want X", "love X", "revisit X"
     | frozenset(
@@ -1060,7 +1111,13 @@ _MODIFIERS_KNOWN: Final = (
 def _foreign_modifier(token: str) -> bool:
     """Could ``token`` be part of a longer name ("support", "agentic"), not a verb ("linking X",
     "nailed X") or a word this module knows?"""
-    return token.isalpha() and token not in _MODIFIERS_KNOWN and not token.endswith(("ing", "ed"))
+    plural_of_known = token.endswith("s") and token[:-1] in _MODIFIERS_KNOWN  # "ideas" (kept plural)
+    return (
+        token.isalpha()
+        and token not in _MODIFIERS_KNOWN
+        and not plural_of_known
+        and not token.endswith(("ing", "ed"))
+    )
 
 
 def _interpret(
@@ -1151,7 +1208,7 @@ def _interpret(
             )
 
     # Time words are not relational words ("at the start of 2025", "back in 2018").
-    verbs = _occurrences(toks, masked, _VERBS)
+    verbs = _occurrences(toks, masked, _VERBS) + _stranded(toks, masked)
     nouns = _occurrences(toks, masked, _NOUNS)
     # "including the prerequisites of ...": a part-whole verb whose object is another relation's
     # noun only introduces it.
@@ -1163,7 +1220,7 @@ def _interpret(
         )
     ]
     lesson = any(
-        t in _LESSON and _asked_noun(toks, i, bool(verbs or nouns))
+        t in _LESSON and _asked_noun(toks, i, bool(verbs or nouns), masked)
         for i, t in enumerate(toks)
         if i not in masked and i not in context
     )
@@ -1186,6 +1243,7 @@ def _interpret(
         question.rstrip().endswith(".")
         and not any(asks)
         and not (verbs or nouns or plan or markers)
+        and not _any(toks, _ABOUT, masked)  # "I would like a brief overview of X." asks
         and not any(w in _WH for w in words)
     ):
         return Reading(
@@ -1363,7 +1421,12 @@ def _interpret(
             problem=f"the question also names {unknown_words!r}, which is not a concept in this graph",
         )
     # A path: "from A to B", "how does A lead to B", "what connects A to B".
-    if second is not None and (_any(toks, _PATH, masked) or ("from" in toks and "to" in toks)):
+    ends_marked = any(
+        _ends_with(toks, _skip_back(toks, m.start, masked), [p])
+        for m in subjects
+        for p in (*_PATH_START, *_PATH_END)
+    )
+    if second is not None and (_any(toks, _PATH, masked) or ("from" in toks and "to" in toks) or ends_marked):
         a, b2 = main, second
         for m in subjects:
             bb = _skip_back(toks, m.start, masked)
@@ -1401,6 +1464,15 @@ def _interpret(
             sureness=0.4,
             read_by="conflict",
             alternatives=tuple(readings),
+        )
+    if second is not None and (lesson or plan):
+        # "start at A and finish at B, step by step" read as a plan for A would drop B.
+        return build(
+            "study_plan" if plan else "lessons_covering",
+            [sub(main)],
+            sureness=0.4,
+            read_by="conflict",
+            alternatives=("path", "study_plan" if plan else "lessons_covering"),
         )
     if lesson:
         # "which lesson should I read to learn X" names what the lesson is for: X itself. Only an
