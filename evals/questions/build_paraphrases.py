@@ -42,7 +42,8 @@ was written by someone who had not read the parser, the other template files or 
 builds the ``holdout`` split, with its own unknown-concept names (rows of kind ``unknown_name``),
 and is only ever scored. ``paraphrase_templates_holdout2.jsonl`` (split ``holdout2``) was written
 the same way, blind, after ``holdout`` had been scored once and its failures read; ``..._holdout3``
-(split ``holdout3``) likewise, after ``holdout2`` had been read, to measure the final reader.
+(split ``holdout3``) likewise, after ``holdout2`` had been read; ``..._holdout4`` (``holdout4``)
+likewise after ``holdout3`` had been read, to measure the final reader.
 """
 
 from __future__ import annotations
@@ -79,7 +80,7 @@ GRAPHS = {"curriculum": ROOT / "data_plane" / "curriculum", "prereqmap": default
 MAX_GOLD = 15
 MAX_LESSONS = 8
 PER_TEMPLATE = 2
-SPLITS = ("dev", "test", "holdout", "holdout2", "holdout3")
+SPLITS = ("dev", "test", "holdout", "holdout2", "holdout3", "holdout4")
 DEALT = ("dev", "test")
 
 # -- templates ---------------------------------------------------------------------------------------
@@ -96,6 +97,7 @@ ROUND_TWO_FILES = {
     HERE / "paraphrase_templates_holdout.jsonl": "holdout",
     HERE / "paraphrase_templates_holdout2.jsonl": "holdout2",
     HERE / "paraphrase_templates_holdout3.jsonl": "holdout3",
+    HERE / "paraphrase_templates_holdout4.jsonl": "holdout4",
 }
 
 
