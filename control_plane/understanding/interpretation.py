@@ -1503,9 +1503,11 @@ def _interpret(
     if role is None:
         bare = all(t in _BARE for i, t in enumerate(toks) if i not in masked)  # "RAG?", "what's RAG"
         b0 = _skip_back(toks, main.start, masked)
-        copula_about = any(
-            _ends_with(toks, b0, [p]) for p in _ABOUT_COPULAS
-        )  # "what's X", not "what's the opposite of X"
+        # "what's X" ("in simple words"), not "what's the opposite of X" or "whats X based off of"
+        rest = [t for t in toks[main.end :] if t not in _POLITE]
+        copula_about = any(_ends_with(toks, b0, [p]) for p in _ABOUT_COPULAS) and (
+            not rest or _any(rest, [p for p in _ABOUT if p not in _ABOUT_COPULAS])
+        )
         about = bare or copula_about or _any(toks, [p for p in _ABOUT if p not in _ABOUT_COPULAS], masked)
         if about and not relational:
             return build("about", [sub(main)], cue="about")
