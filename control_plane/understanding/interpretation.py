@@ -1,9 +1,11 @@
 """A structured reading of a learner's question, made before round 1: intent, subjects and their
 roles, direction, direct or transitive, relation family, time point, and how sure the reading is.
 
-Pure: the planner passes the concepts the question names (``Mention``: token spans from the name
-index, ``control_plane.understanding.names``), the relation counts in force, and ``now``; nothing
-here reads the clock or the database, and :func:`interpret` never raises on any text.
+The words and phrases it reads with are data in ``control_plane.understanding.lexicon``; this
+module is the grammar. Pure: the planner passes the concepts the question names (``Mention``:
+token spans from the name index, ``control_plane.understanding.names``), the relation counts in
+force, and ``now``; nothing here reads the clock or the database, and :func:`interpret` never
+raises on any text.
 
 Direction comes from the sentence's structure, not from which words occur. Each relational cue
 has a *left role* and a *right role*: the role of a concept named before it and after it.
@@ -66,8 +68,6 @@ abstains, quoting :meth:`Reading.describe` and two or three ``suggestions`` it d
 
 from __future__ import annotations
 
-import difflib
-import functools
 import itertools
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -75,6 +75,83 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Final
 
+from control_plane.understanding.lexicon import (
+    ABOUT,
+    ABOUT_COPULAS,
+    ADVERBS,
+    AFTER_MARKERS,
+    AFTER_VERBS,
+    APPOSITIVE,
+    ARGUMENT_PREPOSITIONS,
+    AUX_START,
+    BARE,
+    BEFORE_MARKERS,
+    BEFORE_WORDS,
+    BOTH,
+    BUILD,
+    CLAUSE_SUBJECT,
+    CONTAINER,
+    CONTRAST,
+    COPULA,
+    COVERING,
+    COVERING_VERBS,
+    DEMONSTRATIVES,
+    DEP,
+    DETERMINERS,
+    DIRECT,
+    EXACT,
+    EXCEPT,
+    EXPLAINED,
+    FIRST_PERSON,
+    FIRST_WORDS,
+    FOUND,
+    FRONTED,
+    HOLDERS,
+    INVERTING_AUX,
+    KNOWN_FRAMES,
+    KNOWN_VERBS,
+    LEARN,
+    LESSON,
+    NEGATORS,
+    NEIGHBOUR,
+    NOUN_GAP,
+    NOUNS,
+    NUMBERS,
+    ON_TOPIC,
+    OTHER_SUBJECTS,
+    OWNERS,
+    PART,
+    PASSIVE_FLIP,
+    PATH,
+    PATH_END,
+    PATH_START,
+    PLACE,
+    PLAN,
+    POLITE,
+    POSSESSIVE,
+    PREREQ,
+    PRONOUNS,
+    PURPOSE_VERBS,
+    RELATED_WORDS,
+    RELATIVE,
+    RELATIVE_WORDS,
+    REQUESTS,
+    SCOPE_ADJECTIVES,
+    SENTENCE_END,
+    SLOT_END,
+    TAUGHT,
+    TOKEN_SPAN,
+    TRANSITIVE,
+    TWO_PLACE,
+    VERB_LIKE,
+    VERBS,
+    VOCABULARY,
+    WANT_SOMETHING,
+    WH,
+    WHOLE,
+    Cue,
+    respelt,
+)
 from control_plane.understanding.names import NameIndex, normalise
 from control_plane.understanding.timewords import TimePoint, find_time
 from data_plane.relations import BUILDS_ON, CONTRASTS_WITH, PART_OF, PREREQUISITE, RELATED, RELATIONS
@@ -84,155 +161,8 @@ __all__ = ["SURE", "Mention", "Reading", "Subject", "interpret", "mentions_in"]
 SURE: Final = 0.8
 MAX_READ_CHARS: Final = 2000
 
-# Families and roles.
-LEARN, PREREQ, BUILD, PART = "learning", PREREQUISITE, BUILDS_ON, PART_OF
-DEP, FOUND, WHOLE, PARTR = "dependent", "foundation", "whole", "part"
 _LEARNING: Final = (PREREQUISITE, BUILDS_ON)
 
-_ADVERBS: Final = frozenset(
-    {"directly", "immediately", "indirectly", "transitively", "ultimately", "eventually", "just", "also",
-     "still", "only", "really", "actually", "mainly", "mostly", "even", "usually", "typically", "generally",
-     "commonly", "necessarily", "then", "first", "right", "strictly", "conceptually", "straight"}
-)  # fmt: skip
-_DETERMINERS: Final = frozenset(
-    {"the", "a", "an", "my", "our", "your", "this", "that", "these", "those", "both", "all", "some",
-     "topic", "concept", "idea", "subject", "field", "whole", "entire"}
-)  # fmt: skip
-_COPULA: Final = frozenset({"is", "are", "was", "were", "be", "been", "being", "get", "got"})
-_WH: Final = frozenset({"what", "which", "who", "whom", "where", "how", "anything", "something", "whatever"})
-_POSSESSIVE: Final = frozenset({"its", "their", "his", "her", "s"})
-# What may stand between a concept and a noun in "X is a direct prerequisite", "X as a prerequisite".
-_NOUN_GAP: Final = frozenset(
-    {"a", "an", "the", "is", "are", "was", "were", "be", "been", "as", "also", "listed", "one", "direct",
-     "immediate", "key", "important", "necessary", "required", "considered", "itself", "core", "main", "named", "given", "stated", "recorded", "marked",
-     "their", "its", "and", "indirect", "or", "concept", "topic", "all", "of", "serve", "act", "count",
-     "function", "stand"}
-)  # fmt: skip
-# Head nouns a relational noun may modify: "the prerequisite list for X", "X's list of prerequisites".
-_CONTAINER: Final = frozenset(
-    normalise("list set collection group lineup bunch tree chain graph map hierarchy")
-)
-# Prepositions of place: "prerequisites behind X" attaches X like "of X"; "underneath X as
-# prerequisites" does not make X the prerequisite (the clause's subject is).
-_PLACE: Final = frozenset(normalise("behind beneath underneath below under above over beside around"))
-_AFTER_VERBS: Final = frozenset(normalise("have learn finish master complete"))
-_CLAUSE_SUBJECT: Final = frozenset(
-    normalise("i you they we one he she someone learner student can could should get start to even")
-)
-_PRONOUNS: Final = frozenset({"it", "its", "them", "their"})
-
-
-@dataclass(frozen=True)
-class _Cue:
-    words: tuple[tuple[str, ...], ...]  # alternative token sequences
-    family: str
-    left: str
-    right: str
-    transitive: bool = False
-    noun: bool = False
-
-
-def _cue(
-    forms: str, family: str, left: str, right: str, transitive: bool = False, noun: bool = False
-) -> _Cue:
-    return _Cue(tuple(normalise(f) for f in forms.split("|")), family, left, right, transitive, noun)
-
-
-_VERBS: Final = (
-    _cue("require|required|requiring|need|needed|needing|presuppose|presupposed|assume", LEARN, DEP, FOUND, True),
-    _cue("come next|coming next|what next", LEARN, FOUND, FOUND),
-    _cue("depend on|depended on|depending on|dependent on|rely on|relied on|relying on|rest on|rested on|"
-         "resting on|stand on|come after|came after|"
-         "coming after|follow|followed|following|succeed", LEARN, DEP, FOUND),
-    _cue("build on top of|built on top of|build on|built on|building on|build upon|built upon|build off|"
-         "based on|base on|grounded in|derived from|extend|extended|extending|use|used|using|make use of|"
-         "draw on|draws on", BUILD, DEP, FOUND),
-    _cue("come before|came before|coming before|precede|preceded|preceding|lead up to|led up to|"
-         "leading up to", LEARN, FOUND, DEP, True),
-    _cue("lead to|led to|leading to|lead into|unlock|unlocked|unlocking|enable|enabled|enabling|open up|"
-         "opened up|prepare for|prepare you for|prepare me for|feed into|pave the way for|allow",
-         LEARN, FOUND, DEP),
-    _cue("underlie|underly|underlying|underlay|underpin|underpinned|underpinning|support|supported",
-         BUILD, FOUND, DEP),
-    _cue("include|included|including|contain|contained|containing|comprise|comprised|consist of|"
-         "consisting of|made of|made up of|composed of|break down into|broken down into|split into|"
-         "cover|covered", PART, WHOLE, PARTR),
-    _cue("part of|belong to|belonged to|belonging to|member of|make up|made up|makes up|sit in|sit under|"
-         "fall under|fit into|fit in|component of|piece of|element of|subtopic of", PART, PARTR, WHOLE),
-)  # fmt: skip
-# Nouns: the role of a concept after "<noun> of/for X" (``right``) or "X is a <noun>" (``left``).
-_NOUNS: Final = (
-    _cue("prerequisite|prereq|pre requisite|requirement", PREREQ, FOUND, DEP, noun=True),
-    _cue("foundation|basis|base|building block|underpinning", BUILD, FOUND, DEP, noun=True),
-    _cue("groundwork|background|grounding", LEARN, FOUND, DEP, True, noun=True),
-    _cue("dependent|successor|follow up|next step|consequence", LEARN, DEP, FOUND, noun=True),
-    _cue("downstream|descendant", LEARN, DEP, FOUND, True, noun=True),
-    _cue("upstream|ancestor", LEARN, FOUND, DEP, True, noun=True),
-    _cue("part|component|piece|element|subtopic|sub topic|constituent|member", PART, PARTR, WHOLE, noun=True),
-)  # fmt: skip
-_PASSIVE_FLIP: Final = frozenset(
-    normalise("required needed used unlocked enabled preceded followed included contained comprised "
-              "supported underpinned presupposed assumed extended covered")
-)  # fmt: skip
-
-# Prepositional markers just before a concept: (token sequence, family, role, transitive).
-_BEFORE_MARKERS: Final = tuple(
-    normalise(m)
-    for m in (
-        "before",
-        "prior to",
-        "ahead of",
-        "in preparation for",
-        "end at",
-        "ending at",
-        "path to",
-        "way to",
-        "road to",
-    )
-)
-_AFTER_MARKERS: Final = tuple(normalise(m) for m in ("after", "beyond", "past"))
-_PURPOSE_VERBS: Final = frozenset(
-    normalise("learn understand study master tackle know grasp start reach approach get do build use "
-              "read follow take begin work apply learning understanding studying mastering tackling starting "
-              "reaching approaching getting doing taking beginning working attempting diving moving jumping "
-              "picking covering")
-)  # fmt: skip
-_KNOWN_VERBS: Final = frozenset(normalise("know knew known learned learnt mastered studied covered completed done finished understand understood"))  # fmt: skip
-_EXCEPT: Final = tuple(normalise(m) for m in ("except", "but not", "excluding", "other than", "apart from", "besides", "not including", "without", "minus", "leave out", "leaving out", "skip", "skipping"))  # fmt: skip
-_APPOSITIVE: Final = tuple(normalise(m) for m in ("like", "such as", "e g", "eg", "aka", "also known as", "called", "named", "i e", "ie"))  # fmt: skip
-
-_DIRECT: Final = tuple(normalise(m) for m in ("direct", "directly", "immediate", "immediately", "right before", "just before", "right after", "just after", "one step", "first order", "next", "straight"))  # fmt: skip
-_TRANSITIVE: Final = tuple(normalise(m) for m in ("indirect", "indirectly", "transitive", "transitively", "all the way", "everything", "full", "whole", "entire", "complete", "ultimately", "eventually", "down the line", "recursive", "recursively", "every", "chain of", "in total", "overall", "tree", "hierarchy", "further", "any distance", "any depth", "any level", "chain"))  # fmt: skip
-_BOTH: Final = tuple(normalise(m) for m in ("both", "in common", "common", "shared", "share"))
-_LESSON: Final = frozenset(normalise("lesson course module unit class tutorial chapter lecture session"))
-_PLAN: Final = tuple(normalise(m) for m in ("study plan", "learning plan", "plan", "roadmap", "road map", "what order", "which order", "in order", "learning order", "sequence", "syllabus", "schedule", "step by step", "order should"))  # fmt: skip
-_PATH: Final = tuple(normalise(m) for m in ("path", "route", "chain", "connect", "connects", "bridge", "get from", "go from", "lead to", "leads to", "trace", "journey", "way from", "in between"))  # fmt: skip
-_CONTRAST: Final = tuple(normalise(m) for m in ("contrast", "contrasted", "versus", "vs", "alternative", "opposite", "difference", "differ", "compare", "compared", "instead of", "rather than", "trade off", "competing", "compete"))  # fmt: skip
-_RELATED: Final = tuple(
-    normalise(m)
-    for m in ("related", "relate", "associated", "similar", "relevant", "relation", "relationship")
-)
-_NEIGHBOUR: Final = tuple(normalise(m) for m in ("connected", "linked", "link", "adjacent", "neighbour", "neighbor", "hop", "next to", "touch"))  # fmt: skip
-# What marks a path's start and its end: "starting at A", "from A"; "ending at B", "my goal is B".
-_PATH_START: Final = tuple(normalise(m) for m in ("from", "starting at", "start at", "starting from", "start from", "starting with", "start with", "beginning at", "beginning with", "begin with", "begin at"))  # fmt: skip
-_PATH_END: Final = tuple(normalise(m) for m in ("ending at", "end at", "ending with", "end with", "finishing at", "finish at", "finish with", "goal is", "reach", "arriving at", "arrive at"))  # fmt: skip
-_ABOUT: Final = tuple(normalise(m) for m in ("what is", "what are", "what s", "who is", "tell me about", "tell me more about", "explain", "describe", "define", "definition", "overview", "summary", "summarise", "summarize", "mean", "about", "info", "information", "introduce", "introduction", "explanation", "description", "rundown", "gist", "primer", "basics", "eli5", "intro", "lowdown", "nutshell", "in simple terms", "in simple words", "in plain words", "in plain english"))  # fmt: skip
-_EXACT: Final = normalise("exactly")
-_NUMBERS: Final = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5}
-_ENGLISH: Final = frozenset(
-    normalise("what which who how where when why is are was were do doe did does the a an of to for in on "
-              "before after and or i me my we you it its that this with from by can should must need tell "
-              "show give list name explain describe have has had come learn know about all any there be which "
-              "concept topic lesson take make study plan order")
-)  # fmt: skip
-_AUX_START: Final = frozenset(
-    normalise("is are was were do doe did does can could should would will must has have had may might "
-              "tell show give list name explain describe define make find help walk plan suggest recommend "
-              "please i which what who how where when why whats")
-)  # fmt: skip
-_VERB_LIKE: Final = frozenset(
-    normalise("is are was were be been do doe did has have had will would can could should must")
-)
 
 _INTENT_RELATIONS: Final[dict[str, tuple[str, ...]]] = {
     "prerequisites": (PREREQUISITE,),
@@ -440,7 +370,7 @@ def _find_all(toks: Sequence[str], phrase: Sequence[str], masked: frozenset[int]
         while k < len(phrase) and j < n:
             if toks[j] == phrase[k] and j not in masked:
                 j, k = j + 1, k + 1
-            elif toks[j] in _ADVERBS:
+            elif toks[j] in ADVERBS:
                 j += 1
             else:
                 break
@@ -458,20 +388,6 @@ def _ends_with(toks: Sequence[str], end: int, phrases: Iterable[Sequence[str]]) 
     return any(tuple(toks[max(0, end - len(p)) : end]) == tuple(p) for p in phrases)
 
 
-# Two-place frames: an opener, then one slot, a joiner, then the other slot ("from A to B",
-# "between A and B", "connect A to B"). Each slot should hold a concept.
-_TWO_PLACE: Final = (
-    (frozenset({"from"}), frozenset({"to"})),
-    (frozenset({"between"}), frozenset({"and"})),
-    (
-        frozenset(normalise("connect connecting link linking bridge bridging join joining")),
-        frozenset({"to", "and", "with"}),
-    ),
-)
-_INVERTING_AUX: Final = frozenset(normalise("does do did can could would will might may should"))
-_SLOT_END: Final = frozenset({"in", "for", "?", ".", ",", "!", ";", ":"})
-
-
 def _content_span(toks: Sequence[str], lo: int, hi: int, skip: frozenset[str]) -> tuple[int, int] | None:
     """``[lo, hi)`` without the ``skip`` words at either end; None when nothing else is left."""
     while lo < hi and toks[lo] in skip:
@@ -485,7 +401,7 @@ def _unknown_slot(toks: Sequence[str], masked: frozenset[int]) -> tuple[int, int
     """The token span in the other place of a two-place frame around a known concept ("from
     <words> to X"), when it names no known concept (``masked`` marks the tokens of recognised
     names); None when there is no such frame."""
-    for openers, joiners in _TWO_PLACE:
+    for openers, joiners in TWO_PLACE:
         for i, t in enumerate(toks):
             if t not in openers or i in masked:
                 continue
@@ -493,20 +409,16 @@ def _unknown_slot(toks: Sequence[str], masked: frozenset[int]) -> tuple[int, int
             if j is None:
                 continue
             end = next(
-                (k for k in range(j + 1, len(toks)) if toks[k] in _SLOT_END and k not in masked), len(toks)
+                (k for k in range(j + 1, len(toks)) if toks[k] in SLOT_END and k not in masked), len(toks)
             )
             slots = ((i + 1, j), (j + 1, end))
             named = [any(k in masked for k in range(lo, hi)) for lo, hi in slots]
             if named.count(True) != 1:
                 continue  # not a frame around the concept the question names
             lo, hi = slots[named.index(False)]
-            if (span := _content_span(toks, lo, hi, _DETERMINERS)) is not None:
+            if (span := _content_span(toks, lo, hi, DETERMINERS)) is not None:
                 return span
     return None
-
-
-_SENTENCE_END: Final = re.compile(r"[.?!;]+(?:\s|$)")
-_TOKEN_SPAN: Final = re.compile(r"[a-z0-9]+")
 
 
 def _sentences(question: str) -> tuple[list[int], list[bool]]:
@@ -518,10 +430,10 @@ def _sentences(question: str) -> tuple[list[int], list[bool]]:
     spans: list[list[str]] = [[]]
     marks: list[bool] = []
     pos, prev, stops = 0, "", 0
-    for m in _TOKEN_SPAN.finditer(low):
+    for m in TOKEN_SPAN.finditer(low):
         gap = low[pos : m.start()]
-        stops += bool(_SENTENCE_END.search(gap))
-        if spans[-1] and _SENTENCE_END.search(gap) and len(prev) > 1 and len(spans[-1]) >= 3:
+        stops += bool(SENTENCE_END.search(gap))
+        if spans[-1] and SENTENCE_END.search(gap) and len(prev) > 1 and len(spans[-1]) >= 3:
             marks.append("?" in gap)
             spans.append([])
         spans[-1].append(normalise(m.group())[0])
@@ -537,52 +449,19 @@ def _sentences(question: str) -> tuple[list[int], list[bool]]:
     ids = [sid for sid, words in enumerate(spans) for _ in words]
     asks = []
     for words, mark in zip(spans, marks, strict=False):
-        first = next((w for w in words if w not in _POLITE), "")
+        first = next((w for w in words if w not in POLITE), "")
         asks.append(
             mark
-            or first in (_AUX_START - {"i"})
-            or first in _WH
-            or first in _REQUESTS
-            or _any(words, _WANT_SOMETHING)  # "I want the full list", "I would appreciate a list"
+            or first in (AUX_START - {"i"})
+            or first in WH
+            or first in REQUESTS
+            or _any(words, WANT_SOMETHING)  # "I want the full list", "I would appreciate a list"
         )
     return ids, asks
 
 
-_SCOPE_ADJECTIVES: Final = frozenset(
-    normalise("direct immediate indirect full complete entire whole transitive all")
-)
-_ABOUT_COPULAS: Final = tuple(normalise(m) for m in ("what is", "what are", "what s", "whats", "who is"))
-_BARE: Final = frozenset(normalise("what s is are who the a an"))
-_WANT_SOMETHING: Final = tuple(
-    (verb, det)
-    for verb in normalise("want like need appreciate")
-    for det in normalise("the a an all every everything complete full whole list")
-)
-_POLITE: Final = frozenset(normalise("kindly please pls hi hello hey so ok okay quick question dear"))
-_REQUESTS: Final = frozenset(
-    normalise(
-        "provide enumerate state outline summarise summarize identify map lay break name list show give tell "
-        "find point recommend suggest"
-    )
-)
-# What may stand between X and a noun in "have X somewhere in their prerequisite chain".
-_HOLDERS: Final = frozenset(normalise("in somewhere anywhere their its"))
-_BEFORE_WORDS: Final = frozenset({"before", "prior"})
-# "the concepts for which X serves as the base they build on": "they" is the verb's subject.
-_OTHER_SUBJECTS: Final = frozenset({"they", "i", "you", "we", "he", "she", "one"})
-_FIRST_WORDS: Final = tuple(
-    normalise(m)
-    for m in ("first", "beforehand", "in advance", "ahead of time", "be ready", "get ready", "be prepared")
-)
-_DEMONSTRATIVES: Final = frozenset({"this", "that", "these", "those"})
-_FIRST_PERSON: Final = frozenset({"i", "me", "my", "we", "our", "im", "m", "here", "ve"})
-_RELATIVE: Final = frozenset({"that", "who"})
-_NEGATORS: Final = frozenset(normalise("not no nothing none never without excluding don t isn aren"))
-_OWNERS: Final = frozenset({"the", "its", "their", "those", "these", "s", "his", "her", "of", "for", "own"})
-
-
 def _scope(
-    toks: Sequence[str], masked: frozenset[int], nouns: Sequence[tuple[int, int, _Cue]]
+    toks: Sequence[str], masked: frozenset[int], nouns: Sequence[tuple[int, int, Cue]]
 ) -> tuple[bool, bool]:
     """(direct, transitive) as the words scope the relation. "directly or through others",
     "direct and indirect" ask for both, so they are transitive; a relational noun applied to
@@ -592,15 +471,15 @@ def _scope(
     direct = transitive = False
 
     def negated(i: int) -> bool:  # "not the whole chain", "nothing further", "not only the immediate ones"
-        return any(t in _NEGATORS for t in toks[max(0, i - 4) : i])
+        return any(t in NEGATORS for t in toks[max(0, i - 4) : i])
 
     negated_until = -10  # "don't give me the whole tree": the negation runs on over the noun phrase
-    for i, j in sorted(o for phrase in _TRANSITIVE for o in _find_all(toks, phrase, masked)):
+    for i, j in sorted(o for phrase in TRANSITIVE for o in _find_all(toks, phrase, masked)):
         if negated(i) or i <= negated_until + 2:
             direct, negated_until = True, j
         else:
             transitive = True
-    for phrase in _DIRECT:
+    for phrase in DIRECT:
         for i, j in _find_all(toks, phrase, masked):
             if (toks[j : j + 1] and toks[j] in coordinated) or (i > 0 and toks[i - 1] in coordinated):
                 transitive = True
@@ -610,7 +489,7 @@ def _scope(
                 direct = True
     for (s1, e1, c1), (s2, _, c2) in itertools.pairwise(nouns):
         if c1.family == c2.family and all(
-            t in _OWNERS and k not in masked for k, t in enumerate(toks[e1:s2], e1)
+            t in OWNERS and k not in masked for k, t in enumerate(toks[e1:s2], e1)
         ):
             if negated(s1):  # "direct prerequisites, not the prerequisites of those prerequisites"
                 direct = True
@@ -620,64 +499,15 @@ def _scope(
 
 
 def _skip_forward(toks: Sequence[str], i: int) -> int:
-    while i < len(toks) and toks[i] in _DETERMINERS:
+    while i < len(toks) and toks[i] in DETERMINERS:
         i += 1
     return i
-
-
-_KNOWN_FRAMES: Final = tuple(normalise(m) for m in ("familiar with", "comfortable with", "already know", "i know", "i ve learned", "i ve learnt", "i ve mastered", "i ve done", "i ve covered", "i ve studied", "i ve got"))  # fmt: skip
-_ARGUMENT_PREPOSITIONS: Final = frozenset(normalise("for of before after about on to into"))
-
-
-_EXPLAINED: Final = frozenset(
-    _DETERMINERS
-    | _ADVERBS
-    | _CLAUSE_SUBJECT
-    | _PRONOUNS
-    | _PURPOSE_VERBS
-    | _ENGLISH
-    | _LESSON
-    | _WH
-    | {w for c in (*_VERBS, *_NOUNS) for phrase in c.words for w in phrase}
-)
-
-
-_VOCABULARY: Final = _EXPLAINED | {
-    w
-    for table in (_PATH, _PLAN, _CONTRAST, _RELATED, _NEIGHBOUR, _ABOUT, _BEFORE_MARKERS, _AFTER_MARKERS,
-                  _PATH_START, _PATH_END, _TRANSITIVE, _DIRECT, _EXCEPT, _APPOSITIVE, _KNOWN_FRAMES)
-    for phrase in table
-    for w in phrase
-} | _KNOWN_VERBS  # fmt: skip
-
-
-_SPELLINGS: Final[dict[str, tuple[str, ...]]] = {}
-for _word in sorted(w for w in _VOCABULARY if len(w) >= 5):
-    _SPELLINGS[_word[0]] = (*_SPELLINGS.get(_word[0], ()), _word)
-
-
-_SHORT_SPELLINGS: Final[dict[str, tuple[str, ...]]] = {}
-for _word in sorted(w for w in _ENGLISH | _WH if 4 <= len(w) <= 6):
-    _SHORT_SPELLINGS[_word[0]] = (*_SHORT_SPELLINGS.get(_word[0], ()), _word)
-
-
-@functools.lru_cache(maxsize=8192)
-def _respelt(token: str) -> str:
-    """``token``, or the word of this module's vocabulary it misspells ("prerequisits",
-    "befor", "lessions", "frm"): same first letter, difflib ratio at least 0.9 (0.85 for a word of
-    three or four letters, which only becomes a function word: "frm" -> "from", "wich" -> "which")."""
-    if len(token) < 3 or token in _VOCABULARY or not token.isalpha():
-        return token
-    targets = _SPELLINGS.get(token[0], ()) if len(token) >= 5 else _SHORT_SPELLINGS.get(token[0], ())
-    # 0.9 for longer words: "instruction" is 0.87 from "introduction" and must stay itself
-    close = difflib.get_close_matches(token, targets, n=1, cutoff=0.9 if len(token) >= 5 else 0.85)
-    return close[0] if close else token
 
 
 def _unexplained(toks: Sequence[str], i: int, stop: frozenset[int]) -> tuple[int, int] | None:
     """The run of words from ``i`` that no vocabulary here explains (and no name, ``stop``)."""
     j = i
-    while j < len(toks) and j not in stop and toks[j] not in _EXPLAINED and not toks[j].isdigit():
+    while j < len(toks) and j not in stop and toks[j] not in EXPLAINED and not toks[j].isdigit():
         j += 1
     return (i, j) if j > i else None
 
@@ -688,7 +518,7 @@ def _unknown_argument(
     """In the asking sentences (tokens outside ``context``), a preposition whose object is words
     no vocabulary here explains ("for Roman contract law, what ..."): the span of those words."""
     for i, t in enumerate(toks):
-        span = _unexplained(toks, i + 1, context | masked) if t in _ARGUMENT_PREPOSITIONS else None
+        span = _unexplained(toks, i + 1, context | masked) if t in ARGUMENT_PREPOSITIONS else None
         if i not in context and span is not None:
             return span
     return None
@@ -696,37 +526,25 @@ def _unknown_argument(
 
 def _unknown_known(toks: Sequence[str], masked: frozenset[int]) -> tuple[int, int] | None:
     """ "I'm comfortable with <words>": what the learner already knows, when it names no concept."""
-    ends = tuple(phrase for phrase in (*_PATH_START, *_PATH_END) if len(phrase) > 1)  # "starting at <words>"
-    for phrase in (*_KNOWN_FRAMES, *ends):
+    ends = tuple(phrase for phrase in (*PATH_START, *PATH_END) if len(phrase) > 1)  # "starting at <words>"
+    for phrase in (*KNOWN_FRAMES, *ends):
         for _, j in _find_all(toks, phrase, masked):
             if (span := _unexplained(toks, _skip_forward(toks, j), masked)) is not None:
                 return span
     return None
 
 
-_COVERING: Final = frozenset(normalise("that which cover covering teach teaching where in"))
-_ON_TOPIC: Final = frozenset({"on", "about", "for"})  # "lessons on X": only with the name right after
-_TAUGHT: Final = frozenset(normalise("covered taught explained discussed introduced treated"))
-_COVERING_VERBS: Final = frozenset(
-    normalise("cover covering teach teaching include explain deal discuss introduce go")
-)
-_RELATIVE_WORDS: Final = frozenset({"that", "which"})
-
-
-_FRONTED: Final = frozenset(normalise("on upon of to from in into"))
-
-
-def _stranded(toks: Sequence[str], masked: frozenset[int]) -> list[tuple[int, int, _Cue]]:
+def _stranded(toks: Sequence[str], masked: frozenset[int]) -> list[tuple[int, int, Cue]]:
     """Verb cues whose preposition was fronted with "which"/"what": "on which ideas X is based",
     "the concepts upon which X builds" read as "X is based on", "X builds upon"."""
-    out: list[tuple[int, int, _Cue]] = []
+    out: list[tuple[int, int, Cue]] = []
     for i in range(len(toks) - 1):
-        if toks[i] not in _FRONTED or toks[i + 1] not in {"which", "what", "whom"} or i in masked:
+        if toks[i] not in FRONTED or toks[i + 1] not in {"which", "what", "whom"} or i in masked:
             continue
         for j in range(i + 2, min(len(toks), i + 10)):
             if j in masked:
                 continue
-            for cue in _VERBS:
+            for cue in VERBS:
                 if any(len(w) == 2 and w[1] == toks[i] and w[0] == toks[j] for w in cue.words):
                     out.append((j, j + 1, cue))
     return out
@@ -738,25 +556,23 @@ def _asked_noun(toks: Sequence[str], i: int, other_cues: bool, masked: frozenset
     take"), or the only relational word of a keyword query ("RAG lessons")? "Before the module
     starts, what are its subtopics" asks for subtopics, not modules."""
     k = i
-    while k > 0 and (
-        toks[k - 1] in _DETERMINERS or toks[k - 1] in _ADVERBS or toks[k - 1] in {"any", "good"}
-    ):
+    while k > 0 and (toks[k - 1] in DETERMINERS or toks[k - 1] in ADVERBS or toks[k - 1] in {"any", "good"}):
         k -= 1
     if k > 0 and (
-        toks[k - 1] in _WH
-        or toks[k - 1] in _REQUESTS
+        toks[k - 1] in WH
+        or toks[k - 1] in REQUESTS
         or toks[k - 1] in {"recommend", "suggest", "need", "take", "do"}
-        or (toks[k - 1] == "in" and k > 1 and toks[k - 2] in _TAUGHT)  # "covered in any lesson"
+        or (toks[k - 1] == "in" and k > 1 and toks[k - 2] in TAUGHT)  # "covered in any lesson"
     ):
         return True
     j = i + 1 + (toks[i + 1 : i + 2] == ("s",))  # "lesson(s)"
     nxt = toks[j + 1 : j + 2]
-    if toks[j : j + 1] and toks[j] in _COVERING:
+    if toks[j : j + 1] and toks[j] in COVERING:
         if toks[j] == "in":
             return nxt in (("which",), ("where",))  # "the lessons in which X is covered"
-        if toks[j] not in _RELATIVE_WORDS or (nxt and nxt[0] in _COVERING_VERBS):
+        if toks[j] not in RELATIVE_WORDS or (nxt and nxt[0] in COVERING_VERBS):
             return True
-    if toks[j : j + 1] and toks[j] in _ON_TOPIC and _skip_forward(toks, j + 1) in masked:
+    if toks[j : j + 1] and toks[j] in ON_TOPIC and _skip_forward(toks, j + 1) in masked:
         return True  # "lessons on X", not "units for a workshop"
     return not other_cues
 
@@ -764,7 +580,7 @@ def _asked_noun(toks: Sequence[str], i: int, other_cues: bool, masked: frozenset
 def _affirmed(toks: Sequence[str], phrases: Iterable[Sequence[str]], masked: frozenset[int]) -> bool:
     """Does some phrase occur outside ``masked`` without a negator just before it?"""
     return any(
-        not any(t in _NEGATORS for t in toks[max(0, i - 4) : i])
+        not any(t in NEGATORS for t in toks[max(0, i - 4) : i])
         for phrase in phrases
         for i, _ in _find_all(toks, phrase, masked)
     )
@@ -781,22 +597,22 @@ def _unexplained_anywhere(toks: Sequence[str], masked: frozenset[int]) -> tuple[
 def _said_known(toks: Sequence[str], start: int) -> bool:
     """Is the name at ``start`` what the learner says they know ("I already know X")?"""
     before = toks[max(0, start - 3) : start]
-    return any(w in _KNOWN_VERBS for w in before) or any(_ends_with(toks, start, [p]) for p in _KNOWN_FRAMES)
+    return any(w in KNOWN_VERBS for w in before) or any(_ends_with(toks, start, [p]) for p in KNOWN_FRAMES)
 
 
 def _unknown_subject(
-    toks: Sequence[str], masked: frozenset[int], verbs: Sequence[tuple[int, int, _Cue]]
+    toks: Sequence[str], masked: frozenset[int], verbs: Sequence[tuple[int, int, Cue]]
 ) -> tuple[int, int] | None:
     """The subject of "how does <words> lead to X" / "does <words> build on X" when it names no
     known concept while the verb's other side does: the words stand in a concept's place, so the
     question is about something the graph lacks. None when there is no such frame."""
     for s, e, _ in verbs:
-        a = next((k for k in range(s - 1, -1, -1) if toks[k] in _INVERTING_AUX or k in masked), None)
+        a = next((k for k in range(s - 1, -1, -1) if toks[k] in INVERTING_AUX or k in masked), None)
         if a is None or a in masked or not (a == 0 or toks[a - 1] in {"how", "why", "when", "where"}):
             continue
-        if not any(k in masked for k in range(e, len(toks))) or any(t in _WH for t in toks[a + 1 : s]):
+        if not any(k in masked for k in range(e, len(toks))) or any(t in WH for t in toks[a + 1 : s]):
             continue  # "could you let me know which concepts build on X": the wh-phrase is the subject
-        skip = _DETERMINERS | _ADVERBS | _CLAUSE_SUBJECT | _PRONOUNS | _PURPOSE_VERBS
+        skip = DETERMINERS | ADVERBS | CLAUSE_SUBJECT | PRONOUNS | PURPOSE_VERBS
         if any(toks[k] not in skip for k in range(a + 1, s)):
             return _content_span(toks, a + 1, s, skip)
     return None
@@ -805,7 +621,7 @@ def _unknown_subject(
 def _skip_back(toks: Sequence[str], i: int, masked: frozenset[int]) -> int:
     """Index just after the last meaningful token before ``i`` (determiners skipped)."""
     j = i
-    while j > 0 and toks[j - 1] in _DETERMINERS and j - 1 not in masked:
+    while j > 0 and toks[j - 1] in DETERMINERS and j - 1 not in masked:
         j -= 1
     return j
 
@@ -821,15 +637,15 @@ class _Role:
 
 
 def _occurrences(
-    toks: Sequence[str], masked: frozenset[int], table: Sequence[_Cue]
-) -> list[tuple[int, int, _Cue]]:
-    found: list[tuple[int, int, _Cue]] = []
+    toks: Sequence[str], masked: frozenset[int], table: Sequence[Cue]
+) -> list[tuple[int, int, Cue]]:
+    found: list[tuple[int, int, Cue]] = []
     for cue in table:
         for phrase in cue.words:
             found.extend((s, e, cue) for s, e in _find_all(toks, phrase, masked))
     # Longest first at the same start ("built on top of" over "built on").
     found.sort(key=lambda t: (t[0], -(t[1] - t[0])))
-    kept: list[tuple[int, int, _Cue]] = []
+    kept: list[tuple[int, int, Cue]] = []
     for s, e, cue in found:
         if not any(s < ke and ks < e for ks, ke, _ in kept):
             kept.append((s, e, cue))
@@ -841,8 +657,8 @@ def _role_at(
     start: int,
     end: int,
     masked: frozenset[int],
-    verbs: Sequence[tuple[int, int, _Cue]],
-    nouns: Sequence[tuple[int, int, _Cue]],
+    verbs: Sequence[tuple[int, int, Cue]],
+    nouns: Sequence[tuple[int, int, Cue]],
     relational: bool,
 ) -> _Role | None:
     """The role of the concept named at ``[start, end)`` (module docstring), or None."""
@@ -850,62 +666,62 @@ def _role_at(
     before = tuple(toks[max(0, b - 4) : b])
     # "before (they / I can) study X": the clause's subject and verb may sit between.
     k = b
-    if k > 1 and toks[k - 1] in {"on", "into", "up", "in", "about", "to"} and toks[k - 2] in _PURPOSE_VERBS:
+    if k > 1 and toks[k - 1] in {"on", "into", "up", "in", "about", "to"} and toks[k - 2] in PURPOSE_VERBS:
         k -= 1  # "before taking on X", "before diving into X"
-    if k > 0 and toks[k - 1] in _PURPOSE_VERBS:
+    if k > 0 and toks[k - 1] in PURPOSE_VERBS:
         k -= 1
-        while k > 0 and toks[k - 1] in _CLAUSE_SUBJECT:
+        while k > 0 and toks[k - 1] in CLAUSE_SUBJECT:
             k -= 1
     lead = tuple(toks[max(0, k - 4) : k])
     # Prepositions right before the concept.
-    for m in _BEFORE_MARKERS:
+    for m in BEFORE_MARKERS:
         if before[-len(m) :] == m or (k < b and lead[-len(m) :] == m):
             if any(cue.family == PREREQ for _, _, cue in nouns):
                 # "Before X, which concepts are prerequisites?": X's prerequisites.
                 return _Role(PREREQ, DEP, False, " ".join(m), 3)
             return _Role(LEARN, DEP, True, " ".join(m), 3)
-    for m in _AFTER_MARKERS:
+    for m in AFTER_MARKERS:
         if before[-len(m) :] == m or (k < b and lead[-len(m) :] == m):
             return _Role(LEARN, FOUND, False, " ".join(m), 3)
     window = toks[max(0, b - 5) : b]
     triggers = [i for i, w in enumerate(window) if w in {"once", "since", "having", "if", "when"}]
     if tuple(window[-3:-1]) == ("now", "that"):
         triggers.append(len(window) - 3)
-    if triggers and any(w in _KNOWN_VERBS or w in _AFTER_VERBS for w in window[min(triggers) :]):
+    if triggers and any(w in KNOWN_VERBS or w in AFTER_VERBS for w in window[min(triggers) :]):
         return _Role(LEARN, FOUND, False, "once I know", 3)
-    if len(before) >= 2 and before[-2] == "to" and before[-1] in _PURPOSE_VERBS:
+    if len(before) >= 2 and before[-2] == "to" and before[-1] in PURPOSE_VERBS:
         return _Role(LEARN, DEP, True, f"to {before[-1]}", 3)
     j = b
-    if j > 1 and toks[j - 1] in {"to", "into", "on", "up"} and toks[j - 2] in _PURPOSE_VERBS:
+    if j > 1 and toks[j - 1] in {"to", "into", "on", "up"} and toks[j - 2] in PURPOSE_VERBS:
         j -= 1  # "to get to X", "to move on to X"
-    if j > 1 and toks[j - 1] in _PURPOSE_VERBS and j - 1 not in masked:
+    if j > 1 and toks[j - 1] in PURPOSE_VERBS and j - 1 not in masked:
         v = j - 1
-        while v > 0 and toks[v - 1] in _ADVERBS:
+        while v > 0 and toks[v - 1] in ADVERBS:
             v -= 1
-        if v > 0 and toks[v - 1] == "to" and (v < 2 or toks[v - 2] not in _BEFORE_WORDS):
+        if v > 0 and toks[v - 1] == "to" and (v < 2 or toks[v - 2] not in BEFORE_WORDS):
             return _Role(LEARN, DEP, True, f"to {toks[j - 1]}", 3)
     if before[-1:] == ("want",) or before[-2:] == ("aim", "for"):
         return _Role(LEARN, DEP, True, "want", 3)
     if before[-1:] == ("by",):
         for s, e, cue in verbs:
-            if e <= b - 1 and b - 1 - e <= 1 and toks[e - 1] in _PASSIVE_FLIP:
+            if e <= b - 1 and b - 1 - e <= 1 and toks[e - 1] in PASSIVE_FLIP:
                 return _Role(
                     cue.family, cue.left, cue.transitive and cue.left == DEP, " ".join(toks[s:e]) + " by", 3
                 )
     # "<noun> of/for X", "<verb> of X" ("part of X").
     if before[-1:] in (("of",), ("for",), ("to",), ("in",), ("on",), ("into",)) or (
-        before and before[-1] in _PLACE
+        before and before[-1] in PLACE
     ):
         p = b - 1
         for s, e, cue in (*nouns, *verbs):
-            gap_ok = all(t in _NOUN_GAP or t in _CONTAINER for t in toks[e:p])
+            gap_ok = all(t in NOUN_GAP or t in CONTAINER for t in toks[e:p])
             near = e == p or (cue.noun and e < p and p - e <= 4 and gap_ok)
             if near or (e == p + 1 and cue.words and toks[e - 1] == before[-1]):
                 if cue.noun:
                     return _Role(
                         cue.family, cue.right, cue.transitive, " ".join(toks[s:e]) + f" {before[-1]}", 2
                     )
-                if toks[e - 1] in _PASSIVE_FLIP and before[-1] != "by":
+                if toks[e - 1] in PASSIVE_FLIP and before[-1] != "by":
                     # "what is needed for X": X is what the thing is needed for.
                     role = DEP if cue.family != PART else WHOLE
                     return _Role(cue.family, role, cue.transitive, " ".join(toks[s:e]) + f" {before[-1]}", 2)
@@ -930,45 +746,45 @@ def _role_at(
         after_tok += 1
     if (
         after_tok < len(toks)
-        and toks[after_tok] in _CONTAINER
+        and toks[after_tok] in CONTAINER
         and toks[after_tok + 1 : after_tok + 2] == ("of",)
     ):
         after_tok += 2  # "X's list of (immediate) prerequisites"
-        while after_tok < len(toks) and toks[after_tok] in _NOUN_GAP and after_tok not in masked:
+        while after_tok < len(toks) and toks[after_tok] in NOUN_GAP and after_tok not in masked:
             after_tok += 1
-    while after_tok < len(toks) and toks[after_tok] in _SCOPE_ADJECTIVES and after_tok not in masked:
+    while after_tok < len(toks) and toks[after_tok] in SCOPE_ADJECTIVES and after_tok not in masked:
         after_tok += 1  # "X direct dependents"
     for s, e, cue in nouns:
         if s == after_tok and toks[e : e + 1] != ("of",):
             return _Role(cue.family, cue.right, cue.transitive, " ".join(toks[s:e]), 2)
     # "which topics sit under X as prerequisites": X is a place preposition's object, so "as a
     # <noun>" describes the clause's (wh-) subject, and X takes the noun's other role.
-    if before and before[-1] in _PLACE and any(t in _WH for t in toks[:start]):
+    if before and before[-1] in PLACE and any(t in WH for t in toks[:start]):
         for s, e, cue in nouns:
-            if s >= end and s - end <= 4 and "as" in toks[end:s] and all(g in _NOUN_GAP for g in toks[end:s]):
+            if s >= end and s - end <= 4 and "as" in toks[end:s] and all(g in NOUN_GAP for g in toks[end:s]):
                 return _Role(
                     cue.family, cue.right, cue.transitive, f"{before[-1]} X as {' '.join(toks[s:e])}", 2
                 )
     # "X is a prerequisite (for ...)", "X as a prerequisite" (not "topics under X as prerequisites").
-    for s, e, cue in nouns if not (before and before[-1] in _PLACE) else ():
+    for s, e, cue in nouns if not (before and before[-1] in PLACE) else ():
         if s >= end and s - end <= 5:
             gap = toks[end:s]
-            if not all(g in _NOUN_GAP or g in _ADVERBS or g in _HOLDERS for g in gap):
+            if not all(g in NOUN_GAP or g in ADVERBS or g in HOLDERS for g in gap):
                 continue
-            held = "as" not in gap and "in" in gap and any(g in _POSSESSIVE for g in gap)
+            held = "as" not in gap and "in" in gap and any(g in POSSESSIVE for g in gap)
             if held:
                 # "have X somewhere in their prerequisite chain": X is among their prerequisites.
                 return _Role(
                     cue.family, cue.left, cue.transitive and cue.left == DEP, " ".join(toks[s:e]), 2, e
                 )
-            if "as" not in gap and any(g in _HOLDERS for g in gap):
+            if "as" not in gap and any(g in HOLDERS for g in gap):
                 continue
             copula_before = start > 0 and toks[_skip_back(toks, start, masked) - 1 : start][:1] in (
                 ("is",),
                 ("was",),
                 ("are",),
             )
-            if "as" in gap or any(g in _COPULA for g in gap) or copula_before:
+            if "as" in gap or any(g in COPULA for g in gap) or copula_before:
                 return _Role(cue.family, cue.left, cue.transitive and cue.left == DEP, " ".join(toks[s:e]), 2)
     # The nearest verb cue: left of it takes the left role, right of it the right role; the
     # passive ("X is required for what") swaps them.
@@ -976,15 +792,15 @@ def _role_at(
     for s, e, cue in verbs:
         if e <= start:
             dist = start - e
-            passive = toks[e - 1] in _PASSIVE_FLIP and any(t in _COPULA for t in toks[max(0, s - 3) : s])
+            passive = toks[e - 1] in PASSIVE_FLIP and any(t in COPULA for t in toks[max(0, s - 3) : s])
             role = cue.left if passive else cue.right
         elif s >= end:
-            if any(t in _WH or t in _RELATIVE or t in _OTHER_SUBJECTS for t in toks[end:s]):
+            if any(t in WH or t in RELATIVE or t in OTHER_SUBJECTS for t in toks[end:s]):
                 # "X: what builds on it?", "how far X reaches: every concept that requires it":
                 # X is the topic, not the verb's subject.
                 continue
             dist = s - end
-            passive = toks[e - 1] in _PASSIVE_FLIP and any(t in _COPULA for t in toks[max(0, start - 3) : s])
+            passive = toks[e - 1] in PASSIVE_FLIP and any(t in COPULA for t in toks[max(0, start - 3) : s])
             role = cue.right if passive else cue.left
         else:
             continue
@@ -1020,8 +836,8 @@ def _hops(toks: Sequence[str]) -> int:
             prev = toks[i - 1]
             if prev.isdigit():
                 return max(1, min(int(prev), 6))
-            if prev in _NUMBERS:
-                return _NUMBERS[prev]
+            if prev in NUMBERS:
+                return NUMBERS[prev]
     return 1
 
 
@@ -1082,17 +898,17 @@ def interpret(
 
 # Words that may stand right before a one-word name without being part of a longer name.
 _MODIFIERS_KNOWN: Final = (
-    _VOCABULARY
-    | _PLACE
-    | _COVERING_VERBS
-    | _FIRST_PERSON
-    | _NEGATORS
-    | _OTHER_SUBJECTS
-    | _POLITE
-    | _REQUESTS
-    | _SCOPE_ADJECTIVES
-    | _CONTAINER
-    | _HOLDERS
+    VOCABULARY
+    | PLACE
+    | COVERING_VERBS
+    | FIRST_PERSON
+    | NEGATORS
+    | OTHER_SUBJECTS
+    | POLITE
+    | REQUESTS
+    | SCOPE_ADJECTIVES
+    | CONTAINER
+    | HOLDERS
     | frozenset(
         normalise(
             "far how much many more most other new next same different basic advanced just like than am m re ve ll d"
@@ -1133,11 +949,11 @@ def _interpret(
             read_by="none",
         )
     masked = frozenset(i for m in mentions for i in range(m.start, m.end))
-    toks = tuple(t if i in masked else _respelt(t) for i, t in enumerate(normalise(question)))
+    toks = tuple(t if i in masked else respelt(t) for i, t in enumerate(normalise(question)))
     when = find_time(question, now, [(m.start, m.end) for m in mentions])
     words = [t for i, t in enumerate(toks) if i not in masked and not t.isdigit()]
-    english = sum(1 for w in words if w in _VOCABULARY)
-    cue_words = bool(_occurrences(toks, masked, _VERBS) or _occurrences(toks, masked, _NOUNS))
+    english = sum(1 for w in words if w in VOCABULARY)
+    cue_words = bool(_occurrences(toks, masked, VERBS) or _occurrences(toks, masked, NOUNS))
     if len(words) >= 4 and english < 0.25 * len(words) and not cue_words:
         return Reading(
             question, "unknown", time=when, problem="the question does not read as English", read_by="none"
@@ -1164,7 +980,7 @@ def _interpret(
     )  # not "Which! lessons!"
     if clauses and any(asks) and not all(asks) and len(sentence) == len(toks):
         # Context is the learner speaking of themselves ("I'm planning a course", "dev here").
-        personal = {sentence[i] for i, t in enumerate(toks) if t in _FIRST_PERSON}
+        personal = {sentence[i] for i, t in enumerate(toks) if t in FIRST_PERSON}
         context = frozenset(i for i, sid in enumerate(sentence) if not asks[sid] and sid in personal)
         inside = [m for m in mentions if m.start not in context]
         if inside:
@@ -1175,7 +991,7 @@ def _interpret(
                 for m in mentions
                 if m.start not in context or (_said_known(toks, m.start) and m.concept_id not in named_here)
             ]
-        elif any(t in _PRONOUNS or t in _DEMONSTRATIVES for i, t in enumerate(toks) if i not in context):
+        elif any(t in PRONOUNS or t in DEMONSTRATIVES for i, t in enumerate(toks) if i not in context):
             # "Before I start X, I'd like everything that comes before it. Can you list them?":
             # the asking sentence points back, so the request runs from the sentence naming X on.
             last = max(sentence[m.start] for m in mentions)
@@ -1208,8 +1024,8 @@ def _interpret(
             )
 
     # Time words are not relational words ("at the start of 2025", "back in 2018").
-    verbs = _occurrences(toks, masked, _VERBS) + _stranded(toks, masked)
-    nouns = _occurrences(toks, masked, _NOUNS)
+    verbs = _occurrences(toks, masked, VERBS) + _stranded(toks, masked)
+    nouns = _occurrences(toks, masked, NOUNS)
     # "including the prerequisites of ...": a part-whole verb whose object is another relation's
     # noun only introduces it.
     verbs = [
@@ -1220,31 +1036,31 @@ def _interpret(
         )
     ]
     lesson = any(
-        t in _LESSON and _asked_noun(toks, i, bool(verbs or nouns), masked)
+        t in LESSON and _asked_noun(toks, i, bool(verbs or nouns), masked)
         for i, t in enumerate(toks)
         if i not in masked and i not in context
     )
-    plan = _any(toks, _PLAN, masked | context)
+    plan = _any(toks, PLAN, masked | context)
     relational = bool(verbs or nouns or lesson or plan)
     # A statement ("RAG is great") is not a question; a bare keyword query ("RAG prerequisites")
     # or an imperative with a relational word is.
     markers = _any(
-        toks, (*_BEFORE_MARKERS, *_AFTER_MARKERS, *_PATH, *_CONTRAST, *_RELATED, *_NEIGHBOUR), masked
+        toks, (*BEFORE_MARKERS, *AFTER_MARKERS, *PATH, *CONTRAST, *RELATED_WORDS, *NEIGHBOUR), masked
     )
     if (
         words
         and not relational
         and not markers
-        and toks[0] not in _AUX_START
-        and not any(w in _WH for w in words)
-        and any(w in _VERB_LIKE for w in words)
+        and toks[0] not in AUX_START
+        and not any(w in WH for w in words)
+        and any(w in VERB_LIKE for w in words)
     ) or (
         # "I finished my RAG course yesterday.": a full stop, nothing asked, no relation named.
         question.rstrip().endswith(".")
         and not any(asks)
         and not (verbs or nouns or plan or markers)
-        and not _any(toks, _ABOUT, masked)  # "I would like a brief overview of X." asks
-        and not any(w in _WH for w in words)
+        and not _any(toks, ABOUT, masked)  # "I would like a brief overview of X." asks
+        and not any(w in WH for w in words)
     ):
         return Reading(
             question, "unknown", time=when, problem="this does not read as a question", read_by="none"
@@ -1270,7 +1086,7 @@ def _interpret(
             and gap
             and all(t in {"and", "or", "as", "well", "plus", "both", "the", "a", "an"} for t in gap)
         )
-        if _ends_with(toks, b, _APPOSITIVE) or (
+        if _ends_with(toks, b, APPOSITIVE) or (
             # "I'm planning to study X": a concept's name used as a verb.
             toks[max(0, m.start - 1) : m.start] in (("m",), ("am",), ("re",))
             and (
@@ -1278,12 +1094,12 @@ def _interpret(
             )
         ):  # "I'm planning the next year": a progressive verb, not the concept "planning"
             tags[m.concept_id] = "example"
-        elif any(
-            _ends_with(window, len(window) - k, _EXCEPT) for k in range(min(3, len(window)) + 1)
-        ) or _any(window, _EXCEPT):
+        elif any(_ends_with(window, len(window) - k, EXCEPT) for k in range(min(3, len(window)) + 1)) or _any(
+            window, EXCEPT
+        ):
             tags[m.concept_id] = "excluded"
         elif (
-            any(w in _KNOWN_VERBS for w in window[-3:])
+            any(w in KNOWN_VERBS for w in window[-3:])
             and not (len(window) >= 2 and window[-2] == "to")
             and not any(
                 w in {"once", "since", "having", "after", "before", "what", "which", "to", "if", "when"}
@@ -1315,12 +1131,12 @@ def _interpret(
     pronoun_roles = [
         r
         for i, t in enumerate(toks)
-        if t in _PRONOUNS
+        if t in PRONOUNS
         and i not in masked
         and i > main.start
         and toks[i - 1] != "as"
         and i >= reach
-        and not any(w in _NEGATORS for w in toks[max(0, i - 4) : i])  # "(not the stuff before it)"
+        and not any(w in NEGATORS for w in toks[max(0, i - 4) : i])  # "(not the stuff before it)"
         for r in [_role_at(toks, i, i + 1, masked, verbs, nouns, relational)]
         if r is not None
     ]
@@ -1380,7 +1196,7 @@ def _interpret(
             relations_missing=missing,
             combine=combine,
             hops=_hops(toks) if intent == "neighbours" else 1,
-            exact=intent == "neighbours" and _EXACT[0] in toks,
+            exact=intent == "neighbours" and EXACT[0] in toks,
             time=when,
             sureness=sureness,
             read_by=read_by,
@@ -1413,7 +1229,7 @@ def _interpret(
         # another question, so the reading is not an answer.
         return replace(
             build(
-                "path" if _any(toks, _PATH, masked) else "about",
+                "path" if _any(toks, PATH, masked) else "about",
                 [sub(main)],
                 sureness=0.0,
                 read_by="fallback",
@@ -1424,25 +1240,25 @@ def _interpret(
     ends_marked = any(
         _ends_with(toks, _skip_back(toks, m.start, masked), [p])
         for m in subjects
-        for p in (*_PATH_START, *_PATH_END)
+        for p in (*PATH_START, *PATH_END)
     )
-    if second is not None and (_any(toks, _PATH, masked) or ("from" in toks and "to" in toks) or ends_marked):
+    if second is not None and (_any(toks, PATH, masked) or ("from" in toks and "to" in toks) or ends_marked):
         a, b2 = main, second
         for m in subjects:
             bb = _skip_back(toks, m.start, masked)
             other = next(x for x in subjects if x is not m)
-            if _ends_with(toks, bb, _PATH_START):
+            if _ends_with(toks, bb, PATH_START):
                 a, b2 = m, other
-            elif _ends_with(toks, bb, _PATH_END):
+            elif _ends_with(toks, bb, PATH_END):
                 a, b2 = other, m
         return build("path", [sub(a), sub(b2, "target")], transitive=True, cue="path")
-    if _any(toks, _CONTRAST, masked):
+    if _any(toks, CONTRAST, masked):
         subs = [sub(main)] + ([sub(second, "other")] if second is not None else [])
         return build("contrasts", subs, cue="contrast")
-    if _any(toks, _NEIGHBOUR, masked):
+    if _any(toks, NEIGHBOUR, masked):
         subs = [sub(main)] + ([sub(second, "other")] if second is not None else [])
         return build("neighbours", subs, combine="both" if second is not None else "", cue="connected")
-    if _any(toks, _RELATED, masked) and not verbs:
+    if _any(toks, RELATED_WORDS, masked) and not verbs:
         subs = [sub(main)] + ([sub(second, "other")] if second is not None else [])
         return build("related", subs, combine="both" if second is not None else "", cue="related")
     role = roles.get(main.concept_id)
@@ -1479,7 +1295,7 @@ def _interpret(
         # ordering word ("before X", "X's prerequisites", "prepare for X") asks for earlier lessons.
         purpose = role is not None and (role.cue.startswith("to ") or role.cue == "want")
         before = role is not None and role.role == DEP and role.family in (LEARN, PREREQ) and not purpose
-        if (role is None or purpose) and _affirmed(toks, _FIRST_WORDS, masked | context):
+        if (role is None or purpose) and _affirmed(toks, FIRST_WORDS, masked | context):
             # "X: lessons to do first?", "I'm about to start X: which lessons first, to be ready?"
             return build("lessons_before", [sub(main)], transitive=not direct, cue="first")
         if before:
@@ -1494,21 +1310,21 @@ def _interpret(
         return build("study_plan", [sub(target, "target")], transitive=True, cue="plan")
     if (
         role is None
-        and _affirmed(toks, _PATH, masked | context)
+        and _affirmed(toks, PATH, masked | context)
         and _unexplained_anywhere(toks, masked) is None
     ):
         # "the learning path that ends at X" with one concept: what leads up to X (not "not the
         # whole chain", not "learning path <words the graph lacks> -> X").
         return build("needed_before", [sub(main)], transitive=True, cue="path")
     if role is None:
-        bare = all(t in _BARE for i, t in enumerate(toks) if i not in masked)  # "RAG?", "what's RAG"
+        bare = all(t in BARE for i, t in enumerate(toks) if i not in masked)  # "RAG?", "what's RAG"
         b0 = _skip_back(toks, main.start, masked)
         # "what's X" ("in simple words"), not "what's the opposite of X" or "whats X based off of"
-        rest = [t for t in toks[main.end :] if t not in _POLITE]
-        copula_about = any(_ends_with(toks, b0, [p]) for p in _ABOUT_COPULAS) and (
-            not rest or _any(rest, [p for p in _ABOUT if p not in _ABOUT_COPULAS])
+        rest = [t for t in toks[main.end :] if t not in POLITE]
+        copula_about = any(_ends_with(toks, b0, [p]) for p in ABOUT_COPULAS) and (
+            not rest or _any(rest, [p for p in ABOUT if p not in ABOUT_COPULAS])
         )
-        about = bare or copula_about or _any(toks, [p for p in _ABOUT if p not in _ABOUT_COPULAS], masked)
+        about = bare or copula_about or _any(toks, [p for p in ABOUT if p not in ABOUT_COPULAS], masked)
         if about and not relational:
             return build("about", [sub(main)], cue="about")
         return build(
@@ -1529,7 +1345,7 @@ def _interpret(
         return build(intent, [sub(main)], transitive=is_transitive, cue=role.cue, asked=asked)
     if second is not None:
         r2 = roles.get(second.concept_id)
-        both = _any(toks, _BOTH, masked)
+        both = _any(toks, BOTH, masked)
         if r2 is None:
             return build(
                 intent, [sub(main)], transitive=is_transitive, cue=role.cue, asked=asked, sureness=0.85

@@ -1,0 +1,410 @@
+"""The reader's vocabulary: the words and phrases ``interpretation`` reads a question with.
+
+Data only (plus the respelling of misspelt words against this vocabulary): relational cues with
+their left and right roles (``VERBS``, ``NOUNS``), prepositional markers, scope words, question and
+request words, lesson and plan words, and the closed-class words that make a word "explained".
+Every phrase is stored normalised (``names.normalise``: lower case, singular), as the reader
+compares token sequences. ``interpretation`` holds the grammar that uses them.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import re
+from dataclasses import dataclass
+from typing import Final
+
+from control_plane.understanding.names import normalise
+from data_plane.relations import BUILDS_ON, PART_OF, PREREQUISITE
+
+__all__ = [
+    "ABOUT",
+    "ABOUT_COPULAS",
+    "ADVERBS",
+    "AFTER_MARKERS",
+    "AFTER_VERBS",
+    "APPOSITIVE",
+    "ARGUMENT_PREPOSITIONS",
+    "AUX_START",
+    "BARE",
+    "BEFORE_MARKERS",
+    "BEFORE_WORDS",
+    "BOTH",
+    "BUILD",
+    "CLAUSE_SUBJECT",
+    "CONTAINER",
+    "CONTRAST",
+    "COPULA",
+    "COVERING",
+    "COVERING_VERBS",
+    "DEMONSTRATIVES",
+    "DEP",
+    "DETERMINERS",
+    "DIRECT",
+    "ENGLISH",
+    "EXACT",
+    "EXCEPT",
+    "EXPLAINED",
+    "FIRST_PERSON",
+    "FIRST_WORDS",
+    "FOUND",
+    "FRONTED",
+    "HOLDERS",
+    "INVERTING_AUX",
+    "KNOWN_FRAMES",
+    "KNOWN_VERBS",
+    "LEARN",
+    "LESSON",
+    "NEGATORS",
+    "NEIGHBOUR",
+    "NOUNS",
+    "NOUN_GAP",
+    "NUMBERS",
+    "ON_TOPIC",
+    "OTHER_SUBJECTS",
+    "OWNERS",
+    "PART",
+    "PARTR",
+    "PASSIVE_FLIP",
+    "PATH",
+    "PATH_END",
+    "PATH_START",
+    "PLACE",
+    "PLAN",
+    "POLITE",
+    "POSSESSIVE",
+    "PREREQ",
+    "PRONOUNS",
+    "PURPOSE_VERBS",
+    "RELATED_WORDS",
+    "RELATIVE",
+    "RELATIVE_WORDS",
+    "REQUESTS",
+    "SCOPE_ADJECTIVES",
+    "SENTENCE_END",
+    "SHORT_SPELLINGS",
+    "SLOT_END",
+    "SPELLINGS",
+    "TAUGHT",
+    "TOKEN_SPAN",
+    "TRANSITIVE",
+    "TWO_PLACE",
+    "VERBS",
+    "VERB_LIKE",
+    "VOCABULARY",
+    "WANT_SOMETHING",
+    "WH",
+    "WHOLE",
+    "Cue",
+    "cue",
+    "respelt",
+]
+
+# Families and roles.
+LEARN, PREREQ, BUILD, PART = "learning", PREREQUISITE, BUILDS_ON, PART_OF
+
+DEP, FOUND, WHOLE, PARTR = "dependent", "foundation", "whole", "part"
+
+ADVERBS: Final = frozenset(
+    {"directly", "immediately", "indirectly", "transitively", "ultimately", "eventually", "just", "also",
+     "still", "only", "really", "actually", "mainly", "mostly", "even", "usually", "typically", "generally",
+     "commonly", "necessarily", "then", "first", "right", "strictly", "conceptually", "straight"}
+)  # fmt: skip
+
+DETERMINERS: Final = frozenset(
+    {"the", "a", "an", "my", "our", "your", "this", "that", "these", "those", "both", "all", "some",
+     "topic", "concept", "idea", "subject", "field", "whole", "entire"}
+)  # fmt: skip
+
+COPULA: Final = frozenset({"is", "are", "was", "were", "be", "been", "being", "get", "got"})
+
+WH: Final = frozenset({"what", "which", "who", "whom", "where", "how", "anything", "something", "whatever"})
+
+POSSESSIVE: Final = frozenset({"its", "their", "his", "her", "s"})
+
+# What may stand between a concept and a noun in "X is a direct prerequisite", "X as a prerequisite".
+NOUN_GAP: Final = frozenset(
+    {"a", "an", "the", "is", "are", "was", "were", "be", "been", "as", "also", "listed", "one", "direct",
+     "immediate", "key", "important", "necessary", "required", "considered", "itself", "core", "main", "named", "given", "stated", "recorded", "marked",
+     "their", "its", "and", "indirect", "or", "concept", "topic", "all", "of", "serve", "act", "count",
+     "function", "stand"}
+)  # fmt: skip
+
+# Head nouns a relational noun may modify: "the prerequisite list for X", "X's list of prerequisites".
+CONTAINER: Final = frozenset(
+    normalise("list set collection group lineup bunch tree chain graph map hierarchy")
+)
+
+# Prepositions of place: "prerequisites behind X" attaches X like "of X"; "underneath X as
+# prerequisites" does not make X the prerequisite (the clause's subject is).
+PLACE: Final = frozenset(normalise("behind beneath underneath below under above over beside around"))
+
+AFTER_VERBS: Final = frozenset(normalise("have learn finish master complete"))
+
+CLAUSE_SUBJECT: Final = frozenset(
+    normalise("i you they we one he she someone learner student can could should get start to even")
+)
+
+PRONOUNS: Final = frozenset({"it", "its", "them", "their"})
+
+
+@dataclass(frozen=True)
+class Cue:
+    words: tuple[tuple[str, ...], ...]  # alternative token sequences
+    family: str
+    left: str
+    right: str
+    transitive: bool = False
+    noun: bool = False
+
+
+def cue(forms: str, family: str, left: str, right: str, transitive: bool = False, noun: bool = False) -> Cue:
+    return Cue(tuple(normalise(f) for f in forms.split("|")), family, left, right, transitive, noun)
+
+
+VERBS: Final = (
+    cue("require|required|requiring|need|needed|needing|presuppose|presupposed|assume", LEARN, DEP, FOUND, True),
+    cue("come next|coming next|what next", LEARN, FOUND, FOUND),
+    cue("depend on|depended on|depending on|dependent on|rely on|relied on|relying on|rest on|rested on|"
+         "resting on|stand on|come after|came after|"
+         "coming after|follow|followed|following|succeed", LEARN, DEP, FOUND),
+    cue("build on top of|built on top of|build on|built on|building on|build upon|built upon|build off|"
+         "based on|base on|grounded in|derived from|extend|extended|extending|use|used|using|make use of|"
+         "draw on|draws on", BUILD, DEP, FOUND),
+    cue("come before|came before|coming before|precede|preceded|preceding|lead up to|led up to|"
+         "leading up to", LEARN, FOUND, DEP, True),
+    cue("lead to|led to|leading to|lead into|unlock|unlocked|unlocking|enable|enabled|enabling|open up|"
+         "opened up|prepare for|prepare you for|prepare me for|feed into|pave the way for|allow",
+         LEARN, FOUND, DEP),
+    cue("underlie|underly|underlying|underlay|underpin|underpinned|underpinning|support|supported",
+         BUILD, FOUND, DEP),
+    cue("include|included|including|contain|contained|containing|comprise|comprised|consist of|"
+         "consisting of|made of|made up of|composed of|break down into|broken down into|split into|"
+         "cover|covered", PART, WHOLE, PARTR),
+    cue("part of|belong to|belonged to|belonging to|member of|make up|made up|makes up|sit in|sit under|"
+         "fall under|fit into|fit in|component of|piece of|element of|subtopic of", PART, PARTR, WHOLE),
+)  # fmt: skip
+
+# Nouns: the role of a concept after "<noun> of/for X" (``right``) or "X is a <noun>" (``left``).
+NOUNS: Final = (
+    cue("prerequisite|prereq|pre requisite|requirement", PREREQ, FOUND, DEP, noun=True),
+    cue("foundation|basis|base|building block|underpinning", BUILD, FOUND, DEP, noun=True),
+    cue("groundwork|background|grounding", LEARN, FOUND, DEP, True, noun=True),
+    cue("dependent|successor|follow up|next step|consequence", LEARN, DEP, FOUND, noun=True),
+    cue("downstream|descendant", LEARN, DEP, FOUND, True, noun=True),
+    cue("upstream|ancestor", LEARN, FOUND, DEP, True, noun=True),
+    cue("part|component|piece|element|subtopic|sub topic|constituent|member", PART, PARTR, WHOLE, noun=True),
+)  # fmt: skip
+
+PASSIVE_FLIP: Final = frozenset(
+    normalise("required needed used unlocked enabled preceded followed included contained comprised "
+              "supported underpinned presupposed assumed extended covered")
+)  # fmt: skip
+
+# Prepositional markers just before a concept: (token sequence, family, role, transitive).
+BEFORE_MARKERS: Final = tuple(
+    normalise(m)
+    for m in (
+        "before",
+        "prior to",
+        "ahead of",
+        "in preparation for",
+        "end at",
+        "ending at",
+        "path to",
+        "way to",
+        "road to",
+    )
+)
+
+AFTER_MARKERS: Final = tuple(normalise(m) for m in ("after", "beyond", "past"))
+
+PURPOSE_VERBS: Final = frozenset(
+    normalise("learn understand study master tackle know grasp start reach approach get do build use "
+              "read follow take begin work apply learning understanding studying mastering tackling starting "
+              "reaching approaching getting doing taking beginning working attempting diving moving jumping "
+              "picking covering")
+)  # fmt: skip
+
+KNOWN_VERBS: Final = frozenset(normalise("know knew known learned learnt mastered studied covered completed done finished understand understood"))  # fmt: skip
+
+EXCEPT: Final = tuple(normalise(m) for m in ("except", "but not", "excluding", "other than", "apart from", "besides", "not including", "without", "minus", "leave out", "leaving out", "skip", "skipping"))  # fmt: skip
+
+APPOSITIVE: Final = tuple(normalise(m) for m in ("like", "such as", "e g", "eg", "aka", "also known as", "called", "named", "i e", "ie"))  # fmt: skip
+
+DIRECT: Final = tuple(normalise(m) for m in ("direct", "directly", "immediate", "immediately", "right before", "just before", "right after", "just after", "one step", "first order", "next", "straight"))  # fmt: skip
+
+TRANSITIVE: Final = tuple(normalise(m) for m in ("indirect", "indirectly", "transitive", "transitively", "all the way", "everything", "full", "whole", "entire", "complete", "ultimately", "eventually", "down the line", "recursive", "recursively", "every", "chain of", "in total", "overall", "tree", "hierarchy", "further", "any distance", "any depth", "any level", "chain"))  # fmt: skip
+
+BOTH: Final = tuple(normalise(m) for m in ("both", "in common", "common", "shared", "share"))
+
+LESSON: Final = frozenset(normalise("lesson course module unit class tutorial chapter lecture session"))
+
+PLAN: Final = tuple(normalise(m) for m in ("study plan", "learning plan", "plan", "roadmap", "road map", "what order", "which order", "in order", "learning order", "sequence", "syllabus", "schedule", "step by step", "order should"))  # fmt: skip
+
+PATH: Final = tuple(normalise(m) for m in ("path", "route", "chain", "connect", "connects", "bridge", "get from", "go from", "lead to", "leads to", "trace", "journey", "way from", "in between"))  # fmt: skip
+
+CONTRAST: Final = tuple(normalise(m) for m in ("contrast", "contrasted", "versus", "vs", "alternative", "opposite", "difference", "differ", "compare", "compared", "instead of", "rather than", "trade off", "competing", "compete"))  # fmt: skip
+
+RELATED_WORDS: Final = tuple(
+    normalise(m)
+    for m in ("related", "relate", "associated", "similar", "relevant", "relation", "relationship")
+)
+
+NEIGHBOUR: Final = tuple(normalise(m) for m in ("connected", "linked", "link", "adjacent", "neighbour", "neighbor", "hop", "next to", "touch"))  # fmt: skip
+
+# What marks a path's start and its end: "starting at A", "from A"; "ending at B", "my goal is B".
+PATH_START: Final = tuple(normalise(m) for m in ("from", "starting at", "start at", "starting from", "start from", "starting with", "start with", "beginning at", "beginning with", "begin with", "begin at"))  # fmt: skip
+
+PATH_END: Final = tuple(normalise(m) for m in ("ending at", "end at", "ending with", "end with", "finishing at", "finish at", "finish with", "goal is", "reach", "arriving at", "arrive at"))  # fmt: skip
+
+ABOUT: Final = tuple(normalise(m) for m in ("what is", "what are", "what s", "who is", "tell me about", "tell me more about", "explain", "describe", "define", "definition", "overview", "summary", "summarise", "summarize", "mean", "about", "info", "information", "introduce", "introduction", "explanation", "description", "rundown", "gist", "primer", "basics", "eli5", "intro", "lowdown", "nutshell", "in simple terms", "in simple words", "in plain words", "in plain english"))  # fmt: skip
+
+EXACT: Final = normalise("exactly")
+
+NUMBERS: Final = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5}
+
+ENGLISH: Final = frozenset(
+    normalise("what which who how where when why is are was were do doe did does the a an of to for in on "
+              "before after and or i me my we you it its that this with from by can should must need tell "
+              "show give list name explain describe have has had come learn know about all any there be which "
+              "concept topic lesson take make study plan order")
+)  # fmt: skip
+
+AUX_START: Final = frozenset(
+    normalise("is are was were do doe did does can could should would will must has have had may might "
+              "tell show give list name explain describe define make find help walk plan suggest recommend "
+              "please i which what who how where when why whats")
+)  # fmt: skip
+
+VERB_LIKE: Final = frozenset(
+    normalise("is are was were be been do doe did has have had will would can could should must")
+)
+
+# Two-place frames: an opener, then one slot, a joiner, then the other slot ("from A to B",
+# "between A and B", "connect A to B"). Each slot should hold a concept.
+TWO_PLACE: Final = (
+    (frozenset({"from"}), frozenset({"to"})),
+    (frozenset({"between"}), frozenset({"and"})),
+    (
+        frozenset(normalise("connect connecting link linking bridge bridging join joining")),
+        frozenset({"to", "and", "with"}),
+    ),
+)
+
+INVERTING_AUX: Final = frozenset(normalise("does do did can could would will might may should"))
+
+SLOT_END: Final = frozenset({"in", "for", "?", ".", ",", "!", ";", ":"})
+
+SENTENCE_END: Final = re.compile(r"[.?!;]+(?:\s|$)")
+
+TOKEN_SPAN: Final = re.compile(r"[a-z0-9]+")
+
+SCOPE_ADJECTIVES: Final = frozenset(
+    normalise("direct immediate indirect full complete entire whole transitive all")
+)
+
+ABOUT_COPULAS: Final = tuple(normalise(m) for m in ("what is", "what are", "what s", "whats", "who is"))
+
+BARE: Final = frozenset(normalise("what s is are who the a an"))
+
+WANT_SOMETHING: Final = tuple(
+    (verb, det)
+    for verb in normalise("want like need appreciate")
+    for det in normalise("the a an all every everything complete full whole list")
+)
+
+POLITE: Final = frozenset(normalise("kindly please pls hi hello hey so ok okay quick question dear"))
+
+REQUESTS: Final = frozenset(
+    normalise(
+        "provide enumerate state outline summarise summarize identify map lay break name list show give tell "
+        "find point recommend suggest"
+    )
+)
+
+# What may stand between X and a noun in "have X somewhere in their prerequisite chain".
+HOLDERS: Final = frozenset(normalise("in somewhere anywhere their its"))
+
+BEFORE_WORDS: Final = frozenset({"before", "prior"})
+
+# "the concepts for which X serves as the base they build on": "they" is the verb's subject.
+OTHER_SUBJECTS: Final = frozenset({"they", "i", "you", "we", "he", "she", "one"})
+
+FIRST_WORDS: Final = tuple(
+    normalise(m)
+    for m in ("first", "beforehand", "in advance", "ahead of time", "be ready", "get ready", "be prepared")
+)
+
+DEMONSTRATIVES: Final = frozenset({"this", "that", "these", "those"})
+
+FIRST_PERSON: Final = frozenset({"i", "me", "my", "we", "our", "im", "m", "here", "ve"})
+
+RELATIVE: Final = frozenset({"that", "who"})
+
+NEGATORS: Final = frozenset(normalise("not no nothing none never without excluding don t isn aren"))
+
+OWNERS: Final = frozenset({"the", "its", "their", "those", "these", "s", "his", "her", "of", "for", "own"})
+
+KNOWN_FRAMES: Final = tuple(normalise(m) for m in ("familiar with", "comfortable with", "already know", "i know", "i ve learned", "i ve learnt", "i ve mastered", "i ve done", "i ve covered", "i ve studied", "i ve got"))  # fmt: skip
+
+ARGUMENT_PREPOSITIONS: Final = frozenset(normalise("for of before after about on to into"))
+
+EXPLAINED: Final = frozenset(
+    DETERMINERS
+    | ADVERBS
+    | CLAUSE_SUBJECT
+    | PRONOUNS
+    | PURPOSE_VERBS
+    | ENGLISH
+    | LESSON
+    | WH
+    | {w for c in (*VERBS, *NOUNS) for phrase in c.words for w in phrase}
+)
+
+VOCABULARY: Final = EXPLAINED | {
+    w
+    for table in (PATH, PLAN, CONTRAST, RELATED_WORDS, NEIGHBOUR, ABOUT, BEFORE_MARKERS, AFTER_MARKERS,
+                  PATH_START, PATH_END, TRANSITIVE, DIRECT, EXCEPT, APPOSITIVE, KNOWN_FRAMES)
+    for phrase in table
+    for w in phrase
+} | KNOWN_VERBS  # fmt: skip
+
+SPELLINGS: Final[dict[str, tuple[str, ...]]] = {}
+
+for _word in sorted(w for w in VOCABULARY if len(w) >= 5):
+    SPELLINGS[_word[0]] = (*SPELLINGS.get(_word[0], ()), _word)
+
+SHORT_SPELLINGS: Final[dict[str, tuple[str, ...]]] = {}
+
+for _word in sorted(w for w in ENGLISH | WH if 4 <= len(w) <= 6):
+    SHORT_SPELLINGS[_word[0]] = (*SHORT_SPELLINGS.get(_word[0], ()), _word)
+
+
+@functools.lru_cache(maxsize=8192)
+def respelt(token: str) -> str:
+    """``token``, or the word of this module's vocabulary it misspells ("prerequisits",
+    "befor", "lessions", "frm"): same first letter, difflib ratio at least 0.9 (0.85 for a word of
+    three or four letters, which only becomes a function word: "frm" -> "from", "wich" -> "which")."""
+    if len(token) < 3 or token in VOCABULARY or not token.isalpha():
+        return token
+    targets = SPELLINGS.get(token[0], ()) if len(token) >= 5 else SHORT_SPELLINGS.get(token[0], ())
+    # 0.9 for longer words: "instruction" is 0.87 from "introduction" and must stay itself
+    close = difflib.get_close_matches(token, targets, n=1, cutoff=0.9 if len(token) >= 5 else 0.85)
+    return close[0] if close else token
+
+
+COVERING: Final = frozenset(normalise("that which cover covering teach teaching where in"))
+
+ON_TOPIC: Final = frozenset({"on", "about", "for"})  # "lessons on X": only with the name right after
+
+TAUGHT: Final = frozenset(normalise("covered taught explained discussed introduced treated"))
+
+COVERING_VERBS: Final = frozenset(
+    normalise("cover covering teach teaching include explain deal discuss introduce go")
+)
+
+RELATIVE_WORDS: Final = frozenset({"that", "which"})
+
+FRONTED: Final = frozenset(normalise("on upon of to from in into"))
