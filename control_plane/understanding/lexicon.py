@@ -12,6 +12,7 @@ from __future__ import annotations
 import difflib
 import functools
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final
 
@@ -83,9 +84,7 @@ __all__ = [
     "REQUESTS",
     "SCOPE_ADJECTIVES",
     "SENTENCE_END",
-    "SHORT_SPELLINGS",
     "SLOT_END",
-    "SPELLINGS",
     "TAUGHT",
     "TOKEN_SPAN",
     "TRANSITIVE",
@@ -371,15 +370,18 @@ VOCABULARY: Final = EXPLAINED | {
     for w in phrase
 } | KNOWN_VERBS  # fmt: skip
 
-SPELLINGS: Final[dict[str, tuple[str, ...]]] = {}
 
-for _word in sorted(w for w in VOCABULARY if len(w) >= 5):
-    SPELLINGS[_word[0]] = (*SPELLINGS.get(_word[0], ()), _word)
+def _by_first_letter(words: Iterable[str]) -> dict[str, tuple[str, ...]]:
+    out: dict[str, list[str]] = {}
+    for word in sorted(words):
+        out.setdefault(word[0], []).append(word)
+    return {letter: tuple(ws) for letter, ws in out.items()}
 
-SHORT_SPELLINGS: Final[dict[str, tuple[str, ...]]] = {}
 
-for _word in sorted(w for w in ENGLISH | WH if 4 <= len(w) <= 6):
-    SHORT_SPELLINGS[_word[0]] = (*SHORT_SPELLINGS.get(_word[0], ()), _word)
+# What a misspelt word may become: a word of five letters or more anything in the vocabulary of
+# that length; a shorter one only a function word ("frm" -> "from").
+_SPELLINGS: Final = _by_first_letter(w for w in VOCABULARY if len(w) >= 5)
+_SHORT_SPELLINGS: Final = _by_first_letter(w for w in ENGLISH | WH if 4 <= len(w) <= 6)
 
 
 @functools.lru_cache(maxsize=8192)
@@ -389,7 +391,7 @@ def respelt(token: str) -> str:
     three or four letters, which only becomes a function word: "frm" -> "from", "wich" -> "which")."""
     if len(token) < 3 or token in VOCABULARY or not token.isalpha():
         return token
-    targets = SPELLINGS.get(token[0], ()) if len(token) >= 5 else SHORT_SPELLINGS.get(token[0], ())
+    targets = _SPELLINGS.get(token[0], ()) if len(token) >= 5 else _SHORT_SPELLINGS.get(token[0], ())
     # 0.9 for longer words: "instruction" is 0.87 from "introduction" and must stay itself
     close = difflib.get_close_matches(token, targets, n=1, cutoff=0.9 if len(token) >= 5 else 0.85)
     return close[0] if close else token
