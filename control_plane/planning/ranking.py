@@ -149,6 +149,7 @@ def similarity(text: str, query_tokens: frozenset[str]) -> int:
     return len(_token_set(text) & query_tokens)
 
 
+_Prefix = tuple[int, int, int, int, float]
 _Key = tuple[int, int, int, int, float, int, str, str]
 _KEYS_MAX: Final = 2048
 
@@ -158,7 +159,7 @@ class _Context:
     loop re-ranks its reserve every round, mostly under an unchanged focus, so most keys are
     computed once per question. Bounded: cleared at ``_KEYS_MAX`` keys."""
 
-    __slots__ = ("forward", "keys", "learning_order", "named", "qtokens", "rel_order")
+    __slots__ = ("forward", "keys", "learning_order", "named", "prefixes", "qtokens", "rel_order")
 
     def __init__(self, focus: Focus, query: str) -> None:
         self.qtokens = _token_set(f"{query} {focus.text}")
@@ -167,21 +168,30 @@ class _Context:
         self.learning_order = PREREQUISITE in self.rel_order
         self.forward = focus.direction == "after"  # "what comes after X": later concepts first
         self.keys: dict[Neighbour, _Key] = {}
+        self.prefixes: dict[Neighbour, _Prefix] = {}
+
+    def prefix(self, n: Neighbour) -> _Prefix:
+        """The key up to confidence: cheap (no tokenising), enough to rule most candidates out."""
+        p = self.prefixes.get(n)
+        if p is None:
+            rel = n.edge.relation
+            rel_order = self.rel_order
+            p = self.prefixes[n] = (
+                0 if n.concept.concept_id in self.named else 1 if n.from_id in self.named else 2,
+                0 if rel in rel_order else 1,
+                0 if not self.learning_order or comes_before(n) != self.forward else 1,
+                rel_order.get(rel, len(rel_order)),
+                -n.edge.confidence,
+            )
+        return p
 
     def key(self, n: Neighbour) -> _Key:
-        c, edge = n.concept, n.edge
-        rel = edge.relation
-        rel_order = self.rel_order
-        return (
-            0 if c.concept_id in self.named else 1 if n.from_id in self.named else 2,
-            0 if rel in rel_order else 1,
-            0 if not self.learning_order or comes_before(n) != self.forward else 1,
-            rel_order.get(rel, len(rel_order)),
-            -edge.confidence,
-            -len(_concept_tokens(c.name, c.summary) & self.qtokens),
-            c.concept_id,
-            edge.key,
-        )
+        k = self.keys.get(n)
+        if k is None:
+            c = n.concept
+            overlap = -len(_concept_tokens(c.name, c.summary) & self.qtokens)
+            k = self.keys[n] = (*self.prefix(n), overlap, c.concept_id, n.edge.key)
+        return k
 
 
 # A question ranks under two or three (focus, query) contexts; a few recent ones are kept.
@@ -206,18 +216,23 @@ def rank(
     """Neighbours ordered by relevance (module docstring), one per concept, at most ``limit``."""
     # Each concept's best neighbour, then the best ``limit`` of those: the same result as sorting
     # every candidate (keys are unique), with far fewer comparisons of long key tuples.
+    # The lexical overlap (which needs the concept's tokens) is computed only where the cheaper
+    # prefix of the key cannot decide: a concept's neighbours share it, and a concept whose best
+    # prefix is worse than the limit-th best cannot make the cut.
     ctx = _context(focus, query)
-    keys = ctx.keys
-    if len(keys) >= _KEYS_MAX:
-        keys.clear()
-    best: dict[str, tuple[_Key, Neighbour]] = {}
+    if len(ctx.keys) >= _KEYS_MAX or len(ctx.prefixes) >= _KEYS_MAX:
+        ctx.keys.clear()
+        ctx.prefixes.clear()
+    best: dict[str, tuple[_Prefix, str, Neighbour]] = {}
     for n in neighbours:
-        k = keys.get(n)
-        if k is None:
-            k = keys[n] = ctx.key(n)
+        p = ctx.prefix(n)
         held = best.get(n.concept.concept_id)
-        if held is None or k < held[0]:
-            best[n.concept.concept_id] = (k, n)
-    firsts = best.values()
-    ordered = sorted(firsts, key=_first) if limit is None else heapq.nsmallest(limit, firsts, key=_first)
+        if held is None or (p, n.edge.key) < (held[0], held[1]):
+            best[n.concept.concept_id] = (p, n.edge.key, n)
+    firsts = list(best.values())
+    if limit is not None and len(firsts) > limit:
+        cut = heapq.nsmallest(limit, (p for p, _, _ in firsts))[-1]
+        firsts = [f for f in firsts if f[0] <= cut]
+    keyed = [(ctx.key(n), n) for _, _, n in firsts]
+    ordered = sorted(keyed, key=_first) if limit is None else heapq.nsmallest(limit, keyed, key=_first)
     return [n for _, n in ordered]
