@@ -725,8 +725,32 @@ def test_respelling_leaves_real_words_alone() -> None:
 
 
 def test_what_is_x_followed_by_unread_words_is_not_about() -> None:
-    """ "whats X based off of" asks something about X the reader did not read: not "about X"
-    (found by the fourth holdout, after it was scored once); "whats X in simple words" is."""
-    assert not read("whats RAG based off of", FULL).sure
+    """ "whats X's weakness" asks something about X the reader did not read: not "about X" (the
+    fourth holdout's "whats X based off of", read after it was scored once, is now a builds_on
+    question); "whats X in simple words" is about X."""
+    assert not read("whats RAG's weakness", FULL).sure
+    based = read("whats RAG based off of", FULL)
+    assert based.sure and based.intent == "builds_on"
     plain = read("whats RAG in simple words", FULL)
     assert plain.sure and plain.intent == "about"
+
+
+@pytest.mark.parametrize(
+    ("question", "intent"),
+    [
+        (
+            "I'm switching careers and aiming for RAG. What is every concept I should study beforehand, recursively?",
+            "needed_before",
+        ),
+        ("what is based off RAG", "built_by"),
+        ("what are the constituent topics within RAG", "parts"),
+        ("RAG: what are its subtopcis?", "parts"),
+        ("Under which parent topic does RAG fall?", "wholes"),
+    ],
+)
+def test_holdout_four_abstention_families(question: str, intent: str) -> None:
+    """Phrasings the fourth holdout abstained on (read after it was scored once): "beforehand"
+    pointing back at the goal, "based off", "within X", two swapped letters, and a preposition
+    fronted with "which" ("under which ... fall")."""
+    r = read(question, FULL)
+    assert r.sure and r.intent == intent and r.subject == "rag", r.describe()

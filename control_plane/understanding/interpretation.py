@@ -1308,6 +1308,12 @@ def _interpret(
     if plan and (role is None or role.role == DEP or role.family == LEARN):
         target = main
         return build("study_plan", [sub(target, "target")], transitive=True, cue="plan")
+    if (role is None or role.cue.startswith("to ") or role.cue == "want") and _affirmed(
+        toks, FIRST_WORDS, masked | context
+    ):
+        # "I'm aiming for X. What should I study beforehand?": an ordering adverb points back at X
+        # (lesson and plan questions were read above).
+        return build("needed_before", [sub(main)], transitive=not direct, cue="beforehand")
     if (
         role is None
         and _affirmed(toks, PATH, masked | context)

@@ -137,7 +137,7 @@ CONTAINER: Final = frozenset(
 
 # Prepositions of place: "prerequisites behind X" attaches X like "of X"; "underneath X as
 # prerequisites" does not make X the prerequisite (the clause's subject is).
-PLACE: Final = frozenset(normalise("behind beneath underneath below under above over beside around"))
+PLACE: Final = frozenset(normalise("behind beneath underneath below under above over beside around within"))
 
 AFTER_VERBS: Final = frozenset(normalise("have learn finish master complete"))
 
@@ -169,7 +169,7 @@ VERBS: Final = (
          "resting on|stand on|come after|came after|"
          "coming after|follow|followed|following|succeed", LEARN, DEP, FOUND),
     cue("build on top of|built on top of|build on|built on|building on|build upon|built upon|build off|"
-         "based on|base on|grounded in|derived from|extend|extended|extending|use|used|using|make use of|"
+         "based on|base on|based off|base off|grounded in|derived from|extend|extended|extending|use|used|using|make use of|"
          "draw on|draws on", BUILD, DEP, FOUND),
     cue("come before|came before|coming before|precede|preceded|preceding|lead up to|led up to|"
          "leading up to", LEARN, FOUND, DEP, True),
@@ -394,7 +394,14 @@ def respelt(token: str) -> str:
     targets = _SPELLINGS.get(token[0], ()) if len(token) >= 5 else _SHORT_SPELLINGS.get(token[0], ())
     # 0.9 for longer words: "instruction" is 0.87 from "introduction" and must stay itself
     close = difflib.get_close_matches(token, targets, n=1, cutoff=0.9 if len(token) >= 5 else 0.85)
-    return close[0] if close else token
+    if close:
+        return close[0]
+    if len(token) >= 5:  # two letters swapped ("subtopcis"): the same letters (a plural's too)
+        letters = sorted(token)
+        swapped = [t for t in targets if letters in (sorted(t), sorted(t + "s"))]
+        if len(swapped) == 1:
+            return swapped[0]
+    return token
 
 
 COVERING: Final = frozenset(normalise("that which cover covering teach teaching where in"))
@@ -409,4 +416,4 @@ COVERING_VERBS: Final = frozenset(
 
 RELATIVE_WORDS: Final = frozenset({"that", "which"})
 
-FRONTED: Final = frozenset(normalise("on upon of to from in into"))
+FRONTED: Final = frozenset(normalise("on upon of to from in into under"))
