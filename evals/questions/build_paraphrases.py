@@ -43,7 +43,8 @@ builds the ``holdout`` split, with its own unknown-concept names (rows of kind `
 and is only ever scored. ``paraphrase_templates_holdout2.jsonl`` (split ``holdout2``) was written
 the same way, blind, after ``holdout`` had been scored once and its failures read; ``..._holdout3``
 (split ``holdout3``) likewise, after ``holdout2`` had been read; ``..._holdout4`` (``holdout4``)
-likewise after ``holdout3`` had been read, to measure the final reader.
+likewise after ``holdout3`` had been read; ``..._holdout5`` likewise, after ``holdout4``
+had been read, to measure the reader as finally committed.
 """
 
 from __future__ import annotations
@@ -80,7 +81,7 @@ GRAPHS = {"curriculum": ROOT / "data_plane" / "curriculum", "prereqmap": default
 MAX_GOLD = 15
 MAX_LESSONS = 8
 PER_TEMPLATE = 2
-SPLITS = ("dev", "test", "holdout", "holdout2", "holdout3", "holdout4")
+SPLITS = ("dev", "test", "holdout", "holdout2", "holdout3", "holdout4", "holdout5")
 DEALT = ("dev", "test")
 
 # -- templates ---------------------------------------------------------------------------------------
@@ -98,6 +99,7 @@ ROUND_TWO_FILES = {
     HERE / "paraphrase_templates_holdout2.jsonl": "holdout2",
     HERE / "paraphrase_templates_holdout3.jsonl": "holdout3",
     HERE / "paraphrase_templates_holdout4.jsonl": "holdout4",
+    HERE / "paraphrase_templates_holdout5.jsonl": "holdout5",
 }
 
 
