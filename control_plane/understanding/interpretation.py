@@ -555,6 +555,8 @@ def _asked_noun(toks: Sequence[str], i: int, other_cues: bool, masked: frozenset
     ("which lessons", "list the lessons"), before what it does ("lessons that cover", "lessons to
     take"), or the only relational word of a keyword query ("RAG lessons")? "Before the module
     starts, what are its subtopics" asks for subtopics, not modules."""
+    if i > 0 and toks[i - 1] in {"my", "our"}:
+        return False  # "for my lecture on X": the learner's own lesson, not one asked for
     k = i
     while k > 0 and (toks[k - 1] in DETERMINERS or toks[k - 1] in ADVERBS or toks[k - 1] in {"any", "good"}):
         k -= 1
@@ -616,6 +618,9 @@ def _unknown_subject(
         if any(toks[k] not in skip for k in range(a + 1, s)):
             return _content_span(toks, a + 1, s, skip)
     return None
+
+
+_PERSONS: Final = frozenset({"i", "we", "you", "she", "he", "they", "m"})
 
 
 def _skip_back(toks: Sequence[str], i: int, masked: frozenset[int]) -> int:
@@ -771,7 +776,7 @@ def _role_at(
             gap = toks[end:s]
             if not all(g in NOUN_GAP or g in ADVERBS or g in HOLDERS for g in gap):
                 continue
-            held = "as" not in gap and "in" in gap and any(g in POSSESSIVE for g in gap)
+            held = "as" not in gap and ("in" in gap or "among" in gap) and any(g in POSSESSIVE for g in gap)
             if held:
                 # "have X somewhere in their prerequisite chain": X is among their prerequisites.
                 return _Role(
@@ -790,6 +795,11 @@ def _role_at(
     # passive ("X is required for what") swaps them.
     best: tuple[int, _Role] | None = None
     for s, e, cue in verbs:
+        k = s
+        while k > 0 and toks[k - 1] in ADVERBS | {"would", "will", "do", "really", "also"}:
+            k -= 1
+        if k > 0 and toks[k - 1] in _PERSONS:
+            continue  # "I need the subtopics inside X": the learner's need, not X's relation
         if e <= start:
             dist = start - e
             passive = toks[e - 1] in PASSIVE_FLIP and any(t in COPULA for t in toks[max(0, s - 3) : s])
@@ -1040,7 +1050,11 @@ def _interpret(
         for i, t in enumerate(toks)
         if i not in masked and i not in context
     )
-    plan = _any(toks, PLAN, masked | context)
+    plan = any(
+        len(phrase) > 1 or _asked_noun(toks, i, bool(verbs or nouns), masked)
+        for phrase in PLAN
+        for i, _ in _find_all(toks, phrase, masked | context)
+    )  # "every concept downstream of X, for the syllabus" is not a plan question
     relational = bool(verbs or nouns or lesson or plan)
     # A statement ("RAG is great") is not a question; a bare keyword query ("RAG prerequisites")
     # or an imperative with a relational word is.
@@ -1131,7 +1145,7 @@ def _interpret(
     pronoun_roles = [
         r
         for i, t in enumerate(toks)
-        if t in PRONOUNS
+        if (t in PRONOUNS or (t in {"that", "this"} and toks[i - 1 : i] in (("before",), ("after",))))
         and i not in masked
         and i > main.start
         and toks[i - 1] != "as"
@@ -1294,6 +1308,12 @@ def _interpret(
         # "which lesson should I read to learn X" names what the lesson is for: X itself. Only an
         # ordering word ("before X", "X's prerequisites", "prepare for X") asks for earlier lessons.
         purpose = role is not None and (role.cue.startswith("to ") or role.cue == "want")
+        # "my daughter wants to do X: what lessons must she finish before that?": an ordering
+        # word elsewhere (a pronoun's role) outranks the purpose.
+        ordering_word = any(
+            r.role == DEP and not (r.cue.startswith("to ") or r.cue == "want") for r in pronoun_roles
+        )
+        purpose = purpose and not ordering_word
         before = role is not None and role.role == DEP and role.family in (LEARN, PREREQ) and not purpose
         if (role is None or purpose) and _affirmed(toks, FIRST_WORDS, masked | context):
             # "X: lessons to do first?", "I'm about to start X: which lessons first, to be ready?"

@@ -137,7 +137,9 @@ CONTAINER: Final = frozenset(
 
 # Prepositions of place: "prerequisites behind X" attaches X like "of X"; "underneath X as
 # prerequisites" does not make X the prerequisite (the clause's subject is).
-PLACE: Final = frozenset(normalise("behind beneath underneath below under above over beside around within"))
+PLACE: Final = frozenset(
+    normalise("behind beneath underneath below under above over beside around within inside")
+)
 
 AFTER_VERBS: Final = frozenset(normalise("have learn finish master complete"))
 
@@ -324,7 +326,7 @@ REQUESTS: Final = frozenset(
 )
 
 # What may stand between X and a noun in "have X somewhere in their prerequisite chain".
-HOLDERS: Final = frozenset(normalise("in somewhere anywhere their its"))
+HOLDERS: Final = frozenset(normalise("in among somewhere anywhere their its"))
 
 BEFORE_WORDS: Final = frozenset({"before", "prior"})
 

@@ -100,6 +100,20 @@ def _period(words_before: list[str], hit: str, when: datetime) -> datetime:
     return when
 
 
+def _parse_one(text: str, now: datetime) -> datetime | None:
+    try:
+        import dateparser
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            when: datetime | None = dateparser.parse(
+                text, languages=["en"], settings=_settings(now, explicit_year=bool(_YEAR.search(text)))
+            )
+            return when
+    except Exception:  # the parser is third-party: a failure there is "no time words"
+        return None
+
+
 def find_time(text: str, now: datetime, masked: Iterable[tuple[int, int]] = ()) -> TimePoint | None:
     """The valid time ``text`` names, if any (module docstring); never raises on any text."""
     if not text or not text.strip():
@@ -123,18 +137,18 @@ def find_time(text: str, now: datetime, masked: Iterable[tuple[int, int]] = ()) 
     for hit, _ in hits:
         if not (_YEAR.search(hit) or _RELATIVE.search(hit)):
             continue
-        try:
-            import dateparser
-
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                when = dateparser.parse(
-                    hit,
-                    languages=["en"],
-                    settings=_settings(now, explicit_year=bool(_YEAR.search(hit))),
-                )
-        except Exception:
-            when = None
+        when = None
+        # The search may glue a preposition onto the date ("after in january 2025" once a name
+        # between them is masked): drop leading words until the rest parses.
+        words_of_hit = hit.split()
+        for k in range(len(words_of_hit)):
+            tail = " ".join(words_of_hit[k:])
+            if not (_YEAR.search(tail) or _RELATIVE.search(tail)):
+                break
+            when = _parse_one(tail, now)
+            if when is not None:
+                hit = tail
+                break
         if when is None:
             continue
         at = plain.find(hit)
