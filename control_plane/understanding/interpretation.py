@@ -125,6 +125,7 @@ from control_plane.understanding.lexicon import (
     PATH,
     PATH_END,
     PATH_START,
+    PERSONS,
     PLACE,
     PLAN,
     POLITE,
@@ -143,6 +144,7 @@ from control_plane.understanding.lexicon import (
     TOKEN_SPAN,
     TRANSITIVE,
     TWO_PLACE,
+    VERB_LEADERS,
     VERB_LIKE,
     VERBS,
     VOCABULARY,
@@ -470,12 +472,9 @@ def _scope(
     coordinated = {"or", "and"}
     direct = transitive = False
 
-    def negated(i: int) -> bool:  # "not the whole chain", "nothing further", "not only the immediate ones"
-        return any(t in NEGATORS for t in toks[max(0, i - 4) : i])
-
     negated_until = -10  # "don't give me the whole tree": the negation runs on over the noun phrase
     for i, j in sorted(o for phrase in TRANSITIVE for o in _find_all(toks, phrase, masked)):
-        if negated(i) or i <= negated_until + 2:
+        if _negated(toks, i) or i <= negated_until + 2:
             direct, negated_until = True, j
         else:
             transitive = True
@@ -483,15 +482,15 @@ def _scope(
         for i, j in _find_all(toks, phrase, masked):
             if (toks[j : j + 1] and toks[j] in coordinated) or (i > 0 and toks[i - 1] in coordinated):
                 transitive = True
-            elif negated(i) and toks[i - 1] in {"only", "just", "merely", "simply"}:
+            elif _negated(toks, i) and toks[i - 1] in {"only", "just", "merely", "simply"}:
                 transitive = True  # "not only the immediate ones": more than those
-            elif not negated(i):
+            elif not _negated(toks, i):
                 direct = True
     for (s1, e1, c1), (s2, _, c2) in itertools.pairwise(nouns):
         if c1.family == c2.family and all(
             t in OWNERS and k not in masked for k, t in enumerate(toks[e1:s2], e1)
         ):
-            if negated(s1):  # "direct prerequisites, not the prerequisites of those prerequisites"
+            if _negated(toks, s1):  # "direct prerequisites, not the prerequisites of those prerequisites"
                 direct = True
             else:
                 transitive = True
@@ -579,13 +578,14 @@ def _asked_noun(toks: Sequence[str], i: int, other_cues: bool, masked: frozenset
     return not other_cues
 
 
+def _negated(toks: Sequence[str], i: int) -> bool:
+    """Is the word at ``i`` in the scope of a negator (one of the four words before it)?"""
+    return any(t in NEGATORS for t in toks[max(0, i - 4) : i])
+
+
 def _affirmed(toks: Sequence[str], phrases: Iterable[Sequence[str]], masked: frozenset[int]) -> bool:
     """Does some phrase occur outside ``masked`` without a negator just before it?"""
-    return any(
-        not any(t in NEGATORS for t in toks[max(0, i - 4) : i])
-        for phrase in phrases
-        for i, _ in _find_all(toks, phrase, masked)
-    )
+    return any(not _negated(toks, i) for phrase in phrases for i, _ in _find_all(toks, phrase, masked))
 
 
 def _unexplained_anywhere(toks: Sequence[str], masked: frozenset[int]) -> tuple[int, int] | None:
@@ -620,9 +620,6 @@ def _unknown_subject(
     return None
 
 
-_PERSONS: Final = frozenset({"i", "we", "you", "she", "he", "they", "m"})
-
-
 def _skip_back(toks: Sequence[str], i: int, masked: frozenset[int]) -> int:
     """Index just after the last meaningful token before ``i`` (determiners skipped)."""
     j = i
@@ -639,6 +636,11 @@ class _Role:
     cue: str
     strength: int  # 3 preposition, 2 noun, 1 verb
     reach: int = -1  # where the construction that gave the role ends (its pronouns are its own)
+
+    @property
+    def purpose(self) -> bool:
+        """Read from a purpose ("to learn X", "I want X"), not from an ordering word."""
+        return self.cue.startswith("to ") or self.cue == "want"
 
 
 def _occurrences(
@@ -796,9 +798,9 @@ def _role_at(
     best: tuple[int, _Role] | None = None
     for s, e, cue in verbs:
         k = s
-        while k > 0 and toks[k - 1] in ADVERBS | {"would", "will", "do", "really", "also"}:
+        while k > 0 and toks[k - 1] in VERB_LEADERS:
             k -= 1
-        if k > 0 and toks[k - 1] in _PERSONS:
+        if k > 0 and toks[k - 1] in PERSONS:
             continue  # "I need the subtopics inside X": the learner's need, not X's relation
         if e <= start:
             dist = start - e
@@ -1150,7 +1152,7 @@ def _interpret(
         and i > main.start
         and toks[i - 1] != "as"
         and i >= reach
-        and not any(w in NEGATORS for w in toks[max(0, i - 4) : i])  # "(not the stuff before it)"
+        and not _negated(toks, i)  # "(not the stuff before it)"
         for r in [_role_at(toks, i, i + 1, masked, verbs, nouns, relational)]
         if r is not None
     ]
@@ -1279,7 +1281,7 @@ def _interpret(
     if (
         role is not None
         and asking_only
-        and (role.cue.startswith("to ") or role.cue == "want")
+        and role.purpose
         and not any(s in asking_only for s, _, _ in (*verbs, *nouns))
         and not pronoun_roles  # "... What comes right before it?" reads the asking sentence
     ):
@@ -1307,12 +1309,10 @@ def _interpret(
     if lesson:
         # "which lesson should I read to learn X" names what the lesson is for: X itself. Only an
         # ordering word ("before X", "X's prerequisites", "prepare for X") asks for earlier lessons.
-        purpose = role is not None and (role.cue.startswith("to ") or role.cue == "want")
+        purpose = role is not None and role.purpose
         # "my daughter wants to do X: what lessons must she finish before that?": an ordering
         # word elsewhere (a pronoun's role) outranks the purpose.
-        ordering_word = any(
-            r.role == DEP and not (r.cue.startswith("to ") or r.cue == "want") for r in pronoun_roles
-        )
+        ordering_word = any(r.role == DEP and not r.purpose for r in pronoun_roles)
         purpose = purpose and not ordering_word
         before = role is not None and role.role == DEP and role.family in (LEARN, PREREQ) and not purpose
         if (role is None or purpose) and _affirmed(toks, FIRST_WORDS, masked | context):
@@ -1328,9 +1328,7 @@ def _interpret(
     if plan and (role is None or role.role == DEP or role.family == LEARN):
         target = main
         return build("study_plan", [sub(target, "target")], transitive=True, cue="plan")
-    if (role is None or role.cue.startswith("to ") or role.cue == "want") and _affirmed(
-        toks, FIRST_WORDS, masked | context
-    ):
+    if (role is None or role.purpose) and _affirmed(toks, FIRST_WORDS, masked | context):
         # "I'm aiming for X. What should I study beforehand?": an ordering adverb points back at X
         # (lesson and plan questions were read above).
         return build("needed_before", [sub(main)], transitive=not direct, cue="beforehand")

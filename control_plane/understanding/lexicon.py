@@ -71,6 +71,7 @@ __all__ = [
     "PATH",
     "PATH_END",
     "PATH_START",
+    "PERSONS",
     "PLACE",
     "PLAN",
     "POLITE",
@@ -90,6 +91,7 @@ __all__ = [
     "TRANSITIVE",
     "TWO_PLACE",
     "VERBS",
+    "VERB_LEADERS",
     "VERB_LIKE",
     "VOCABULARY",
     "WANT_SOMETHING",
@@ -332,6 +334,11 @@ BEFORE_WORDS: Final = frozenset({"before", "prior"})
 
 # "the concepts for which X serves as the base they build on": "they" is the verb's subject.
 OTHER_SUBJECTS: Final = frozenset({"they", "i", "you", "we", "he", "she", "one"})
+
+# A verb whose subject is a person is the learner's ("I need ..."), not a relation between concepts;
+# these may stand between the person and the verb.
+PERSONS: Final = frozenset({"i", "we", "you", "she", "he", "they", "m"})
+VERB_LEADERS: Final = ADVERBS | {"would", "will", "do", "really", "also"}
 
 FIRST_WORDS: Final = tuple(
     normalise(m)
