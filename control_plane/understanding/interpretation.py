@@ -112,6 +112,7 @@ from control_plane.understanding.lexicon import (
     KNOWN_VERBS,
     LEARN,
     LESSON,
+    LIGHT_VERBS,
     NEGATORS,
     NEIGHBOUR,
     NOUN_GAP,
@@ -128,6 +129,7 @@ from control_plane.understanding.lexicon import (
     PERSONS,
     PLACE,
     PLAN,
+    PLAN_NAMED,
     POLITE,
     POSSESSIVE,
     PREREQ,
@@ -154,7 +156,7 @@ from control_plane.understanding.lexicon import (
     Cue,
     respelt,
 )
-from control_plane.understanding.names import NameIndex, normalise
+from control_plane.understanding.names import ARROW, TOKEN_PATTERN, NameIndex, normalise
 from control_plane.understanding.timewords import TimePoint, find_time
 from data_plane.relations import BUILDS_ON, CONTRASTS_WITH, PART_OF, PREREQUISITE, RELATED, RELATIONS
 
@@ -474,6 +476,8 @@ def _scope(
 
     negated_until = -10  # "don't give me the whole tree": the negation runs on over the noun phrase
     for i, j in sorted(o for phrase in TRANSITIVE for o in _find_all(toks, phrase, masked)):
+        if toks[i] == "whole" and j == i + 1 and (j == len(toks) or toks[j] in PRONOUNS or j in masked):
+            continue  # "what's the whole it's a piece of": the whole, a noun, not "the whole tree"
         if _negated(toks, i) or i <= negated_until + 2:
             direct, negated_until = True, j
         else:
@@ -482,8 +486,8 @@ def _scope(
         for i, j in _find_all(toks, phrase, masked):
             if (toks[j : j + 1] and toks[j] in coordinated) or (i > 0 and toks[i - 1] in coordinated):
                 transitive = True
-            elif _negated(toks, i) and toks[i - 1] in {"only", "just", "merely", "simply"}:
-                transitive = True  # "not only the immediate ones": more than those
+            elif _negated(toks, i) and {"only", "just", "merely", "simply"} & set(toks[max(0, i - 3) : i]):
+                transitive = True  # "not only the immediate ones", "not just the direct one": more
             elif not _negated(toks, i):
                 direct = True
     for (s1, e1, c1), (s2, _, c2) in itertools.pairwise(nouns):
@@ -567,12 +571,16 @@ def _asked_noun(toks: Sequence[str], i: int, other_cues: bool, masked: frozenset
     ):
         return True
     j = i + 1 + (toks[i + 1 : i + 2] == ("s",))  # "lesson(s)"
+    while j < len(toks) and (toks[j] in ADVERBS or toks[j] == "already"):
+        j += 1  # "lessons already deal with X"
     nxt = toks[j + 1 : j + 2]
     if toks[j : j + 1] and toks[j] in COVERING:
         if toks[j] == "in":
             return nxt in (("which",), ("where",))  # "the lessons in which X is covered"
         if toks[j] not in RELATIVE_WORDS or (nxt and nxt[0] in COVERING_VERBS):
             return True
+    if toks[j : j + 1] and toks[j] in COVERING_VERBS and j not in masked:
+        return True  # "which of the lessons deal with X"
     if toks[j : j + 1] and toks[j] in ON_TOPIC and _skip_forward(toks, j + 1) in masked:
         return True  # "lessons on X", not "units for a workshop"
     return not other_cues
@@ -699,7 +707,11 @@ def _role_at(
     if len(before) >= 2 and before[-2] == "to" and before[-1] in PURPOSE_VERBS:
         return _Role(LEARN, DEP, True, f"to {before[-1]}", 3)
     j = b
-    if j > 1 and toks[j - 1] in {"to", "into", "on", "up"} and toks[j - 2] in PURPOSE_VERBS:
+    if (
+        j > 1
+        and toks[j - 1] in {"to", "into", "on", "up", "till", "until", "upto"}
+        and toks[j - 2] in PURPOSE_VERBS
+    ):
         j -= 1  # "to get to X", "to move on to X"
     if j > 1 and toks[j - 1] in PURPOSE_VERBS and j - 1 not in masked:
         v = j - 1
@@ -721,7 +733,7 @@ def _role_at(
     ):
         p = b - 1
         for s, e, cue in (*nouns, *verbs):
-            gap_ok = all(t in NOUN_GAP or t in CONTAINER for t in toks[e:p])
+            gap_ok = all(t in NOUN_GAP or t in CONTAINER or t in LIGHT_VERBS for t in toks[e:p])
             near = e == p or (cue.noun and e < p and p - e <= 4 and gap_ok)
             if near or (e == p + 1 and cue.words and toks[e - 1] == before[-1]):
                 if cue.noun:
@@ -749,8 +761,8 @@ def _role_at(
                 return _Role(cue.family, cue.right, cue.transitive, " ".join(toks[s:e]) + " does X have", 2)
     # "X's prerequisites", "X prerequisites".
     after_tok = end
-    if after_tok < len(toks) and toks[after_tok] == "s":
-        after_tok += 1
+    if after_tok < len(toks) and toks[after_tok] in ("s", ARROW):
+        after_tok += 1  # "X's prerequisites", "X -> next?"
     if (
         after_tok < len(toks)
         and toks[after_tok] in CONTAINER
@@ -776,7 +788,7 @@ def _role_at(
     for s, e, cue in nouns if not (before and before[-1] in PLACE) else ():
         if s >= end and s - end <= 5:
             gap = toks[end:s]
-            if not all(g in NOUN_GAP or g in ADVERBS or g in HOLDERS for g in gap):
+            if not all(g in NOUN_GAP or g in ADVERBS or g in HOLDERS or g in LIGHT_VERBS for g in gap):
                 continue
             held = "as" not in gap and ("in" in gap or "among" in gap) and any(g in POSSESSIVE for g in gap)
             if held:
@@ -822,6 +834,26 @@ def _role_at(
     return best[1] if best is not None else None
 
 
+def _orphan_role(
+    toks: Sequence[str],
+    nouns: Sequence[tuple[int, int, Cue]],
+    masked: frozenset[int],
+    sentence: Sequence[int],
+) -> _Role | None:
+    """The role a relational noun gives the question's one concept when the noun stands in a
+    sentence that names no concept ("I'm teaching X. What's the full chain of prerequisites?"):
+    X takes the noun's object role, as in "<noun> of X". None when a noun is negated or shares
+    its sentence with a name (the grammar of that sentence decides)."""
+    if not nouns or len(sentence) != len(toks):
+        return None
+    named = {sentence[i] for i in masked}
+    for s, _, _ in nouns:
+        if sentence[s] in named or _negated(toks, s):
+            return None
+    s, e, cue = nouns[0]
+    return _Role(cue.family, cue.right, cue.transitive, " ".join(toks[s:e]), 1)
+
+
 def _intent_of(role: _Role) -> tuple[str, tuple[str, ...]]:
     """The intent and asked relations of a subject's role."""
     if role.family == PART:
@@ -836,7 +868,7 @@ def _intent_of(role: _Role) -> tuple[str, tuple[str, ...]]:
 
 
 def _surface(question: str, start: int, end: int) -> str:
-    spans = [m.span() for m in re.finditer(r"[a-z0-9]+", question.lower())]
+    spans = [m.span() for m in re.finditer(TOKEN_PATTERN, question.lower())]
     if start >= len(spans) or end > len(spans) or start >= end:
         return ""
     return question[spans[start][0] : spans[end - 1][1]]
@@ -1148,6 +1180,9 @@ def _interpret(
         r
         for i, t in enumerate(toks)
         if (t in PRONOUNS or (t in {"that", "this"} and toks[i - 1 : i] in (("before",), ("after",))))
+        # "concepts that contain X as one of their parts", "X among their prerequisites": "their"
+        # is the asked concepts' (but "Loss functions: what are their prerequisites?" is X's)
+        and not (t == "their" and {"as", "among"} & set(toks[max(0, i - 3) : i]))
         and i not in masked
         and i > main.start
         and toks[i - 1] != "as"
@@ -1197,7 +1232,7 @@ def _interpret(
                 [*subs, Subject(excluded[0].concept_id, "excluded", words_of[excluded[0].concept_id])],
             )
         rels, note, missing = _map_relations(asked_rel, counts)
-        extra = [*known]
+        extra = [k for k in known if k.concept_id not in {s.concept_id for s in subs}]
         if excluded and combine != "except":
             extra += [Subject(m.concept_id, "excluded", words_of[m.concept_id]) for m in excluded]
         reading = Reading(
@@ -1239,6 +1274,8 @@ def _interpret(
     unknown = _unknown_slot(toks, masked) or _unknown_subject(toks, masked, verbs)
     if unknown is None and (span := _unknown_known(toks, masked)) is not None:
         unknown = span  # a plan that leaves out what the learner knows needs to know what that is
+    if unknown is None and second is None and ARROW in toks:
+        unknown = _unexplained_anywhere(toks, masked)  # "<words the graph lacks> -> X"
     if second is None and unknown is not None:
         unknown_words = _surface(question, *unknown)
         # "the path from <something the graph lacks> to X": answering about X alone would answer
@@ -1252,18 +1289,36 @@ def _interpret(
             ),
             problem=f"the question also names {unknown_words!r}, which is not a concept in this graph",
         )
+    # "I know A; my goal is B, what's in between?", "comfortable with A, what's the route to get
+    # to B?": where the learner stands is where the path starts. A plan asked for by name ("a
+    # study plan for B, I already know A") leaves A out instead (below).
+    goal_role = roles.get(main.concept_id)
+    goal = (goal_role is not None and goal_role.purpose) or _ends_with(
+        toks, _skip_back(toks, main.start, masked), PATH_END
+    )
+    if (
+        second is None
+        and len(known) == 1
+        and (goal or _affirmed(toks, PATH, masked | context))
+        and not _affirmed(toks, PLAN_NAMED, masked | context)
+    ):
+        return build(
+            "path", [replace(known[0], role="subject"), sub(main, "target")], transitive=True, cue="path"
+        )
     # A path: "from A to B", "how does A lead to B", "what connects A to B".
     ends_marked = any(
         _ends_with(toks, _skip_back(toks, m.start, masked), [p])
         for m in subjects
         for p in (*PATH_START, *PATH_END)
     )
-    if second is not None and (_any(toks, PATH, masked) or ("from" in toks and "to" in toks) or ends_marked):
+    if second is not None and (
+        _any(toks, PATH, masked) or ("from" in toks and "to" in toks) or ends_marked or ARROW in toks
+    ):
         a, b2 = main, second
         for m in subjects:
             bb = _skip_back(toks, m.start, masked)
             other = next(x for x in subjects if x is not m)
-            if _ends_with(toks, bb, PATH_START):
+            if _ends_with(toks, bb, PATH_START) or toks[m.end : m.end + 1] == (ARROW,):
                 a, b2 = m, other
             elif _ends_with(toks, bb, PATH_END):
                 a, b2 = other, m
@@ -1271,7 +1326,22 @@ def _interpret(
     if _any(toks, CONTRAST, masked):
         subs = [sub(main)] + ([sub(second, "other")] if second is not None else [])
         return build("contrasts", subs, cue="contrast")
-    if _any(toks, NEIGHBOUR, masked):
+    named = roles.get(main.concept_id)
+    one_hop = _hops(toks) == 1 and not _any(toks, [p for p in NEIGHBOUR if p != ("hop",)], masked)
+    # "topics linked to X? no particular type, just related": the word that names one of the
+    # graph's relations outranks the generic "linked".
+    related_named = (
+        _affirmed(toks, RELATED_WORDS, masked) and not verbs and (counts or {}).get(RELATED, 0) > 0
+    )
+    if (
+        _any(toks, NEIGHBOUR, masked)
+        and not related_named
+        and not (
+            # "which modules have X as an immediate prereq (one hop forward only)": the relation is
+            # named, and "one hop" only says how far along it.
+            one_hop and named is not None and named.strength >= 2 and named.family != LEARN
+        )
+    ):
         subs = [sub(main)] + ([sub(second, "other")] if second is not None else [])
         return build("neighbours", subs, combine="both" if second is not None else "", cue="connected")
     if _any(toks, RELATED_WORDS, masked) and not verbs:
@@ -1324,6 +1394,22 @@ def _interpret(
             return build(
                 "lessons_before", [sub(main)], transitive=not direct, cue=role.cue if role else "lesson"
             )
+        if (
+            role is not None
+            and not purpose
+            and role.strength >= 2
+            and role.family != PART
+            and role.role == FOUND
+        ):
+            # "which modules have X as a prerequisite": what comes after X, asked of lessons (or
+            # of topics called modules); lessons covering X would answer another question.
+            return build(
+                "lessons_covering",
+                [sub(main)],
+                sureness=0.4,
+                read_by="conflict",
+                alternatives=("lessons_covering", _intent_of(role)[0]),
+            )
         return build("lessons_covering", [sub(main)], cue="lesson")
     if plan and (role is None or role.role == DEP or role.family == LEARN):
         target = main
@@ -1340,8 +1426,26 @@ def _interpret(
         # "the learning path that ends at X" with one concept: what leads up to X (not "not the
         # whole chain", not "learning path <words the graph lacks> -> X").
         return build("needed_before", [sub(main)], transitive=True, cue="path")
+    if (
+        role is None
+        and second is None
+        and (orphan := _orphan_role(toks, [n for n in nouns if n[0] not in context], masked, sentence))
+        is not None
+    ):
+        # "I'm building a module on X. What's the full chain of prerequisites?": a relational
+        # noun attached to no name is said of the one concept the question is about.
+        role = orphan
     if role is None:
-        bare = all(t in BARE for i, t in enumerate(toks) if i not in masked)  # "RAG?", "what's RAG"
+        # "RAG?", "what's RAG", "um so what exactly is RAG", "RAG??? what even is that"
+        bare = all(
+            t in BARE
+            or t in POLITE
+            or t in ADVERBS
+            or t in EXACT
+            or (t in DEMONSTRATIVES | {"it"} and i > main.end)
+            for i, t in enumerate(toks)
+            if i not in masked
+        )
         b0 = _skip_back(toks, main.start, masked)
         # "what's X" ("in simple words"), not "what's the opposite of X" or "whats X based off of"
         rest = [t for t in toks[main.end :] if t not in POLITE]

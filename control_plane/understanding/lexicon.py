@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final
 
-from control_plane.understanding.names import normalise
+from control_plane.understanding.names import ARROW, TOKEN_PATTERN, normalise
 from data_plane.relations import BUILDS_ON, PART_OF, PREREQUISITE
 
 __all__ = [
@@ -57,6 +57,7 @@ __all__ = [
     "KNOWN_VERBS",
     "LEARN",
     "LESSON",
+    "LIGHT_VERBS",
     "NEGATORS",
     "NEIGHBOUR",
     "NOUNS",
@@ -74,6 +75,7 @@ __all__ = [
     "PERSONS",
     "PLACE",
     "PLAN",
+    "PLAN_NAMED",
     "POLITE",
     "POSSESSIVE",
     "PREREQ",
@@ -129,7 +131,7 @@ NOUN_GAP: Final = frozenset(
     {"a", "an", "the", "is", "are", "was", "were", "be", "been", "as", "also", "listed", "one", "direct",
      "immediate", "key", "important", "necessary", "required", "considered", "itself", "core", "main", "named", "given", "stated", "recorded", "marked",
      "their", "its", "and", "indirect", "or", "concept", "topic", "all", "of", "serve", "act", "count",
-     "function", "stand"}
+     "function", "stand", "grouped", "classed", "classified", "categorised", "categorized", "filed"}
 )  # fmt: skip
 
 # Head nouns a relational noun may modify: "the prerequisite list for X", "X's list of prerequisites".
@@ -186,7 +188,8 @@ VERBS: Final = (
          "consisting of|made of|made up of|composed of|break down into|broken down into|split into|"
          "cover|covered", PART, WHOLE, PARTR),
     cue("part of|belong to|belonged to|belonging to|member of|make up|made up|makes up|sit in|sit under|"
-         "fall under|fit into|fit in|component of|piece of|element of|subtopic of", PART, PARTR, WHOLE),
+         "fall under|fit into|fit in|component of|piece of|element of|subtopic of|constitute|constitutes|"
+         "constituted|constituting", PART, PARTR, WHOLE),
 )  # fmt: skip
 
 # Nouns: the role of a concept after "<noun> of/for X" (``right``) or "X is a <noun>" (``left``).
@@ -211,6 +214,7 @@ BEFORE_MARKERS: Final = tuple(
     for m in (
         "before",
         "prior to",
+        "earlier than",
         "ahead of",
         "in preparation for",
         "end at",
@@ -221,7 +225,7 @@ BEFORE_MARKERS: Final = tuple(
     )
 )
 
-AFTER_MARKERS: Final = tuple(normalise(m) for m in ("after", "beyond", "past"))
+AFTER_MARKERS: Final = tuple(normalise(m) for m in ("after", "beyond", "past", "later than"))
 
 PURPOSE_VERBS: Final = frozenset(
     normalise("learn understand study master tackle know grasp start reach approach get do build use "
@@ -230,7 +234,7 @@ PURPOSE_VERBS: Final = frozenset(
               "picking covering")
 )  # fmt: skip
 
-KNOWN_VERBS: Final = frozenset(normalise("know knew known learned learnt mastered studied covered completed done finished understand understood"))  # fmt: skip
+KNOWN_VERBS: Final = frozenset(normalise("know knew known knowing learned learnt mastered studied covered completed done finished understand understood"))  # fmt: skip
 
 EXCEPT: Final = tuple(normalise(m) for m in ("except", "but not", "excluding", "other than", "apart from", "besides", "not including", "without", "minus", "leave out", "leaving out", "skip", "skipping"))  # fmt: skip
 
@@ -245,6 +249,9 @@ BOTH: Final = tuple(normalise(m) for m in ("both", "in common", "common", "share
 LESSON: Final = frozenset(normalise("lesson course module unit class tutorial chapter lecture session"))
 
 PLAN: Final = tuple(normalise(m) for m in ("study plan", "learning plan", "plan", "roadmap", "road map", "what order", "which order", "in order", "learning order", "sequence", "syllabus", "schedule", "step by step", "order should"))  # fmt: skip
+
+# A plan asked for by name: what the learner knows is left out of it, not where a path starts.
+PLAN_NAMED: Final = tuple(normalise(m) for m in ("study plan", "learning plan", "plan"))
 
 PATH: Final = tuple(normalise(m) for m in ("path", "route", "chain", "connect", "connects", "bridge", "get from", "go from", "lead to", "leads to", "trace", "journey", "way from", "in between"))  # fmt: skip
 
@@ -272,7 +279,7 @@ ENGLISH: Final = frozenset(
     normalise("what which who how where when why is are was were do doe did does the a an of to for in on "
               "before after and or i me my we you it its that this with from by can should must need tell "
               "show give list name explain describe have has had come learn know about all any there be which "
-              "concept topic lesson take make study plan order")
+              "concept topic lesson take make study plan order till until upto unto already")
 )  # fmt: skip
 
 AUX_START: Final = frozenset(
@@ -302,7 +309,7 @@ SLOT_END: Final = frozenset({"in", "for", "?", ".", ",", "!", ";", ":"})
 
 SENTENCE_END: Final = re.compile(r"[.?!;]+(?:\s|$)")
 
-TOKEN_SPAN: Final = re.compile(r"[a-z0-9]+")
+TOKEN_SPAN: Final = re.compile(TOKEN_PATTERN)
 
 SCOPE_ADJECTIVES: Final = frozenset(
     normalise("direct immediate indirect full complete entire whole transitive all")
@@ -318,7 +325,10 @@ WANT_SOMETHING: Final = tuple(
     for det in normalise("the a an all every everything complete full whole list")
 )
 
-POLITE: Final = frozenset(normalise("kindly please pls hi hello hey so ok okay quick question dear"))
+# Greetings, politeness and the fillers of spoken or dictated text ("um so what is X").
+POLITE: Final = frozenset(
+    normalise("kindly please pls hi hello hey so ok okay quick question dear um uh uhm erm hmm")
+)
 
 REQUESTS: Final = frozenset(
     normalise(
@@ -329,6 +339,12 @@ REQUESTS: Final = frozenset(
 
 # What may stand between X and a noun in "have X somewhere in their prerequisite chain".
 HOLDERS: Final = frozenset(normalise("in among somewhere anywhere their its"))
+
+# Verbs of position that carry no relation of their own: "what parts are coming inside X",
+# "X is coming as one part", "which topics sit under X".
+LIGHT_VERBS: Final = frozenset(
+    normalise("come comes coming came sit sits sitting fall falls falling lie lies lying go goes going")
+)
 
 BEFORE_WORDS: Final = frozenset({"before", "prior"})
 
@@ -355,7 +371,7 @@ NEGATORS: Final = frozenset(normalise("not no nothing none never without excludi
 
 OWNERS: Final = frozenset({"the", "its", "their", "those", "these", "s", "his", "her", "of", "for", "own"})
 
-KNOWN_FRAMES: Final = tuple(normalise(m) for m in ("familiar with", "comfortable with", "already know", "i know", "i ve learned", "i ve learnt", "i ve mastered", "i ve done", "i ve covered", "i ve studied", "i ve got"))  # fmt: skip
+KNOWN_FRAMES: Final = tuple(normalise(m) for m in ("familiar with", "comfortable with", "already know", "i know", "i ve learned", "i ve learnt", "i ve mastered", "i ve done", "i ve covered", "i ve studied", "i ve got", "am knowing", "m knowing"))  # fmt: skip
 
 ARGUMENT_PREPOSITIONS: Final = frozenset(normalise("for of before after about on to into"))
 
@@ -369,6 +385,7 @@ EXPLAINED: Final = frozenset(
     | LESSON
     | WH
     | {w for c in (*VERBS, *NOUNS) for phrase in c.words for w in phrase}
+    | {ARROW}
 )
 
 VOCABULARY: Final = EXPLAINED | {

@@ -27,10 +27,13 @@ from typing import Final
 
 from data_plane.records import Concept
 
-__all__ = ["MAX_SEEDS", "Match", "NameIndex", "normalise", "singular"]
+__all__ = ["ARROW", "MAX_SEEDS", "TOKEN_PATTERN", "Match", "NameIndex", "normalise", "singular"]
 
 MAX_SEEDS: Final = 3
-_TOKEN = re.compile(r"[a-z0-9]+")
+# Words and numbers; an arrow ("A -> B", "A → B") is a token of its own, spelt ARROW.
+TOKEN_PATTERN: Final = r"[a-z0-9]+|->|=>|[→⟶➔➜⇒]"
+ARROW: Final = "→"
+_TOKEN = re.compile(TOKEN_PATTERN)
 # Endings that look plural but are not: "loss", "bus", "analysis", "bias".
 _NOT_PLURAL: Final = ("ss", "us", "is", "as")
 # "<head> for <audience>": the head alone names the concept too.
@@ -56,7 +59,7 @@ def normalise(text: str) -> tuple[str, ...]:
 
     Memoised: the same names, summaries and cue phrases are normalised on every question, and
     the result is an immutable tuple, so sharing it is safe."""
-    return tuple(map(singular, _TOKEN.findall(text.lower())))
+    return tuple(singular(t) if t[0].isalnum() else ARROW for t in _TOKEN.findall(text.lower()))
 
 
 @dataclass(frozen=True)

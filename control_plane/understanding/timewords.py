@@ -23,9 +23,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final
 
+from control_plane.understanding.names import TOKEN_PATTERN
+
 __all__ = ["TimePoint", "find_time"]
 
-_TOKEN: Final = re.compile(r"[A-Za-z0-9]+")
+_TOKEN: Final = re.compile(TOKEN_PATTERN, re.IGNORECASE)  # the same tokens as the names'
 _YEAR: Final = re.compile(r"\b(19|20)\d\d\b")
 _RELATIVE: Final = re.compile(
     r"\b(today|now|yesterday|ago|last|this|current|currently|present)\b", re.IGNORECASE
