@@ -144,9 +144,19 @@ def test_split_is_disjoint_by_template_and_balanced(graph: str) -> None:
     questions and at least four templates of every intent."""
     later = _builder().ROUND_TWO_FILES
     round_two = {r["id"] for path in later for r in _builder()._read_rows(path)}
-    dev, test, holdout, holdout2, holdout3, holdout4, holdout5, holdout6 = (
+    dev, test, holdout, holdout2, holdout3, holdout4, holdout5, holdout6, holdout7 = (
         load_questions(_split_file(graph, s))
-        for s in ("dev", "test", "holdout", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6")
+        for s in (
+            "dev",
+            "test",
+            "holdout",
+            "holdout2",
+            "holdout3",
+            "holdout4",
+            "holdout5",
+            "holdout6",
+            "holdout7",
+        )
     )
     splits = {
         "dev": dev,
@@ -157,12 +167,13 @@ def test_split_is_disjoint_by_template_and_balanced(graph: str) -> None:
         "holdout4": holdout4,
         "holdout5": holdout5,
         "holdout6": holdout6,
+        "holdout7": holdout7,
     }
     templates = {name: {q.template for q in qs} for name, qs in splits.items()}
     assert None not in set().union(*templates.values())
     for a, b in itertools.combinations(templates, 2):
         assert not templates[a] & templates[b], (a, b)
-    held = set().union(*(templates[f"holdout{i}"] for i in ("", "2", "3", "4", "5", "6")))
+    held = set().union(*(templates[f"holdout{i}"] for i in ("", "2", "3", "4", "5", "6", "7")))
     assert held <= round_two and not templates["test"] & round_two
     first_dev = [q for q in dev if q.template not in round_two]
     assert 0.4 <= len(first_dev) / (len(first_dev) + len(test)) <= 0.6
@@ -180,6 +191,7 @@ def test_split_is_disjoint_by_template_and_balanced(graph: str) -> None:
         (holdout4, 3),
         (holdout5, 3),
         (holdout6, 3),
+        (holdout7, 3),
     ):
         per_intent = Counter(q.asks for q in {q.template: q for q in split if q.type != "temporal"}.values())
         assert min(per_intent.values()) >= least, per_intent

@@ -45,7 +45,8 @@ the same way, blind, after ``holdout`` had been scored once and its failures rea
 (split ``holdout3``) likewise, after ``holdout2`` had been read; ``..._holdout4`` (``holdout4``)
 likewise after ``holdout3`` had been read; ``..._holdout5`` likewise, after ``holdout4``
 had been read, to measure the reader as finally committed; ``..._holdout6`` likewise, after
-``holdout5`` had been read and fixed, to measure the reader of ``3612f62`` once.
+``holdout5`` had been read and fixed, to measure the reader of ``3612f62`` once;
+``..._holdout7`` likewise, after ``holdout6`` had been read and fixed (reader of ``10b28ba``).
 """
 
 from __future__ import annotations
@@ -82,7 +83,7 @@ GRAPHS = {"curriculum": ROOT / "data_plane" / "curriculum", "prereqmap": default
 MAX_GOLD = 15
 MAX_LESSONS = 8
 PER_TEMPLATE = 2
-SPLITS = ("dev", "test", "holdout", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6")
+SPLITS = ("dev", "test", "holdout", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6", "holdout7")
 DEALT = ("dev", "test")
 
 # -- templates ---------------------------------------------------------------------------------------
@@ -102,6 +103,7 @@ ROUND_TWO_FILES = {
     HERE / "paraphrase_templates_holdout4.jsonl": "holdout4",
     HERE / "paraphrase_templates_holdout5.jsonl": "holdout5",
     HERE / "paraphrase_templates_holdout6.jsonl": "holdout6",
+    HERE / "paraphrase_templates_holdout7.jsonl": "holdout7",
 }
 
 
