@@ -90,6 +90,7 @@ from control_plane.understanding.lexicon import (
     BOTH,
     BUILD,
     CLAUSE_SUBJECT,
+    COMPOUND_SUFFIXES,
     CONTAINER,
     CONTRAST,
     COPULA,
@@ -534,7 +535,20 @@ def _unknown_known(toks: Sequence[str], masked: frozenset[int]) -> tuple[int, in
         for _, j in _find_all(toks, phrase, masked):
             if (span := _unexplained(toks, _skip_forward(toks, j), masked)) is not None:
                 return span
+    # "an applicant who has finished <words>", "I have completed <words>": a perfect or past tense
+    # with its subject, followed by words no vocabulary here knows.
+    for i, t in enumerate(toks[1:], 1):
+        if t in KNOWN_VERBS and i not in masked and toks[i - 1] in _DONE_SUBJECTS:
+            lo = _skip_forward(toks, i + 1)
+            hi = lo
+            while hi < len(toks) and hi - lo < 4 and hi not in masked and toks[hi] not in WH:
+                hi += 1
+            if any(w not in VOCABULARY and not w.isdigit() for w in toks[lo:hi]):
+                return lo, hi
     return None
+
+
+_DONE_SUBJECTS: Final = frozenset({"has", "have", "ve", "had", "i", "we", "already", "who", "they"})
 
 
 def _stranded(toks: Sequence[str], masked: frozenset[int]) -> list[tuple[int, int, Cue]]:
@@ -584,6 +598,15 @@ def _asked_noun(toks: Sequence[str], i: int, other_cues: bool, masked: frozenset
     if toks[j : j + 1] and toks[j] in ON_TOPIC and _skip_forward(toks, j + 1) in masked:
         return True  # "lessons on X", not "units for a workshop"
     return not other_cues
+
+
+def _bare_lesson_for(toks: Sequence[str], i: int) -> bool:
+    """Is the "for" at ``i`` the preposition of a bare lesson noun ("lesson for X?", "which
+    lessons for X"), i.e. a lesson on X? Not "lessons that prepare me for X", "prep lessons for X"."""
+    k = i - 1 - (toks[i - 1 : i] == ("s",))
+    if k < 0 or toks[k] not in LESSON:
+        return False
+    return all(t in WH or t in DETERMINERS or t in POLITE or t in {"any", "good"} for t in toks[:k])
 
 
 def _negated(toks: Sequence[str], i: int) -> bool:
@@ -681,8 +704,12 @@ def _role_at(
     before = tuple(toks[max(0, b - 4) : b])
     # "before (they / I can) study X": the clause's subject and verb may sit between.
     k = b
-    if k > 1 and toks[k - 1] in {"on", "into", "up", "in", "about", "to"} and toks[k - 2] in PURPOSE_VERBS:
-        k -= 1  # "before taking on X", "before diving into X"
+    if (
+        k > 1
+        and toks[k - 1] in {"on", "into", "up", "in", "about", "to", "with"}
+        and toks[k - 2] in PURPOSE_VERBS
+    ):
+        k -= 1  # "before taking on X", "before diving into X", "before I can begin with X"
     if k > 0 and toks[k - 1] in PURPOSE_VERBS:
         k -= 1
         while k > 0 and toks[k - 1] in CLAUSE_SUBJECT:
@@ -1052,6 +1079,30 @@ def _interpret(
                     read_by="none",
                 )
 
+    # "Vector-borne diseases" (where only "vectors" is known): a name joined by a hyphen to a word
+    # no vocabulary here explains is part of a longer name the graph lacks.
+    spans = [m.span() for m in re.finditer(TOKEN_PATTERN, question.lower())]
+    for m in mentions if len(spans) == len(toks) else ():
+        joined = [
+            k
+            for k, gap in ((m.end, (spans[m.end - 1][1], spans[m.end][0]) if m.end < len(toks) else None),
+                           (m.start - 1, (spans[m.start - 1][1], spans[m.start][0]) if m.start > 0 else None))
+            if gap is not None and question[gap[0] : gap[1]] == "-"
+        ]  # fmt: skip
+        for k in joined:
+            if k in masked or toks[k].isdigit():
+                continue
+            head = k + 1 if k >= m.end else -1  # "RAG-based search": the noun after the adjective
+            compound = toks[k] in COMPOUND_SUFFIXES and 0 < head < len(toks) and head not in masked
+            if toks[k] not in VOCABULARY or (compound and toks[head] not in VOCABULARY):
+                lo, hi = min(k, m.start), max(k + 1 + compound, m.end)
+                return Reading(
+                    question,
+                    "unknown",
+                    time=when,
+                    problem=f"the question names {_surface(question, lo, hi)!r}, which is not a concept in this graph",
+                    read_by="none",
+                )
     # "support vector machines", "agentic RAG" (where only "vector", "RAG" are known): a one-word
     # name modified by words no vocabulary here explains names something bigger the graph lacks.
     for m in mentions:
@@ -1085,10 +1136,12 @@ def _interpret(
         if i not in masked and i not in context
     )
     plan = any(
-        len(phrase) > 1 or _asked_noun(toks, i, bool(verbs or nouns), masked)
+        (len(phrase) > 1 or _asked_noun(toks, i, bool(verbs or nouns), masked))
+        and not (phrase == ("learning", "order") and toks[i - 1 : i] == ("the",))
         for phrase in PLAN
         for i, _ in _find_all(toks, phrase, masked | context)
-    )  # "every concept downstream of X, for the syllabus" is not a plan question
+    )  # "every concept downstream of X, for the syllabus" is not a plan question; "after X in the
+    # learning order" names the relation, it asks for no plan
     relational = bool(verbs or nouns or lesson or plan)
     # A statement ("RAG is great") is not a question; a bare keyword query ("RAG prerequisites")
     # or an imperative with a relational word is.
@@ -1384,7 +1437,13 @@ def _interpret(
         # word elsewhere (a pronoun's role) outranks the purpose.
         ordering_word = any(r.role == DEP and not r.purpose for r in pronoun_roles)
         purpose = purpose and not ordering_word
-        before = role is not None and role.role == DEP and role.family in (LEARN, PREREQ) and not purpose
+        before = (
+            role is not None
+            and role.role == DEP
+            and role.family in (LEARN, PREREQ)
+            and not purpose
+            and not (role.cue == "for" and _bare_lesson_for(toks, _skip_back(toks, main.start, masked) - 1))
+        )
         if (role is None or purpose) and _affirmed(toks, FIRST_WORDS, masked | context):
             # "X: lessons to do first?", "I'm about to start X: which lessons first, to be ready?"
             return build("lessons_before", [sub(main)], transitive=not direct, cue="first")
@@ -1411,7 +1470,7 @@ def _interpret(
                 alternatives=("lessons_covering", _intent_of(role)[0]),
             )
         return build("lessons_covering", [sub(main)], cue="lesson")
-    if plan and (role is None or role.role == DEP or role.family == LEARN):
+    if plan and (role is None or role.role == DEP):  # a plan reaches X; "after X" is no plan
         target = main
         return build("study_plan", [sub(target, "target")], transitive=True, cue="plan")
     if (role is None or role.purpose) and _affirmed(toks, FIRST_WORDS, masked | context):

@@ -34,6 +34,7 @@ __all__ = [
     "BOTH",
     "BUILD",
     "CLAUSE_SUBJECT",
+    "COMPOUND_SUFFIXES",
     "CONTAINER",
     "CONTRAST",
     "COPULA",
@@ -242,7 +243,7 @@ APPOSITIVE: Final = tuple(normalise(m) for m in ("like", "such as", "e g", "eg",
 
 DIRECT: Final = tuple(normalise(m) for m in ("direct", "directly", "immediate", "immediately", "right before", "just before", "right after", "just after", "one step", "first order", "next", "straight"))  # fmt: skip
 
-TRANSITIVE: Final = tuple(normalise(m) for m in ("indirect", "indirectly", "transitive", "transitively", "all the way", "everything", "full", "whole", "entire", "complete", "ultimately", "eventually", "down the line", "recursive", "recursively", "every", "chain of", "in total", "overall", "tree", "hierarchy", "further", "any distance", "any depth", "any level", "chain"))  # fmt: skip
+TRANSITIVE: Final = tuple(normalise(m) for m in ("indirect", "indirectly", "transitive", "transitively", "all the way", "everything", "full", "whole", "entire", "complete", "ultimately", "eventually", "down the line", "recursive", "recursively", "every", "chain of", "in total", "overall", "tree", "hierarchy", "further", "any distance", "any depth", "any level", "chain", "many steps"))  # fmt: skip
 
 BOTH: Final = tuple(normalise(m) for m in ("both", "in common", "common", "shared", "share"))
 
@@ -265,9 +266,9 @@ RELATED_WORDS: Final = tuple(
 NEIGHBOUR: Final = tuple(normalise(m) for m in ("connected", "linked", "link", "adjacent", "neighbour", "neighbor", "hop", "next to", "touch"))  # fmt: skip
 
 # What marks a path's start and its end: "starting at A", "from A"; "ending at B", "my goal is B".
-PATH_START: Final = tuple(normalise(m) for m in ("from", "starting at", "start at", "starting from", "start from", "starting with", "start with", "beginning at", "beginning with", "begin with", "begin at"))  # fmt: skip
+PATH_START: Final = tuple(normalise(m) for m in ("from", "starting at", "start at", "starting from", "start from", "starting with", "start with", "beginning at", "beginning with", "begin with", "begin at", "starting point"))  # fmt: skip
 
-PATH_END: Final = tuple(normalise(m) for m in ("ending at", "end at", "ending with", "end with", "finishing at", "finish at", "finish with", "goal is", "reach", "arriving at", "arrive at"))  # fmt: skip
+PATH_END: Final = tuple(normalise(m) for m in ("ending at", "end at", "ending with", "end with", "finishing at", "finish at", "finish with", "goal is", "reach", "arriving at", "arrive at", "end up at", "end up with", "end up in", "destination"))  # fmt: skip
 
 ABOUT: Final = tuple(normalise(m) for m in ("what is", "what are", "what s", "who is", "tell me about", "tell me more about", "explain", "describe", "define", "definition", "overview", "summary", "summarise", "summarize", "mean", "about", "info", "information", "introduce", "introduction", "explanation", "description", "rundown", "gist", "primer", "basics", "eli5", "intro", "lowdown", "nutshell", "in simple terms", "in simple words", "in plain words", "in plain english"))  # fmt: skip
 
@@ -410,11 +411,25 @@ _SPELLINGS: Final = _by_first_letter(w for w in VOCABULARY if len(w) >= 5)
 _SHORT_SPELLINGS: Final = _by_first_letter(w for w in ENGLISH | WH if 4 <= len(w) <= 6)
 
 
+# Words that turn "<name>-<word>" into an adjective of a longer name ("RAG-based search",
+# "GPT-style decoding"): with an unexplained noun after them, the graph lacks what is named.
+COMPOUND_SUFFIXES: Final = frozenset(
+    normalise("based style like driven powered oriented centric specific aware enabled free heavy first")
+)
+
+# Chat shorthand: the word each stands for.
+# (No one-letter ones: "für" splits into "f" and "r", and "r" is no English "are" there.)
+SHORTHAND: Final = {"b4": "before", "wot": "what", "wat": "what", "wht": "what", "ur": "your",
+                    "thru": "through", "abt": "about", "bc": "because"}  # fmt: skip
+
+
 @functools.lru_cache(maxsize=8192)
 def respelt(token: str) -> str:
     """``token``, or the word of this module's vocabulary it misspells ("prerequisits",
     "befor", "lessions", "frm"): same first letter, difflib ratio at least 0.9 (0.85 for a word of
     three or four letters, which only becomes a function word: "frm" -> "from", "wich" -> "which")."""
+    if token in SHORTHAND:
+        return SHORTHAND[token]
     if len(token) < 3 or token in VOCABULARY or not token.isalpha():
         return token
     targets = _SPELLINGS.get(token[0], ()) if len(token) >= 5 else _SHORT_SPELLINGS.get(token[0], ())
