@@ -139,18 +139,22 @@ def cite_all(confidence: float) -> Callable[[SynthesisRequest], Draft]:
 
 
 class ScriptedSynthesizer:
-    """Returns scripted drafts and counts calls; ``requests`` keeps what each call was shown."""
+    """Returns scripted drafts and counts calls; ``requests`` keeps what each call was shown
+    (``keep_requests=False``: nothing is kept, so a long benchmark's memory is the loop's own)."""
 
     def __init__(
         self,
         script: Sequence[Draft] | Callable[[SynthesisRequest], Draft],
         *,
         info: SynthesizerInfo | None = None,
+        keep_requests: bool = True,
     ) -> None:
         if not callable(script) and not script:
             raise ValueError("a scripted synthesizer needs at least one draft")
         self._script = script
         self._info = info or SynthesizerInfo("scripted", "script", "test", offline=True)
+        self._keep = keep_requests
+        self._calls = 0
         self.requests: list[SynthesisRequest] = []
 
     @property
@@ -159,14 +163,16 @@ class ScriptedSynthesizer:
 
     @property
     def calls(self) -> int:
-        return len(self.requests)
+        return self._calls
 
     def synthesize(self, request: SynthesisRequest) -> Draft:
-        self.requests.append(request)
+        self._calls += 1
+        if self._keep:
+            self.requests.append(request)
         if callable(self._script):
             out = self._script(request)
         else:
-            out = self._script[min(len(self.requests), len(self._script)) - 1]
+            out = self._script[min(self._calls, len(self._script)) - 1]
         return out if out.usage.calls else replace(out, usage=replace(out.usage, calls=1))
 
 

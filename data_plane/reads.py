@@ -163,6 +163,49 @@ def _shape(dialect: Dialect, n_ids: int, n_exclude: int, n_relations: int | None
     return _Shape(expanded.statement, positions, fixed, as_of)
 
 
+class _RecordsShape(NamedTuple):
+    """The records statement expanded for padded id-list sizes, as the driver takes it, with the
+    type of each column (their result processors come from :func:`_processors`)."""
+
+    sql: str
+    positions: tuple[str, ...] | None
+    fixed: dict[str, Any]
+    columns: tuple[str, ...]
+    types: tuple[Any, ...]
+
+
+def _padded(n: int) -> int:
+    """The id-list size a records statement is compiled for: the next power of two (at least 8),
+    so a handful of shapes serve every answer; the padding ids (-1) match no version."""
+    return max(8, 1 << (n - 1).bit_length())
+
+
+@functools.lru_cache(maxsize=256)
+def _records_shape(dialect: Dialect, n_edges: int, n_concepts: int) -> _RecordsShape:
+    """Compiled and expanded once per (dialect, padded sizes), like :func:`_shape`: grounding an
+    answer then costs the driver's execution and one pass of column processors."""
+    stmt = _records_statement()
+    compiled = stmt.compile(dialect=dialect)
+    expanded = compiled.construct_expanded_state({"edges": [0] * n_edges, "concepts": [0] * n_concepts})
+    fixed = {k: v for k, v in expanded.parameters.items() if not k.startswith(("edges_", "concepts_"))}
+    positions = tuple(expanded.positiontup) if expanded.positiontup is not None else None
+    cols = tuple(c.name for c in stmt.selected_columns)
+    return _RecordsShape(
+        expanded.statement, positions, fixed, cols, tuple(c.type for c in stmt.selected_columns)
+    )
+
+
+@functools.lru_cache(maxsize=64)
+def _processors(
+    dialect: Dialect, types: tuple[Any, ...], codes: tuple[Any, ...]
+) -> tuple[Callable[[Any], Any] | None, ...]:
+    """Each column's result processor for the driver's type codes (PostgreSQL's numeric
+    processing depends on the type the server reports)."""
+    return tuple(
+        t.dialect_impl(dialect).result_processor(dialect, code) for t, code in zip(types, codes, strict=True)
+    )
+
+
 class GraphReader:
     """Read-only, temporal access to the graph."""
 
@@ -320,11 +363,28 @@ class GraphReader:
         edge_ids, concept_ids = sorted(set(edge_versions)), sorted(set(concept_versions))
         edges: dict[int, Edge] = {}
         concepts: dict[int, Concept] = {}
+        dialect = self._engine.dialect
         with self._engine.connect() as conn:
             for i in range(0, max(len(edge_ids), len(concept_ids)), _CHUNK):
-                stmt = _records_statement()
-                params = {"edges": edge_ids[i : i + _CHUNK], "concepts": concept_ids[i : i + _CHUNK]}
-                for r in conn.execute(stmt, params).mappings():
+                e_part, c_part = edge_ids[i : i + _CHUNK], concept_ids[i : i + _CHUNK]
+                n_e, n_c = _padded(len(e_part)), _padded(len(c_part))
+                shape = _records_shape(dialect, n_e, n_c)
+                values = dict(shape.fixed)
+                values.update(
+                    (f"edges_{k}", v) for k, v in enumerate([*e_part, *[-1] * (n_e - len(e_part))], 1)
+                )
+                values.update(
+                    (f"concepts_{k}", v) for k, v in enumerate([*c_part, *[-1] * (n_c - len(c_part))], 1)
+                )
+                params = values if shape.positions is None else tuple(values[n] for n in shape.positions)
+                cursor = conn.exec_driver_sql(shape.sql, params).cursor
+                codes = tuple(d[1] for d in cursor.description)
+                pairs = tuple(zip(shape.columns, _processors(dialect, shape.types, codes), strict=True))
+                for raw in cursor.fetchall():
+                    r = {
+                        name: (v if f is None or v is None else f(v))
+                        for (name, f), v in zip(pairs, raw, strict=True)
+                    }
                     if r["kind"] == "edge":
                         edges[r["version_id"]] = edge_from_row(r)
                     else:

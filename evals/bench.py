@@ -179,7 +179,9 @@ def measure_loop(edges: int, *, url: str, seed: int, questions: int, inmemory_ma
     # The offline answer path's expander: LlamaIndex is not imported, as in ``kg ask``. Walks
     # off: this measures four one-hop rounds; evals.bench_walks measures the walk.
     store = RecordingExpander(ReaderExpander(reader))
-    planner = Planner(reader, ScriptedSynthesizer([draft(CONFIDENCE)]), store=store, walks=False)
+    # The scripted synthesizer keeps no requests: the peak RSS below is the loop's, not the harness's.
+    synthesizer = ScriptedSynthesizer([draft(CONFIDENCE)], keep_requests=False)
+    planner = Planner(reader, synthesizer, store=store, walks=False)
     rng = random.Random(seed)
     # Question names and history keys come from the database, never from an in-memory copy of
     # the graph: the peak RSS below must be the loop's, not the harness's.

@@ -506,3 +506,20 @@ def test_answer_evidence_carries_full_grounding_fetched_in_one_statement(
     # Neighbourhood reads select no grounding text; exactly one statement reads evidence JSON.
     grounding_reads = [s for s in seen if "evidence" in s and "UNION ALL" in s]
     assert len(grounding_reads) == 1, grounding_reads
+
+
+def test_a_scripted_synthesizer_that_keeps_no_requests_still_follows_its_script(
+    reader: GraphReader, gateway: WriteGateway
+) -> None:
+    """``keep_requests=False`` (the benchmark's: its loop RSS must be the loop's) counts calls and
+    steps through the script like the default, and keeps nothing."""
+    build_graph(gateway, ["a", "b", "c"], [("a", "b", "prerequisite"), ("b", "c", "prerequisite")])
+    kept = ScriptedSynthesizer([draft(0.5), draft(0.6)])
+    lean = ScriptedSynthesizer([draft(0.5), draft(0.6)], keep_requests=False)
+    answers = [
+        Planner(reader, s, walks=False).ask("What must I master before c?", record=False)
+        for s in (kept, lean)
+    ]
+    assert kept.calls == lean.calls == len(kept.requests) >= 2 and lean.requests == []
+    confidences = [[r.confidence for r in a.rounds] for a in answers]
+    assert confidences[0] == confidences[1] and confidences[0][:2] == [0.5, 0.6]

@@ -277,6 +277,29 @@ def test_records_ground_thin_rows_in_one_statement(
     assert reader.records() == ({}, {})
 
 
+@pytest.mark.parametrize("n", [1, 8, 9, 17, 501])
+def test_records_of_any_number_of_versions_are_the_versions(
+    gateway: WriteGateway, reader: GraphReader, n: int
+) -> None:
+    """``records`` pads its id lists to a few compiled sizes and chunks beyond 500 ids: whatever
+    the count, it returns exactly the asked versions (aliases and grounding decoded), no others."""
+    build_graph(
+        gateway,
+        [("hub", "Hub", ("H",)), *(f"c{i}" for i in range(n))],
+        [(f"c{i}", "hub", "prerequisite") for i in range(n)],
+    )
+    found = reader.neighbourhood(["hub"])
+    assert len(found) == n
+    edges, concepts = reader.records(
+        edge_versions=[x.edge.version_id for x in found],
+        concept_versions=[x.concept.version_id for x in found] + [reader.concepts(["hub"])["hub"].version_id],
+    )
+    assert edges == reader.edges_by_version(x.edge.version_id for x in found)
+    in_force = reader.concepts([*(x.concept.concept_id for x in found), "hub"])
+    assert concepts == {c.version_id: c for c in in_force.values()}
+    assert concepts[in_force["hub"].version_id].aliases == ("H",)
+
+
 @pytest.mark.parametrize("page", [1, 2, 3])
 def test_streamed_pages_rebuild_the_snapshot(graph: WriteGateway, reader: GraphReader, page: int) -> None:
     """Keyset pages (``after`` the last key, ``limit`` rows) of every streamed table concatenate

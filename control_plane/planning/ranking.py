@@ -223,16 +223,18 @@ def rank(
     if len(ctx.keys) >= _KEYS_MAX or len(ctx.prefixes) >= _KEYS_MAX:
         ctx.keys.clear()
         ctx.prefixes.clear()
-    best: dict[str, tuple[_Prefix, str, Neighbour]] = {}
+    best: dict[str, tuple[_Prefix, Neighbour]] = {}
     for n in neighbours:
         p = ctx.prefix(n)
-        held = best.get(n.concept.concept_id)
-        if held is None or (p, n.edge.key) < (held[0], held[1]):
-            best[n.concept.concept_id] = (p, n.edge.key, n)
+        cid = n.concept.concept_id
+        held = best.get(cid)
+        # The edge key breaks a tie of prefixes only (it is a fresh string per call).
+        if held is None or p < held[0] or (p == held[0] and n.edge.key < held[1].edge.key):
+            best[cid] = (p, n)
     firsts = list(best.values())
     if limit is not None and len(firsts) > limit:
-        cut = heapq.nsmallest(limit, (p for p, _, _ in firsts))[-1]
+        cut = heapq.nsmallest(limit, (p for p, _ in firsts))[-1]
         firsts = [f for f in firsts if f[0] <= cut]
-    keyed = [(ctx.key(n), n) for _, _, n in firsts]
+    keyed = [(ctx.key(n), n) for _, n in firsts]
     ordered = sorted(keyed, key=_first) if limit is None else heapq.nsmallest(limit, keyed, key=_first)
     return [n for _, n in ordered]
