@@ -144,36 +144,14 @@ def test_split_is_disjoint_by_template_and_balanced(graph: str) -> None:
     questions and at least four templates of every intent."""
     later = _builder().ROUND_TWO_FILES
     round_two = {r["id"] for path in later for r in _builder()._read_rows(path)}
-    dev, test, holdout, holdout2, holdout3, holdout4, holdout5, holdout6, holdout7 = (
-        load_questions(_split_file(graph, s))
-        for s in (
-            "dev",
-            "test",
-            "holdout",
-            "holdout2",
-            "holdout3",
-            "holdout4",
-            "holdout5",
-            "holdout6",
-            "holdout7",
-        )
-    )
-    splits = {
-        "dev": dev,
-        "test": test,
-        "holdout": holdout,
-        "holdout2": holdout2,
-        "holdout3": holdout3,
-        "holdout4": holdout4,
-        "holdout5": holdout5,
-        "holdout6": holdout6,
-        "holdout7": holdout7,
-    }
+    splits = {s: load_questions(_split_file(graph, s)) for s in _builder().SPLITS}
+    dev, test = splits["dev"], splits["test"]
+    holdouts = [s for s in splits if s.startswith("holdout")]
     templates = {name: {q.template for q in qs} for name, qs in splits.items()}
     assert None not in set().union(*templates.values())
     for a, b in itertools.combinations(templates, 2):
         assert not templates[a] & templates[b], (a, b)
-    held = set().union(*(templates[f"holdout{i}"] for i in ("", "2", "3", "4", "5", "6", "7")))
+    held = set().union(*(templates[h] for h in holdouts))
     assert held <= round_two and not templates["test"] & round_two
     first_dev = [q for q in dev if q.template not in round_two]
     assert 0.4 <= len(first_dev) / (len(first_dev) + len(test)) <= 0.6
@@ -182,34 +160,23 @@ def test_split_is_disjoint_by_template_and_balanced(graph: str) -> None:
         assert min(per_intent.values()) >= 4, per_intent
     every = [q.id for qs in splits.values() for q in qs]
     assert len(set(every)) == len(every)
-    # nine (holdout) or eight (holdout2-4) phrasings per intent were written; those repeating an
-    # earlier text were dropped
-    for split, least in (
-        (holdout, 7),
-        (holdout2, 4),
-        (holdout3, 4),
-        (holdout4, 3),
-        (holdout5, 3),
-        (holdout6, 3),
-        (holdout7, 3),
-    ):
+    # seven to nine phrasings per intent were written for each holdout; those repeating an earlier
+    # text were dropped
+    least = {"holdout": 7, "holdout2": 4, "holdout3": 4}  # later holdouts: at least 3
+    for name in holdouts:
+        split = splits[name]
         per_intent = Counter(q.asks for q in {q.template: q for q in split if q.type != "temporal"}.values())
-        assert min(per_intent.values()) >= least, per_intent
+        assert min(per_intent.values()) >= least.get(name, 3), (name, per_intent)
 
 
 def test_template_files_share_no_template_or_wording() -> None:
-    """The dev and test template files hold disjoint ids and disjoint texts."""
+    """Every template file (dev, test, later dev rounds, holdouts) holds ids and texts no other
+    file holds."""
     rows = {
         split: [json.loads(line) for line in (QUESTIONS / f"paraphrase_templates_{split}.jsonl").open()]
-        for split in (
-            "dev",
-            "test",
-            "dev_round2",
-            "dev_round3",
-            "dev_round4",
-            "holdout",
-            "holdout2",
-            "holdout3",
+        for split in sorted(
+            p.stem.removeprefix("paraphrase_templates_")
+            for p in QUESTIONS.glob("paraphrase_templates_*.jsonl")
         )
     }
     assert len(rows["dev"]) == len(rows["test"])

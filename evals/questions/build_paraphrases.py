@@ -46,7 +46,8 @@ the same way, blind, after ``holdout`` had been scored once and its failures rea
 likewise after ``holdout3`` had been read; ``..._holdout5`` likewise, after ``holdout4``
 had been read, to measure the reader as finally committed; ``..._holdout6`` likewise, after
 ``holdout5`` had been read and fixed, to measure the reader of ``3612f62`` once;
-``..._holdout7`` likewise, after ``holdout6`` had been read and fixed (reader of ``10b28ba``).
+``..._holdout7`` likewise, after ``holdout6`` had been read and fixed (reader of ``10b28ba``);
+``..._holdout8`` likewise, after ``holdout7`` had been read and fixed (reader of ``89b7324``).
 """
 
 from __future__ import annotations
@@ -83,7 +84,18 @@ GRAPHS = {"curriculum": ROOT / "data_plane" / "curriculum", "prereqmap": default
 MAX_GOLD = 15
 MAX_LESSONS = 8
 PER_TEMPLATE = 2
-SPLITS = ("dev", "test", "holdout", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6", "holdout7")
+SPLITS = (
+    "dev",
+    "test",
+    "holdout",
+    "holdout2",
+    "holdout3",
+    "holdout4",
+    "holdout5",
+    "holdout6",
+    "holdout7",
+    "holdout8",
+)
 DEALT = ("dev", "test")
 
 # -- templates ---------------------------------------------------------------------------------------
@@ -104,6 +116,7 @@ ROUND_TWO_FILES = {
     HERE / "paraphrase_templates_holdout5.jsonl": "holdout5",
     HERE / "paraphrase_templates_holdout6.jsonl": "holdout6",
     HERE / "paraphrase_templates_holdout7.jsonl": "holdout7",
+    HERE / "paraphrase_templates_holdout8.jsonl": "holdout8",
 }
 
 
