@@ -143,7 +143,9 @@ from control_plane.understanding.lexicon import (
     SCOPE_ADJECTIVES,
     SENTENCE_END,
     SLOT_END,
+    STRUCTURE_NOUNS,
     TAUGHT,
+    TIME_NOUNS,
     TOKEN_SPAN,
     TRANSITIVE,
     TWO_PLACE,
@@ -476,7 +478,14 @@ def _scope(
     direct = transitive = False
 
     negated_until = -10  # "don't give me the whole tree": the negation runs on over the noun phrase
+    direct_word = any(
+        not _negated(toks, i) and not _next_time(toks, i)
+        for phrase in DIRECT
+        for i, _ in _find_all(toks, phrase, masked)
+    )
     for i, j in sorted(o for phrase in TRANSITIVE for o in _find_all(toks, phrase, masked)):
+        if direct_word and toks[i] in STRUCTURE_NOUNS:
+            continue  # "skill tree thinking: the nodes immediately after X": the tree is the map
         if toks[i] == "whole" and j == i + 1 and (j == len(toks) or toks[j] in PRONOUNS or j in masked):
             continue  # "what's the whole it's a piece of": the whole, a noun, not "the whole tree"
         if _negated(toks, i) or i <= negated_until + 2:
@@ -485,6 +494,8 @@ def _scope(
             transitive = True
     for phrase in DIRECT:
         for i, j in _find_all(toks, phrase, masked):
+            if _next_time(toks, i):
+                continue  # "next term", "next week": when, not how far
             if (toks[j : j + 1] and toks[j] in coordinated) or (i > 0 and toks[i - 1] in coordinated):
                 transitive = True
             elif _negated(toks, i) and {"only", "just", "merely", "simply"} & set(toks[max(0, i - 3) : i]):
@@ -500,6 +511,11 @@ def _scope(
             else:
                 transitive = True
     return direct and not transitive, transitive
+
+
+def _next_time(toks: Sequence[str], i: int) -> bool:
+    """Is the word at ``i`` "next" in a time phrase ("next term", "next week")?"""
+    return toks[i] == "next" and i + 1 < len(toks) and toks[i + 1] in TIME_NOUNS
 
 
 def _skip_forward(toks: Sequence[str], i: int) -> int:
@@ -610,8 +626,17 @@ def _bare_lesson_for(toks: Sequence[str], i: int) -> bool:
 
 
 def _negated(toks: Sequence[str], i: int) -> bool:
-    """Is the word at ``i`` in the scope of a negator (one of the four words before it)?"""
-    return any(t in NEGATORS for t in toks[max(0, i - 4) : i])
+    """Is the word at ``i`` in the scope of a negator (one of the four words before it)? A
+    contrast after the negator ends its scope: "no particular relation, just related" affirms
+    "related" (but "not just X" negates X)."""
+    lo = max(0, i - 4)
+    for k in range(i - 1, lo - 1, -1):
+        if toks[k] in NEGATORS:
+            return not any(t in _CONTRAST_AFTER_NEGATION for t in toks[k + 2 : i])
+    return False
+
+
+_CONTRAST_AFTER_NEGATION: Final = frozenset({"just", "only", "but", "rather", "instead"})
 
 
 def _affirmed(toks: Sequence[str], phrases: Iterable[Sequence[str]], masked: frozenset[int]) -> bool:
@@ -1130,10 +1155,15 @@ def _interpret(
             v.family == PART and any(ns == _skip_forward(toks, ve) and n.family != PART for ns, _, n in nouns)
         )
     ]
+    # "Teaching X next week; I like to show the class where an idea comes from. Which concepts is
+    # it built upon?": a lesson noun outside the asking sentences does not make the question
+    # about lessons when those sentences name a relation of their own.
+    asking_cues = len(sentence) == len(toks) and any(asks) and not all(asks)
+    asking_cues = asking_cues and any(asks[sentence[s0]] for s0, _, _ in (*verbs, *nouns))
     lesson = any(
         t in LESSON and _asked_noun(toks, i, bool(verbs or nouns), masked)
         for i, t in enumerate(toks)
-        if i not in masked and i not in context
+        if i not in masked and i not in context and (not asking_cues or asks[sentence[i]])
     )
     plan = any(
         (len(phrase) > 1 or _asked_noun(toks, i, bool(verbs or nouns), masked))
@@ -1235,7 +1265,7 @@ def _interpret(
         if (t in PRONOUNS or (t in {"that", "this"} and toks[i - 1 : i] in (("before",), ("after",))))
         # "concepts that contain X as one of their parts", "X among their prerequisites": "their"
         # is the asked concepts' (but "Loss functions: what are their prerequisites?" is X's)
-        and not (t == "their" and {"as", "among"} & set(toks[max(0, i - 3) : i]))
+        and not (t in ("their", "its") and {"as", "among"} & set(toks[max(0, i - 3) : i]))
         and i not in masked
         and i > main.start
         and toks[i - 1] != "as"
@@ -1390,9 +1420,9 @@ def _interpret(
         _any(toks, NEIGHBOUR, masked)
         and not related_named
         and not (
-            # "which modules have X as an immediate prereq (one hop forward only)": the relation is
-            # named, and "one hop" only says how far along it.
-            one_hop and named is not None and named.strength >= 2 and named.family != LEARN
+            # "which modules have X as an immediate prereq (one hop forward only)", "immediate
+            # downstream of X, one hop": the relation is named, "one hop" says how far along it.
+            one_hop and named is not None and named.strength >= 2
         )
     ):
         subs = [sub(main)] + ([sub(second, "other")] if second is not None else [])

@@ -89,7 +89,9 @@ __all__ = [
     "SCOPE_ADJECTIVES",
     "SENTENCE_END",
     "SLOT_END",
+    "STRUCTURE_NOUNS",
     "TAUGHT",
+    "TIME_NOUNS",
     "TOKEN_SPAN",
     "TRANSITIVE",
     "TWO_PLACE",
@@ -188,7 +190,7 @@ VERBS: Final = (
     cue("include|included|including|contain|contained|containing|comprise|comprised|consist of|"
          "consisting of|made of|made up of|composed of|break down into|broken down into|split into|"
          "cover|covered", PART, WHOLE, PARTR),
-    cue("part of|belong to|belonged to|belonging to|member of|make up|made up|makes up|sit in|sit under|"
+    cue("part of|belong to|belonged to|belonging to|belong in|belong inside|belong within|belong under|member of|make up|made up|makes up|sit in|sit under|"
          "fall under|fit into|fit in|component of|piece of|element of|subtopic of|constitute|constitutes|"
          "constituted|constituting", PART, PARTR, WHOLE),
 )  # fmt: skip
@@ -229,7 +231,7 @@ BEFORE_MARKERS: Final = tuple(
 AFTER_MARKERS: Final = tuple(normalise(m) for m in ("after", "beyond", "past", "later than"))
 
 PURPOSE_VERBS: Final = frozenset(
-    normalise("learn understand study master tackle know grasp start reach approach get do build use "
+    normalise("learn understand study master tackle know grasp start reach arrive approach get do build use "
               "read follow take begin work apply learning understanding studying mastering tackling starting "
               "reaching approaching getting doing taking beginning working attempting diving moving jumping "
               "picking covering")
@@ -244,6 +246,15 @@ APPOSITIVE: Final = tuple(normalise(m) for m in ("like", "such as", "e g", "eg",
 DIRECT: Final = tuple(normalise(m) for m in ("direct", "directly", "immediate", "immediately", "right before", "just before", "right after", "just after", "one step", "first order", "next", "straight"))  # fmt: skip
 
 TRANSITIVE: Final = tuple(normalise(m) for m in ("indirect", "indirectly", "transitive", "transitively", "all the way", "everything", "full", "whole", "entire", "complete", "ultimately", "eventually", "down the line", "recursive", "recursively", "every", "chain of", "in total", "overall", "tree", "hierarchy", "further", "any distance", "any depth", "any level", "chain", "many steps"))  # fmt: skip
+
+# Nouns for the map itself ("skill tree", "hierarchy"): transitive only when no word says
+# "directly"/"immediately".
+STRUCTURE_NOUNS: Final = frozenset(normalise("tree hierarchy chain"))
+
+# Nouns of time after "next" ("next term", "next week"): a time, not "what comes next".
+TIME_NOUNS: Final = frozenset(
+    normalise("second minute hour day week weekend month term semester quarter year time session")
+)
 
 BOTH: Final = tuple(normalise(m) for m in ("both", "in common", "common", "shared", "share"))
 
@@ -372,7 +383,7 @@ NEGATORS: Final = frozenset(normalise("not no nothing none never without excludi
 
 OWNERS: Final = frozenset({"the", "its", "their", "those", "these", "s", "his", "her", "of", "for", "own"})
 
-KNOWN_FRAMES: Final = tuple(normalise(m) for m in ("familiar with", "comfortable with", "already know", "i know", "i ve learned", "i ve learnt", "i ve mastered", "i ve done", "i ve covered", "i ve studied", "i ve got", "am knowing", "m knowing"))  # fmt: skip
+KNOWN_FRAMES: Final = tuple(normalise(m) for m in ("familiar with", "comfortable with", "already know", "i know", "i ve learned", "i ve learnt", "i ve mastered", "i ve done", "i ve covered", "i ve studied", "i ve got", "am knowing", "m knowing", "i m at", "im at", "i am at"))  # fmt: skip
 
 ARGUMENT_PREPOSITIONS: Final = frozenset(normalise("for of before after about on to into"))
 
