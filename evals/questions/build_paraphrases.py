@@ -47,7 +47,8 @@ likewise after ``holdout3`` had been read; ``..._holdout5`` likewise, after ``ho
 had been read, to measure the reader as finally committed; ``..._holdout6`` likewise, after
 ``holdout5`` had been read and fixed, to measure the reader of ``3612f62`` once;
 ``..._holdout7`` likewise, after ``holdout6`` had been read and fixed (reader of ``10b28ba``);
-``..._holdout8`` likewise, after ``holdout7`` had been read and fixed (reader of ``89b7324``).
+``..._holdout8`` likewise, after ``holdout7`` had been read and fixed (reader of ``89b7324``);
+``..._holdout9`` likewise, after ``holdout8`` had been read and fixed (reader of ``36511c2``).
 """
 
 from __future__ import annotations
@@ -95,6 +96,7 @@ SPLITS = (
     "holdout6",
     "holdout7",
     "holdout8",
+    "holdout9",
 )
 DEALT = ("dev", "test")
 
@@ -117,6 +119,7 @@ ROUND_TWO_FILES = {
     HERE / "paraphrase_templates_holdout6.jsonl": "holdout6",
     HERE / "paraphrase_templates_holdout7.jsonl": "holdout7",
     HERE / "paraphrase_templates_holdout8.jsonl": "holdout8",
+    HERE / "paraphrase_templates_holdout9.jsonl": "holdout9",
 }
 
 
