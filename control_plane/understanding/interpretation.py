@@ -89,6 +89,7 @@ from control_plane.understanding.lexicon import (
     BEFORE_WORDS,
     BOTH,
     BUILD,
+    CAUSAL,
     CLAUSE_SUBJECT,
     COMPOUND_SUFFIXES,
     CONTAINER,
@@ -502,7 +503,9 @@ def _scope(
                 transitive = True  # "not only the immediate ones", "not just the direct one": more
             elif not _negated(toks, i):
                 direct = True
-    for (s1, e1, c1), (s2, _, c2) in itertools.pairwise(nouns):
+    for (s1, e1, c1), (s2, e2, c2) in itertools.pairwise(nouns):
+        if e1 == s2 and toks[s1:e1] != toks[s2:e2]:
+            continue  # "its constituent pieces": one noun phrase, not "prerequisites' prerequisites"
         if c1.family == c2.family and all(
             t in OWNERS and k not in masked for k, t in enumerate(toks[e1:s2], e1)
         ):
@@ -870,6 +873,11 @@ def _role_at(
             dist = start - e
             passive = toks[e - 1] in PASSIVE_FLIP and any(t in COPULA for t in toks[max(0, s - 3) : s])
             role = cue.left if passive else cue.right
+            between = toks[e:start]
+            if _any(between, CAUSAL) or (between and between[0] in WH):
+                # "which topics open up because of X": X is the cause, the verb's subject side;
+                # "part of what? (X)": the question word is the object, X the subject.
+                role = cue.right if passive else cue.left
         elif s >= end:
             if any(t in WH or t in RELATIVE or t in OTHER_SUBJECTS for t in toks[end:s]):
                 # "X: what builds on it?", "how far X reaches: every concept that requires it":
@@ -1146,6 +1154,9 @@ def _interpret(
     # Time words are not relational words ("at the start of 2025", "back in 2018").
     verbs = _occurrences(toks, masked, VERBS) + _stranded(toks, masked)
     nouns = _occurrences(toks, masked, NOUNS)
+    # "X - underlying foundations?", "the required prerequisites": a verb form right before a
+    # relational noun modifies the noun; the noun names the relation.
+    verbs = [(vs, ve, v) for vs, ve, v in verbs if not any(ns == ve and n.noun for ns, _, n in nouns)]
     # "including the prerequisites of ...": a part-whole verb whose object is another relation's
     # noun only introduces it.
     verbs = [

@@ -33,6 +33,7 @@ __all__ = [
     "BEFORE_WORDS",
     "BOTH",
     "BUILD",
+    "CAUSAL",
     "CLAUSE_SUBJECT",
     "COMPOUND_SUFFIXES",
     "CONTAINER",
@@ -174,10 +175,10 @@ def cue(forms: str, family: str, left: str, right: str, transitive: bool = False
 VERBS: Final = (
     cue("require|required|requiring|need|needed|needing|presuppose|presupposed|assume", LEARN, DEP, FOUND, True),
     cue("come next|coming next|what next", LEARN, FOUND, FOUND),
-    cue("depend on|depended on|depending on|dependent on|rely on|relied on|relying on|rest on|rested on|"
-         "resting on|stand on|come after|came after|"
+    cue("depend on|depended on|depending on|dependent on|rely on|relied on|relying on|come after|came after|"
          "coming after|follow|followed|following|succeed", LEARN, DEP, FOUND),
     cue("build on top of|built on top of|build on|built on|building on|build upon|built upon|build off|"
+         "rest on|rests on|rested on|resting on|stand on|stands on|"
          "based on|base on|based off|base off|grounded in|derived from|extend|extended|extending|use|used|using|make use of|"
          "draw on|draws on", BUILD, DEP, FOUND),
     cue("come before|came before|coming before|precede|preceded|preceding|lead up to|led up to|"
@@ -198,8 +199,8 @@ VERBS: Final = (
 # Nouns: the role of a concept after "<noun> of/for X" (``right``) or "X is a <noun>" (``left``).
 NOUNS: Final = (
     cue("prerequisite|prereq|pre requisite|requirement", PREREQ, FOUND, DEP, noun=True),
-    cue("foundation|basis|base|building block|underpinning", BUILD, FOUND, DEP, noun=True),
-    cue("groundwork|background|grounding", LEARN, FOUND, DEP, True, noun=True),
+    cue("foundation|basis|base|building block|underpinning|groundwork", BUILD, FOUND, DEP, noun=True),
+    cue("background|grounding", LEARN, FOUND, DEP, True, noun=True),
     cue("dependent|successor|follow up|next step|consequence", LEARN, DEP, FOUND, noun=True),
     cue("downstream|descendant", LEARN, DEP, FOUND, True, noun=True),
     cue("upstream|ancestor", LEARN, FOUND, DEP, True, noun=True),
@@ -426,6 +427,11 @@ _SHORT_SPELLINGS: Final = _by_first_letter(w for w in ENGLISH | WH if 4 <= len(w
 # "GPT-style decoding"): with an unexplained noun after them, the graph lacks what is named.
 COMPOUND_SUFFIXES: Final = frozenset(
     normalise("based style like driven powered oriented centric specific aware enabled free heavy first")
+)
+
+# Causal adjuncts: "which topics open up because of X" (X is the cause, not the verb's object).
+CAUSAL: Final = tuple(
+    normalise(m) for m in ("because of", "thanks to", "due to", "owing to", "as a result of")
 )
 
 # Chat shorthand: the word each stands for.
