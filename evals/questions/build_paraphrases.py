@@ -48,7 +48,9 @@ had been read, to measure the reader as finally committed; ``..._holdout6`` like
 ``holdout5`` had been read and fixed, to measure the reader of ``3612f62`` once;
 ``..._holdout7`` likewise, after ``holdout6`` had been read and fixed (reader of ``10b28ba``);
 ``..._holdout8`` likewise, after ``holdout7`` had been read and fixed (reader of ``89b7324``);
-``..._holdout9`` likewise, after ``holdout8`` had been read and fixed (reader of ``36511c2``).
+``..._holdout9`` likewise, after ``holdout8`` had been read and fixed (reader of ``36511c2``);
+``..._holdout10`` likewise, after ``holdout9`` had been read and fixed (reader of ``62900ec``, the
+reader as finally committed).
 """
 
 from __future__ import annotations
@@ -97,6 +99,7 @@ SPLITS = (
     "holdout7",
     "holdout8",
     "holdout9",
+    "holdout10",
 )
 DEALT = ("dev", "test")
 
@@ -120,6 +123,7 @@ ROUND_TWO_FILES = {
     HERE / "paraphrase_templates_holdout7.jsonl": "holdout7",
     HERE / "paraphrase_templates_holdout8.jsonl": "holdout8",
     HERE / "paraphrase_templates_holdout9.jsonl": "holdout9",
+    HERE / "paraphrase_templates_holdout10.jsonl": "holdout10",
 }
 
 
