@@ -908,9 +908,22 @@ def test_the_whole_as_a_noun_is_not_the_whole_tree() -> None:
         ("What ideas does RAG rest on? What is its groundwork?", "builds_on", False),
         ("break RAG into its constituent pieces: which sub-topics does it consist of?", "parts", False),
         ("part of what? (RAG)", "wholes", None),
+        # tenth holdout
+        ("Which topics does RAG directly depend on, one hop back and no further?", "needed_before", False),
+        (
+            "RAG is a direct prerequisite for which concepts? dont want the whole downstream",
+            "dependents",
+            False,
+        ),
+        (
+            "in my field every model is grounded in some theory. so what is RAG grounded in?",
+            "builds_on",
+            False,
+        ),
+        ("what whole is RAG a part of", "wholes", False),
     ],
 )
-def test_holdout_seven_to_nine_families(question: str, intent: str, transitive: bool | None) -> None:
+def test_holdout_seven_to_ten_families(question: str, intent: str, transitive: bool | None) -> None:
     """From the seventh and eighth holdouts' failures (each read after it was scored once), in our
     own words. Seventh: "after X in the learning order" names the relation and asks for no plan,
     "many steps", a bare lesson noun "for X" is a lesson on X, chat shorthand, "before I can begin
@@ -919,7 +932,9 @@ def test_holdout_seven_to_nine_families(question: str, intent: str, transitive: 
     "arrive to", and "next term" as a time, not a scope. Ninth: a causal adjunct ("because of X")
     is the verb's subject side, "rest on" and "groundwork" are builds_on, two different nouns side
     by side ("constituent pieces") are one noun phrase, not an iteration, and a question word as
-    the verb's object ("part of what? (X)") leaves X the subject."""
+    the verb's object ("part of what? (X)") leaves X the subject. Tenth: "one hop" with a verb
+    cue, negators without their apostrophe ("dont"), "every" quantifying something else ("every
+    model"), "what whole"."""
     r = read(question, FULL)
     assert r.sure and r.intent == intent and r.subject == "rag", r.describe()
     if transitive is not None:
@@ -953,3 +968,12 @@ def test_where_i_am_is_where_the_path_starts() -> None:
     assert r.sure and r.intent == "path" and (r.subject, r.other) == ("embeddings", "rag"), r.describe()
     r = read("im at Offside rule right now but wanna reach RAG - whats the roadmap, in order?", FULL)
     assert not r.sure and r.problem is not None and "offside rule" in r.problem.lower()
+
+
+def test_a_gerund_opening_a_sentence_is_a_verb_not_a_concept() -> None:
+    """ "planning a self-study towards <topic>": "planning" (a concept's alias) is the learner's
+    verb; the reading does not answer about the concept "planning"."""
+    index = NameIndex.from_names([("agent_planning", "Agent planning", ("planning",)), ("rag", "RAG", ())])
+    q = "planning a 6 month self-study towards Medication reconciliation. give me the whole upstream tree"
+    r = interpret(q, mentions_in(q, index), now=NOW, relations=FULL)
+    assert not r.sure and r.subject != "agent_planning", r.describe()

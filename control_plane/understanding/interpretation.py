@@ -487,8 +487,19 @@ def _scope(
     for i, j in sorted(o for phrase in TRANSITIVE for o in _find_all(toks, phrase, masked)):
         if direct_word and toks[i] in STRUCTURE_NOUNS:
             continue  # "skill tree thinking: the nodes immediately after X": the tree is the map
-        if toks[i] == "whole" and j == i + 1 and (j == len(toks) or toks[j] in PRONOUNS or j in masked):
-            continue  # "what's the whole it's a piece of": the whole, a noun, not "the whole tree"
+        if (
+            toks[i] == "whole"
+            and j == i + 1
+            and (
+                j == len(toks)
+                or toks[j] in PRONOUNS
+                or j in masked
+                or toks[i - 1 : i] in (("what",), ("which",))
+            )
+        ):
+            continue  # "what's the whole it's a piece of", "what whole is it part of": a noun
+        if toks[i] == "every" and j < len(toks) and j not in masked and toks[j] not in VOCABULARY:
+            continue  # "every model is grounded in theory": a quantifier over something else
         if _negated(toks, i) or i <= negated_until + 2:
             direct, negated_until = True, j
         else:
@@ -1228,13 +1239,25 @@ def _interpret(
             and gap
             and all(t in {"and", "or", "as", "well", "plus", "both", "the", "a", "an"} for t in gap)
         )
-        if _ends_with(toks, b, APPOSITIVE) or (
-            # "I'm planning to study X": a concept's name used as a verb.
-            toks[max(0, m.start - 1) : m.start] in (("m",), ("am",), ("re",))
-            and (
-                toks[m.end : m.end + 1] == ("to",) or (m.end - m.start == 1 and toks[m.start].endswith("ing"))
+        opens = m.start == 0 or (len(sentence) == len(toks) and sentence[m.start - 1] != sentence[m.start])
+        if (
+            _ends_with(toks, b, APPOSITIVE)
+            or (
+                # "I'm planning to study X": a concept's name used as a verb.
+                toks[max(0, m.start - 1) : m.start] in (("m",), ("am",), ("re",))
+                and (
+                    toks[m.end : m.end + 1] == ("to",)
+                    or (m.end - m.start == 1 and toks[m.start].endswith("ing"))
+                )
+            )  # "I'm planning the next year": a progressive verb, not the concept "planning"
+            or (
+                # "planning a 6 month self-study ...": a sentence opening with a gerund and its object
+                opens
+                and m.end - m.start == 1
+                and toks[m.start].endswith("ing")
+                and toks[m.end : m.end + 1] in (("a",), ("an",), ("the",), ("my",), ("our",))
             )
-        ):  # "I'm planning the next year": a progressive verb, not the concept "planning"
+        ):
             tags[m.concept_id] = "example"
         elif any(_ends_with(window, len(window) - k, EXCEPT) for k in range(min(3, len(window)) + 1)) or _any(
             window, EXCEPT
@@ -1433,7 +1456,7 @@ def _interpret(
         and not (
             # "which modules have X as an immediate prereq (one hop forward only)", "immediate
             # downstream of X, one hop": the relation is named, "one hop" says how far along it.
-            one_hop and named is not None and named.strength >= 2
+            one_hop and named is not None and (named.strength >= 2 or named.cue != "for")
         )
     ):
         subs = [sub(main)] + ([sub(second, "other")] if second is not None else [])

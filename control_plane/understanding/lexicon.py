@@ -380,13 +380,18 @@ FIRST_PERSON: Final = frozenset({"i", "me", "my", "we", "our", "im", "m", "here"
 
 RELATIVE: Final = frozenset({"that", "who"})
 
-NEGATORS: Final = frozenset(normalise("not no nothing none never without excluding don t isn aren"))
+# With and without the apostrophe chat drops ("dont want the whole tree").
+NEGATORS: Final = frozenset(
+    normalise(
+        "not no nothing none never without excluding don t isn aren dont doesnt didnt isnt arent wont cant"
+    )
+)
 
 OWNERS: Final = frozenset({"the", "its", "their", "those", "these", "s", "his", "her", "of", "for", "own"})
 
 KNOWN_FRAMES: Final = tuple(normalise(m) for m in ("familiar with", "comfortable with", "already know", "i know", "i ve learned", "i ve learnt", "i ve mastered", "i ve done", "i ve covered", "i ve studied", "i ve got", "am knowing", "m knowing", "i m at", "im at", "i am at"))  # fmt: skip
 
-ARGUMENT_PREPOSITIONS: Final = frozenset(normalise("for of before after about on to into"))
+ARGUMENT_PREPOSITIONS: Final = frozenset(normalise("for of before after about on to into towards toward"))
 
 EXPLAINED: Final = frozenset(
     DETERMINERS
