@@ -49,7 +49,8 @@ had been read, to measure the reader as finally committed; ``..._holdout6`` like
 ``..._holdout7`` likewise, after ``holdout6`` had been read and fixed (reader of ``10b28ba``);
 ``..._holdout8`` likewise, after ``holdout7`` had been read and fixed (reader of ``89b7324``);
 ``..._holdout9`` likewise, after ``holdout8`` had been read and fixed (reader of ``36511c2``);
-``..._holdout10`` likewise, after ``holdout9`` had been read and fixed (reader of ``62900ec``, the
+``..._holdout10`` likewise, after ``holdout9`` had been read and fixed (reader of ``62900ec``);
+``..._holdout11`` likewise, after ``holdout10`` had been read and fixed (reader of ``adbcedc``, the
 reader as finally committed).
 """
 
@@ -100,6 +101,7 @@ SPLITS = (
     "holdout8",
     "holdout9",
     "holdout10",
+    "holdout11",
 )
 DEALT = ("dev", "test")
 
@@ -124,6 +126,7 @@ ROUND_TWO_FILES = {
     HERE / "paraphrase_templates_holdout8.jsonl": "holdout8",
     HERE / "paraphrase_templates_holdout9.jsonl": "holdout9",
     HERE / "paraphrase_templates_holdout10.jsonl": "holdout10",
+    HERE / "paraphrase_templates_holdout11.jsonl": "holdout11",
 }
 
 
