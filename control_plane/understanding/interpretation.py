@@ -580,6 +580,19 @@ def _unknown_known(toks: Sequence[str], masked: frozenset[int]) -> tuple[int, in
 
 _DONE_SUBJECTS: Final = frozenset({"has", "have", "ve", "had", "i", "we", "already", "who", "they"})
 
+# "need"-like verbs, and the words that may stand as their subject when the concept is the object.
+_NEED_WORDS: Final = frozenset(normalise("need needs needed needing require requires requiring"))
+_NEED_SUBJECTS: Final = (
+    WH
+    | RELATIVE
+    | DETERMINERS
+    | frozenset(
+        normalise(
+            "which what that who concept topic thing idea subject skill area field module unit one ones stuff anything everything something else other"
+        )
+    )
+)
+
 
 def _stranded(toks: Sequence[str], masked: frozenset[int]) -> list[tuple[int, int, Cue]]:
     """Verb cues whose preposition was fronted with "which"/"what": "on which ideas X is based",
@@ -883,6 +896,14 @@ def _role_at(
         if e <= start:
             dist = start - e
             passive = toks[e - 1] in PASSIVE_FLIP and any(t in COPULA for t in toks[max(0, s - 3) : s])
+            if (
+                not passive
+                and toks[s] in _NEED_WORDS
+                and not (k > 0 and (toks[k - 1] in _NEED_SUBJECTS or k - 1 in masked))
+            ):
+                # "zero background, need X by next month": a need with no subject is the
+                # learner's; only "what / which topics / that / <a concept> need(s) X" is X's.
+                continue
             role = cue.left if passive else cue.right
             between = toks[e:start]
             if _any(between, CAUSAL) or (between and between[0] in WH):

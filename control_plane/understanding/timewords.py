@@ -123,6 +123,8 @@ def find_time(text: str, now: datetime, masked: Iterable[tuple[int, int]] = ()) 
     plain = _mask(text, masked)
     # "mid-2024" is one token to the parser; split the period word off.
     plain = re.sub(r"\b(mid|early|late)-(?=\d)", r"\1 ", plain, flags=re.IGNORECASE)
+    # "in (the) year 2023": the parser's search finds no date behind the noun "year"; drop it.
+    plain = re.sub(r"\b(?:the\s+)?year\s+(?=(?:19|20)\d\d\b)", "", plain, flags=re.IGNORECASE)
     now_word = _NOW_WORDS.search(plain)
     if not _MAYBE_TIME.search(plain):
         # Most questions name no time: skip the parser (several milliseconds a call).
