@@ -50,8 +50,8 @@ had been read, to measure the reader as finally committed; ``..._holdout6`` like
 ``..._holdout8`` likewise, after ``holdout7`` had been read and fixed (reader of ``89b7324``);
 ``..._holdout9`` likewise, after ``holdout8`` had been read and fixed (reader of ``36511c2``);
 ``..._holdout10`` likewise, after ``holdout9`` had been read and fixed (reader of ``62900ec``);
-``..._holdout11`` likewise, after ``holdout10`` had been read and fixed (reader of ``adbcedc``, the
-reader as finally committed).
+``..._holdout11`` likewise, after ``holdout10`` had been read and fixed (reader of ``adbcedc``;
+two of its families were fixed after it was scored).
 """
 
 from __future__ import annotations
