@@ -959,8 +959,13 @@ def _intent_of(role: _Role) -> tuple[str, tuple[str, ...]]:
     return ("needed_before" if role.role == DEP else "dependents"), _LEARNING
 
 
+def _token_spans(question: str) -> list[tuple[int, int]]:
+    """Where each token of ``question`` stands in it (characters), in token order."""
+    return [m.span() for m in re.finditer(TOKEN_PATTERN, question.lower())]
+
+
 def _surface(question: str, start: int, end: int) -> str:
-    spans = [m.span() for m in re.finditer(TOKEN_PATTERN, question.lower())]
+    spans = _token_spans(question)
     if start >= len(spans) or end > len(spans) or start >= end:
         return ""
     return question[spans[start][0] : spans[end - 1][1]]
@@ -1146,7 +1151,7 @@ def _interpret(
 
     # "Vector-borne diseases" (where only "vectors" is known): a name joined by a hyphen to a word
     # no vocabulary here explains is part of a longer name the graph lacks.
-    spans = [m.span() for m in re.finditer(TOKEN_PATTERN, question.lower())]
+    spans = _token_spans(question)
     for m in mentions if len(spans) == len(toks) else ():
         joined = [
             k
