@@ -479,11 +479,11 @@ def _scope(
     direct = transitive = False
 
     negated_until = -10  # "don't give me the whole tree": the negation runs on over the noun phrase
-    direct_word = any(
-        not _negated(toks, i) and not _next_time(toks, i)
-        for phrase in DIRECT
-        for i, _ in _find_all(toks, phrase, masked)
-    )
+    # "next term", "next week": when, not how far
+    direct_hits = [
+        o for phrase in DIRECT for o in _find_all(toks, phrase, masked) if not _next_time(toks, o[0])
+    ]
+    direct_word = any(not _negated(toks, i) for i, _ in direct_hits)
     for i, j in sorted(o for phrase in TRANSITIVE for o in _find_all(toks, phrase, masked)):
         if direct_word and toks[i] in STRUCTURE_NOUNS:
             continue  # "skill tree thinking: the nodes immediately after X": the tree is the map
@@ -504,16 +504,13 @@ def _scope(
             direct, negated_until = True, j
         else:
             transitive = True
-    for phrase in DIRECT:
-        for i, j in _find_all(toks, phrase, masked):
-            if _next_time(toks, i):
-                continue  # "next term", "next week": when, not how far
-            if (toks[j : j + 1] and toks[j] in coordinated) or (i > 0 and toks[i - 1] in coordinated):
-                transitive = True
-            elif _negated(toks, i) and {"only", "just", "merely", "simply"} & set(toks[max(0, i - 3) : i]):
-                transitive = True  # "not only the immediate ones", "not just the direct one": more
-            elif not _negated(toks, i):
-                direct = True
+    for i, j in direct_hits:
+        if (toks[j : j + 1] and toks[j] in coordinated) or (i > 0 and toks[i - 1] in coordinated):
+            transitive = True
+        elif _negated(toks, i) and {"only", "just", "merely", "simply"} & set(toks[max(0, i - 3) : i]):
+            transitive = True  # "not only the immediate ones", "not just the direct one": more
+        elif not _negated(toks, i):
+            direct = True
     for (s1, e1, c1), (s2, e2, c2) in itertools.pairwise(nouns):
         if e1 == s2 and toks[s1:e1] != toks[s2:e2]:
             continue  # "its constituent pieces": one noun phrase, not "prerequisites' prerequisites"
@@ -588,7 +585,7 @@ _NEED_SUBJECTS: Final = (
     | DETERMINERS
     | frozenset(
         normalise(
-            "which what that who concept topic thing idea subject skill area field module unit one ones stuff anything everything something else other"
+            "concept topic thing idea subject skill area field module unit one ones stuff anything everything something else other"
         )
     )
 )
@@ -1375,7 +1372,8 @@ def _interpret(
                 [*subs, Subject(excluded[0].concept_id, "excluded", words_of[excluded[0].concept_id])],
             )
         rels, note, missing = _map_relations(asked_rel, counts)
-        extra = [k for k in known if k.concept_id not in {s.concept_id for s in subs}]
+        asked_ids = {s.concept_id for s in subs}
+        extra = [k for k in known if k.concept_id not in asked_ids]
         if excluded and combine != "except":
             extra += [Subject(m.concept_id, "excluded", words_of[m.concept_id]) for m in excluded]
         reading = Reading(
