@@ -51,7 +51,8 @@ had been read, to measure the reader as finally committed; ``..._holdout6`` like
 ``..._holdout9`` likewise, after ``holdout8`` had been read and fixed (reader of ``36511c2``);
 ``..._holdout10`` likewise, after ``holdout9`` had been read and fixed (reader of ``62900ec``);
 ``..._holdout11`` likewise, after ``holdout10`` had been read and fixed (reader of ``adbcedc``;
-two of its families were fixed after it was scored).
+two of its families were fixed after it was scored); ``..._holdout12`` likewise, after ``holdout11``
+had been read and fixed (reader of ``930ec32``, which had no blind measurement of its own).
 """
 
 from __future__ import annotations
@@ -102,6 +103,7 @@ SPLITS = (
     "holdout9",
     "holdout10",
     "holdout11",
+    "holdout12",
 )
 DEALT = ("dev", "test")
 
@@ -127,6 +129,7 @@ ROUND_TWO_FILES = {
     HERE / "paraphrase_templates_holdout9.jsonl": "holdout9",
     HERE / "paraphrase_templates_holdout10.jsonl": "holdout10",
     HERE / "paraphrase_templates_holdout11.jsonl": "holdout11",
+    HERE / "paraphrase_templates_holdout12.jsonl": "holdout12",
 }
 
 
