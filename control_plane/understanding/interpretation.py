@@ -424,7 +424,9 @@ def _unknown_slot(toks: Sequence[str], masked: frozenset[int]) -> tuple[int, int
             if named.count(True) != 1:
                 continue  # not a frame around the concept the question names
             lo, hi = slots[named.index(False)]
-            if (span := _content_span(toks, lo, hi, DETERMINERS)) is not None:
+            # a pronoun in the other place points back at the named concept ("exactly 2 hops
+            # from X, not directly linked to it")
+            if (span := _content_span(toks, lo, hi, DETERMINERS | PRONOUNS | DEMONSTRATIVES)) is not None:
                 return span
     return None
 
