@@ -46,6 +46,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from types import EllipsisType
 from typing import Any, Final
 
 import sqlalchemy as sa
@@ -61,6 +62,7 @@ from control_plane.planning.study_plan import StudyPlan, study_plan
 from control_plane.planning.verify import Verdict, verify
 from control_plane.planning.walk_order import WalkOrder, walk_order
 from control_plane.synthesizers.base import Draft, Focus, SynthesisRequest, Synthesizer, Usage
+from control_plane.understanding.intent_model import IntentModel, default_model
 from control_plane.understanding.interpretation import Reading, interpret, mentions_in
 from control_plane.understanding.names import NameIndex
 from control_plane.understanding.timewords import find_time
@@ -202,6 +204,7 @@ class Planner:
         threshold: float = 0.80,
         walks: bool = True,
         walk_order: Callable[[Reading], WalkOrder | None] = walk_order,
+        intent_model: IntentModel | EllipsisType | None = ...,
     ) -> None:
         if max_rounds < 1 or frontier_cap < 1 or not 0.0 < threshold <= 1.0:
             raise InputError("max_rounds and frontier_cap must be >= 1 and threshold in (0, 1]")
@@ -218,6 +221,8 @@ class Planner:
         # False: every round expands one hop (the pre-walk loop, kept as an eval baseline).
         self.walks = walks
         self.walk_order = walk_order  # reading -> walk or one hop (tests pass smaller bounds)
+        # the learnt second reading that checks the grammar's (... = the committed one, None = none)
+        self.intent_model = default_model() if intent_model is ... else intent_model
         self._cache: _IndexEntry | None = None
         # Active edges per relation, valid while concept_edges is unchanged and the as-of point
         # stays in the box where no edge version changes state (the same rule as the index).
@@ -271,7 +276,7 @@ class Planner:
         names = {c.concept_id: c.name for c in seeds}
         mentions = [replace(m, name=names[m.concept_id]) for m in mentions_in(question, entry.index, names)]
         relations = self.relation_counts(point, top=top_edge)
-        reading = interpret(question, mentions, now=now, relations=relations)
+        reading = interpret(question, mentions, now=now, relations=relations, model=self.intent_model)
         return reading, point, seeds
 
     def seeds(self, question: str, as_of: AsOf) -> list[Concept]:
@@ -742,6 +747,8 @@ def _unsure(reading: Reading) -> str:
         for alt in reading.alternatives
         if alt != reading.intent
     ]
+    if reading.doubt:
+        others.append(reading.doubt)
     also = f"; it could also mean: {' or '.join(others)}" if others else ""
     tries = "; ".join(repr(s) for s in reading.suggestions)
     return f"{UNSURE} (read as: {reading.describe()}{also}). Try asking: {tries}"

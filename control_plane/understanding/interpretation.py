@@ -73,8 +73,17 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from types import EllipsisType
 from typing import Any, Final
 
+from control_plane.understanding.intent_model import (
+    BAD_INPUT,
+    IntentModel,
+    compatible_labels,
+    default_model,
+    question_tokens,
+    second_opinion,
+)
 from control_plane.understanding.lexicon import (
     ABOUT,
     ABOUT_COPULAS,
@@ -253,6 +262,7 @@ class Reading:
     alternatives: tuple[str, ...] = ()
     suggestions: tuple[str, ...] = ()
     problem: str | None = None
+    doubt: str = ""  # what the learnt second reading (intent_model) finds more likely
     names: tuple[tuple[str, str], ...] = field(default=(), compare=False)
 
     @property
@@ -352,6 +362,7 @@ class Reading:
             "alternatives": list(self.alternatives),
             "suggestions": list(self.suggestions),
             "problem": self.problem,
+            "doubt": self.doubt,
         }
 
 
@@ -1020,13 +1031,17 @@ def interpret(
     *,
     now: datetime,
     relations: Mapping[str, int] | None = None,
+    model: IntentModel | EllipsisType | None = ...,
 ) -> Reading:
     """Read ``question`` (module docstring). Total: any text gives a Reading, never an error.
 
     ``mentions``: the concepts it names (``mentions_in``); ``relations``: active edge counts per
-    relation (None: unknown, no vocabulary fitting); ``now``: resolves "today", "two years ago"."""
+    relation (None: unknown, no vocabulary fitting); ``now``: resolves "today", "two years ago";
+    ``model``: the learnt second reading that checks this one (default: the committed
+    ``intent_model.json``; None: no check)."""
+    checker = default_model() if model is ... else model
     try:
-        return _interpret(question, mentions, now, relations)
+        return _interpret(question, mentions, now, relations, checker)
     except Exception as exc:  # a reading must never take the question down
         return Reading(
             question if isinstance(question, str) else "",
@@ -1034,6 +1049,50 @@ def interpret(
             problem=f"could not read the question ({type(exc).__name__})",
             read_by="none",
         )
+
+
+# Sureness of a grammar reading the learnt second reading doubts: below SURE, so not answered.
+DOUBTED: Final = 0.5
+# The reading a corpus label stands for, to say what else a doubted question could mean.
+_LABEL_READING: Final[dict[str, tuple[str, bool]]] = {
+    "prerequisites": ("prerequisites", False),
+    "needed_before": ("needed_before", True),
+    "dependents": ("dependents", False),
+    "comes_after": ("dependents", True),
+    "foundations": ("builds_on", False),
+    "built_by": ("built_by", False),
+    "parts": ("parts", False),
+    "wholes": ("wholes", False),
+    "contrasts": ("contrasts", False),
+    "related": ("related", False),
+    "path": ("path", False),
+    "lessons_covering": ("lessons_covering", False),
+    "lessons_before": ("lessons_before", True),
+    "about": ("about", False),
+}
+
+
+def _checked(reading: Reading, tokens: Sequence[str], model: IntentModel | None) -> Reading:
+    """``reading``, made unsure when the learnt ``model`` (intent_model) finds another intent far
+    more likely than any the reading answers; the reading says which."""
+    # combined questions, and neighbourhoods wider than one hop, have no label in the corpus
+    combined = bool(reading.combine) or reading.intent == "before_uses" or reading.hops > 1
+    labels = compatible_labels(reading.intent, transitive=reading.transitive, combined=combined)
+    named = len({cid for cid, _ in reading.names} | set(reading.ids()))
+    found = second_opinion(model, tokens, labels, concepts=named) if model is not None else None
+    if found is None:
+        return reading
+    label, margin = found
+    if label == BAD_INPUT:
+        doubt = "not a question about this graph"
+    else:
+        intent, transitive = _LABEL_READING[label]
+        doubt = replace(reading, intent=intent, transitive=transitive, relation_note="", time=None).describe()
+    return replace(
+        reading,
+        sureness=min(reading.sureness, DOUBTED),
+        doubt=f"{doubt} (log-odds {margin:.1f})",
+    )
 
 
 # Words that may stand right before a one-word name without being part of a longer name.
@@ -1077,7 +1136,11 @@ def _foreign_modifier(token: str) -> bool:
 
 
 def _interpret(
-    question: str, mentions: Sequence[Mention], now: datetime, counts: Mapping[str, int] | None
+    question: str,
+    mentions: Sequence[Mention],
+    now: datetime,
+    counts: Mapping[str, int] | None,
+    model: IntentModel | None,
 ) -> Reading:
     if not isinstance(question, str) or not question.strip():
         return Reading("", "unknown", problem="the question is empty", read_by="none")
@@ -1090,6 +1153,8 @@ def _interpret(
         )
     masked = frozenset(i for m in mentions for i in range(m.start, m.end))
     toks = tuple(t if i in masked else respelt(t) for i, t in enumerate(normalise(question)))
+    # what the learnt check reads: every name (context ones too) one token
+    model_toks = question_tokens(toks, [(m.start, m.end) for m in mentions])
     when = find_time(question, now, [(m.start, m.end) for m in mentions])
     words = [t for i, t in enumerate(toks) if i not in masked and not t.isdigit()]
     english = sum(1 for w in words if w in VOCABULARY)
@@ -1398,6 +1463,8 @@ def _interpret(
             alternatives=alternatives,
             names=names,
         )
+        if reading.sure:
+            reading = _checked(reading, model_toks, model)
         if not reading.sure:
             reading = replace(reading, suggestions=_suggestions(words_of[main.concept_id], counts))
         return reading

@@ -1,0 +1,221 @@
+"""A second, learnt opinion on what a question asks, used to check the grammar's reading.
+
+The grammar (:mod:`.interpretation`) reads a question by its structure. Where a writer's phrasing
+falls outside what it knows, it can read a wrong intent with full confidence, which the product
+must never turn into an answer. This module is an independent check: a naive Bayes model over
+word and word-pair features (concept names masked as one token) of which *corpus intent* a
+phrasing asks, learnt from the labelled phrasing corpus (``python -m evals.intent_training``
+writes ``intent_model.json`` beside this file; the training files are named inside it).
+
+It answers nothing. :func:`second_opinion` compares its scores with the grammar's reading: when the
+model finds another intent far more likely than every intent the reading is compatible with (a
+log-odds margin of at least :data:`DISAGREE`), the reading is made unsure, and the loop abstains
+saying what else the question could mean. Readings the corpus has no label for (a custom
+relation's neighbourhood, combined questions) are not checked.
+
+Pure: features in, scores out; the model file is read once, lazily.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any, Final
+
+from .lexicon import respelt
+from .names import normalise
+
+__all__ = [
+    "DISAGREE",
+    "NAME",
+    "IntentModel",
+    "compatible_labels",
+    "default_model",
+    "features",
+    "phrasing_tokens",
+    "question_tokens",
+    "second_opinion",
+    "train",
+]
+
+# The token a concept name becomes (both in training phrasings and in questions).
+NAME: Final = "qqx"
+# Log-odds by which another intent must beat the reading's for the reading to be doubted; chosen
+# by leave-one-holdout-out over the corpus (docs/evals.md, "A second reading").
+DISAGREE: Final = 5.0
+# Additive smoothing of feature counts.
+ALPHA: Final = 0.5
+MODEL_FILE: Final = Path(__file__).with_name("intent_model.json")
+FORMAT: Final = "kg-intent-model/1"
+# Corpus labels that are not a reading's intent: the model saying so is a reason to doubt.
+BAD_INPUT: Final = "bad_input"
+
+
+def phrasing_tokens(template: str) -> tuple[str, ...]:
+    """A corpus phrasing (``{x}``, ``{y}`` where names go) as model tokens."""
+    text = template.replace("{x}", f" {NAME} ").replace("{y}", f" {NAME} ")
+    return tuple(t if t == NAME else respelt(t) for t in normalise(text))
+
+
+def question_tokens(tokens: Sequence[str], spans: Iterable[tuple[int, int]]) -> tuple[str, ...]:
+    """A question's (normalised, respelt) ``tokens`` with every named concept's span ``[start,
+    end)`` collapsed to one :data:`NAME` token."""
+    starts = dict(spans)
+    out: list[str] = []
+    i = 0
+    while i < len(tokens):
+        end = starts.get(i)
+        if end is not None and end > i:
+            out.append(NAME)
+            i = end
+        else:
+            out.append(tokens[i])
+            i += 1
+    return tuple(out)
+
+
+def features(tokens: Sequence[str]) -> frozenset[str]:
+    """Words and adjacent word pairs (``"a b"``)."""
+    return frozenset((*tokens, *(f"{a} {b}" for a, b in itertools.pairwise(tokens))))
+
+
+@dataclass(frozen=True)
+class IntentModel:
+    """Per label: how many phrasings it was learnt from and in how many each feature occurs."""
+
+    documents: Mapping[str, int]
+    counts: Mapping[str, Mapping[str, int]]
+    trained_on: tuple[str, ...] = ()
+    _vocabulary: frozenset[str] = field(init=False, repr=False, compare=False)
+    _prior: dict[str, float] = field(init=False, repr=False, compare=False)
+    _denominator: dict[str, float] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        vocabulary = frozenset(f for c in self.counts.values() for f in c)
+        total = sum(self.documents.values())
+        # frozen: the derived tables are set once, here
+        object.__setattr__(self, "_vocabulary", vocabulary)
+        object.__setattr__(self, "_prior", {k: math.log(n / total) for k, n in self.documents.items()})
+        object.__setattr__(
+            self,
+            "_denominator",
+            {
+                k: math.log(sum(self.counts.get(k, {}).values()) + ALPHA * len(vocabulary))
+                for k in self.documents
+            },
+        )
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        return tuple(sorted(self.documents))
+
+    def scores(self, feats: Iterable[str]) -> dict[str, float]:
+        """Log score (up to a shared constant) of every label for these features; features the
+        model never saw are ignored."""
+        known = [f for f in feats if f in self._vocabulary]
+        out: dict[str, float] = {}
+        for label, prior in self._prior.items():
+            counts = self.counts.get(label, {})
+            den = self._denominator[label]
+            out[label] = prior + sum(math.log(counts.get(f, 0) + ALPHA) - den for f in known)
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": FORMAT,
+            "trained_on": list(self.trained_on),
+            "documents": dict(sorted(self.documents.items())),
+            "counts": {k: dict(sorted(v.items())) for k, v in sorted(self.counts.items())},
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> IntentModel:
+        if data.get("format") != FORMAT:
+            raise ValueError(f"not a {FORMAT} model (format {data.get('format')!r})")
+        return cls(
+            documents={str(k): int(v) for k, v in data["documents"].items()},
+            counts={str(k): {str(f): int(n) for f, n in v.items()} for k, v in data["counts"].items()},
+            trained_on=tuple(data.get("trained_on", ())),
+        )
+
+
+def train(examples: Iterable[tuple[Sequence[str], str]], *, trained_on: Sequence[str] = ()) -> IntentModel:
+    """Learn from (tokens, label) pairs: each feature counted once per phrasing."""
+    documents: Counter[str] = Counter()
+    counts: dict[str, Counter[str]] = {}
+    for tokens, label in examples:
+        documents[label] += 1
+        counts.setdefault(label, Counter()).update(features(tokens))
+    if not documents:
+        raise ValueError("no examples to learn from")
+    return IntentModel(dict(documents), {k: dict(v) for k, v in counts.items()}, tuple(trained_on))
+
+
+@cache
+def default_model() -> IntentModel | None:
+    """The committed model, or None when the file is absent (the check is then skipped)."""
+    if not MODEL_FILE.exists():
+        return None
+    return IntentModel.from_dict(json.loads(MODEL_FILE.read_text(encoding="utf-8")))
+
+
+# Corpus labels a reading stands for, by the reading's intent (and whether it is transitive).
+# On a prerequisite-only graph "builds on" is answered from prerequisites, so the builds-on
+# labels are compatible with the learning-order ones of the same direction and scope.
+_BEFORE_DIRECT: Final = ("prerequisites", "foundations")
+_AFTER_DIRECT: Final = ("dependents", "built_by")
+
+
+def compatible_labels(intent: str, *, transitive: bool, combined: bool) -> tuple[str, ...]:
+    """The corpus labels a reading of ``intent`` answers; empty when the corpus has no label for
+    it (then there is nothing to check against)."""
+    if combined:
+        return ()
+    table: dict[str, tuple[str, ...]] = {
+        "prerequisites": ("needed_before",) if transitive else _BEFORE_DIRECT,
+        "needed_before": ("needed_before",) if transitive else _BEFORE_DIRECT,
+        "builds_on": ("foundations", "needed_before") if transitive else _BEFORE_DIRECT,
+        "dependents": ("comes_after",) if transitive else _AFTER_DIRECT,
+        "built_by": ("built_by", "comes_after") if transitive else _AFTER_DIRECT,
+        "parts": ("parts",),
+        "wholes": ("wholes",),
+        "contrasts": ("contrasts",),
+        "related": ("related",),
+        "neighbours": ("related",),
+        "path": ("path",),
+        "study_plan": ("path", "needed_before"),
+        "lessons_covering": ("lessons_covering",),
+        "lessons_before": ("lessons_before",),
+        "about": ("about",),
+    }
+    return table.get(intent, ())
+
+
+# Labels that need two named concepts (a path runs from one to another).
+TWO_CONCEPTS: Final = frozenset({"path"})
+
+
+def second_opinion(
+    model: IntentModel, tokens: Sequence[str], labels: Sequence[str], *, concepts: int = 1
+) -> tuple[str, float] | None:
+    """The label the model prefers over every one of ``labels`` by at least :data:`DISAGREE`
+    (and by how much), or None when the model does not doubt them. ``concepts``: how many
+    different concepts the question names; a label the question cannot mean with that many
+    (a path with one) is not a rival."""
+    if not labels:
+        return None
+    scores = model.scores(features(tokens))
+    if concepts < 2:
+        scores = {k: v for k, v in scores.items() if k not in TWO_CONCEPTS}
+    best = max(scores, key=lambda k: (scores[k], k))
+    held = max(scores.get(label, -math.inf) for label in labels)
+    margin = scores[best] - held
+    if best in labels or margin < DISAGREE:
+        return None
+    return best, margin

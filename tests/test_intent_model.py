@@ -1,0 +1,206 @@
+"""The learnt second reading (control_plane.understanding.intent_model): features, training,
+the rule that doubts the grammar, the committed model's freshness, and the loop abstaining when
+the two readings disagree."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sqlalchemy.engine import Engine
+
+from control_plane.planning.loop import UNSURE, Planner
+from control_plane.synthesizers.offline import OfflineSynthesizer
+from control_plane.understanding import intent_model
+from control_plane.understanding.intent_model import (
+    DISAGREE,
+    NAME,
+    IntentModel,
+    compatible_labels,
+    default_model,
+    features,
+    phrasing_tokens,
+    question_tokens,
+    second_opinion,
+    train,
+)
+from control_plane.understanding.interpretation import interpret, mentions_in
+from control_plane.understanding.lexicon import respelt
+from control_plane.understanding.names import NameIndex, normalise
+from data_plane import GraphReader, WriteGateway
+from data_plane.testing import ManualClock, build_graph
+from evals import intent_training
+
+NOW = datetime(2026, 11, 25, 12, 0, tzinfo=UTC)
+INDEX = NameIndex.from_names([("rag", "Retrieval-augmented generation", ("RAG",)), ("emb", "Embeddings", ())])
+
+
+def toy(examples: list[tuple[str, str]], copies: int = 1) -> IntentModel:
+    return train([(phrasing_tokens(t), label) for t, label in examples for _ in range(copies)])
+
+
+# -- features and training ---------------------------------------------------------------------
+
+
+def test_features_are_words_and_adjacent_pairs() -> None:
+    assert features(("what", "is", NAME)) == {"what", "is", NAME, "what is", f"is {NAME}"}
+
+
+def test_a_name_is_one_token_in_phrasings_and_in_questions() -> None:
+    """'{x}' in a corpus phrasing and a recognised name in a question become the same token."""
+    assert phrasing_tokens("What builds on {x}?") == ("what", "build", "on", NAME)
+    toks = normalise("What builds on retrieval-augmented generation?")
+    assert question_tokens(toks, [(3, 6)]) == ("what", "build", "on", NAME)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    before=st.lists(
+        st.sampled_from(["what", "comes", "after", "prereqs", "of", "lessons", "for"]), max_size=5
+    ),
+    after=st.lists(st.sampled_from(["please", "directly", "only", "next", "whole", "chain"]), max_size=4),
+    name=st.lists(st.sampled_from(["graph", "neural", "network", "bayes", "x"]), min_size=1, max_size=3),
+)
+def test_training_and_questions_see_the_same_tokens(
+    before: list[str], after: list[str], name: list[str]
+) -> None:
+    """No skew between training and use: a phrasing with ``{x}`` and the same question with a
+    name filled in (its span known, as the reader knows it) give the same model tokens."""
+    template = " ".join([*before, "{x}", *after])
+    question = template.replace("{x}", " ".join(name))
+    toks = tuple(respelt(t) for t in normalise(question))
+    start = len(normalise(" ".join(before)))
+    span = (start, start + len(normalise(" ".join(name))))
+    assert question_tokens(toks, [span]) == phrasing_tokens(template)
+
+
+def test_training_counts_each_feature_once_per_phrasing_and_round_trips() -> None:
+    model = toy([("what comes after {x} after", "dependents"), ("prereqs of {x}", "prerequisites")])
+    assert model.documents == {"dependents": 1, "prerequisites": 1}
+    assert model.counts["dependents"]["after"] == 1
+    again = IntentModel.from_dict(json.loads(json.dumps(model.to_dict())))
+    assert again == model and again.scores(features(("after",))) == model.scores(features(("after",)))
+
+
+def test_a_file_that_is_not_a_model_is_refused() -> None:
+    with pytest.raises(ValueError, match="kg-intent-model/1"):
+        IntentModel.from_dict({"format": "something-else", "documents": {}, "counts": {}})
+    with pytest.raises(ValueError, match="no examples"):
+        train([])
+
+
+# -- the rule ----------------------------------------------------------------------------------
+
+MODEL = toy(
+    [
+        ("what does {x} contrast with", "contrasts"),
+        ("alternatives to {x}", "contrasts"),
+        ("what are the prerequisites of {x}", "prerequisites"),
+        ("from {x} to {y}: which steps", "path"),
+    ],
+    copies=5,
+)
+
+
+def test_the_model_doubts_a_reading_only_by_a_wide_margin() -> None:
+    tokens = phrasing_tokens("alternatives to {x}, what does {x} contrast with")
+    doubt = second_opinion(MODEL, tokens, ("prerequisites",))
+    assert doubt is not None and doubt[0] == "contrasts" and doubt[1] >= DISAGREE
+    assert second_opinion(MODEL, tokens, ("contrasts",)) is None  # agrees
+    assert second_opinion(MODEL, tokens, ()) is None  # nothing to check against
+    weak = phrasing_tokens("alternatives {x}")
+    best, margin = second_opinion(MODEL, weak, ("prerequisites",)) or ("", 0.0)
+    scores = MODEL.scores(features(weak))
+    assert (best != "") == (scores["contrasts"] - scores["prerequisites"] >= DISAGREE)
+    assert margin == 0.0 or margin >= DISAGREE
+
+
+def test_a_path_is_no_rival_to_a_question_naming_one_concept() -> None:
+    tokens = phrasing_tokens("from {x} to which steps")
+    assert second_opinion(MODEL, tokens, ("prerequisites",), concepts=2) is not None
+    found = second_opinion(MODEL, tokens, ("prerequisites",), concepts=1)
+    assert found is None or found[0] != "path"
+
+
+def test_compatible_labels_follow_scope_and_leave_unlabelled_readings_alone() -> None:
+    assert compatible_labels("needed_before", transitive=False, combined=False) == (
+        "prerequisites",
+        "foundations",
+    )
+    assert compatible_labels("dependents", transitive=True, combined=False) == ("comes_after",)
+    assert compatible_labels("contrasts", transitive=False, combined=True) == ()
+    assert compatible_labels("a_relation_of_some_graph", transitive=False, combined=False) == ()
+
+
+# -- in the reader and the loop ----------------------------------------------------------------
+
+
+def test_a_doubted_reading_is_unsure_and_says_what_else_it_could_mean() -> None:
+    """The grammar reads 'prerequisites of RAG'; a model that learnt this very wording as a
+    contrast question makes the reading unsure and names the contrast reading."""
+    q = "What are the prerequisites of RAG?"
+    fooled = toy(
+        [("what are the prerequisites of {x}", "contrasts"), ("before {x}", "prerequisites")], copies=20
+    )
+    plain = interpret(q, mentions_in(q, INDEX), now=NOW, model=None)
+    doubted = interpret(q, mentions_in(q, INDEX), now=NOW, model=fooled)
+    assert plain.sure and plain.intent == "prerequisites" and not plain.doubt
+    assert not doubted.sure and doubted.intent == "prerequisites"
+    assert doubted.doubt.startswith("what RAG contrasts with (log-odds")
+    assert doubted.suggestions and doubted.to_dict()["doubt"] == doubted.doubt
+
+
+def test_the_committed_model_agrees_with_plain_questions() -> None:
+    """The shipped model does not doubt the plainest phrasing of each intent (no false alarms on
+    what the grammar was built for)."""
+    for q in (
+        "What are the prerequisites of RAG?",
+        "What comes after RAG?",
+        "What does RAG build on?",
+        "What is RAG part of?",
+        "Which lessons cover RAG?",
+        "What is RAG?",
+        "What contrasts with RAG?",
+        "Everything I need before RAG?",
+    ):
+        r = interpret(q, mentions_in(q, INDEX), now=NOW)
+        assert r.sure and not r.doubt, q
+
+
+def test_the_loop_abstains_on_a_doubted_reading(sqlite_engine: Engine) -> None:
+    clock = ManualClock(now=datetime(2024, 1, 1, tzinfo=UTC))
+    build_graph(
+        WriteGateway(sqlite_engine, clock=clock),
+        ["algebra", "calculus", ("rag", "RAG", [])],
+        [("algebra", "calculus", "prerequisite"), ("calculus", "rag", "prerequisite")],
+    )
+    fooled = toy(
+        [("what are the prerequisites of {x}", "contrasts"), ("before {x}", "prerequisites")], copies=20
+    )
+    reader = GraphReader(sqlite_engine, clock=clock)
+    q = "What are the prerequisites of RAG?"
+    trusted = Planner(reader, OfflineSynthesizer(), clock=clock, intent_model=None).ask(q, record=False)
+    doubted = Planner(reader, OfflineSynthesizer(), clock=clock, intent_model=fooled).ask(q, record=False)
+    assert not trusted.abstained and trusted.cited_concept_ids == ("calculus",)
+    assert doubted.abstained and doubted.llm_calls == 0
+    assert doubted.abstain_reason is not None and doubted.abstain_reason.startswith(UNSURE)
+    assert "it could also mean: what RAG contrasts with" in doubted.abstain_reason
+
+
+# -- the committed model -----------------------------------------------------------------------
+
+
+def test_the_committed_model_is_fresh_and_never_learnt_from_held_out_splits() -> None:
+    """``python -m evals.intent_training --check`` passes, and neither the test split nor the
+    holdout measuring this reader is among the files it learnt from."""
+    assert intent_training.main(["--check"]) == 0
+    model = default_model()
+    assert model is not None and model.trained_on
+    for name in model.trained_on:
+        assert intent_training.split_of(Path(name)) not in intent_training.HELD_OUT, name
+    assert set(model.labels) >= {"prerequisites", "needed_before", "dependents", "comes_after", "bad_input"}
+    assert intent_model.MODEL_FILE.exists()
