@@ -92,24 +92,27 @@ class IntentModel:
     documents: Mapping[str, int]
     counts: Mapping[str, Mapping[str, int]]
     trained_on: tuple[str, ...] = ()
-    _vocabulary: frozenset[str] = field(init=False, repr=False, compare=False)
-    _prior: dict[str, float] = field(init=False, repr=False, compare=False)
-    _denominator: dict[str, float] = field(init=False, repr=False, compare=False)
+    # Derived once (frozen): per seen feature, what it adds to each label that has seen it, over
+    # what an unseen one adds; per label, the prior and the log of an unseen feature's share.
+    _lift: dict[str, tuple[tuple[str, float], ...]] = field(init=False, repr=False, compare=False)
+    _base: dict[str, tuple[float, float]] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        vocabulary = frozenset(f for c in self.counts.values() for f in c)
+        vocabulary = {f for c in self.counts.values() for f in c}
         total = sum(self.documents.values())
-        # frozen: the derived tables are set once, here
-        object.__setattr__(self, "_vocabulary", vocabulary)
-        object.__setattr__(self, "_prior", {k: math.log(n / total) for k, n in self.documents.items()})
-        object.__setattr__(
-            self,
-            "_denominator",
-            {
-                k: math.log(sum(self.counts.get(k, {}).values()) + ALPHA * len(vocabulary))
-                for k in self.documents
-            },
-        )
+        base = {
+            k: (
+                math.log(n / total),
+                math.log(ALPHA) - math.log(sum(self.counts.get(k, {}).values()) + ALPHA * len(vocabulary)),
+            )
+            for k, n in self.documents.items()
+        }
+        lift: dict[str, list[tuple[str, float]]] = {}
+        for label, counts in self.counts.items():
+            for f, n in counts.items():
+                lift.setdefault(f, []).append((label, math.log((n + ALPHA) / ALPHA)))
+        object.__setattr__(self, "_base", base)
+        object.__setattr__(self, "_lift", {f: tuple(v) for f, v in lift.items()})
 
     @property
     def labels(self) -> tuple[str, ...]:
@@ -117,13 +120,14 @@ class IntentModel:
 
     def scores(self, feats: Iterable[str]) -> dict[str, float]:
         """Log score (up to a shared constant) of every label for these features; features the
-        model never saw are ignored."""
-        known = [f for f in feats if f in self._vocabulary]
-        out: dict[str, float] = {}
-        for label, prior in self._prior.items():
-            counts = self.counts.get(label, {})
-            den = self._denominator[label]
-            out[label] = prior + sum(math.log(counts.get(f, 0) + ALPHA) - den for f in known)
+        model never saw are ignored. (Multinomial naive Bayes with additive smoothing: each seen
+        feature adds log((count + ALPHA) / (label total + ALPHA * |V|)), written as the unseen
+        share plus a lift for the labels that saw it.)"""
+        lifts = [self._lift[f] for f in feats if f in self._lift]
+        out = {label: prior + len(lifts) * unseen for label, (prior, unseen) in self._base.items()}
+        for lift in lifts:
+            for label, gain in lift:
+                out[label] += gain
         return out
 
     def to_dict(self) -> dict[str, Any]:
