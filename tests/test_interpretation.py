@@ -1000,3 +1000,57 @@ def test_a_need_without_a_subject_is_the_learners(question: str, intent: str) ->
     with X as its subject relates X."""
     r = read(question, FULL)
     assert r.sure and r.intent == intent and r.subject == "rag", r.describe()
+
+
+@pytest.mark.parametrize(
+    ("question", "intent", "transitive"),
+    [
+        # a remark about the world before the question scopes nothing and names no relation
+        ("Knowledge piles on knowledge, every field does. What is RAG based on?", "builds_on", False),
+        (
+            "Everything in ML is connected somehow. Which topics come right before RAG?",
+            "needed_before",
+            False,
+        ),
+        # a quantifier over a noun no vocabulary knows is about that noun
+        ("If RAG were a room, what would the whole house be? What is it part of?", "wholes", False),
+        ("the complete list of everything RAG needs", "needed_before", True),
+        # a clarification after the question still counts
+        ("what's connected to RAG? no particular relation, just related", "related", None),
+    ],
+)
+def test_holdout_twelve_families(question: str, intent: str, transitive: bool | None) -> None:
+    """From the twelfth holdout's failures (read after it was scored twice, blind and with the
+    learnt check), in our own words: a remark before the question ("every idea stands on the
+    shoulders of others") is context, not scope; "the whole <something else>" is not "all of it"."""
+    r = read(question, FULL)
+    assert r.sure and r.intent == intent and r.subject == "rag", r.describe()
+    if transitive is not None:
+        assert r.transitive is transitive, r.describe()
+
+
+@pytest.mark.parametrize(
+    ("question", "made"),
+    [
+        ("compose a limerick on embeddings", "a limerick"),
+        ("Could you write me a funny song about RAG?", "a funny song"),
+        ("write rust code for RAG", "rust code"),
+    ],
+)
+def test_asking_for_something_to_be_made_is_not_a_question_about_the_graph(question: str, made: str) -> None:
+    """The graph says what a concept is and how it relates; it does not make poems or code of it."""
+    r = read(question, FULL)
+    assert not r.sure and r.problem is not None and repr(made) in r.problem
+
+
+@pytest.mark.parametrize(
+    "question", ["write me a quick summary of RAG", "can you write an overview of RAG?", "Write about RAG"]
+)
+def test_writing_a_summary_is_still_a_question_about_the_concept(question: str) -> None:
+    r = read(question, FULL)
+    assert r.sure and r.intent == "about" and r.subject == "rag", r.describe()
+
+
+def test_a_making_verb_in_the_scene_setting_asks_for_nothing() -> None:
+    r = read("I'm a reporter and I will write an article next week. Which topics are related to RAG?", FULL)
+    assert r.sure and r.intent == "related" and r.subject == "rag", r.describe()

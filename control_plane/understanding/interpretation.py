@@ -70,7 +70,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from types import EllipsisType
@@ -511,8 +511,14 @@ def _scope(
             )
         ):
             continue  # "what's the whole it's a piece of", "what whole is it part of": a noun
-        if toks[i] == "every" and j < len(toks) and j not in masked and toks[j] not in VOCABULARY:
-            continue  # "every model is grounded in theory": a quantifier over something else
+        if (
+            toks[i] in _QUANTIFIERS
+            and j < len(toks)
+            and j not in masked
+            and toks[j] not in VOCABULARY
+            and toks[j] not in _COLLECTIONS
+        ):
+            continue  # "every model is grounded in theory", "what's the whole kitchen": about something else
         if _negated(toks, i) or i <= negated_until + 2:
             direct, negated_until = True, j
         else:
@@ -535,6 +541,14 @@ def _scope(
             else:
                 transitive = True
     return direct and not transitive, transitive
+
+
+# Scope words that quantify or modify the noun after them ("every <noun>", "the whole <noun>").
+_QUANTIFIERS: Final = frozenset(normalise("every whole entire complete full"))
+# ... unless that noun is a collection of what is asked ("the complete set of prerequisites").
+_COLLECTIONS: Final = frozenset(
+    normalise("set list chain tree path sequence lineage history picture map range collection series line")
+)
 
 
 def _next_time(toks: Sequence[str], i: int) -> bool:
@@ -1110,7 +1124,9 @@ _MODIFIERS_KNOWN: Final = (
     | HOLDERS
     | frozenset(
         normalise(
-            "far how much many more most other new next same different basic advanced just like than am m re ve ll d"
+            "far how much many more most other new next same different basic advanced just like than am m re ve ll d "
+            # conjunctions opening a clause ("If RAG were a room, ...")
+            "if when whether because since once while unless although though"
         )
     )
     # verbs that take a topic as object: "want X", "love X", "revisit X"
@@ -1121,6 +1137,40 @@ _MODIFIERS_KNOWN: Final = (
         )
     )
 )
+
+
+# Verbs of making something ("write me a poem about X"): what they make is their object.
+_MAKING: Final = frozenset(respelt(w) for w in normalise("write compose sing rap craft"))
+# Where the object of a making verb ends ("a poem about X", "a song on X", "code for X").
+_OBJECT_END: Final = frozenset(normalise("about on of for explaining describing in to that which with"))
+
+
+def _made_thing(
+    toks: Sequence[str], masked: frozenset[int], sentence: Sequence[int], asking: Collection[int]
+) -> tuple[int, int] | None:
+    """The object of a making verb in an asking sentence (``sentence``: each token's sentence;
+    ``asking``: the asking ones) when it is something no vocabulary here explains ("write a poem
+    about X", "compose a song on X"): the graph can say what X is, not make a poem of it. A
+    summary, an explanation or an overview ("write me a summary of X") is a question about X;
+    "before I write a feature" in a sentence that only sets the scene asks for nothing."""
+    about = {phrase[0] for phrase in ABOUT if len(phrase) == 1}  # "summary", "overview", "explain"
+    for i, t in enumerate(toks):
+        if t not in _MAKING or i in masked or sentence[i] not in asking:
+            continue
+        lo = i + 1 + (toks[i + 1 : i + 2] in (("me",), ("us",)))  # "write me a poem"
+        j = lo
+        while (
+            j < len(toks)
+            and j not in masked
+            and sentence[j] == sentence[i]
+            and toks[j] not in _OBJECT_END
+            and j - lo < 4
+        ):
+            j += 1
+        words = toks[lo:j]
+        if words and not about & set(words) and any(w not in VOCABULARY and w.isalpha() for w in words):
+            return lo, j
+    return None
 
 
 def _foreign_modifier(token: str) -> bool:
@@ -1173,7 +1223,6 @@ def _interpret(
         )
     if not mentions:
         return Reading(question, "unknown", time=when, read_by="none")
-
     # Several sentences, some asking: the others are context ("backend dev here, pivoting into
     # ML. For X, what are the prerequisites?"). Their concepts are not asked about when the asking
     # sentences name one; their lesson and plan words do not make the question about lessons.
@@ -1187,6 +1236,13 @@ def _interpret(
         # Context is the learner speaking of themselves ("I'm planning a course", "dev here").
         personal = {sentence[i] for i, t in enumerate(toks) if t in FIRST_PERSON}
         context = frozenset(i for i, sid in enumerate(sentence) if not asks[sid] and sid in personal)
+        # So is a remark about the world, neither asking nor personal, naming no concept and not
+        # pointing back at one ("Every idea stands on the shoulders of others. What's X based
+        # on?"): its "every" scopes nothing asked, its "connected" asks for no relation.
+        pointing = {sentence[i] for i, t in enumerate(toks) if t in PRONOUNS or t in DEMONSTRATIVES}
+        named_in = {sentence[m.start] for m in mentions} | pointing | personal
+        first_ask = asks.index(True)  # a remark comes before the question; after it, a clarification
+        context |= frozenset(i for i, sid in enumerate(sentence) if sid < first_ask and sid not in named_in)
         inside = [m for m in mentions if m.start not in context]
         if inside:
             # Names stay names (masked); what the learner says they know stays known.
@@ -1212,6 +1268,18 @@ def _interpret(
                     problem=f"the question asks about {_surface(question, *slot)!r}, which is not a concept in this graph",
                     read_by="none",
                 )
+
+    # "write me a poem about X" (in a sentence that asks): a request to make something
+    # (no sentence marked as asking: the whole text is the request)
+    asking = {sid for sid, a in enumerate(asks) if a or not any(asks)}
+    if len(sentence) == len(toks) and (made := _made_thing(toks, masked, sentence, asking)) is not None:
+        return Reading(
+            question,
+            "unknown",
+            time=when,
+            problem=f"the question asks for {_surface(question, *made)!r} to be made, which the graph cannot give",
+            read_by="none",
+        )
 
     # "Vector-borne diseases" (where only "vectors" is known): a name joined by a hyphen to a word
     # no vocabulary here explains is part of a longer name the graph lacks.
@@ -1533,18 +1601,18 @@ def _interpret(
             elif _ends_with(toks, bb, PATH_END):
                 a, b2 = other, m
         return build("path", [sub(a), sub(b2, "target")], transitive=True, cue="path")
-    if _any(toks, CONTRAST, masked):
+    # context sentences (the learner's background, remarks) name no relation of the question
+    quiet = masked | context
+    if _any(toks, CONTRAST, quiet):
         subs = [sub(main)] + ([sub(second, "other")] if second is not None else [])
         return build("contrasts", subs, cue="contrast")
     named = roles.get(main.concept_id)
-    one_hop = _hops(toks) == 1 and not _any(toks, [p for p in NEIGHBOUR if p != ("hop",)], masked)
+    one_hop = _hops(toks) == 1 and not _any(toks, [p for p in NEIGHBOUR if p != ("hop",)], quiet)
     # "topics linked to X? no particular type, just related": the word that names one of the
     # graph's relations outranks the generic "linked".
-    related_named = (
-        _affirmed(toks, RELATED_WORDS, masked) and not verbs and (counts or {}).get(RELATED, 0) > 0
-    )
+    related_named = _affirmed(toks, RELATED_WORDS, quiet) and not verbs and (counts or {}).get(RELATED, 0) > 0
     if (
-        _any(toks, NEIGHBOUR, masked)
+        _any(toks, NEIGHBOUR, quiet)
         and not related_named
         and not (
             # "which modules have X as an immediate prereq (one hop forward only)", "immediate
@@ -1554,7 +1622,7 @@ def _interpret(
     ):
         subs = [sub(main)] + ([sub(second, "other")] if second is not None else [])
         return build("neighbours", subs, combine="both" if second is not None else "", cue="connected")
-    if _any(toks, RELATED_WORDS, masked) and not verbs:
+    if _any(toks, RELATED_WORDS, quiet) and not verbs:
         subs = [sub(main)] + ([sub(second, "other")] if second is not None else [])
         return build("related", subs, combine="both" if second is not None else "", cue="related")
     role = roles.get(main.concept_id)
