@@ -52,7 +52,9 @@ had been read, to measure the reader as finally committed; ``..._holdout6`` like
 ``..._holdout10`` likewise, after ``holdout9`` had been read and fixed (reader of ``62900ec``);
 ``..._holdout11`` likewise, after ``holdout10`` had been read and fixed (reader of ``adbcedc``;
 two of its families were fixed after it was scored); ``..._holdout12`` likewise, after ``holdout11``
-had been read and fixed (reader of ``930ec32``, which had no blind measurement of its own).
+had been read and fixed (reader of ``930ec32``, which had no blind measurement of its own);
+``..._holdout13`` likewise, after ``holdout12`` had been read and fixed, to measure the reader
+with its learnt second reading (trained on everything but ``test`` and ``holdout13``).
 """
 
 from __future__ import annotations
@@ -104,6 +106,7 @@ SPLITS = (
     "holdout10",
     "holdout11",
     "holdout12",
+    "holdout13",
 )
 DEALT = ("dev", "test")
 
@@ -130,6 +133,7 @@ ROUND_TWO_FILES = {
     HERE / "paraphrase_templates_holdout10.jsonl": "holdout10",
     HERE / "paraphrase_templates_holdout11.jsonl": "holdout11",
     HERE / "paraphrase_templates_holdout12.jsonl": "holdout12",
+    HERE / "paraphrase_templates_holdout13.jsonl": "holdout13",
 }
 
 
