@@ -251,12 +251,27 @@ def test_bad_input_is_a_clear_problem(text: str, problem: str) -> None:
         ("what does RAG need today?", NOW),
         ("In year 2023, RAG was building on which concepts?", datetime(2023, 1, 1, tzinfo=UTC)),
         ("in the year 2018 what did RAG need", datetime(2018, 1, 1, tzinfo=UTC)),
+        # a period word joined to a month by a hyphen, and years said in words
+        ("what did RAG need in mid-March 2024?", datetime(2024, 3, 15, tzinfo=UTC)),
+        ("early-June 2023: what did RAG build on", datetime(2023, 6, 1, tzinfo=UTC)),
+        ("back in twenty nineteen what did RAG need", datetime(2019, 1, 1, tzinfo=UTC)),
+        ("in two thousand and twenty, what did RAG need?", datetime(2020, 1, 1, tzinfo=UTC)),
+        ("during twenty twenty-three what came after RAG", datetime(2023, 1, 1, tzinfo=UTC)),
+        ("as of nineteen ninety-nine", datetime(1999, 1, 1, tzinfo=UTC)),
     ],
 )
 def test_time_words(text: str, expected: datetime) -> None:
     """Each phrase resolves against the planner's clock, never the machine's."""
     found = find_time(text, NOW)
     assert found is not None and found.valid_at == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["give me twenty topics related to RAG", "the top twenty prerequisites of RAG", "RAG in two steps"],
+)
+def test_number_words_that_are_not_years_are_no_time(text: str) -> None:
+    assert find_time(text, NOW) is None
 
 
 def test_relative_time_words_use_the_given_now() -> None:
@@ -971,6 +986,9 @@ def test_a_known_concept_and_a_goal_phrase_start_a_path() -> None:
         ("What is RAG-based search built on?", "rag-based search"),
         ("For a student who has finished Chain of custody, which sequence leads them to RAG?", "custody"),
         ("Starting point: Crop rotation. Destination: RAG. Which stops in order?", "crop rotation"),
+        # a phrasal verb's particle ("start out at", "starting off with")
+        ("we're starting out at Hoof trimming, want to finish at RAG: the steps?", "hoof trimming"),
+        ("Starting off with beekeeping, how do I get to RAG, step by step?", "beekeeping"),
     ],
 )
 def test_a_longer_or_unknown_name_is_not_read_as_a_known_one(question: str, words: str) -> None:

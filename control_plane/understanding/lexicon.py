@@ -278,7 +278,17 @@ RELATED_WORDS: Final = tuple(
 NEIGHBOUR: Final = tuple(normalise(m) for m in ("connected", "linked", "link", "adjacent", "neighbour", "neighbor", "hop", "next to", "touch"))  # fmt: skip
 
 # What marks a path's start and its end: "starting at A", "from A"; "ending at B", "my goal is B".
-PATH_START: Final = tuple(normalise(m) for m in ("from", "starting at", "start at", "starting from", "start from", "starting with", "start with", "beginning at", "beginning with", "begin with", "begin at", "starting point"))  # fmt: skip
+PATH_START: Final = (
+    normalise("from"),
+    normalise("starting point"),
+    # a starting verb, its particle if any ("start out at", "starting off with"), a preposition
+    *(
+        normalise(f"{verb} {particle} {prep}")
+        for verb in ("starting", "start", "beginning", "begin")
+        for particle in ("", "out", "off")
+        for prep in ("at", "from", "with")
+    ),
+)
 
 PATH_END: Final = tuple(normalise(m) for m in ("ending at", "end at", "ending with", "end with", "finishing at", "finish at", "finish with", "goal is", "reach", "arriving at", "arrive at", "end up at", "end up with", "end up in", "destination"))  # fmt: skip
 

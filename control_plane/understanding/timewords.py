@@ -42,6 +42,37 @@ _MAYBE_TIME: Final = re.compile(
 _START: Final = frozenset({"start", "beginning", "early", "begin"})
 _MIDDLE: Final = frozenset({"mid", "middle"})
 _END: Final = frozenset({"end", "late", "close"})
+# Years said in words ("twenty nineteen", "two thousand and twenty", "nineteen ninety-nine").
+_UNITS: Final = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
+_TEENS: Final = ("ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen",
+                 "eighteen", "nineteen")  # fmt: skip
+_TENS: Final = ("twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
+_WORD_VALUE: Final = {
+    **{w: i + 1 for i, w in enumerate(_UNITS)},
+    **{w: i + 10 for i, w in enumerate(_TEENS)},
+    **{w: (i + 2) * 10 for i, w in enumerate(_TENS)},
+}
+_TWO_DIGITS: Final = rf"(?:(?:{'|'.join(_TENS)})(?:[- ](?:{'|'.join(_UNITS)}))?|{'|'.join(_TEENS)}|oh[- ](?:{'|'.join(_UNITS)}))"
+_SPELT_YEAR: Final = re.compile(
+    rf"\b(?:(?P<century>nineteen|twenty)[- ](?P<rest>{_TWO_DIGITS})"
+    rf"|two thousand(?: and)?(?: (?P<after>{_TWO_DIGITS}|{'|'.join(_UNITS)}))?)\b",
+    re.IGNORECASE,
+)
+
+
+def _number(words: str) -> int:
+    """The value of a spelt number below 100 ("twenty-three", "oh five", "eleven")."""
+    return sum(_WORD_VALUE.get(w, 0) for w in re.split(r"[- ]", words.lower()))
+
+
+def _digits(match: re.Match[str]) -> str:
+    if match.group("century"):
+        return str(
+            (19 if match.group("century").lower() == "nineteen" else 20) * 100 + _number(match.group("rest"))
+        )
+    return str(2000 + (_number(match.group("after")) if match.group("after") else 0))
+
+
 # Words that only mean "the present": the reading records them, the time stays now.
 _NOW_WORDS: Final = re.compile(r"\b(currently|at present|these days|right now|nowadays)\b", re.IGNORECASE)
 
@@ -121,8 +152,9 @@ def find_time(text: str, now: datetime, masked: Iterable[tuple[int, int]] = ()) 
     if not text or not text.strip():
         return None
     plain = _mask(text, masked)
-    # "mid-2024" is one token to the parser; split the period word off.
-    plain = re.sub(r"\b(mid|early|late)-(?=\d)", r"\1 ", plain, flags=re.IGNORECASE)
+    # "mid-2024", "mid-March" are one token to the parser; split the period word off.
+    plain = re.sub(r"\b(mid|early|late)-(?=\w)", r"\1 ", plain, flags=re.IGNORECASE)
+    plain = _SPELT_YEAR.sub(_digits, plain)  # "back in twenty nineteen" -> "back in 2019"
     # "in (the) year 2023": the parser's search finds no date behind the noun "year"; drop it.
     plain = re.sub(r"\b(?:the\s+)?year\s+(?=(?:19|20)\d\d\b)", "", plain, flags=re.IGNORECASE)
     now_word = _NOW_WORDS.search(plain)
