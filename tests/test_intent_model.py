@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -223,3 +224,37 @@ def test_the_committed_model_is_fresh_and_never_learnt_from_held_out_splits() ->
         assert intent_training.split_of(Path(name)) not in intent_training.HELD_OUT, name
     assert set(model.labels) >= {"prerequisites", "needed_before", "dependents", "comes_after", "bad_input"}
     assert intent_model.MODEL_FILE.exists()
+
+
+def test_the_sweep_counts_what_the_check_would_have_caught(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``evals.second_reading sweep`` over recorded readings: a wrong answer whose reading the
+    model doubts is caught; a right one it agrees with is kept."""
+    from evals import second_reading
+
+    def row(question: str, intent: str, right: bool) -> dict[str, object]:
+        start = normalise(question).index("rag")
+        reading = {
+            "spans": [(start, start + 1)],
+            "intent": intent,
+            "transitive": False,
+            "combined": False,
+            "sure": True,
+        }
+        return {"question": question, "answered": True, "right": right, "reading": reading}
+
+    data = {
+        "split": "holdout99",
+        "graph": "curriculum",
+        "rows": [
+            row("what are the alternatives to rag, what does rag contrast with?", "prerequisites", False),
+            row("what are the prerequisites of rag?", "prerequisites", True),
+        ],
+    }
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(data))
+    second_reading.main(["sweep", str(path)])
+    out = capsys.readouterr().out
+    assert "selective accuracy at 5.0: 0.500 -> 1.000" in out
+    assert re.search(r"5\.0\s+1\s+0\s+1\s+1\s", out)
