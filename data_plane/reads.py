@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from datetime import datetime
 from typing import Any, Final, NamedTuple, TypeVar
 
@@ -206,6 +208,10 @@ def _processors(
     )
 
 
+# The connection a :meth:`GraphReader.pinned` block reads through, with its engine.
+_PINNED: ContextVar[tuple[Engine, sa.Connection] | None] = ContextVar("kg_pinned_connection", default=None)
+
+
 class GraphReader:
     """Read-only, temporal access to the graph."""
 
@@ -216,6 +222,34 @@ class GraphReader:
     @property
     def engine(self) -> Engine:
         return self._engine
+
+    @contextmanager
+    def pinned(self) -> Iterator[None]:
+        """Every read of this engine inside the block (in this thread or task) shares one
+        connection, so one question's reads see one snapshot and pay for one pool checkout
+        (on PostgreSQL also one liveness ping) instead of one per read. Re-entrant."""
+        held = _PINNED.get()
+        if held is not None and held[0] is self._engine:
+            yield
+            return
+        with self._engine.connect() as conn:
+            # (Options for one statement go on that statement: ``Connection.execution_options``
+            # would change the shared connection for every read after it.)
+            token = _PINNED.set((self._engine, conn))
+            try:
+                yield
+            finally:
+                _PINNED.reset(token)
+
+    @contextmanager
+    def connection(self) -> Iterator[sa.Connection]:
+        """The connection of the enclosing :meth:`pinned` block, or a fresh one for this read."""
+        held = _PINNED.get()
+        if held is not None and held[0] is self._engine:
+            yield held[1]
+            return
+        with self._engine.connect() as conn:
+            yield conn
 
     def as_of(self, valid_at: datetime | None = None, recorded_at: datetime | None = None) -> AsOf:
         """An ``AsOf`` whose missing times default to now."""
@@ -247,7 +281,7 @@ class GraphReader:
         convert = shape.as_of or (lambda t: t)
         values["as_of_valid"], values["as_of_recorded"] = convert(as_of.valid_at), convert(as_of.recorded_at)
         params = values if shape.positions is None else tuple(values[n] for n in shape.positions)
-        with self._engine.connect() as conn:
+        with self.connection() as conn:
             # The thin columns need no result processing (ids, texts, numbers), so the driver's
             # rows are used as they come: no per-row ``Row`` objects.
             rows = list(conn.exec_driver_sql(shape.sql, params).cursor.fetchall())
@@ -266,7 +300,7 @@ class GraphReader:
         as_of = as_of or self.as_of()
         wanted = sorted(set(ids))
         out: dict[str, Concept] = {}
-        with self._engine.connect() as conn:
+        with self.connection() as conn:
             for i in range(0, len(wanted), _CHUNK):
                 params = {"ids": wanted[i : i + _CHUNK], **as_of.params()}
                 for r in conn.execute(_concepts_statement(), params).mappings():
@@ -289,7 +323,7 @@ class GraphReader:
             stmt = stmt.where(C.c.concept_id > after)
         if limit is not None:
             stmt = stmt.limit(limit)
-        with self._engine.connect() as conn:
+        with self.connection() as conn:
             return [concept_from_row(r) for r in conn.execute(stmt).mappings()]
 
     def concept_labels(self, *, as_of: AsOf | None = None) -> Iterator[tuple[str, str, tuple[str, ...]]]:
@@ -298,15 +332,15 @@ class GraphReader:
         ~200,000 concepts)."""
         as_of = as_of or self.as_of()
         stmt = sa.select(C.c.concept_id, C.c.name, C.c.aliases).where(as_of.clause(C))
-        with self._engine.connect() as conn:
-            for cid, name, aliases in conn.execution_options(yield_per=5000).execute(stmt):
+        with self.connection() as conn:
+            for cid, name, aliases in conn.execute(stmt, execution_options={"yield_per": 5000}):
                 yield cid, name, tuple(aliases or ())
 
     def relation_counts(self, *, as_of: AsOf | None = None) -> dict[str, int]:
         """Active edges per relation as of ``as_of`` (which relations are in force at all)."""
         as_of = as_of or self.as_of()
         stmt = sa.select(E.c.relation, sa.func.count()).where(as_of.clause(E)).group_by(E.c.relation)
-        with self._engine.connect() as conn:
+        with self.connection() as conn:
             return {rel: int(n) for rel, n in conn.execute(stmt)}
 
     def lesson_links(
@@ -318,7 +352,7 @@ class GraphReader:
         L, LC = schema.lessons, schema.lesson_concepts
         wanted = sorted(set(concept_ids))
         out: list[tuple[Version, str]] = []
-        with self._engine.connect() as conn:
+        with self.connection() as conn:
             for i in range(0, len(wanted), _CHUNK):
                 stmt = sa.select(LC).where(LC.c.concept_id.in_(wanted[i : i + _CHUNK]), as_of.clause(LC))
                 out += [(version_from_row("lesson_concepts", r), "") for r in conn.execute(stmt).mappings()]
@@ -336,7 +370,7 @@ class GraphReader:
         as_of = as_of or self.as_of()
         s, t, r = canonical_edge(source_id, target_id, relation)
         stmt = sa.select(E).where(E.c.source_id == s, E.c.target_id == t, E.c.relation == r, as_of.clause(E))
-        with self._engine.connect() as conn:
+        with self.connection() as conn:
             row = conn.execute(stmt).mappings().first()
         if row is None:
             raise NotFound(f"no active edge {edge_key(s, t, r)!r}", key=edge_key(s, t, r))
@@ -346,7 +380,7 @@ class GraphReader:
         """Edge versions by id, whatever their time stamps (for verifying citations)."""
         wanted = sorted(set(version_ids))
         out: dict[int, Edge] = {}
-        with self._engine.connect() as conn:
+        with self.connection() as conn:
             for i in range(0, len(wanted), _CHUNK):
                 for r in conn.execute(
                     sa.select(E).where(E.c.version_id.in_(wanted[i : i + _CHUNK]))
@@ -364,7 +398,7 @@ class GraphReader:
         edges: dict[int, Edge] = {}
         concepts: dict[int, Concept] = {}
         dialect = self._engine.dialect
-        with self._engine.connect() as conn:
+        with self.connection() as conn:
             for i in range(0, max(len(edge_ids), len(concept_ids)), _CHUNK):
                 e_part, c_part = edge_ids[i : i + _CHUNK], concept_ids[i : i + _CHUNK]
                 n_e, n_c = _padded(len(e_part)), _padded(len(c_part))
@@ -398,7 +432,7 @@ class GraphReader:
         counts = dict.fromkeys(wanted, 0)
         if not wanted:
             return counts
-        with self._engine.connect() as conn:  # both ends in one round trip
+        with self.connection() as conn:  # both ends in one round trip
             for cid, n in conn.execute(_degrees_statement(), {"ids": wanted, **as_of.params()}):
                 counts[cid] += n
         return counts
@@ -412,7 +446,7 @@ class GraphReader:
             key = canonical_edge(*key)
         cond = [table.c[col] == part for col, part in zip(schema.KEY_COLUMNS[table_name], key, strict=True)]
         stmt = sa.select(table).where(*cond).order_by(table.c.recorded_at, table.c.version_id)
-        with self._engine.connect() as conn:
+        with self.connection() as conn:
             rows = [version_from_row(table_name, r) for r in conn.execute(stmt).mappings()]
         if not rows:
             raise NotFound(f"{table_name}: no history for {'/'.join(key)!r}", key="/".join(key))
@@ -476,8 +510,8 @@ class GraphReader:
             .where(as_of.clause(table))
             .order_by(*(table.c[k] for k in _ORDER[table_name]))
         )
-        with self._engine.connect() as conn:
-            yield from conn.execution_options(yield_per=_STREAM_BATCH).execute(stmt)
+        with self.connection() as conn:
+            yield from conn.execute(stmt, execution_options={"yield_per": _STREAM_BATCH})
 
     def stream_changes(
         self,
@@ -514,8 +548,8 @@ class GraphReader:
     def _stream(self, stmt: sa.Select[Any], limit: int | None, convert: Callable[[Any], _T]) -> Iterator[_T]:
         if limit is not None:
             stmt = stmt.limit(limit)
-        with self._engine.connect() as conn:
-            result = conn.execution_options(yield_per=_STREAM_BATCH).execute(stmt)
+        with self.connection() as conn:
+            result = conn.execute(stmt, execution_options={"yield_per": _STREAM_BATCH})
             for r in result.mappings():
                 yield convert(r)
 
@@ -568,13 +602,13 @@ class GraphReader:
                 sa.or_(A.c.recorded_at < at, sa.and_(A.c.recorded_at == at, A.c.version_id < before[1]))
             )
         stmt = stmt.order_by(A.c.recorded_at.desc(), A.c.version_id.desc()).limit(limit)
-        with self._engine.connect() as conn:
+        with self.connection() as conn:
             return [version_from_row("answers", r) for r in conn.execute(stmt).mappings()]
 
     def answer(self, answer_id: str) -> Version:
         A = schema.answers
         stmt = sa.select(A).where(A.c.answer_id == answer_id, A.c.expired_at.is_(None))
-        with self._engine.connect() as conn:
+        with self.connection() as conn:
             row = conn.execute(stmt).mappings().first()
         if row is None:
             raise NotFound(f"no recorded answer {answer_id!r}", key=answer_id)
@@ -584,7 +618,7 @@ class GraphReader:
         """The engine's query plan for :meth:`neighbourhood` (for docs and the plan test)."""
         as_of = as_of or self.as_of()
         stmt, params = neighbourhood_statement(ids, as_of)
-        with self._engine.connect() as conn:
+        with self.connection() as conn:
             prefix = "EXPLAIN QUERY PLAN " if conn.dialect.name == "sqlite" else "EXPLAIN "
 
             def _explain(_c: Any, _cur: Any, statement: str, params: Any, _ctx: Any, _many: bool) -> Any:

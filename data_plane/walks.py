@@ -50,7 +50,8 @@ from __future__ import annotations
 
 import functools
 from collections import deque
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -244,6 +245,16 @@ def _walk_statement(forward: bool, backward: bool, detail: bool, bounded: bool) 
     return sa.select(*columns).select_from(joined)
 
 
+@contextmanager
+def _bound(bind: Engine | sa.Connection) -> Iterator[sa.Connection]:
+    """``bind`` itself when it is a connection (a caller's pinned one), else a fresh one."""
+    if isinstance(bind, sa.Connection):
+        yield bind
+        return
+    with bind.connect() as conn:
+        yield conn
+
+
 def walk_statement(
     starts: Collection[str],
     as_of: AsOf,
@@ -296,7 +307,7 @@ _THIN: Final = 7
 
 
 def walk(
-    engine: Engine,
+    engine: Engine | sa.Connection,
     starts: Collection[str],
     *,
     as_of: AsOf,
@@ -317,7 +328,7 @@ def walk(
     stmt, params = walk_statement(
         starts, as_of, steps, max_depth=max_depth, budget=budget, exclude=exclude, detail=detail
     )
-    with engine.connect() as conn:
+    with _bound(engine) as conn:
         rows = conn.execute(stmt, params).all()
     pairs: set[tuple[str, int]] = set()
     depths: dict[str, int] = {}
@@ -456,13 +467,15 @@ def shortest_paths(w: Walk, start: str, goal: str, *, limit: int = 16) -> Paths:
 # -- lessons ------------------------------------------------------------------------------------
 
 
-def lessons_for(engine: Engine, concept_ids: Iterable[str], *, as_of: AsOf) -> dict[str, tuple[str, ...]]:
+def lessons_for(
+    engine: Engine | sa.Connection, concept_ids: Iterable[str], *, as_of: AsOf
+) -> dict[str, tuple[str, ...]]:
     """Lesson ids whose link to each concept, and the lesson itself, are in force as of
     ``as_of``, sorted; concepts without one are absent. One statement per 500 ids."""
     L, LC = schema.lessons, schema.lesson_concepts
     wanted = sorted(set(concept_ids))
     out: dict[str, list[str]] = {}
-    with engine.connect() as conn:
+    with _bound(engine) as conn:
         for i in range(0, len(wanted), 500):
             stmt = (
                 sa.select(LC.c.concept_id, LC.c.lesson_id)

@@ -523,3 +523,25 @@ def test_a_scripted_synthesizer_that_keeps_no_requests_still_follows_its_script(
     assert kept.calls == lean.calls == len(kept.requests) >= 2 and lean.requests == []
     confidences = [[r.confidence for r in a.rounds] for a in answers]
     assert confidences[0] == confidences[1] and confidences[0][:2] == [0.5, 0.6]
+
+
+def test_a_question_reads_through_one_connection(
+    lgateway: WriteGateway, lreader: GraphReader, loop_clock: ManualClock
+) -> None:
+    """Every read of one question (name index, seeds, expansions, walks, grounding) goes through
+    one pooled connection: one checkout per question, however many rounds."""
+    worked_graph(lgateway)
+    engine = lreader.engine
+    seen: list[int] = []
+
+    def checkout(*_args: object) -> None:
+        seen.append(1)
+
+    p = planner(lreader, OfflineSynthesizer(), loop_clock)
+    p.ask(WORKED, record=False)  # warm the caches
+    sa.event.listen(engine, "checkout", checkout)
+    try:
+        answer = p.ask(WORKED, record=False)
+    finally:
+        sa.event.remove(engine, "checkout", checkout)
+    assert answer.rounds and len(seen) == 1

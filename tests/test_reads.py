@@ -337,3 +337,56 @@ def test_streamed_pages_rebuild_the_snapshot(graph: WriteGateway, reader: GraphR
         key=lambda v: (v.stamp.recorded_at, v.stamp.version_id),
     )
     assert len(changes) == 5
+
+
+# -- one connection per question ----------------------------------------------------------------
+
+
+@contextmanager
+def _checkouts(engine: Engine) -> Iterator[list[int]]:
+    """Count pool checkouts on ``engine`` (each is one connection handed to a read)."""
+    seen: list[int] = []
+
+    def checkout(*_args: Any) -> None:
+        seen.append(1)
+
+    sa.event.listen(engine, "checkout", checkout)
+    try:
+        yield seen
+    finally:
+        sa.event.remove(engine, "checkout", checkout)
+
+
+def test_reads_inside_a_pinned_block_share_one_connection(
+    graph: WriteGateway, reader: GraphReader, engine: Engine
+) -> None:
+    """Outside a block every read checks a connection out; inside, all reads (nested blocks
+    too) use the block's one, and they still return what they return unpinned."""
+    as_of = reader.as_of()
+    loose = (reader.neighbourhood(["a"], as_of=as_of), reader.concepts(["a", "b"], as_of=as_of))
+    with _checkouts(engine) as seen:
+        reader.neighbourhood(["a"], as_of=as_of)
+        reader.concepts(["a"], as_of=as_of)
+    assert len(seen) == 2
+    with _checkouts(engine) as seen, reader.pinned():
+        with reader.connection() as outer:
+            pass
+        # a streamed read first: its batching must not leak into the reads after it
+        assert len(list(reader.concept_labels(as_of=as_of))) == 5
+        pinned = (reader.neighbourhood(["a"], as_of=as_of), reader.concepts(["a", "b"], as_of=as_of))
+        with reader.pinned(), reader.connection() as inner:
+            assert inner is outer
+    assert len(seen) == 1
+    assert pinned == loose
+
+
+def test_a_failed_block_leaves_no_connection_pinned(
+    graph: WriteGateway, reader: GraphReader, engine: Engine
+) -> None:
+    with pytest.raises(RuntimeError), reader.pinned(), reader.connection() as held:
+        raise RuntimeError("boom")
+    with reader.connection() as fresh:
+        assert fresh is not held
+    with _checkouts(engine) as seen:
+        reader.neighbourhood(["a"])
+    assert len(seen) == 1

@@ -81,13 +81,14 @@ class ReaderExpander:
         """``relations`` followed transitively from ``ids`` in learning ``direction``
         (``needed_before`` or ``unlocks``), in one recursive SQL statement, with the thin edge and
         concept rows the evidence holds (grounded once per answer, like the one-hop rows)."""
-        return walk(
-            self._reader.engine,
-            ids,
-            as_of=as_of,
-            steps=learning_steps(direction, relations),
-            max_depth=max_depth,
-            budget=budget,
-            exclude=exclude,
-            detail=True,
-        )
+        with self._reader.connection() as conn:  # the question's pinned one, if any
+            return walk(
+                conn,
+                ids,
+                as_of=as_of,
+                steps=learning_steps(direction, relations),
+                max_depth=max_depth,
+                budget=budget,
+                exclude=exclude,
+                detail=True,
+            )

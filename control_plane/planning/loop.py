@@ -143,7 +143,7 @@ def _time_box(
         hi(C.c.recorded_at, r),
         hi(C.c.expired_at, r),
     )
-    with reader.engine.connect() as conn:
+    with reader.connection() as conn:
         row = conn.execute(stmt).one()
     vals = [_aware(x) for x in row]
 
@@ -158,7 +158,7 @@ def _time_box(
 
 
 def _max_concept_version(reader: GraphReader, table: sa.Table = schema.concepts) -> int | None:
-    with reader.engine.connect() as conn:
+    with reader.connection() as conn:
         value = conn.execute(sa.select(sa.func.max(table.c.version_id))).scalar()
     return None if value is None else int(value)
 
@@ -166,7 +166,7 @@ def _max_concept_version(reader: GraphReader, table: sa.Table = schema.concepts)
 def _tops(reader: GraphReader) -> tuple[int | None, int | None]:
     """The newest concept and edge version ids, in one statement: what tells whether the cached
     name index and relation counts may still hold."""
-    with reader.engine.connect() as conn:
+    with reader.connection() as conn:
         concepts, edges = conn.execute(_tops_statement()).one()
     return (None if concepts is None else int(concepts), None if edges is None else int(edges))
 
@@ -311,6 +311,25 @@ class Planner:
             )
         if record and self.gateway is None:
             raise InputError("record=True needs a WriteGateway; pass gateway= or record=False")
+        # One connection for every read of the question: one snapshot, one pool checkout.
+        with self.reader.pinned():
+            answer = self._ask(question, as_of, known_at)
+        if record:
+            self._record(answer)
+        log.info(
+            "loop.answer",
+            question_id=answer.answer_id,
+            abstained=answer.abstained,
+            confidence=answer.confidence,
+            rounds=len(answer.rounds),
+            llm_calls=answer.llm_calls,
+            cited=list(answer.cited_concept_ids),
+            reason=answer.abstain_reason,
+            latency_ms=round(answer.latency_ms, 3),
+        )
+        return answer
+
+    def _ask(self, question: str, as_of: datetime | None, known_at: datetime | None) -> Answer:
         started = time.perf_counter()
         created_at = ensure_utc(self.clock(), field="clock")
         point = AsOf(as_of or created_at, known_at or created_at)
@@ -485,19 +504,6 @@ class Planner:
             unexplored = set(evidence.concepts) - visited - walked
             plan = self._study_plan(reading.subject, reading.known, evidence, point, unexplored | budget_open)
             answer.extra["study_plan"] = plan.to_dict()
-        if record:
-            self._record(answer)
-        log.info(
-            "loop.answer",
-            question_id=answer_id,
-            abstained=answer.abstained,
-            confidence=answer.confidence,
-            rounds=len(answer.rounds),
-            llm_calls=answer.llm_calls,
-            cited=list(answer.cited_concept_ids),
-            reason=answer.abstain_reason,
-            latency_ms=round(answer.latency_ms, 3),
-        )
         return answer
 
     # -- steps ------------------------------------------------------------------------------
@@ -539,7 +545,8 @@ class Planner:
         learner knows, each concept with the lessons in force that cover it."""
         needs = needs_from_edges((e.source_id, e.target_id, e.relation) for e in evidence.edges.values())
         draft = study_plan(subject, needs, known=known)
-        lessons = lessons_for(self.reader.engine, draft.concepts, as_of=point) if draft.concepts else {}
+        with self.reader.connection() as conn:
+            lessons = lessons_for(conn, draft.concepts, as_of=point) if draft.concepts else {}
         complete = not ({subject, *draft.concepts} & unexplored)
         return study_plan(subject, needs, known=known, lessons=lessons, complete=complete)
 
