@@ -1041,6 +1041,8 @@ def test_a_need_without_a_subject_is_the_learners(question: str, intent: str) ->
         ("compose a limerick on embeddings", "a limerick"),
         ("Could you write me a funny song about RAG?", "a funny song"),
         ("write rust code for RAG", "rust code"),
+        ("tell me a joke about RAG", "a joke"),
+        ("Tell us a bedtime story on embeddings", "a bedtime story"),
     ],
 )
 def test_asking_for_something_to_be_made_is_not_a_question_about_the_graph(question: str, made: str) -> None:
@@ -1050,7 +1052,16 @@ def test_asking_for_something_to_be_made_is_not_a_question_about_the_graph(quest
 
 
 @pytest.mark.parametrize(
-    "question", ["write me a quick summary of RAG", "can you write an overview of RAG?", "Write about RAG"]
+    "question",
+    [
+        "write me a quick summary of RAG",
+        "can you write an overview of RAG?",
+        "Write about RAG",
+        "tell me a bit about RAG",
+        "tell me something about RAG",
+        "tell me more about RAG",
+        "tell me a little about RAG please",
+    ],
 )
 def test_writing_a_summary_is_still_a_question_about_the_concept(question: str) -> None:
     r = read(question, FULL)
@@ -1060,3 +1071,13 @@ def test_writing_a_summary_is_still_a_question_about_the_concept(question: str) 
 def test_a_making_verb_in_the_scene_setting_asks_for_nothing() -> None:
     r = read("I'm a reporter and I will write an article next week. Which topics are related to RAG?", FULL)
     assert r.sure and r.intent == "related" and r.subject == "rag", r.describe()
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["tell me plz what comes before RAG", "tell me if RAG needs embeddings", "tell me why RAG matters"],
+)
+def test_tell_makes_something_only_with_a_thing_as_its_object(question: str) -> None:
+    """'tell me a joke about X' asks for a joke; 'tell me what/if/why ...' asks a question."""
+    r = read(question, FULL)
+    assert r.problem is None or "to be made" not in r.problem, r.problem

@@ -1140,7 +1140,12 @@ _MODIFIERS_KNOWN: Final = (
 
 
 # Verbs of making something ("write me a poem about X"): what they make is their object.
-_MAKING: Final = frozenset(respelt(w) for w in normalise("write compose sing rap craft"))
+_MAKING: Final = frozenset(respelt(w) for w in normalise("write compose sing rap craft tell"))
+# Verbs that make something only when their object is "a <thing>" ("tell me a joke", not "tell me
+# what", "tell me quickly what", "tell me if").
+_MAKING_WITH_ARTICLE: Final = frozenset(normalise("tell"))
+# Degree and quantity words that are not a made thing ("tell me a bit / something about X").
+_AMOUNTS: Final = frozenset(normalise("bit little lot few something anything everything more much thing"))
 # Where the object of a making verb ends ("a poem about X", "a song on X", "code for X").
 _OBJECT_END: Final = frozenset(normalise("about on of for explaining describing in to that which with"))
 
@@ -1158,6 +1163,8 @@ def _made_thing(
         if t not in _MAKING or i in masked or sentence[i] not in asking:
             continue
         lo = i + 1 + (toks[i + 1 : i + 2] in (("me",), ("us",)))  # "write me a poem"
+        if t in _MAKING_WITH_ARTICLE and toks[lo : lo + 1] not in (("a",), ("an",)):
+            continue
         j = lo
         while (
             j < len(toks)
@@ -1168,7 +1175,11 @@ def _made_thing(
         ):
             j += 1
         words = toks[lo:j]
-        if words and not about & set(words) and any(w not in VOCABULARY and w.isalpha() for w in words):
+        if (
+            words
+            and not about & set(words)
+            and any(w not in VOCABULARY and w not in _AMOUNTS and w.isalpha() for w in words)
+        ):
             return lo, j
     return None
 
