@@ -54,7 +54,9 @@ had been read, to measure the reader as finally committed; ``..._holdout6`` like
 two of its families were fixed after it was scored); ``..._holdout12`` likewise, after ``holdout11``
 had been read and fixed (reader of ``930ec32``, which had no blind measurement of its own);
 ``..._holdout13`` likewise, after ``holdout12`` had been read and fixed, to measure the reader
-with its learnt second reading (trained on everything but ``test`` and ``holdout13``).
+with its learnt second reading (trained on everything but ``test`` and ``holdout13``);
+``..._holdout14`` likewise, after ``holdout13`` had been read and fixed, to give the final reader
+(model trained on everything but ``test`` and ``holdout14``) a blind measurement of its own.
 """
 
 from __future__ import annotations
@@ -107,6 +109,7 @@ SPLITS = (
     "holdout11",
     "holdout12",
     "holdout13",
+    "holdout14",
 )
 DEALT = ("dev", "test")
 
@@ -134,6 +137,7 @@ ROUND_TWO_FILES = {
     HERE / "paraphrase_templates_holdout11.jsonl": "holdout11",
     HERE / "paraphrase_templates_holdout12.jsonl": "holdout12",
     HERE / "paraphrase_templates_holdout13.jsonl": "holdout13",
+    HERE / "paraphrase_templates_holdout14.jsonl": "holdout14",
 }
 
 
