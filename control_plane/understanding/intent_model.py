@@ -10,8 +10,8 @@ writes ``intent_model.json`` beside this file; the training files are named insi
 It answers nothing. :func:`second_opinion` compares its scores with the grammar's reading: when the
 model finds another intent far more likely than every intent the reading is compatible with (a
 log-odds margin of at least :data:`DISAGREE`), the reading is made unsure, and the loop abstains
-saying what else the question could mean. Readings the corpus has no label for (a custom
-relation's neighbourhood, combined questions) are not checked.
+saying what else the question could mean. Readings the corpus has no label for (combined
+questions, neighbourhoods wider than one hop) are not checked.
 
 Pure: features in, scores out; the model file is read once, lazily.
 """
@@ -47,7 +47,8 @@ __all__ = [
 # The token a concept name becomes (both in training phrasings and in questions).
 NAME: Final = "qqx"
 # Log-odds by which another intent must beat the reading's for the reading to be doubted; chosen
-# by leave-one-holdout-out over the corpus (docs/evals.md, "A second reading").
+# leave-one-holdout-out on the readers that scored holdout6-11 blind (``python -m
+# evals.second_reading``; docs/evals.md, "Round 4"): a plateau from 4 to 6.
 DISAGREE: Final = 5.0
 # Additive smoothing of feature counts.
 ALPHA: Final = 0.5
