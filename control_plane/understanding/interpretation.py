@@ -117,6 +117,7 @@ from control_plane.understanding.lexicon import (
     FIRST_WORDS,
     FOUND,
     FRONTED,
+    GOAL_REACH,
     HOLDERS,
     INVERTING_AUX,
     KNOWN_FRAMES,
@@ -1583,7 +1584,7 @@ def _interpret(
     # study plan for B, I already know A") leaves A out instead (below).
     goal_role = roles.get(main.concept_id)
     goal = (goal_role is not None and goal_role.purpose) or _ends_with(
-        toks, _skip_back(toks, main.start, masked), PATH_END
+        toks, _skip_back(toks, main.start, masked), (*PATH_END, *GOAL_REACH)
     )
     if (
         second is None

@@ -292,6 +292,10 @@ PATH_START: Final = (
 
 PATH_END: Final = tuple(normalise(m) for m in ("ending at", "end at", "ending with", "end with", "finishing at", "finish at", "finish with", "goal is", "reach", "arriving at", "arrive at", "end up at", "end up with", "end up in", "destination"))  # fmt: skip
 
+# "how do I get to B": a goal only right before the concept ("get to grips with", "get to know"
+# are idioms, so these are not path ends that take unknown words).
+GOAL_REACH: Final = tuple(normalise(m) for m in ("get to", "getting to"))
+
 ABOUT: Final = tuple(normalise(m) for m in ("what is", "what are", "what s", "who is", "tell me about", "tell me more about", "explain", "describe", "define", "definition", "overview", "summary", "summarise", "summarize", "mean", "about", "info", "information", "introduce", "introduction", "explanation", "description", "rundown", "gist", "primer", "basics", "eli5", "intro", "lowdown", "nutshell", "in simple terms", "in simple words", "in plain words", "in plain english"))  # fmt: skip
 
 EXACT: Final = normalise("exactly")
