@@ -56,7 +56,8 @@ had been read and fixed (reader of ``930ec32``, which had no blind measurement o
 ``..._holdout13`` likewise, after ``holdout12`` had been read and fixed, to measure the reader
 with its learnt second reading (trained on everything but ``test`` and ``holdout13``);
 ``..._holdout14`` likewise, after ``holdout13`` had been read and fixed, to give the final reader
-(model trained on everything but ``test`` and ``holdout14``) a blind measurement of its own.
+(model trained on everything but ``test`` and ``holdout14``) a blind measurement of its own;
+``..._holdout15`` likewise, after ``holdout14`` had been read and its one family fixed.
 """
 
 from __future__ import annotations
@@ -110,6 +111,7 @@ SPLITS = (
     "holdout12",
     "holdout13",
     "holdout14",
+    "holdout15",
 )
 DEALT = ("dev", "test")
 
@@ -138,6 +140,7 @@ ROUND_TWO_FILES = {
     HERE / "paraphrase_templates_holdout12.jsonl": "holdout12",
     HERE / "paraphrase_templates_holdout13.jsonl": "holdout13",
     HERE / "paraphrase_templates_holdout14.jsonl": "holdout14",
+    HERE / "paraphrase_templates_holdout15.jsonl": "holdout15",
 }
 
 
