@@ -1107,3 +1107,26 @@ def test_tell_makes_something_only_with_a_thing_as_its_object(question: str) -> 
     """'tell me a joke about X' asks for a joke; 'tell me what/if/why ...' asks a question."""
     r = read(question, FULL)
     assert r.problem is None or "to be made" not in r.problem, r.problem
+
+
+@pytest.mark.parametrize(
+    ("question", "relations", "intent"),
+    [
+        ("Is anything linked up with RAG that I should look at?", FULL, "related"),
+        ("topics adjacent to RAG, just the connected ones", FULL, "related"),
+        # no `related` relation in force: the link is any relation
+        ("Is anything linked up with RAG that I should look at?", PREREQ_ONLY, "neighbours"),
+        # a distance, or two concepts, read the structure
+        ("what is within one hop of RAG", FULL, "neighbours"),
+        ("which concepts are connected to both RAG and embeddings?", FULL, "neighbours"),
+        ("which concepts are connected to RAG but not to embeddings?", FULL, "neighbours"),
+    ],
+)
+def test_a_link_of_no_named_kind_is_the_graphs_association_relation(
+    question: str, relations: dict[str, int], intent: str
+) -> None:
+    """ "connected / linked / adjacent to X", with no relation and no distance named, is the
+    graph's `related` relation when it has one (fifteen wrong answers over five blind writers,
+    all meaning `related`), and X's whole neighbourhood otherwise."""
+    r = read(question, relations)
+    assert r.sure and r.intent == intent and r.subject == "rag", r.describe()

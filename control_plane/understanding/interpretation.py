@@ -1632,6 +1632,13 @@ def _interpret(
             one_hop and named is not None and (named.strength >= 2 or named.cue != "for")
         )
     ):
+        if second is None and not excluded and "hop" not in toks and (counts or {}).get(RELATED, 0) > 0:
+            # "anything connected to X?", "topics linked to X": a link of no named kind and no
+            # distance is the graph's own association relation when it has one (every blind
+            # writer who asked this way meant `related`, not every relation). A distance ("within
+            # 2 hops") or a second concept ("to both A and B", "to A but not to B") still reads
+            # the structure.
+            return build("related", [sub(main)], cue="connected")
         subs = [sub(main)] + ([sub(second, "other")] if second is not None else [])
         return build("neighbours", subs, combine="both" if second is not None else "", cue="connected")
     if _any(toks, RELATED_WORDS, quiet) and not verbs:
