@@ -258,6 +258,9 @@ def test_bad_input_is_a_clear_problem(text: str, problem: str) -> None:
         ("in two thousand and twenty, what did RAG need?", datetime(2020, 1, 1, tzinfo=UTC)),
         ("during twenty twenty-three what came after RAG", datetime(2023, 1, 1, tzinfo=UTC)),
         ("as of nineteen ninety-nine", datetime(1999, 1, 1, tzinfo=UTC)),
+        # a year cut to two digits after an apostrophe
+        ("Mar '24: what did RAG build on?", datetime(2024, 3, 1, tzinfo=UTC)),
+        ("back in '18 what did RAG need", datetime(2018, 1, 1, tzinfo=UTC)),
     ],
 )
 def test_time_words(text: str, expected: datetime) -> None:
@@ -939,6 +942,8 @@ def test_the_whole_as_a_noun_is_not_the_whole_tree() -> None:
             False,
         ),
         ("what whole is RAG a part of", "wholes", False),
+        # fifteenth holdout: "further" right after a build verb goes on building, one step
+        ("Which topics take RAG as their base and build further upon it?", "built_by", False),
         # twelfth holdout
         # a remark about the world before the question scopes nothing and names no relation
         ("Knowledge piles on knowledge, every field does. What is RAG based on?", "builds_on", False),

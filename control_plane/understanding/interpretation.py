@@ -513,6 +513,12 @@ def _scope(
         ):
             continue  # "what's the whole it's a piece of", "what whole is it part of": a noun
         if (
+            toks[i] == "further"
+            and toks[i - 1 : i] in _BUILD_FORMS
+            and toks[j : j + 1] in (("on",), ("upon",))
+        ):
+            continue  # "build further on X": goes on building on it, one step
+        if (
             toks[i] in _QUANTIFIERS
             and j < len(toks)
             and j not in masked
@@ -544,6 +550,8 @@ def _scope(
     return direct and not transitive, transitive
 
 
+# "build further on": the verb's adverb, not a scope word.
+_BUILD_FORMS: Final = frozenset((w,) for w in normalise("build builds built building"))
 # Scope words that quantify or modify the noun after them ("every <noun>", "the whole <noun>").
 _QUANTIFIERS: Final = frozenset(normalise("every whole entire complete full"))
 # ... unless that noun is a collection of what is asked ("the complete set of prerequisites").

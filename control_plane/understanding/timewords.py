@@ -65,6 +65,13 @@ def _number(words: str) -> int:
     return sum(_WORD_VALUE.get(w, 0) for w in re.split(r"[- ]", words.lower()))
 
 
+def _full_year(match: re.Match[str]) -> str:
+    """A year cut to two digits after an apostrophe: '99 is 1999, '25 is 2025 (up to this
+    century's next ten years: '35 would be 2035, '40 1940)."""
+    short = int(match.group(1))
+    return str(2000 + short if short < 40 else 1900 + short)
+
+
 def _digits(match: re.Match[str]) -> str:
     if match.group("century"):
         return str(
@@ -155,6 +162,7 @@ def find_time(text: str, now: datetime, masked: Iterable[tuple[int, int]] = ()) 
     # "mid-2024", "mid-March" are one token to the parser; split the period word off.
     plain = re.sub(r"\b(mid|early|late)-(?=\w)", r"\1 ", plain, flags=re.IGNORECASE)
     plain = _SPELT_YEAR.sub(_digits, plain)  # "back in twenty nineteen" -> "back in 2019"
+    plain = re.sub(r"(?<![\w'])['’](\d\d)\b", _full_year, plain)  # "Jan '25" -> "Jan 2025"
     # "in (the) year 2023": the parser's search finds no date behind the noun "year"; drop it.
     plain = re.sub(r"\b(?:the\s+)?year\s+(?=(?:19|20)\d\d\b)", "", plain, flags=re.IGNORECASE)
     now_word = _NOW_WORDS.search(plain)
