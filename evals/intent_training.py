@@ -24,7 +24,7 @@ from control_plane.understanding.intent_model import MODEL_FILE, IntentModel, ph
 
 QUESTIONS = Path(__file__).resolve().parent / "questions"
 PREFIX = "paraphrase_templates_"
-HELD_OUT: tuple[str, ...] = ("test", "holdout15")
+HELD_OUT: tuple[str, ...] = ("test", "holdout16")
 BAD_INPUT = "bad_input"
 
 

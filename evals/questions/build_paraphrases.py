@@ -57,7 +57,9 @@ had been read and fixed (reader of ``930ec32``, which had no blind measurement o
 with its learnt second reading (trained on everything but ``test`` and ``holdout13``);
 ``..._holdout14`` likewise, after ``holdout13`` had been read and fixed, to give the final reader
 (model trained on everything but ``test`` and ``holdout14``) a blind measurement of its own;
-``..._holdout15`` likewise, after ``holdout14`` had been read and its one family fixed.
+``..._holdout15`` likewise, after ``holdout14`` had been read and its one family fixed;
+``..._holdout16`` likewise, after ``holdout15`` had been read and fixed, to measure the final
+reader (model trained on everything but ``test`` and ``holdout16``).
 """
 
 from __future__ import annotations
@@ -112,6 +114,7 @@ SPLITS = (
     "holdout13",
     "holdout14",
     "holdout15",
+    "holdout16",
 )
 DEALT = ("dev", "test")
 
@@ -141,6 +144,7 @@ ROUND_TWO_FILES = {
     HERE / "paraphrase_templates_holdout13.jsonl": "holdout13",
     HERE / "paraphrase_templates_holdout14.jsonl": "holdout14",
     HERE / "paraphrase_templates_holdout15.jsonl": "holdout15",
+    HERE / "paraphrase_templates_holdout16.jsonl": "holdout16",
 }
 
 
