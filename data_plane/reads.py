@@ -228,8 +228,7 @@ class GraphReader:
         """Every read of this engine inside the block (in this thread or task) shares one
         connection, so one question's reads see one snapshot and pay for one pool checkout
         (on PostgreSQL also one liveness ping) instead of one per read. Re-entrant."""
-        held = _PINNED.get()
-        if held is not None and held[0] is self._engine:
+        if self._pinned_connection() is not None:
             yield
             return
         with self._engine.connect() as conn:
@@ -244,12 +243,16 @@ class GraphReader:
     @contextmanager
     def connection(self) -> Iterator[sa.Connection]:
         """The connection of the enclosing :meth:`pinned` block, or a fresh one for this read."""
-        held = _PINNED.get()
-        if held is not None and held[0] is self._engine:
-            yield held[1]
+        held = self._pinned_connection()
+        if held is not None:
+            yield held
             return
         with self._engine.connect() as conn:
             yield conn
+
+    def _pinned_connection(self) -> sa.Connection | None:
+        held = _PINNED.get()
+        return held[1] if held is not None and held[0] is self._engine else None
 
     def as_of(self, valid_at: datetime | None = None, recorded_at: datetime | None = None) -> AsOf:
         """An ``AsOf`` whose missing times default to now."""

@@ -33,6 +33,7 @@ from .names import normalise
 
 __all__ = [
     "DISAGREE",
+    "LABEL_READING",
     "NAME",
     "IntentModel",
     "compatible_labels",
@@ -170,36 +171,44 @@ def default_model() -> IntentModel | None:
     return IntentModel.from_dict(json.loads(MODEL_FILE.read_text(encoding="utf-8")))
 
 
-# Corpus labels a reading stands for, by the reading's intent (and whether it is transitive).
-# On a prerequisite-only graph "builds on" is answered from prerequisites, so the builds-on
-# labels are compatible with the learning-order ones of the same direction and scope.
+# Corpus labels a reading stands for, by the reading's intent: (direct, transitive). On a
+# prerequisite-only graph "builds on" is answered from prerequisites, so the builds-on labels are
+# compatible with the learning-order ones of the same direction and scope.
 _BEFORE_DIRECT: Final = ("prerequisites", "foundations")
 _AFTER_DIRECT: Final = ("dependents", "built_by")
+_COMPATIBLE: Final[dict[str, tuple[tuple[str, ...], tuple[str, ...]]]] = {
+    "prerequisites": (_BEFORE_DIRECT, ("needed_before",)),
+    "needed_before": (_BEFORE_DIRECT, ("needed_before",)),
+    "builds_on": (_BEFORE_DIRECT, ("foundations", "needed_before")),
+    "dependents": (_AFTER_DIRECT, ("comes_after",)),
+    "built_by": (_AFTER_DIRECT, ("built_by", "comes_after")),
+    **{k: ((k,), (k,)) for k in ("parts", "wholes", "contrasts", "related", "path")},
+    **{k: ((k,), (k,)) for k in ("lessons_covering", "lessons_before", "about")},
+    "neighbours": (("related",), ("related",)),
+    "study_plan": (("path", "needed_before"), ("path", "needed_before")),
+}
+# The other way: the reading (intent, transitive) a corpus label stands for, to say what else a
+# doubted question could mean (``bad_input`` stands for no reading).
+LABEL_READING: Final[dict[str, tuple[str, bool]]] = {
+    "prerequisites": ("prerequisites", False),
+    "needed_before": ("needed_before", True),
+    "dependents": ("dependents", False),
+    "comes_after": ("dependents", True),
+    "foundations": ("builds_on", False),
+    "built_by": ("built_by", False),
+    **{
+        k: (k, False)
+        for k in ("parts", "wholes", "contrasts", "related", "path", "lessons_covering", "about")
+    },
+    "lessons_before": ("lessons_before", True),
+}
 
 
 def compatible_labels(intent: str, *, transitive: bool, combined: bool) -> tuple[str, ...]:
     """The corpus labels a reading of ``intent`` answers; empty when the corpus has no label for
     it (then there is nothing to check against)."""
-    if combined:
-        return ()
-    table: dict[str, tuple[str, ...]] = {
-        "prerequisites": ("needed_before",) if transitive else _BEFORE_DIRECT,
-        "needed_before": ("needed_before",) if transitive else _BEFORE_DIRECT,
-        "builds_on": ("foundations", "needed_before") if transitive else _BEFORE_DIRECT,
-        "dependents": ("comes_after",) if transitive else _AFTER_DIRECT,
-        "built_by": ("built_by", "comes_after") if transitive else _AFTER_DIRECT,
-        "parts": ("parts",),
-        "wholes": ("wholes",),
-        "contrasts": ("contrasts",),
-        "related": ("related",),
-        "neighbours": ("related",),
-        "path": ("path",),
-        "study_plan": ("path", "needed_before"),
-        "lessons_covering": ("lessons_covering",),
-        "lessons_before": ("lessons_before",),
-        "about": ("about",),
-    }
-    return table.get(intent, ())
+    pair = None if combined else _COMPATIBLE.get(intent)
+    return () if pair is None else pair[transitive]
 
 
 # Labels that need two named concepts (a path runs from one to another).

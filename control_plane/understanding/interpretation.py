@@ -78,6 +78,7 @@ from typing import Any, Final
 
 from control_plane.understanding.intent_model import (
     BAD_INPUT,
+    LABEL_READING,
     IntentModel,
     compatible_labels,
     default_model,
@@ -1076,23 +1077,6 @@ def interpret(
 
 # Sureness of a grammar reading the learnt second reading doubts: below SURE, so not answered.
 DOUBTED: Final = 0.5
-# The reading a corpus label stands for, to say what else a doubted question could mean.
-_LABEL_READING: Final[dict[str, tuple[str, bool]]] = {
-    "prerequisites": ("prerequisites", False),
-    "needed_before": ("needed_before", True),
-    "dependents": ("dependents", False),
-    "comes_after": ("dependents", True),
-    "foundations": ("builds_on", False),
-    "built_by": ("built_by", False),
-    "parts": ("parts", False),
-    "wholes": ("wholes", False),
-    "contrasts": ("contrasts", False),
-    "related": ("related", False),
-    "path": ("path", False),
-    "lessons_covering": ("lessons_covering", False),
-    "lessons_before": ("lessons_before", True),
-    "about": ("about", False),
-}
 
 
 def _checked(reading: Reading, tokens: Sequence[str], model: IntentModel | None) -> Reading:
@@ -1109,7 +1093,7 @@ def _checked(reading: Reading, tokens: Sequence[str], model: IntentModel | None)
     if label == BAD_INPUT:
         doubt = "not a question about this graph"
     else:
-        intent, transitive = _LABEL_READING[label]
+        intent, transitive = LABEL_READING[label]
         doubt = replace(reading, intent=intent, transitive=transitive, relation_note="", time=None).describe()
     return replace(
         reading,
@@ -1155,6 +1139,8 @@ _MAKING: Final = frozenset(respelt(w) for w in normalise("write compose sing rap
 _MAKING_WITH_ARTICLE: Final = frozenset(normalise("tell"))
 # Degree and quantity words that are not a made thing ("tell me a bit / something about X").
 _AMOUNTS: Final = frozenset(normalise("bit little lot few something anything everything more much thing"))
+# What a making verb may make and still ask about X ("a summary", "an overview", "explain").
+_ABOUT_WORDS: Final = frozenset(phrase[0] for phrase in ABOUT if len(phrase) == 1)
 # Where the object of a making verb ends ("a poem about X", "a song on X", "code for X").
 _OBJECT_END: Final = frozenset(normalise("about on of for explaining describing in to that which with"))
 
@@ -1167,7 +1153,6 @@ def _made_thing(
     about X", "compose a song on X"): the graph can say what X is, not make a poem of it. A
     summary, an explanation or an overview ("write me a summary of X") is a question about X;
     "before I write a feature" in a sentence that only sets the scene asks for nothing."""
-    about = {phrase[0] for phrase in ABOUT if len(phrase) == 1}  # "summary", "overview", "explain"
     for i, t in enumerate(toks):
         if t not in _MAKING or i in masked or sentence[i] not in asking:
             continue
@@ -1186,7 +1171,7 @@ def _made_thing(
         words = toks[lo:j]
         if (
             words
-            and not about & set(words)
+            and not _ABOUT_WORDS & set(words)
             and any(w not in VOCABULARY and w not in _AMOUNTS and w.isalpha() for w in words)
         ):
             return lo, j
