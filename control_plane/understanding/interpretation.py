@@ -132,6 +132,7 @@ from control_plane.understanding.lexicon import (
     NOUNS,
     NUMBERS,
     ON_TOPIC,
+    ORIGINS,
     OTHER_SUBJECTS,
     OWNERS,
     PART,
@@ -139,8 +140,10 @@ from control_plane.understanding.lexicon import (
     PATH,
     PATH_END,
     PATH_START,
+    PEOPLE,
     PERSONS,
     PLACE,
+    PLACE_PROFORMS,
     PLAN,
     PLAN_NAMED,
     POLITE,
@@ -438,10 +441,18 @@ def _unknown_slot(toks: Sequence[str], masked: frozenset[int]) -> tuple[int, int
                 continue  # not a frame around the concept the question names
             lo, hi = slots[named.index(False)]
             # a pronoun in the other place points back at the named concept ("exactly 2 hops
-            # from X, not directly linked to it")
-            if (span := _content_span(toks, lo, hi, DETERMINERS | PRONOUNS | DEMONSTRATIVES)) is not None:
+            # from X, not directly linked to it", "from there to X"); "from scratch to X" starts
+            # where a learner knows nothing
+            span = _content_span(toks, lo, hi, DETERMINERS | PRONOUNS | DEMONSTRATIVES | PLACE_PROFORMS)
+            if span is not None and not _origin(toks, *span):
                 return span
     return None
+
+
+def _origin(toks: Sequence[str], lo: int, hi: int | None = None) -> bool:
+    """Do the words from ``lo`` (up to ``hi``, or any length) say where a learner who knows nothing
+    starts ("scratch", "zero", "the ground up")?"""
+    return any(tuple(toks[lo : lo + len(p)]) == p and (hi is None or lo + len(p) == hi) for p in ORIGINS)
 
 
 def _sentences(question: str) -> tuple[list[int], list[bool]]:
@@ -597,6 +608,8 @@ def _unknown_known(toks: Sequence[str], masked: frozenset[int]) -> tuple[int, in
     ends = tuple(phrase for phrase in (*PATH_START, *PATH_END) if len(phrase) > 1)  # "starting at <words>"
     for phrase in (*KNOWN_FRAMES, *ends):
         for _, j in _find_all(toks, phrase, masked):
+            if _origin(toks, j):
+                continue  # "starting from scratch"
             if (span := _unexplained(toks, _skip_forward(toks, j), masked)) is not None:
                 return span
     # "an applicant who has finished <words>", "I have completed <words>": a perfect or past tense
@@ -760,6 +773,26 @@ class _Role:
         return self.cue.startswith("to ") or self.cue == "want"
 
 
+_BRIEF_PARTICLES: Final = ((), ("in",), ("up",))
+
+
+def _briefing(toks: Sequence[str], masked: frozenset[int]) -> bool:
+    """ "Fill me in on X", "brief me on X", "catch me up on X": a verb, "me", maybe a particle,
+    "on" and a concept's name asks to be told about the concept, whatever the verb."""
+    for i, t in enumerate(toks):
+        if t != "me" or i in masked:
+            continue
+        for particle in _BRIEF_PARTICLES:
+            k = i + 1 + len(particle)
+            if (
+                toks[i + 1 : k] == particle
+                and toks[k : k + 1] == ("on",)
+                and _skip_forward(toks, k + 1) in masked
+            ):
+                return True
+    return False
+
+
 def _occurrences(
     toks: Sequence[str], masked: frozenset[int], table: Sequence[Cue]
 ) -> list[tuple[int, int, Cue]]:
@@ -801,15 +834,17 @@ def _role_at(
         while k > 0 and toks[k - 1] in CLAUSE_SUBJECT:
             k -= 1
     lead = tuple(toks[max(0, k - 4) : k])
+    c = _clause_start(toks, b, masked)
+    clause = tuple(toks[max(0, c - 4) : c]) if c < b else ()
     # Prepositions right before the concept.
     for m in BEFORE_MARKERS:
-        if before[-len(m) :] == m or (k < b and lead[-len(m) :] == m):
+        if before[-len(m) :] == m or (k < b and lead[-len(m) :] == m) or clause[-len(m) :] == m:
             if any(cue.family == PREREQ for _, _, cue in nouns):
                 # "Before X, which concepts are prerequisites?": X's prerequisites.
                 return _Role(PREREQ, DEP, False, " ".join(m), 3)
             return _Role(LEARN, DEP, True, " ".join(m), 3)
     for m in AFTER_MARKERS:
-        if before[-len(m) :] == m or (k < b and lead[-len(m) :] == m):
+        if before[-len(m) :] == m or (k < b and lead[-len(m) :] == m) or clause[-len(m) :] == m:
             return _Role(LEARN, FOUND, False, " ".join(m), 3)
     window = toks[max(0, b - 5) : b]
     triggers = [i for i, w in enumerate(window) if w in {"once", "since", "having", "if", "when"}]
@@ -846,7 +881,14 @@ def _role_at(
     ):
         p = b - 1
         for s, e, cue in (*nouns, *verbs):
-            gap_ok = all(t in NOUN_GAP or t in CONTAINER or t in LIGHT_VERBS for t in toks[e:p])
+            gap_ok = all(t in NOUN_GAP or t in CONTAINER or t in LIGHT_VERBS for t in toks[e:p]) or (
+                # "the components that live inside X": a relative clause of one verb of position
+                before[-1] in PLACE
+                and cue.noun
+                and p - e in (2, 3)
+                and toks[e] in RELATIVE_WORDS
+                and not any(k in masked or toks[k] in WH for k in range(e, p))
+            )
             near = e == p or (cue.noun and e < p and p - e <= 4 and gap_ok)
             if near or (e == p + 1 and cue.words and toks[e - 1] == before[-1]):
                 if cue.noun:
@@ -858,11 +900,9 @@ def _role_at(
                     role = DEP if cue.family != PART else WHOLE
                     return _Role(cue.family, role, cue.transitive, " ".join(toks[s:e]) + f" {before[-1]}", 2)
         if before[-1] == "for" and relational:
-            # "For X, what are the direct prerequisites?": a noun in the sentence names the relation.
-            for _, e, cue in nouns:
-                if cue.right == DEP:
-                    return _Role(cue.family, DEP, cue.transitive, f"for X ... {' '.join(toks[e - 1 : e])}", 2)
-            return _Role(LEARN, DEP, True, "for", 1)
+            return _for_role(toks, nouns)
+    if k < b and lead[-1:] == ("for",) and relational:
+        return _for_role(toks, nouns)  # "For learning X, what is the direct prerequisite topic?"
     # "direct prerequisites mlops": a keyword query puts the noun right before the name.
     for _, e, cue in nouns:
         if e == b and cue.noun and toks[e - 1 : e] != ("s",):
@@ -901,6 +941,18 @@ def _role_at(
     for s, e, cue in nouns if not (before and before[-1] in PLACE) else ():
         if s >= end and s - end <= 5:
             gap = toks[end:s]
+            if (
+                "as" in gap
+                and all(g in NOUN_GAP for g in gap[gap.index("as") :])
+                and gap.index("as") <= 3
+                and end < len(toks)
+                and toks[end] not in NOUN_GAP
+                and not any(g in WH or g in RELATIVE_WORDS or g in PERSONS for g in gap)
+                and not any(k in masked for k in range(end, s))
+            ):
+                # "which area does X fold into as a component": whatever the verb, "as a <noun>"
+                # says what X is.
+                return _Role(cue.family, cue.left, cue.transitive and cue.left == DEP, " ".join(toks[s:e]), 2)
             if not all(g in NOUN_GAP or g in ADVERBS or g in HOLDERS or g in LIGHT_VERBS for g in gap):
                 continue
             held = "as" not in gap and ("in" in gap or "among" in gap) and any(g in POSSESSIVE for g in gap)
@@ -958,6 +1010,42 @@ def _role_at(
         if best is None or dist < best[0]:
             best = (dist, candidate)
     return best[1] if best is not None else None
+
+
+_PARTICLES: Final = frozenset({"on", "into", "up", "in", "about", "to", "with", "at"})
+_NOT_A_VERB: Final = (
+    WH | DETERMINERS | NEGATORS | COPULA | frozenset({"and", "or", "but", "than", "of", "for", "s"})
+    | frozenset(w for m in (*BEFORE_MARKERS, *AFTER_MARKERS) for w in m)
+)  # fmt: skip
+
+
+def _clause_start(toks: Sequence[str], b: int, masked: frozenset[int]) -> int:
+    """Where the clause whose object is the name before ``b`` starts: "before [I] <verb>
+    [particle] [the lesson on] X" - any verb, with its subject, particle, and a lesson noun whose
+    topic X is ("before I touch X", "before arriving to X", "before taking the lesson on X").
+    ``b`` itself when there is no such clause."""
+    j = b
+    if j > 1 and toks[j - 1] in ON_TOPIC | {"covering"} and toks[j - 2] in LESSON:
+        j -= 2
+        while j > 0 and toks[j - 1] in DETERMINERS and j - 1 not in masked:
+            j -= 1
+    if j > 1 and toks[j - 1] in _PARTICLES and j - 1 not in masked:
+        j -= 1
+    if j < 2 or j - 1 in masked or not toks[j - 1].isalpha() or toks[j - 1] in _NOT_A_VERB:
+        return b
+    j -= 1
+    while j > 0 and toks[j - 1] in CLAUSE_SUBJECT and j - 1 not in masked:
+        j -= 1
+    return j
+
+
+def _for_role(toks: Sequence[str], nouns: Sequence[tuple[int, int, Cue]]) -> _Role:
+    """ "For X, what are the direct prerequisites?": a noun in the sentence names the relation,
+    and X is what the asked concepts are for."""
+    for _, e, cue in nouns:
+        if cue.right == DEP:
+            return _Role(cue.family, DEP, cue.transitive, f"for X ... {' '.join(toks[e - 1 : e])}", 2)
+    return _Role(LEARN, DEP, True, "for", 1)
 
 
 def _orphan_role(
@@ -1358,6 +1446,7 @@ def _interpret(
     )  # "every concept downstream of X, for the syllabus" is not a plan question; "after X in the
     # learning order" names the relation, it asks for no plan
     relational = bool(verbs or nouns or lesson or plan)
+    briefing = _briefing(toks, masked)
     # A statement ("RAG is great") is not a question; a bare keyword query ("RAG prerequisites")
     # or an imperative with a relational word is.
     markers = _any(
@@ -1367,14 +1456,17 @@ def _interpret(
         words
         and not relational
         and not markers
+        and not briefing
         and toks[0] not in AUX_START
         and not any(w in WH for w in words)
         and any(w in VERB_LIKE for w in words)
     ) or (
         # "I finished my RAG course yesterday.": a full stop, nothing asked, no relation named.
+        # ("Lessons that teach X." is a query as a noun phrase; "Fill me in on X." asks.)
         question.rstrip().endswith(".")
         and not any(asks)
-        and not (verbs or nouns or plan or markers)
+        and not (verbs or nouns or plan or markers or briefing)
+        and not (lesson and set(toks[_skip_forward(toks, 0) :][:1]) & LESSON)  # "Lessons on X."
         and not _any(toks, ABOUT, masked)  # "I would like a brief overview of X." asks
         and not any(w in WH for w in words)
     ):
@@ -1468,6 +1560,8 @@ def _interpret(
         and toks[i - 1] != "as"
         and i >= reach
         and not _negated(toks, i)  # "(not the stuff before it)"
+        # "if a student masters X, what does that open up for them?": the student's benefit
+        and not (t in ("them", "their") and toks[i - 1] in ("for", "to") and PEOPLE & set(toks[:i]))
         for r in [_role_at(toks, i, i + 1, masked, verbs, nouns, relational)]
         if r is not None
     ]
@@ -1612,12 +1706,14 @@ def _interpret(
         subs = [sub(main)] + ([sub(second, "other")] if second is not None else [])
         return build("contrasts", subs, cue="contrast")
     named = roles.get(main.concept_id)
-    one_hop = _hops(toks) == 1 and not _any(toks, [p for p in NEIGHBOUR if p != ("hop",)], quiet)
+    # "before I touch X": a person's act, not a link between concepts
+    acts = frozenset(i for i in range(1, len(toks)) if toks[i - 1] in PERSONS and (toks[i],) in NEIGHBOUR)
+    one_hop = _hops(toks) == 1 and not _any(toks, [p for p in NEIGHBOUR if p != ("hop",)], quiet | acts)
     # "topics linked to X? no particular type, just related": the word that names one of the
     # graph's relations outranks the generic "linked".
     related_named = _affirmed(toks, RELATED_WORDS, quiet) and not verbs and (counts or {}).get(RELATED, 0) > 0
     if (
-        _any(toks, NEIGHBOUR, quiet)
+        _any(toks, NEIGHBOUR, quiet | acts)
         and not related_named
         and not (
             # "which modules have X as an immediate prereq (one hop forward only)", "immediate
@@ -1748,7 +1844,12 @@ def _interpret(
         copula_about = any(_ends_with(toks, b0, [p]) for p in ABOUT_COPULAS) and (
             not rest or _any(rest, [p for p in ABOUT if p not in ABOUT_COPULAS])
         )
-        about = bare or copula_about or _any(toks, [p for p in ABOUT if p not in ABOUT_COPULAS], masked)
+        about = (
+            bare
+            or copula_about
+            or briefing
+            or _any(toks, [p for p in ABOUT if p not in ABOUT_COPULAS], masked)
+        )
         if about and not relational:
             return build("about", [sub(main)], cue="about")
         return build(

@@ -66,6 +66,7 @@ __all__ = [
     "NOUN_GAP",
     "NUMBERS",
     "ON_TOPIC",
+    "ORIGINS",
     "OTHER_SUBJECTS",
     "OWNERS",
     "PART",
@@ -74,8 +75,10 @@ __all__ = [
     "PATH",
     "PATH_END",
     "PATH_START",
+    "PEOPLE",
     "PERSONS",
     "PLACE",
+    "PLACE_PROFORMS",
     "PLAN",
     "PLAN_NAMED",
     "POLITE",
@@ -157,6 +160,16 @@ CLAUSE_SUBJECT: Final = frozenset(
 
 PRONOUNS: Final = frozenset({"it", "its", "them", "their"})
 
+# Pro-forms of a place: "I know A. How do I get from there to B?" points back at A.
+PLACE_PROFORMS: Final = frozenset({"there", "here"})
+
+# "starting from scratch", "from zero", "from the ground up": where a learner starts when they know
+# nothing, not a concept the graph lacks.
+ORIGINS: Final = tuple(
+    normalise(p) for p in ("scratch", "zero", "nothing", "nil", "the beginning", "the start", "square one",
+                           "the ground up", "the bottom", "the very beginning", "the very start")
+)  # fmt: skip
+
 
 @dataclass(frozen=True)
 class Cue:
@@ -181,6 +194,8 @@ VERBS: Final = (
          "rest on|rests on|rested on|resting on|stand on|stands on|"
          "based on|base on|based off|base off|grounded in|derived from|extend|extended|extending|use|used|using|make use of|"
          "draw on|draws on", BUILD, DEP, FOUND),
+    # "stacked / layered / constructed on top of": whatever the verb, the picture is building
+    cue("on top of", BUILD, DEP, FOUND),
     cue("come before|came before|coming before|precede|preceded|preceding|lead up to|led up to|"
          "leading up to", LEARN, FOUND, DEP, True),
     cue("lead to|led to|leading to|lead into|unlock|unlocked|unlocking|enable|enabled|enabling|open up|"
@@ -246,7 +261,7 @@ APPOSITIVE: Final = tuple(normalise(m) for m in ("like", "such as", "e g", "eg",
 
 DIRECT: Final = tuple(normalise(m) for m in ("direct", "directly", "immediate", "immediately", "right before", "just before", "right after", "just after", "one step", "first order", "next", "straight"))  # fmt: skip
 
-TRANSITIVE: Final = tuple(normalise(m) for m in ("indirect", "indirectly", "transitive", "transitively", "all the way", "everything", "full", "whole", "entire", "complete", "ultimately", "eventually", "down the line", "recursive", "recursively", "every", "chain of", "in total", "overall", "tree", "hierarchy", "further", "any distance", "any depth", "any level", "chain", "many steps"))  # fmt: skip
+TRANSITIVE: Final = tuple(normalise(m) for m in ("indirect", "indirectly", "transitive", "transitively", "all the way", "everything", "full", "whole", "entire", "complete", "ultimately", "eventually", "down the line", "recursive", "recursively", "every", "chain of", "in total", "overall", "tree", "hierarchy", "further", "any distance", "any depth", "any level", "chain", "many steps", "all of it", "way later", "way after"))  # fmt: skip
 
 # Nouns for the map itself ("skill tree", "hierarchy"): transitive only when no word says
 # "directly"/"immediately".
@@ -268,7 +283,7 @@ PLAN_NAMED: Final = tuple(normalise(m) for m in ("study plan", "learning plan", 
 
 PATH: Final = tuple(normalise(m) for m in ("path", "route", "chain", "connect", "connects", "bridge", "get from", "go from", "lead to", "leads to", "trace", "journey", "way from", "in between"))  # fmt: skip
 
-CONTRAST: Final = tuple(normalise(m) for m in ("contrast", "contrasted", "versus", "vs", "alternative", "opposite", "difference", "differ", "compare", "compared", "instead of", "rather than", "trade off", "competing", "compete"))  # fmt: skip
+CONTRAST: Final = tuple(normalise(m) for m in ("contrast", "contrasted", "contrasting", "contrasts", "versus", "vs", "alternative", "opposite", "difference", "differ", "compare", "compared", "instead of", "rather than", "trade off", "competing", "compete"))  # fmt: skip
 
 RELATED_WORDS: Final = tuple(
     normalise(m)
@@ -381,6 +396,13 @@ OTHER_SUBJECTS: Final = frozenset({"they", "i", "you", "we", "he", "she", "one"}
 # A verb whose subject is a person is the learner's ("I need ..."), not a relation between concepts;
 # these may stand between the person and the verb.
 PERSONS: Final = frozenset({"i", "we", "you", "she", "he", "they", "m"})
+# People a learner speaks of: "if a student masters X, what does that open up for them?" - "for
+# them" is the student, not X.
+PEOPLE: Final = frozenset(
+    normalise("student students learner learners pupil pupils kid kids child children son daughter team "
+              "class trainee trainees intern interns colleague colleagues friend friends people staff "
+              "employee employees beginner beginners newcomer newcomers junior juniors hire hires")
+)  # fmt: skip
 VERB_LEADERS: Final = ADVERBS | {"would", "will", "do", "really", "also"}
 
 FIRST_WORDS: Final = tuple(
@@ -440,6 +462,11 @@ def _by_first_letter(words: Iterable[str]) -> dict[str, tuple[str, ...]]:
 # that length; a shorter one only a function word ("frm" -> "from").
 _SPELLINGS: Final = _by_first_letter(w for w in VOCABULARY if len(w) >= 5)
 _SHORT_SPELLINGS: Final = _by_first_letter(w for w in ENGLISH | WH if 4 <= len(w) <= 6)
+# The relations' own words of five letters: the only targets of a four-letter misspelling that
+# drops a vowel (a wider target set turns real words into others: "ever" -> "every").
+_RELATION_WORDS_OF_FIVE: Final = frozenset(
+    w for c in (*VERBS, *NOUNS) for phrase in c.words for w in phrase if len(w) == 5
+)
 
 
 # Words that turn "<name>-<word>" into an adjective of a longer name ("RAG-based search",
@@ -478,6 +505,14 @@ def respelt(token: str) -> str:
         swapped = [t for t in targets if letters in (sorted(t), sorted(t + "s"))]
         if len(swapped) == 1:
             return swapped[0]
+    if len(token) == 4:  # a vowel dropped from a five-letter relation word ("bilt" -> "built")
+        dropped = [
+            t
+            for t in _RELATION_WORDS_OF_FIVE
+            if t[0] == token[0] and any(t[k] in "aeiouy" and t[:k] + t[k + 1 :] == token for k in range(1, 5))
+        ]
+        if len(dropped) == 1:
+            return dropped[0]
     return token
 
 

@@ -80,6 +80,24 @@ def _digits(match: re.Match[str]) -> str:
     return str(2000 + (_number(match.group("after")) if match.group("after") else 0))
 
 
+# Days named for a feast fixed on the calendar everywhere the name is used: the parser knows none.
+# (Movable feasts, Easter or Thanksgiving, are not read: their date needs a rule per year and
+# country, and a wrong date is worse than the question's own "no time words".)
+_FIXED_DAYS: Final = (
+    (re.compile(r"\bnew\s+year['’]?s\s+eve\b", re.IGNORECASE), "31 December"),
+    (re.compile(r"\bnew\s+year['’]?s(?:\s+day)?\b", re.IGNORECASE), "1 January"),
+    (re.compile(r"\bchristmas\s+eve\b", re.IGNORECASE), "24 December"),
+    (re.compile(r"\b(?:christmas|xmas)(?:\s+day)?\b", re.IGNORECASE), "25 December"),
+    (re.compile(r"\bboxing\s+day\b", re.IGNORECASE), "26 December"),
+    (re.compile(r"\bvalentine['’]?s(?:\s+day)?\b", re.IGNORECASE), "14 February"),
+    (re.compile(r"\bhalloween\b", re.IGNORECASE), "31 October"),
+)
+# "the month of January 2025", "the year 2023": the parser's search finds no date behind the
+# period noun; the noun adds nothing to the date after it.
+_PERIOD_NOUN: Final = re.compile(
+    r"\b(?:the\s+)?(?:year\s+(?=(?:19|20)\d\d\b)|month\s+of\s+(?=[A-Za-z]{3,}))", re.IGNORECASE
+)
+
 # Words that only mean "the present": the reading records them, the time stays now.
 _NOW_WORDS: Final = re.compile(r"\b(currently|at present|these days|right now|nowadays)\b", re.IGNORECASE)
 
@@ -163,8 +181,9 @@ def find_time(text: str, now: datetime, masked: Iterable[tuple[int, int]] = ()) 
     plain = re.sub(r"\b(mid|early|late)-(?=\w)", r"\1 ", plain, flags=re.IGNORECASE)
     plain = _SPELT_YEAR.sub(_digits, plain)  # "back in twenty nineteen" -> "back in 2019"
     plain = re.sub(r"(?<![\w'])['’](\d\d)\b", _full_year, plain)  # "Jan '25" -> "Jan 2025"
-    # "in (the) year 2023": the parser's search finds no date behind the noun "year"; drop it.
-    plain = re.sub(r"\b(?:the\s+)?year\s+(?=(?:19|20)\d\d\b)", "", plain, flags=re.IGNORECASE)
+    plain = _PERIOD_NOUN.sub("", plain)  # "in (the) year 2023", "the month of January 2025"
+    for day, date in _FIXED_DAYS:  # "on New Year's Day 2025" -> "on 1 January 2025"
+        plain = day.sub(date, plain)
     now_word = _NOW_WORDS.search(plain)
     if not _MAYBE_TIME.search(plain):
         # Most questions name no time: skip the parser (several milliseconds a call).
