@@ -1237,3 +1237,34 @@ def test_the_month_of_and_fixed_feast_days(text: str, expected: datetime) -> Non
 
 def test_a_feast_day_without_a_year_is_no_time_point() -> None:
     assert find_time("what do I need before RAG at christmas?", NOW) is None
+
+
+VECTORS = NameIndex.from_names(
+    [("vectors", "Vectors", ()), ("rag", "Retrieval-augmented generation", ("RAG",))]
+)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What's everything I need to learn before Support vector machines, all the way down?",
+        "Name the concepts for which Support vector machines serves as the base they build on.",
+    ],
+)
+def test_a_name_inside_a_capitalised_longer_name_is_not_that_name(question: str) -> None:
+    r = interpret(question, mentions_in(question, VECTORS), now=NOW, relations=PREREQ_ONLY, model=None)
+    assert r.intent == "unknown" and "Support vector machines" in (r.problem or ""), r.describe()
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What Must I Learn Before Vector Spaces?",  # title case: capitals say nothing
+        "What do I need before vectors?",
+        "Before Vectors, what comes first?",  # the capital starts the sentence
+        "I know RAG. What needs Vectors directly?",
+    ],
+)
+def test_capitals_alone_do_not_make_a_longer_name(question: str) -> None:
+    r = interpret(question, mentions_in(question, VECTORS), now=NOW, relations=PREREQ_ONLY, model=None)
+    assert "Vector" not in (r.problem or ""), r.describe()

@@ -1278,6 +1278,37 @@ def _foreign_modifier(token: str) -> bool:
     )
 
 
+def _capitalised_compound(
+    question: str, toks: Sequence[str], mentions: Sequence[Mention], masked: frozenset[int]
+) -> tuple[int, int] | None:
+    """ "before Support vector machines" (where only "vectors" is known): a one-word name between a
+    capital letter mid-sentence and a head noun no vocabulary here explains is the middle of a
+    longer name, whatever the capitalised word means on its own. Not in a title-cased question
+    ("What Must I Learn Before Vector Spaces"), where a capital says nothing."""
+    spans = _token_spans(question)
+    if len(spans) != len(toks):
+        return None
+    capital = [question[a].isupper() for a, _ in spans]
+    words = [i for i, t in enumerate(toks) if i not in masked and t.isalpha()]
+    if not words or sum(capital[i] for i in words) > len(words) / 3:
+        return None
+    sentence, _ = _sentences(question)
+    for m in mentions:
+        lo, hi = m.start - 1, m.end
+        if (
+            m.end - m.start == 1
+            and lo > 0
+            and hi < len(toks)
+            and not {lo, hi} & masked
+            and capital[lo]
+            and toks[lo] not in PERSONS
+            and sentence[lo - 1] == sentence[lo]  # not the sentence's first word
+            and _foreign_modifier(toks[hi])
+        ):
+            return lo, hi + 1
+    return None
+
+
 def _interpret(
     question: str,
     mentions: Sequence[Mention],
@@ -1412,6 +1443,15 @@ def _interpret(
                 problem=f"the question names {_surface(question, lo, m.end)!r}, which is not a concept in this graph",
                 read_by="none",
             )
+
+    if (span := _capitalised_compound(question, toks, mentions, masked)) is not None:
+        return Reading(
+            question,
+            "unknown",
+            time=when,
+            problem=f"the question names {_surface(question, *span)!r}, which is not a concept in this graph",
+            read_by="none",
+        )
 
     # Time words are not relational words ("at the start of 2025", "back in 2018").
     verbs = _occurrences(toks, masked, VERBS) + _stranded(toks, masked)
