@@ -24,7 +24,9 @@ from control_plane.understanding.intent_model import MODEL_FILE, IntentModel, ph
 
 QUESTIONS = Path(__file__).resolve().parent / "questions"
 PREFIX = "paraphrase_templates_"
-HELD_OUT: tuple[str, ...] = ("test", "holdout16")
+# holdout16 stays out too: learnt, it pushes two plain questions of the curriculum set ("What
+# comes after RAG?", margin 5.1) just past DISAGREE, which was chosen blind and is not re-tuned.
+HELD_OUT: tuple[str, ...] = ("test", "holdout16", "holdout17")
 BAD_INPUT = "bad_input"
 
 
