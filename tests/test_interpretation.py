@@ -681,7 +681,6 @@ def test_holdout_one_families(question: str, intent: str, transitive: bool) -> N
 @pytest.mark.parametrize(
     "question",
     [
-        "What's the opposing approach to RAG?",  # "what's" does not govern RAG: not "about"
         "What must I learn before support vector embeddings?",  # "vector embeddings" is not a name here
         "learning path Impressionist painting -> RAG",
     ],
@@ -1268,3 +1267,69 @@ def test_a_name_inside_a_capitalised_longer_name_is_not_that_name(question: str)
 def test_capitals_alone_do_not_make_a_longer_name(question: str) -> None:
     r = interpret(question, mentions_in(question, VECTORS), now=NOW, relations=PREREQ_ONLY, model=None)
     assert "Vector" not in (r.problem or ""), r.describe()
+
+
+# -- families read from holdout17's failures (after it was scored once, blind); own phrasings --
+
+
+@pytest.mark.parametrize(
+    ("question", "intent"),
+    [
+        ("What's the opposing approach to RAG?", "contrasts"),  # "opposing" is "opposite"
+        ("which approach is set against RAG as its opposite", "contrasts"),  # a preposition is no name
+        ("ok so my kid has learnt RAG, what does that directly unlock next?", "dependents"),
+        ("Once my trainees know RAG, what would that open up straight away?", "dependents"),
+        ("Is RAG covered in any of the lessons, and if so, which?", "lessons_covering"),
+        ("Before I start RAG, can you point me to lessons for everything it needs?", "lessons_before"),
+        ("I'm a plumber with no maths background at all. Can you explain what RAG is?", "about"),
+        ("I studied history at uni and love theory: what does RAG build on?", "builds_on"),
+        ("can u tell me the underpinnings of RAG, i.e. what it rests on", "builds_on"),
+    ],
+)
+def test_holdout_seventeen_families(question: str, intent: str) -> None:
+    """A preposition is never part of a longer name; "that/this" after an auxiliary points back;
+    "any of the lessons", "point me to the lessons" ask for lessons; the learner's background
+    sentence names no relation, and what they studied matters only to a plan; chat "u" is "you"."""
+    assert_sure(question, intent)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "We are starting from nothing - what do we need to master before RAG, all of it?",
+        "Starting from the very bottom, which concepts would I have to study before RAG?",
+        "before RAG, what must i have covered? not intrested in only the next step",
+    ],
+)
+def test_infinitives_modals_and_origins_are_no_unknown_concepts(question: str) -> None:
+    """ "have to study", "need to master": "to" marks an infinitive, not the end of "from A to B";
+    "must have covered" asks, it does not say what was done; "the very bottom" is an origin."""
+    assert_sure(question, "needed_before")
+
+
+def test_the_two_places_of_between_and_are_a_path() -> None:
+    r = assert_sure("Can you lay out the steps between embeddings and RAG in order?", "path", "embeddings")
+    assert [s.concept_id for s in r.subjects] == ["embeddings", "rag"]
+    assert read("What's the difference between embeddings and RAG?", FULL).intent == "contrasts"
+    assert read("what is the relationship between embeddings and RAG?", FULL).intent != "path"
+
+
+def test_chat_u_is_left_alone_where_it_is_no_pronoun() -> None:
+    from control_plane.understanding.lexicon import you_respelt
+
+    assert you_respelt(("could", "u", "tell", "me")) == ("could", "you", "tell", "me")
+    assert you_respelt(("u", "net", "rag")) == ("u", "net", "rag")
+
+
+@pytest.mark.parametrize(
+    ("question", "intent"),
+    [
+        ("On which concepts is RAG built? (I mean what it is based on, not what comes after)", "builds_on"),
+        ("For my thesis I'd like to split RAG into its sub-topics. What are they?", "parts"),
+        ("My students ask me what gets built on RAG. Could you tell me?", "built_by"),
+    ],
+)
+def test_only_background_that_names_no_concept_loses_its_relation_words(question: str, intent: str) -> None:
+    """A clarification after the question, or a sentence naming the concept asked about, keeps
+    its relation words; only a background remark before the question, naming nothing, loses them."""
+    assert_sure(question, intent)

@@ -120,12 +120,14 @@ from control_plane.understanding.lexicon import (
     FRONTED,
     GOAL_REACH,
     HOLDERS,
+    INFINITIVE_LEADS,
     INVERTING_AUX,
     KNOWN_FRAMES,
     KNOWN_VERBS,
     LEARN,
     LESSON,
     LIGHT_VERBS,
+    MODALS,
     NEGATORS,
     NEIGHBOUR,
     NOUN_GAP,
@@ -173,6 +175,7 @@ from control_plane.understanding.lexicon import (
     WHOLE,
     Cue,
     respelt,
+    you_respelt,
 )
 from control_plane.understanding.names import ARROW, TOKEN_PATTERN, NameIndex, normalise
 from control_plane.understanding.timewords import TimePoint, find_time
@@ -429,7 +432,16 @@ def _unknown_slot(toks: Sequence[str], masked: frozenset[int]) -> tuple[int, int
         for i, t in enumerate(toks):
             if t not in openers or i in masked:
                 continue
-            j = next((k for k in range(i + 1, len(toks)) if toks[k] in joiners and k not in masked), None)
+            j = next(
+                (
+                    k
+                    for k in range(i + 1, len(toks))
+                    if toks[k] in joiners
+                    and k not in masked
+                    and not (toks[k] == "to" and toks[k - 1] in INFINITIVE_LEADS)  # "need to master"
+                ),
+                None,
+            )
             if j is None:
                 continue
             end = next(
@@ -452,6 +464,9 @@ def _unknown_slot(toks: Sequence[str], masked: frozenset[int]) -> tuple[int, int
 def _origin(toks: Sequence[str], lo: int, hi: int | None = None) -> bool:
     """Do the words from ``lo`` (up to ``hi``, or any length) say where a learner who knows nothing
     starts ("scratch", "zero", "the ground up")?"""
+    if toks[lo : lo + 2] == ("the", "very"):  # "the very bottom" is "the bottom"
+        toks = (*toks[: lo + 1], *toks[lo + 2 :])
+        hi = None if hi is None else hi - 1
     return any(tuple(toks[lo : lo + len(p)]) == p and (hi is None or lo + len(p) == hi) for p in ORIGINS)
 
 
@@ -597,7 +612,12 @@ def _unknown_argument(
     """In the asking sentences (tokens outside ``context``), a preposition whose object is words
     no vocabulary here explains ("for Roman contract law, what ..."): the span of those words."""
     for i, t in enumerate(toks):
-        span = _unexplained(toks, i + 1, context | masked) if t in ARGUMENT_PREPOSITIONS else None
+        infinitive = t == "to" and i > 0 and toks[i - 1] in INFINITIVE_LEADS  # "have to go through"
+        span = (
+            _unexplained(toks, i + 1, context | masked)
+            if t in ARGUMENT_PREPOSITIONS and not infinitive
+            else None
+        )
         if i not in context and span is not None:
             return span
     return None
@@ -615,7 +635,9 @@ def _unknown_known(toks: Sequence[str], masked: frozenset[int]) -> tuple[int, in
     # "an applicant who has finished <words>", "I have completed <words>": a perfect or past tense
     # with its subject, followed by words no vocabulary here knows.
     for i, t in enumerate(toks[1:], 1):
-        if t in KNOWN_VERBS and i not in masked and toks[i - 1] in _DONE_SUBJECTS:
+        # "I must have covered", "what must I have covered": asked, not said done
+        modal = toks[i - 1] in {"have", "ve"} and bool(MODALS.intersection(toks[max(0, i - 3) : i - 1]))
+        if t in KNOWN_VERBS and i not in masked and toks[i - 1] in _DONE_SUBJECTS and not modal:
             lo = _skip_forward(toks, i + 1)
             hi = lo
             while hi < len(toks) and hi - lo < 4 and hi not in masked and toks[hi] not in WH:
@@ -667,11 +689,15 @@ def _asked_noun(toks: Sequence[str], i: int, other_cues: bool, masked: frozenset
     k = i
     while k > 0 and (toks[k - 1] in DETERMINERS or toks[k - 1] in ADVERBS or toks[k - 1] in {"any", "good"}):
         k -= 1
+        if toks[k - 1 : k] == ("of",) and k > 1 and toks[k - 2] in _PARTITIVES:
+            k -= 1  # "in any of the lessons", "which of your lessons"
     if k > 0 and (
         toks[k - 1] in WH
         or toks[k - 1] in REQUESTS
         or toks[k - 1] in {"recommend", "suggest", "need", "take", "do"}
         or (toks[k - 1] == "in" and k > 1 and toks[k - 2] in TAUGHT)  # "covered in any lesson"
+        # "point me to the lessons", "direct us to lessons"
+        or (toks[k - 1] == "to" and k > 2 and toks[k - 2] in {"me", "us"} and toks[k - 3] in REQUESTS)
     ):
         return True
     j = i + 1 + (toks[i + 1 : i + 2] == ("s",))  # "lesson(s)"
@@ -688,6 +714,9 @@ def _asked_noun(toks: Sequence[str], i: int, other_cues: bool, masked: frozenset
     if toks[j : j + 1] and toks[j] in ON_TOPIC and _skip_forward(toks, j + 1) in masked:
         return True  # "lessons on X", not "units for a workshop"
     return not other_cues
+
+
+_PARTITIVES: Final = frozenset(normalise("any one some each which all none either"))
 
 
 def _bare_lesson_for(toks: Sequence[str], i: int) -> bool:
@@ -744,6 +773,8 @@ def _unknown_subject(
             continue
         if not any(k in masked for k in range(e, len(toks))) or any(t in WH for t in toks[a + 1 : s]):
             continue  # "could you let me know which concepts build on X": the wh-phrase is the subject
+        if toks[s - 1] in DETERMINERS or any(t in REQUESTS for t in toks[a + 1 : s]):
+            continue  # "could you tell me the underpinnings of X": a request, and a noun after "the"
         skip = DETERMINERS | ADVERBS | CLAUSE_SUBJECT | PRONOUNS | PURPOSE_VERBS
         if any(toks[k] not in skip for k in range(a + 1, s)):
             return _content_span(toks, a + 1, s, skip)
@@ -1278,6 +1309,12 @@ def _foreign_modifier(token: str) -> bool:
     )
 
 
+def _between(toks: Sequence[str], a: Mention, b: Mention) -> bool:
+    """ "the steps between A and B": the two names are the two places of "between ... and"."""
+    first, last = sorted((a, b), key=lambda m: m.start)
+    return toks[first.start - 1 : first.start] == ("between",) and toks[first.end : last.start] == ("and",)
+
+
 def _capitalised_compound(
     question: str, toks: Sequence[str], mentions: Sequence[Mention], masked: frozenset[int]
 ) -> tuple[int, int] | None:
@@ -1326,7 +1363,9 @@ def _interpret(
             read_by="none",
         )
     masked = frozenset(i for m in mentions for i in range(m.start, m.end))
-    toks = tuple(t if i in masked else respelt(t) for i, t in enumerate(normalise(question)))
+    toks = you_respelt(
+        tuple(t if i in masked else respelt(t) for i, t in enumerate(normalise(question))), masked
+    )
     # what the learnt check reads: every name (context ones too) one token
     model_toks = question_tokens(toks, [(m.start, m.end) for m in mentions])
     when = find_time(question, now, [(m.start, m.end) for m in mentions])
@@ -1351,6 +1390,7 @@ def _interpret(
     # ML. For X, what are the prerequisites?"). Their concepts are not asked about when the asking
     # sentences name one; their lesson and plan words do not make the question about lessons.
     sentence, asks = _sentences(question)
+    naming = {sentence[m.start] for m in mentions} if len(sentence) == len(toks) else set()
     context: frozenset[int] = frozenset()
     asking_only: frozenset[int] = frozenset()  # when the asking sentences only point back: theirs
     clauses = len(asks) > 1 and all(
@@ -1454,8 +1494,13 @@ def _interpret(
         )
 
     # Time words are not relational words ("at the start of 2025", "back in 2018").
-    verbs = _occurrences(toks, masked, VERBS) + _stranded(toks, masked)
-    nouns = _occurrences(toks, masked, NOUNS)
+    # The learner's background before the question, naming no concept ("I'm an electrician with no
+    # computing background. What is X?"), names no relation either. (Not a clarification after
+    # it, "I mean what it builds on", nor a sentence that names the concept asked about.)
+    first_ask = asks.index(True) if any(asks) else 0
+    background = frozenset(i for i in context if sentence[i] < first_ask and sentence[i] not in naming)
+    verbs = [v for v in _occurrences(toks, masked, VERBS) + _stranded(toks, masked) if v[0] not in background]
+    nouns = [n for n in _occurrences(toks, masked, NOUNS) if n[0] not in background]
     # "X - underlying foundations?", "the required prerequisites": a verb form right before a
     # relational noun modifies the noun; the noun names the relation.
     verbs = [(vs, ve, v) for vs, ve, v in verbs if not any(ns == ve and n.noun for ns, _, n in nouns)]
@@ -1591,7 +1636,11 @@ def _interpret(
     pronoun_roles = [
         r
         for i, t in enumerate(toks)
-        if (t in PRONOUNS or (t in {"that", "this"} and toks[i - 1 : i] in (("before",), ("after",))))
+        # "that"/"this" after "before"/"after" or as an inverted subject ("what does that unlock")
+        if (
+            t in PRONOUNS
+            or (t in {"that", "this"} and i > 0 and toks[i - 1] in {"before", "after", *INVERTING_AUX})
+        )
         # "concepts that contain X as one of their parts", "X among their prerequisites": "their"
         # is the asked concepts' (but "Loss functions: what are their prerequisites?" is X's)
         and not (t in ("their", "its") and {"as", "among"} & set(toks[max(0, i - 3) : i]))
@@ -1689,8 +1738,13 @@ def _interpret(
     others = [m for m in subjects[1:]]
     second = others[0] if others else None
     unknown = _unknown_slot(toks, masked) or _unknown_subject(toks, masked, verbs)
-    if unknown is None and (span := _unknown_known(toks, masked)) is not None:
-        unknown = span  # a plan that leaves out what the learner knows needs to know what that is
+    # A plan or a path that leaves out what the learner knows needs to know what that is; other
+    # questions ("I studied philosophy; what does X rest on?") are answered the same either way.
+    ordering = _any(toks, (*PATH, *PLAN, *PATH_END, *GOAL_REACH, *BEFORE_MARKERS), masked) or bool(
+        _NEED_WORDS.intersection(toks)
+    )
+    if unknown is None and ordering and (span := _unknown_known(toks, masked)) is not None:
+        unknown = span
     if unknown is None and second is None and ARROW in toks:
         unknown = _unexplained_anywhere(toks, masked)  # "<words the graph lacks> -> X"
     if second is None and unknown is not None:
@@ -1729,7 +1783,14 @@ def _interpret(
         for p in (*PATH_START, *PATH_END)
     )
     if second is not None and (
-        _any(toks, PATH, masked) or ("from" in toks and "to" in toks) or ends_marked or ARROW in toks
+        _any(toks, PATH, masked)
+        or ("from" in toks and "to" in toks)
+        or (
+            _between(toks, main, second)  # not "the difference / the link between A and B"
+            and not _any(toks, (*CONTRAST, *RELATED_WORDS, *NEIGHBOUR), masked)
+        )
+        or ends_marked
+        or ARROW in toks
     ):
         a, b2 = main, second
         for m in subjects:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import difflib
 import functools
 import re
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -54,12 +54,14 @@ __all__ = [
     "FOUND",
     "FRONTED",
     "HOLDERS",
+    "INFINITIVE_LEADS",
     "INVERTING_AUX",
     "KNOWN_FRAMES",
     "KNOWN_VERBS",
     "LEARN",
     "LESSON",
     "LIGHT_VERBS",
+    "MODALS",
     "NEGATORS",
     "NEIGHBOUR",
     "NOUNS",
@@ -83,6 +85,7 @@ __all__ = [
     "PLAN_NAMED",
     "POLITE",
     "POSSESSIVE",
+    "PREPOSITIONS",
     "PREREQ",
     "PRONOUNS",
     "PURPOSE_VERBS",
@@ -109,6 +112,7 @@ __all__ = [
     "Cue",
     "cue",
     "respelt",
+    "you_respelt",
 ]
 
 # Families and roles.
@@ -283,7 +287,7 @@ PLAN_NAMED: Final = tuple(normalise(m) for m in ("study plan", "learning plan", 
 
 PATH: Final = tuple(normalise(m) for m in ("path", "route", "chain", "connect", "connects", "bridge", "get from", "go from", "lead to", "leads to", "trace", "journey", "way from", "in between"))  # fmt: skip
 
-CONTRAST: Final = tuple(normalise(m) for m in ("contrast", "contrasted", "contrasting", "contrasts", "versus", "vs", "alternative", "opposite", "difference", "differ", "compare", "compared", "instead of", "rather than", "trade off", "competing", "compete"))  # fmt: skip
+CONTRAST: Final = tuple(normalise(m) for m in ("contrast", "contrasted", "contrasting", "contrasts", "versus", "vs", "alternative", "opposite", "opposing", "opposed", "difference", "differ", "compare", "compared", "instead of", "rather than", "trade off", "competing", "compete"))  # fmt: skip
 
 RELATED_WORDS: Final = tuple(
     normalise(m)
@@ -429,8 +433,17 @@ KNOWN_FRAMES: Final = tuple(normalise(m) for m in ("familiar with", "comfortable
 
 ARGUMENT_PREPOSITIONS: Final = frozenset(normalise("for of before after about on to into towards toward"))
 
+# English prepositions, a closed class: never part of a concept's name ("set against X").
+PREPOSITIONS: Final = frozenset(
+    normalise("about above across after against along amid among around as at before behind below beneath "
+              "beside besides between beyond by despite down during except for from in inside into like near "
+              "of off on onto opposite out outside over past per since than through throughout till to "
+              "toward towards under underneath unlike until up upon versus via with within without")
+)  # fmt: skip
+
 EXPLAINED: Final = frozenset(
-    DETERMINERS
+    PREPOSITIONS
+    | DETERMINERS
     | ADVERBS
     | CLAUSE_SUBJECT
     | PRONOUNS
@@ -484,6 +497,29 @@ CAUSAL: Final = tuple(
 # (No one-letter ones: "für" splits into "f" and "r", and "r" is no English "are" there.)
 SHORTHAND: Final = {"b4": "before", "wot": "what", "wat": "what", "wht": "what", "ur": "your",
                     "thru": "through", "abt": "about", "bc": "because"}  # fmt: skip
+
+
+# Verbs whose "to" marks an infinitive ("need to master", "have to study"), not a preposition.
+INFINITIVE_LEADS: Final = frozenset(
+    normalise("need needs needed have has had want wants wanted going able got ought used try trying "
+              "hope hoping plan planning")
+)  # fmt: skip
+
+# Modals: "I must have covered X" asks what should be done; it says nothing was.
+MODALS: Final = frozenset(normalise("must should would could might may need ought to"))
+
+
+def you_respelt(toks: Sequence[str], masked: Collection[int] = ()) -> tuple[str, ...]:
+    """Chat's one-letter "u" as "you" where it stands for the pronoun: after an auxiliary or before
+    a word this module knows ("could u tell me", "u know"). Left alone elsewhere ("U-Net", "u.s.")."""
+    out = list(toks)
+    for i, t in enumerate(toks):
+        if t != "u" or i in masked:
+            continue
+        after = toks[i + 1] if i + 1 < len(toks) and i + 1 not in masked else ""
+        if (i > 0 and toks[i - 1] in VERB_LIKE) or after in VOCABULARY:
+            out[i] = "you"
+    return tuple(out)
 
 
 @functools.lru_cache(maxsize=8192)
