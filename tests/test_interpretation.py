@@ -1333,3 +1333,17 @@ def test_only_background_that_names_no_concept_loses_its_relation_words(question
     """A clarification after the question, or a sentence naming the concept asked about, keeps
     its relation words; only a background remark before the question, naming nothing, loses them."""
     assert_sure(question, intent)
+
+
+@pytest.mark.parametrize(
+    ("question", "intent"),
+    [
+        ("What must a beginner learn before finally getting to RAG?", "needed_before"),
+        ("Into which pieces is RAG divided?", "parts"),
+        ("what larger field does RAG sit within?", "wholes"),
+    ],
+)
+def test_an_adverb_in_the_before_clause_and_sibling_verbs_of_known_cues(question: str, intent: str) -> None:
+    """ "before finally getting to X" is "before X"; "divided into" is "split into", "sit within"
+    is "belong within"."""
+    assert_sure(question, intent)

@@ -1065,8 +1065,8 @@ def _clause_start(toks: Sequence[str], b: int, masked: frozenset[int]) -> int:
     if j < 2 or j - 1 in masked or not toks[j - 1].isalpha() or toks[j - 1] in _NOT_A_VERB:
         return b
     j -= 1
-    while j > 0 and toks[j - 1] in CLAUSE_SUBJECT and j - 1 not in masked:
-        j -= 1
+    while j > 0 and (toks[j - 1] in CLAUSE_SUBJECT or toks[j - 1] in ADVERBS) and j - 1 not in masked:
+        j -= 1  # "before I finally touch X", "before eventually reaching X"
     return j
 
 

@@ -123,7 +123,7 @@ DEP, FOUND, WHOLE, PARTR = "dependent", "foundation", "whole", "part"
 ADVERBS: Final = frozenset(
     {"directly", "immediately", "indirectly", "transitively", "ultimately", "eventually", "just", "also",
      "still", "only", "really", "actually", "mainly", "mostly", "even", "usually", "typically", "generally",
-     "commonly", "necessarily", "then", "first", "right", "strictly", "conceptually", "straight"}
+     "commonly", "necessarily", "then", "first", "right", "strictly", "conceptually", "straight", "finally"}
 )  # fmt: skip
 
 DETERMINERS: Final = frozenset(
@@ -208,9 +208,9 @@ VERBS: Final = (
     cue("underlie|underly|underlying|underlay|underpin|underpinned|underpinning|support|supported",
          BUILD, FOUND, DEP),
     cue("include|included|including|contain|contained|containing|comprise|comprised|consist of|"
-         "consisting of|made of|made up of|composed of|break down into|broken down into|split into|"
+         "consisting of|made of|made up of|composed of|break down into|broken down into|split into|divided into|divide into|divides into|"
          "cover|covered", PART, WHOLE, PARTR),
-    cue("part of|belong to|belonged to|belonging to|belong in|belong inside|belong within|belong under|member of|make up|made up|makes up|sit in|sit under|"
+    cue("part of|belong to|belonged to|belonging to|belong in|belong inside|belong within|belong under|member of|make up|made up|makes up|sit in|sit under|sit within|sit inside|fall within|fit within|"
          "fall under|fit into|fit in|component of|piece of|element of|subtopic of|constitute|constitutes|"
          "constituted|constituting", PART, PARTR, WHOLE),
 )  # fmt: skip
