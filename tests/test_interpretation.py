@@ -1347,3 +1347,27 @@ def test_an_adverb_in_the_before_clause_and_sibling_verbs_of_known_cues(question
     """ "before finally getting to X" is "before X"; "divided into" is "split into", "sit within"
     is "belong within"."""
     assert_sure(question, intent)
+
+
+BENCHMARKS = NameIndex.from_names(
+    [("benchmarks", "LLM benchmarks", ("benchmark",)), ("rag", "Retrieval-augmented generation", ("RAG",))]
+)
+
+
+def test_a_lower_case_name_right_after_a_personal_subject_is_its_verb() -> None:
+    """ "what alternatives should we benchmark RAG against": "benchmark" is what we do, not the
+    concept "LLM benchmarks"; the name as a noun is still the concept."""
+    q = "Which alternatives should we benchmark RAG against?"
+    r = interpret(q, mentions_in(q, BENCHMARKS), now=NOW, relations=FULL, model=None)
+    assert r.sure and (r.intent, r.subject) == ("contrasts", "rag"), r.describe()
+    q = "what should I learn before benchmarks?"
+    assert (
+        interpret(q, mentions_in(q, BENCHMARKS), now=NOW, relations=FULL, model=None).subject == "benchmarks"
+    )
+
+
+def test_a_statement_followed_by_a_question_is_asked() -> None:
+    assert_sure(
+        "My nephew hopes to tackle RAG. Could you list all he'd need to learn first, back to basics?",
+        "needed_before",
+    )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -545,3 +546,34 @@ def test_a_question_reads_through_one_connection(
     finally:
         sa.event.remove(engine, "checkout", checkout)
     assert answer.rounds and len(seen) == 1
+
+
+def test_a_name_that_came_later_is_not_read_as_a_shorter_name_in_force_then(sqlite_engine: Engine) -> None:
+    """ "In January 2025, what was LLM router built on?" when "LLM router" entered the graph in
+    June 2025: "LLM" alone (a concept then) is not what the question names, so it abstains
+    instead of answering for "LLM"; the same question about a concept in force then is answered."""
+    clock = ManualClock(now=datetime(2026, 1, 1, tzinfo=UTC))
+    gateway, reader = WriteGateway(sqlite_engine, clock=clock), GraphReader(sqlite_engine, clock=clock)
+    build_graph(
+        gateway,
+        [("llm", "Large language models", ["LLM"]), "transformers"],
+        [("llm", "transformers", "builds_on")],
+        valid_at=datetime(2024, 1, 1, tzinfo=UTC),
+    )
+    build_graph(
+        gateway,
+        [("llm_router", "LLM router")],
+        [("llm_router", "llm", "builds_on")],
+        valid_at=datetime(2025, 6, 1, tzinfo=UTC),
+    )
+    p = planner(reader, OfflineSynthesizer(), clock)
+    then = p.ask("In January 2025, what was LLM router built on?", record=False)
+    assert (
+        then.abstained
+        and "'LLM router'" in (then.abstain_reason or "")
+        and "2025-01-01" in (then.abstain_reason or "")
+    )
+    assert p.ask("In January 2025, what was LLM built on?", record=False).cited_concept_ids == (
+        "transformers",
+    )
+    assert p.ask("What is LLM router built on?", record=False).cited_concept_ids == ("llm",)

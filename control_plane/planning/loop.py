@@ -43,7 +43,7 @@ from __future__ import annotations
 import functools
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from types import EllipsisType
@@ -63,7 +63,7 @@ from control_plane.planning.verify import Verdict, verify
 from control_plane.planning.walk_order import WalkOrder, walk_order
 from control_plane.synthesizers.base import Draft, Focus, SynthesisRequest, Synthesizer, Usage
 from control_plane.understanding.intent_model import IntentModel, default_model
-from control_plane.understanding.interpretation import Reading, interpret, mentions_in
+from control_plane.understanding.interpretation import Mention, Reading, interpret, mentions_in
 from control_plane.understanding.names import NameIndex
 from control_plane.understanding.timewords import find_time
 from data_plane import schema
@@ -265,6 +265,7 @@ class Planner:
         """Interpret ``question`` before round 1: time words move the valid time unless it was
         given explicitly; then the seeds as of that time and the reading of the question."""
         top_concept, top_edge = _tops(self.reader)
+        entry_point = point
         entry = self.name_index(point, top=top_concept)
         found = mentions_in(question, entry.index)
         when = find_time(question, now, [(m.start, m.end) for m in found])
@@ -277,6 +278,17 @@ class Planner:
         mentions = [replace(m, name=names[m.concept_id]) for m in mentions_in(question, entry.index, names)]
         relations = self.relation_counts(point, top=top_edge)
         reading = interpret(question, mentions, now=now, relations=relations, model=self.intent_model)
+        if when is not None and reading.problem is None and (gone := _shadowed(found, mentions)):
+            # "what was LLM router grounded in, in January 2025?" when "LLM router" came later:
+            # "LLM" alone, a name in force then, is not what the question names.
+            later = self.reader.concepts([gone.concept_id], as_of=entry_point)
+            name = later[gone.concept_id].name if gone.concept_id in later else gone.concept_id
+            reading = replace(
+                reading,
+                sureness=0.0,
+                problem=f"the question names {name!r}, which is not a concept in this graph "
+                f"as of {point.valid_at.date().isoformat()}",
+            )
         return reading, point, seeds
 
     def seeds(self, question: str, as_of: AsOf) -> list[Concept]:
@@ -743,6 +755,17 @@ class Planner:
             payload=answer.to_dict(),
             grounding=grounding,
         )
+
+
+def _shadowed(before: Sequence[Mention], after: Sequence[Mention]) -> Mention | None:
+    """A name found at first (``before``) that the names in force at the question's own time
+    (``after``) no longer cover, though a shorter name inside it is found: the question names a
+    concept the graph did not have then."""
+    spans = {(m.start, m.end) for m in after}
+    for m in before:
+        if (m.start, m.end) not in spans and any(m.start <= a.start and a.end <= m.end for a in after):
+            return m
+    return None
 
 
 def _unsure(reading: Reading) -> str:

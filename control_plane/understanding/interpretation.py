@@ -618,7 +618,7 @@ def _unknown_argument(
             if t in ARGUMENT_PREPOSITIONS and not infinitive
             else None
         )
-        if i not in context and span is not None:
+        if i not in context and span is not None and not _origin(toks, *span):  # "back to basics"
             return span
     return None
 
@@ -1315,6 +1315,22 @@ def _between(toks: Sequence[str], a: Mention, b: Mention) -> bool:
     return toks[first.start - 1 : first.start] == ("between",) and toks[first.end : last.start] == ("and",)
 
 
+def _name_as_verb(question: str, toks: Sequence[str], m: Mention, sentence: Sequence[int]) -> bool:
+    """A one-word name written in lower case right after a personal subject that an auxiliary
+    inverts or that opens the clause ("what should we benchmark X against", "we benchmark X") is
+    that subject's verb, not the concept."""
+    i = m.start
+    if (
+        m.end - i != 1
+        or i == 0
+        or toks[i - 1] not in PERSONS - {"m"}
+        or not _surface(question, i, i + 1).islower()
+    ):
+        return False
+    clause_start = i == 1 or (len(sentence) == len(toks) and sentence[i - 2] != sentence[i - 1])
+    return clause_start or toks[i - 2] in INVERTING_AUX
+
+
 def _capitalised_compound(
     question: str, toks: Sequence[str], mentions: Sequence[Mention], masked: frozenset[int]
 ) -> tuple[int, int] | None:
@@ -1538,22 +1554,27 @@ def _interpret(
         toks, (*BEFORE_MARKERS, *AFTER_MARKERS, *PATH, *CONTRAST, *RELATED_WORDS, *NEIGHBOUR), masked
     )
     if (
-        words
-        and not relational
-        and not markers
-        and not briefing
-        and toks[0] not in AUX_START
-        and not any(w in WH for w in words)
-        and any(w in VERB_LIKE for w in words)
-    ) or (
-        # "I finished my RAG course yesterday.": a full stop, nothing asked, no relation named.
-        # ("Lessons that teach X." is a query as a noun phrase; "Fill me in on X." asks.)
-        question.rstrip().endswith(".")
-        and not any(asks)
-        and not (verbs or nouns or plan or markers or briefing)
-        and not (lesson and set(toks[_skip_forward(toks, 0) :][:1]) & LESSON)  # "Lessons on X."
-        and not _any(toks, ABOUT, masked)  # "I would like a brief overview of X." asks
-        and not any(w in WH for w in words)
+        (
+            words
+            and not relational
+            and not markers
+            and not briefing
+            and toks[0] not in AUX_START
+            and not any(w in WH for w in words)
+            and any(w in VERB_LIKE for w in words)
+            # "A student of mine wants X. Can you list everything first?": a later sentence asks
+            and not (len(asks) > 1 and any(asks[1:]))
+        )
+        or (
+            # "I finished my RAG course yesterday.": a full stop, nothing asked, no relation named.
+            # ("Lessons that teach X." is a query as a noun phrase; "Fill me in on X." asks.)
+            question.rstrip().endswith(".")
+            and not any(asks)
+            and not (verbs or nouns or plan or markers or briefing)
+            and not (lesson and set(toks[_skip_forward(toks, 0) :][:1]) & LESSON)  # "Lessons on X."
+            and not _any(toks, ABOUT, masked)  # "I would like a brief overview of X." asks
+            and not any(w in WH for w in words)
+        )
     ):
         return Reading(
             question, "unknown", time=when, problem="this does not read as a question", read_by="none"
@@ -1597,6 +1618,7 @@ def _interpret(
                 and toks[m.start].endswith("ing")
                 and toks[m.end : m.end + 1] in (("a",), ("an",), ("the",), ("my",), ("our",))
             )
+            or _name_as_verb(question, toks, m, sentence)  # "what should we benchmark X against"
         ):
             tags[m.concept_id] = "example"
         elif any(_ends_with(window, len(window) - k, EXCEPT) for k in range(min(3, len(window)) + 1)) or _any(

@@ -171,7 +171,7 @@ PLACE_PROFORMS: Final = frozenset({"there", "here"})
 # nothing, not a concept the graph lacks.
 ORIGINS: Final = tuple(
     normalise(p) for p in ("scratch", "zero", "nothing", "nil", "the beginning", "the start", "square one",
-                           "the ground up", "the bottom", "the very beginning", "the very start")
+                           "the ground up", "the bottom", "the very beginning", "the very start", "basics", "the basics")
 )  # fmt: skip
 
 
