@@ -61,7 +61,9 @@ with its learnt second reading (trained on everything but ``test`` and ``holdout
 ``..._holdout16`` likewise, after ``holdout15`` had been read and fixed, to measure the final
 reader (model trained on everything but ``test`` and ``holdout16``); ``..._holdout17`` likewise,
 after ``holdout16`` had been read and fixed (model trained on everything but ``test`` and
-``holdout17``; its 28 phrasings and names that repeated an earlier file's were dropped unread).
+``holdout17``; its 28 phrasings and names that repeated an earlier file's were dropped unread);
+``..._holdout18`` likewise, after ``holdout17`` had been read and fixed, to measure the final
+reader (the same model, trained without ``test``, ``holdout16``, ``holdout17`` and ``holdout18``).
 """
 
 from __future__ import annotations
@@ -118,6 +120,7 @@ SPLITS = (
     "holdout15",
     "holdout16",
     "holdout17",
+    "holdout18",
 )
 DEALT = ("dev", "test")
 
@@ -149,6 +152,7 @@ ROUND_TWO_FILES = {
     HERE / "paraphrase_templates_holdout15.jsonl": "holdout15",
     HERE / "paraphrase_templates_holdout16.jsonl": "holdout16",
     HERE / "paraphrase_templates_holdout17.jsonl": "holdout17",
+    HERE / "paraphrase_templates_holdout18.jsonl": "holdout18",
 }
 
 
