@@ -107,6 +107,7 @@ from control_plane.understanding.lexicon import (
     COPULA,
     COVERING,
     COVERING_VERBS,
+    DASH_END,
     DEMONSTRATIVES,
     DEP,
     DETERMINERS,
@@ -387,7 +388,8 @@ def mentions_in(question: str, index: NameIndex, ids: Iterable[str] | None = Non
 
 
 def _find_all(toks: Sequence[str], phrase: Sequence[str], masked: frozenset[int]) -> list[tuple[int, int]]:
-    """Occurrences of ``phrase`` (adverbs may sit between its words), outside ``masked``."""
+    """Occurrences of ``phrase`` (adverbs may sit between its words; "upon" is "on" after its first
+    word: "rest upon"), outside ``masked``."""
     out = []
     n = len(toks)
     for i in range(n):
@@ -395,7 +397,7 @@ def _find_all(toks: Sequence[str], phrase: Sequence[str], masked: frozenset[int]
             continue
         j, k = i + 1, 1
         while k < len(phrase) and j < n:
-            if toks[j] == phrase[k] and j not in masked:
+            if (toks[j] == phrase[k] or (toks[j], phrase[k]) == ("upon", "on")) and j not in masked:
                 j, k = j + 1, k + 1
             elif toks[j] in ADVERBS:
                 j += 1
@@ -470,6 +472,10 @@ def _origin(toks: Sequence[str], lo: int, hi: int | None = None) -> bool:
     return any(tuple(toks[lo : lo + len(p)]) == p and (hi is None or lo + len(p) == hi) for p in ORIGINS)
 
 
+# Words that open a new question after a dash: "— so what ...", "— which ...", "— can you ...".
+_NEW_QUESTION: Final = frozenset({"so", "now", "then", "but"}) | WH | (AUX_START - {"i"})
+
+
 def _sentences(question: str) -> tuple[list[int], list[bool]]:
     """Per token, the index of its sentence; per sentence, whether it asks (ends with "?", or
     starts, after a greeting or "kindly", with a question word, an auxiliary or a request). A dot
@@ -481,8 +487,11 @@ def _sentences(question: str) -> tuple[list[int], list[bool]]:
     pos, prev, stops = 0, "", 0
     for m in TOKEN_SPAN.finditer(low):
         gap = low[pos : m.start()]
-        stops += bool(SENTENCE_END.search(gap))
-        if spans[-1] and SENTENCE_END.search(gap) and len(prev) > 1 and len(spans[-1]) >= 3:
+        ends = bool(SENTENCE_END.search(gap)) or (
+            bool(DASH_END.search(gap)) and normalise(m.group())[0] in _NEW_QUESTION
+        )
+        stops += ends
+        if spans[-1] and ends and len(prev) > 1 and len(spans[-1]) >= 3:
             marks.append("?" in gap)
             spans.append([])
         spans[-1].append(normalise(m.group())[0])
@@ -970,7 +979,7 @@ def _role_at(
                 )
     # "X is a prerequisite (for ...)", "X as a prerequisite" (not "topics under X as prerequisites").
     for s, e, cue in nouns if not (before and before[-1] in PLACE) else ():
-        if s >= end and s - end <= 5:
+        if s >= end and s - end <= 6:  # "X as one of their own direct <noun>"
             gap = toks[end:s]
             if (
                 "as" in gap
@@ -1252,10 +1261,12 @@ _MODIFIERS_KNOWN: Final = (
 
 
 # Verbs of making something ("write me a poem about X"): what they make is their object.
-_MAKING: Final = frozenset(respelt(w) for w in normalise("write compose sing rap craft tell"))
+_MAKING: Final = frozenset(
+    respelt(w) for w in normalise("write compose sing rap craft tell make create produce draft design")
+)
 # Verbs that make something only when their object is "a <thing>" ("tell me a joke", not "tell me
 # what", "tell me quickly what", "tell me if").
-_MAKING_WITH_ARTICLE: Final = frozenset(normalise("tell"))
+_MAKING_WITH_ARTICLE: Final = frozenset(normalise("tell make create produce draft design"))
 # Degree and quantity words that are not a made thing ("tell me a bit / something about X").
 _AMOUNTS: Final = frozenset(normalise("bit little lot few something anything everything more much thing"))
 # What a making verb may make and still ask about X ("a summary", "an overview", "explain").
@@ -1517,6 +1528,8 @@ def _interpret(
     background = frozenset(i for i in context if sentence[i] < first_ask and sentence[i] not in naming)
     verbs = [v for v in _occurrences(toks, masked, VERBS) + _stranded(toks, masked) if v[0] not in background]
     nouns = [n for n in _occurrences(toks, masked, NOUNS) if n[0] not in background]
+    # "developed on the basis of X": a noun inside a longer prepositional cue is that cue's
+    nouns = [n for n in nouns if not any(vs < n[0] < ve and ve - vs > 2 for vs, ve, _ in verbs)]
     # "X - underlying foundations?", "the required prerequisites": a verb form right before a
     # relational noun modifies the noun; the noun names the relation.
     verbs = [(vs, ve, v) for vs, ve, v in verbs if not any(ns == ve and n.noun for ns, _, n in nouns)]

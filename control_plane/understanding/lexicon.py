@@ -41,6 +41,7 @@ __all__ = [
     "COPULA",
     "COVERING",
     "COVERING_VERBS",
+    "DASH_END",
     "DEMONSTRATIVES",
     "DEP",
     "DETERMINERS",
@@ -142,7 +143,8 @@ NOUN_GAP: Final = frozenset(
     {"a", "an", "the", "is", "are", "was", "were", "be", "been", "as", "also", "listed", "one", "direct",
      "immediate", "key", "important", "necessary", "required", "considered", "itself", "core", "main", "named", "given", "stated", "recorded", "marked",
      "their", "its", "and", "indirect", "or", "concept", "topic", "all", "of", "serve", "act", "count",
-     "function", "stand", "grouped", "classed", "classified", "categorised", "categorized", "filed"}
+     "function", "stand", "serves", "acts", "counts", "functions", "stands", "served", "acted", "counted",
+     "functioned", "stood", "own", "grouped", "classed", "classified", "categorised", "categorized", "filed"}
 )  # fmt: skip
 
 # Head nouns a relational noun may modify: "the prerequisite list for X", "X's list of prerequisites".
@@ -199,7 +201,7 @@ VERBS: Final = (
          "based on|base on|based off|base off|grounded in|derived from|extend|extended|extending|use|used|using|make use of|"
          "draw on|draws on", BUILD, DEP, FOUND),
     # "stacked / layered / constructed on top of": whatever the verb, the picture is building
-    cue("on top of", BUILD, DEP, FOUND),
+    cue("on top of|on the basis of|on the foundation of|on the foundations of", BUILD, DEP, FOUND),
     cue("come before|came before|coming before|precede|preceded|preceding|lead up to|led up to|"
          "leading up to", LEARN, FOUND, DEP, True),
     cue("lead to|led to|leading to|lead into|unlock|unlocked|unlocking|enable|enabled|enabling|open up|"
@@ -354,6 +356,10 @@ INVERTING_AUX: Final = frozenset(normalise("does do did can could would will mig
 SLOT_END: Final = frozenset({"in", "for", "?", ".", ",", "!", ";", ":"})
 
 SENTENCE_END: Final = re.compile(r"[.?!;]+(?:\s|$)")
+# A dash set off by spaces before a new question ("In a mix everything sits on the low end — so
+# what is X based on?") ends a sentence too; before an apposition ("first — the ones that...")
+# it does not, and neither does a hyphen ("X - prerequisites?").
+DASH_END: Final = re.compile(r"(?<=\s)(?:[—–]|--)\s")
 
 TOKEN_SPAN: Final = re.compile(TOKEN_PATTERN)
 
