@@ -1342,21 +1342,35 @@ def _name_as_verb(question: str, toks: Sequence[str], m: Mention, sentence: Sequ
     return clause_start or toks[i - 2] in INVERTING_AUX
 
 
+def _names_unknown(question: str, span: tuple[int, int], when: TimePoint | None) -> Reading:
+    """The reading of a question that names ``span``, a longer name this graph does not have."""
+    return Reading(
+        question,
+        "unknown",
+        time=when,
+        problem=f"the question names {_surface(question, *span)!r}, which is not a concept in this graph",
+        read_by="none",
+    )
+
+
 def _capitalised_compound(
-    question: str, toks: Sequence[str], mentions: Sequence[Mention], masked: frozenset[int]
+    question: str,
+    spans: Sequence[tuple[int, int]],
+    toks: Sequence[str],
+    sentence: Sequence[int],
+    mentions: Sequence[Mention],
+    masked: frozenset[int],
 ) -> tuple[int, int] | None:
     """ "before Support vector machines" (where only "vectors" is known): a one-word name between a
     capital letter mid-sentence and a head noun no vocabulary here explains is the middle of a
     longer name, whatever the capitalised word means on its own. Not in a title-cased question
     ("What Must I Learn Before Vector Spaces"), where a capital says nothing."""
-    spans = _token_spans(question)
-    if len(spans) != len(toks):
+    if len(spans) != len(toks) or len(sentence) != len(toks):
         return None
     capital = [question[a].isupper() for a, _ in spans]
     words = [i for i, t in enumerate(toks) if i not in masked and t.isalpha()]
     if not words or sum(capital[i] for i in words) > len(words) / 3:
         return None
-    sentence, _ = _sentences(question)
     for m in mentions:
         lo, hi = m.start - 1, m.end
         if (
@@ -1489,13 +1503,7 @@ def _interpret(
             compound = toks[k] in COMPOUND_SUFFIXES and 0 < head < len(toks) and head not in masked
             if toks[k] not in VOCABULARY or (compound and toks[head] not in VOCABULARY):
                 lo, hi = min(k, m.start), max(k + 1 + compound, m.end)
-                return Reading(
-                    question,
-                    "unknown",
-                    time=when,
-                    problem=f"the question names {_surface(question, lo, hi)!r}, which is not a concept in this graph",
-                    read_by="none",
-                )
+                return _names_unknown(question, (lo, hi), when)
     # "support vector machines", "agentic RAG" (where only "vector", "RAG" are known): a one-word
     # name modified by words no vocabulary here explains names something bigger the graph lacks.
     for m in mentions:
@@ -1503,22 +1511,9 @@ def _interpret(
         while m.end - m.start == 1 and lo > 0 and lo - 1 not in masked and _foreign_modifier(toks[lo - 1]):
             lo -= 1
         if lo < m.start:
-            return Reading(
-                question,
-                "unknown",
-                time=when,
-                problem=f"the question names {_surface(question, lo, m.end)!r}, which is not a concept in this graph",
-                read_by="none",
-            )
-
-    if (span := _capitalised_compound(question, toks, mentions, masked)) is not None:
-        return Reading(
-            question,
-            "unknown",
-            time=when,
-            problem=f"the question names {_surface(question, *span)!r}, which is not a concept in this graph",
-            read_by="none",
-        )
+            return _names_unknown(question, (lo, m.end), when)
+    if (span := _capitalised_compound(question, spans, toks, sentence, mentions, masked)) is not None:
+        return _names_unknown(question, span, when)
 
     # Time words are not relational words ("at the start of 2025", "back in 2018").
     # The learner's background before the question, naming no concept ("I'm an electrician with no
@@ -1528,7 +1523,7 @@ def _interpret(
     background = frozenset(i for i in context if sentence[i] < first_ask and sentence[i] not in naming)
     verbs = [v for v in _occurrences(toks, masked, VERBS) + _stranded(toks, masked) if v[0] not in background]
     nouns = [n for n in _occurrences(toks, masked, NOUNS) if n[0] not in background]
-    # "developed on the basis of X": a noun inside a longer prepositional cue is that cue's
+    # "developed on the basis of X": a noun inside a longer prepositional cue is part of that cue
     nouns = [n for n in nouns if not any(vs < n[0] < ve and ve - vs > 2 for vs, ve, _ in verbs)]
     # "X - underlying foundations?", "the required prerequisites": a verb form right before a
     # relational noun modifies the noun; the noun names the relation.

@@ -173,7 +173,7 @@ PLACE_PROFORMS: Final = frozenset({"there", "here"})
 # nothing, not a concept the graph lacks.
 ORIGINS: Final = tuple(
     normalise(p) for p in ("scratch", "zero", "nothing", "nil", "the beginning", "the start", "square one",
-                           "the ground up", "the bottom", "the very beginning", "the very start", "basics", "the basics")
+                           "the ground up", "the bottom", "basics", "the basics")  # "the very start": _origin drops "very"
 )  # fmt: skip
 
 
