@@ -63,7 +63,10 @@ reader (model trained on everything but ``test`` and ``holdout16``); ``..._holdo
 after ``holdout16`` had been read and fixed (model trained on everything but ``test`` and
 ``holdout17``; its 28 phrasings and names that repeated an earlier file's were dropped unread);
 ``..._holdout18`` likewise, after ``holdout17`` had been read and fixed, to measure the final
-reader (the same model, trained without ``test``, ``holdout16``, ``holdout17`` and ``holdout18``).
+reader (the same model, trained without ``test``, ``holdout16``, ``holdout17`` and ``holdout18``);
+``..._holdout19`` likewise, after ``holdout18`` had been read and fixed, to measure the reader of
+``d135372`` (same model, also trained without ``holdout19``; 24 phrasings and names that repeated
+an earlier file's were dropped unread).
 """
 
 from __future__ import annotations
@@ -121,6 +124,7 @@ SPLITS = (
     "holdout16",
     "holdout17",
     "holdout18",
+    "holdout19",
 )
 DEALT = ("dev", "test")
 
@@ -153,6 +157,7 @@ ROUND_TWO_FILES = {
     HERE / "paraphrase_templates_holdout16.jsonl": "holdout16",
     HERE / "paraphrase_templates_holdout17.jsonl": "holdout17",
     HERE / "paraphrase_templates_holdout18.jsonl": "holdout18",
+    HERE / "paraphrase_templates_holdout19.jsonl": "holdout19",
 }
 
 
