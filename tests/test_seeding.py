@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sqlalchemy.engine import Engine
 
 from control_plane.planning.loop import Planner
 from control_plane.testing import ScriptedSynthesizer, draft
-from control_plane.understanding.names import NameIndex, normalise, singular
+from control_plane.understanding.names import NameIndex, PhraseTable, normalise, singular
 from data_plane import GraphReader, WriteGateway
 from data_plane.testing import ManualClock, build_graph, grounding
 
@@ -129,3 +131,49 @@ def test_head_of_a_qualified_name_finds_the_concept() -> None:
         [("linear_algebra_for_ml", "Linear algebra for ML", ()), ("linear_algebra", "Linear algebra", ())]
     )
     assert both.find("what is linear algebra?") == ["linear_algebra"]
+
+
+def _merged(pairs: list[tuple[str, str]]) -> dict[str, str | tuple[str, ...]]:
+    """What a plain dict holds for ``pairs``: one id, or the sorted ids sharing a phrase."""
+    out: dict[str, str | tuple[str, ...]] = {}
+    for phrase, cid in pairs:
+        have = out.get(phrase)
+        ids = () if have is None else (have,) if isinstance(have, str) else have
+        if cid not in ids:
+            out[phrase] = cid if not ids else tuple(sorted((*ids, cid)))
+    return out
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    pairs=st.lists(
+        st.tuples(st.text(min_size=1, max_size=6), st.sampled_from(["a", "b", "c_d", "é", "x y"])),
+        max_size=40,
+    ),
+    colliding=st.booleans(),
+)
+def test_the_packed_phrase_table_is_the_mapping_a_dict_would_be(
+    pairs: list[tuple[str, str]], colliding: bool
+) -> None:
+    """The name index's packed table answers exactly as a dict: merged ids, membership, misses,
+    iteration; a hash that sends every phrase to one bucket never yields a false match."""
+    table = PhraseTable(pairs, hasher=(lambda _: 7) if colliding else hash)
+    want = _merged(pairs)
+    assert dict(table) == want and len(table) == len(want)
+    assert all(table[p] == v and p in table for p, v in want.items())
+    missing = "\u2603" * 7  # longer than any generated phrase
+    assert table.get(missing) is None and missing not in table
+    with pytest.raises(KeyError):
+        table[missing]
+
+
+def test_a_qualified_names_head_is_added_only_when_no_concept_owns_it() -> None:
+    index = NameIndex.from_names(
+        [
+            ("la_ml", "Linear algebra for ML", ()),
+            ("stats_ml", "Statistics for ML", ()),
+            ("stats", "Statistics", ()),
+        ]
+    )
+    assert index.phrases["linear algebra"] == "la_ml"
+    assert index.phrases["statistic"] == "stats"  # the concept's own name, not the head of another

@@ -19,15 +19,24 @@ the head is another concept's name or alias. The index is built from ``GraphRead
 from __future__ import annotations
 
 import re
-import sys
-from collections.abc import Iterable, Mapping
+from array import array
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Final
+from typing import Any, Final
 
 from data_plane.records import Concept
 
-__all__ = ["ARROW", "MAX_SEEDS", "TOKEN_PATTERN", "Match", "NameIndex", "normalise", "singular"]
+__all__ = [
+    "ARROW",
+    "MAX_SEEDS",
+    "TOKEN_PATTERN",
+    "Match",
+    "NameIndex",
+    "PhraseTable",
+    "normalise",
+    "singular",
+]
 
 MAX_SEEDS: Final = 3
 # Words and numbers; an arrow ("A -> B", "A → B") is a token of its own, spelt ARROW.
@@ -40,10 +49,7 @@ _NOT_PLURAL: Final = ("ss", "us", "is", "as")
 _QUALIFIER: Final = "for"
 
 
-@lru_cache(maxsize=65_536)
-def singular(token: str) -> str:
-    """Conservative singular: "embeddings"→"embedding", "queries"→"query", "batches"→"batch";
-    tokens of three letters or fewer and "-ss", "-us", "-is", "-as" endings are left alone."""
+def _singular(token: str) -> str:
     if len(token) <= 3 or not token.endswith("s") or token.endswith(_NOT_PLURAL):
         return token
     if token.endswith("ies") and len(token) > 4:
@@ -53,13 +59,25 @@ def singular(token: str) -> str:
     return token[:-1]
 
 
+def _tokens(text: str) -> tuple[str, ...]:
+    return tuple(_singular(t) if t[0].isalnum() else ARROW for t in _TOKEN.findall(text.lower()))
+
+
+@lru_cache(maxsize=65_536)
+def singular(token: str) -> str:
+    """Conservative singular: "embeddings"→"embedding", "queries"→"query", "batches"→"batch";
+    tokens of three letters or fewer and "-ss", "-us", "-is", "-as" endings are left alone."""
+    return _singular(token)
+
+
 @lru_cache(maxsize=4096)
 def normalise(text: str) -> tuple[str, ...]:
     """Lowercase tokens with hyphens and punctuation as separators, each made singular.
 
     Memoised: the same names, summaries and cue phrases are normalised on every question, and
-    the result is an immutable tuple, so sharing it is safe."""
-    return tuple(singular(t) if t[0].isalnum() else ARROW for t in _TOKEN.findall(text.lower()))
+    the result is an immutable tuple, so sharing it is safe. (Building a name index reads every
+    name once and bypasses both caches: filling them with names would only cost memory.)"""
+    return _tokens(text)
 
 
 @dataclass(frozen=True)
@@ -79,13 +97,133 @@ class Match:
         )
 
 
+class PhraseTable(Mapping[str, "str | tuple[str, ...]"]):
+    """A read-only mapping phrase → concept id(s), packed into flat arrays.
+
+    A dict of 400,000 short strings costs ~190 bytes a phrase (key object, hash slot, entry, the id
+    string); here a phrase costs its UTF-8 bytes plus ~20 (its hash, offset, value and an
+    open-addressing slot), so the name index of a 10^6-edge graph takes ~15 MB instead of ~75 MB,
+    and building it creates no object per phrase that outlives the phrase (the peak is the
+    table). A lookup probes the slots from the phrase's hash and compares bytes, so a hash
+    collision is never a false match. Hashes are Python's own ``hash`` by default: stable within
+    the process that built the table, which is the only one that reads it.
+    """
+
+    __slots__ = (
+        "_extra", "_hash", "_hashes", "_id_starts", "_id_text", "_key_starts", "_key_text", "_multi",
+        "_slots", "_values",
+    )  # fmt: skip
+
+    def __init__(
+        self, entries: Iterable[tuple[str, str]] = (), *, hasher: Callable[[str], int] = hash
+    ) -> None:
+        """From ``(phrase, concept id)`` pairs, streamed. ``hasher`` (any integer hash; tests pass a
+        colliding one) places the phrases."""
+        self._hash = hasher
+        self._hashes, self._values = array("q"), array("i")
+        self._key_text, self._key_starts = bytearray(), array("I", [0])
+        self._id_text, self._id_starts = bytearray(), array("I", [0])
+        self._multi: list[tuple[str, ...]] = []
+        self._extra: dict[str, str | tuple[str, ...]] = {}
+        self._slots = array("i", [-1]) * 8
+        last_cid, n = None, -1
+        hashes, values, key_text, key_starts = self._hashes, self._values, self._key_text, self._key_starts
+        for phrase, cid in entries:
+            if cid != last_cid:  # a concept's phrases come together: one id entry per run
+                self._id_text += cid.encode()
+                self._id_starts.append(len(self._id_text))
+                last_cid, n = cid, n + 1
+            h = hasher(phrase)
+            encoded = phrase.encode()
+            slot = self._probe(h, encoded)
+            found = self._slots[slot]
+            if found >= 0:
+                self._merge(found, n)
+                continue
+            self._slots[slot] = len(hashes)
+            hashes.append(h)
+            values.append(n)
+            key_text += encoded
+            key_starts.append(len(key_text))
+            if 3 * len(hashes) > 2 * len(self._slots):
+                self._grow()
+
+    def _probe(self, h: int, encoded: bytes) -> int:
+        """The slot holding ``encoded`` (hash ``h``), or the empty slot where it would go."""
+        slots, hashes, starts, text = self._slots, self._hashes, self._key_starts, self._key_text
+        mask = len(slots) - 1
+        i = h & mask
+        while (e := slots[i]) >= 0:
+            if hashes[e] == h and text[starts[e] : starts[e + 1]] == encoded:
+                return i
+            i = (i + 1) & mask
+        return i
+
+    def _grow(self) -> None:
+        self._slots = array("i", [-1]) * (2 * len(self._slots))
+        mask = len(self._slots) - 1
+        for e, h in enumerate(self._hashes):
+            i = h & mask
+            while self._slots[i] >= 0:
+                i = (i + 1) & mask
+            self._slots[i] = e
+
+    def _key(self, e: int) -> bytes:
+        return bytes(self._key_text[self._key_starts[e] : self._key_starts[e + 1]])
+
+    def _id(self, n: int) -> str:
+        return self._id_text[self._id_starts[n] : self._id_starts[n + 1]].decode()
+
+    def _merge(self, e: int, n: int) -> None:
+        have = self._value(e)
+        cid = self._id(n)
+        ids = (have,) if isinstance(have, str) else have
+        if cid in ids:
+            return
+        self._multi.append(tuple(sorted((*ids, cid))))
+        self._values[e] = -len(self._multi)
+
+    def _value(self, e: int) -> str | tuple[str, ...]:
+        v = self._values[e]
+        return self._id(v) if v >= 0 else self._multi[-v - 1]
+
+    def _entry(self, phrase: str) -> int:
+        """The entry number of ``phrase``, or -1."""
+        return self._slots[self._probe(self._hash(phrase), phrase.encode())]
+
+    def add_missing(self, phrase: str, value: str | tuple[str, ...]) -> None:
+        """Add ``phrase`` unless the table has it (for the few derived phrases, such as heads)."""
+        if phrase not in self:
+            self._extra[phrase] = value
+
+    def __getitem__(self, phrase: str) -> str | tuple[str, ...]:
+        e = self._entry(phrase)
+        return self._value(e) if e >= 0 else self._extra[phrase]
+
+    def __contains__(self, phrase: object) -> bool:
+        return isinstance(phrase, str) and (self._entry(phrase) >= 0 or phrase in self._extra)
+
+    def get(self, phrase: str, default: Any = None) -> Any:  # the hot path: no exception
+        e = self._entry(phrase)
+        return self._value(e) if e >= 0 else self._extra.get(phrase, default)
+
+    def __iter__(self) -> Iterator[str]:
+        for e in range(len(self._hashes)):
+            yield self._key(e).decode()
+        yield from self._extra
+
+    def __len__(self) -> int:
+        return len(self._hashes) + len(self._extra)
+
+
 @dataclass(frozen=True)
 class NameIndex:
     """Normalised names and aliases (tokens joined by spaces) → the concept id(s) they name.
 
     Kept lean because it is the one per-graph structure the planner holds in memory: a 10^6-edge
-    graph has ~200,000 concepts and ~600,000 phrases. A phrase almost always names one concept, so
-    the value is that id itself, and a sorted tuple only when several concepts share the phrase.
+    graph has ~200,000 concepts and ~400,000 phrases, held in a :class:`PhraseTable`. A phrase
+    almost always names one concept, so the value is that id itself, and a sorted tuple only when
+    several concepts share the phrase.
     """
 
     phrases: Mapping[str, str | tuple[str, ...]]
@@ -100,32 +238,23 @@ class NameIndex:
         """From ``(concept id, name, aliases)``; the id with underscores as spaces is a name too,
         and so is the head of a qualified name ("linear algebra" for "Linear algebra for ML")
         unless that head is some concept's own name or alias."""
-        phrases: dict[str, str | tuple[str, ...]] = {}
         heads: dict[str, set[str]] = {}
         longest = 0
 
-        def add(table: dict[str, str | tuple[str, ...]], key: str, cid: str) -> None:
-            have = table.get(key)
-            if have is None:
-                table[key] = cid
-            elif isinstance(have, str):
-                if have != cid:
-                    table[key] = tuple(sorted((have, cid)))
-            elif cid not in have:
-                table[key] = tuple(sorted((*have, cid)))
+        def pairs() -> Iterator[tuple[str, str]]:
+            nonlocal longest
+            for cid, name, aliases in entries:
+                for text in (name, *aliases, cid.replace("_", " ")):
+                    toks = _tokens(text)
+                    if toks:
+                        yield " ".join(toks), cid
+                        longest = max(longest, len(toks))
+                        if _QUALIFIER in toks[1:-1]:
+                            heads.setdefault(" ".join(toks[: toks.index(_QUALIFIER, 1)]), set()).add(cid)
 
-        for cid, name, aliases in entries:
-            cid = sys.intern(cid)
-            for text in (name, *aliases, cid.replace("_", " ")):
-                toks = normalise(text)
-                if toks:
-                    add(phrases, " ".join(toks), cid)
-                    longest = max(longest, len(toks))
-                    if _QUALIFIER in toks[1:-1]:
-                        heads.setdefault(" ".join(toks[: toks.index(_QUALIFIER, 1)]), set()).add(cid)
+        phrases = PhraseTable(pairs())
         for head, ids in heads.items():
-            if head not in phrases:
-                phrases[head] = next(iter(ids)) if len(ids) == 1 else tuple(sorted(ids))
+            phrases.add_missing(head, next(iter(ids)) if len(ids) == 1 else tuple(sorted(ids)))
         return cls(phrases, longest)
 
     def matches(self, question: str) -> list[Match]:
