@@ -97,6 +97,7 @@ from control_plane.understanding.lexicon import (
     BARE,
     BEFORE_MARKERS,
     BEFORE_WORDS,
+    BETWEEN_PROFORMS,
     BOTH,
     BUILD,
     CAUSAL,
@@ -457,7 +458,9 @@ def _unknown_slot(toks: Sequence[str], masked: frozenset[int]) -> tuple[int, int
             # a pronoun in the other place points back at the named concept ("exactly 2 hops
             # from X, not directly linked to it", "from there to X"); "from scratch to X" starts
             # where a learner knows nothing
-            span = _content_span(toks, lo, hi, DETERMINERS | PRONOUNS | DEMONSTRATIVES | PLACE_PROFORMS)
+            span = _content_span(
+                toks, lo, hi, DETERMINERS | PRONOUNS | DEMONSTRATIVES | PLACE_PROFORMS | POLITE
+            )
             if span is not None and not _origin(toks, *span):
                 return span
     return None
@@ -869,22 +872,30 @@ def _role_at(
         and toks[k - 2] in PURPOSE_VERBS
     ):
         k -= 1  # "before taking on X", "before diving into X", "before I can begin with X"
+    stops = [k]  # where the clause may begin: "prior to (I) starting X" ("to" is a subject word too)
     if k > 0 and toks[k - 1] in PURPOSE_VERBS:
         k -= 1
+        stops.append(k)
         while k > 0 and toks[k - 1] in CLAUSE_SUBJECT:
             k -= 1
+            stops.append(k)
     lead = tuple(toks[max(0, k - 4) : k])
+    leads = [tuple(toks[max(0, s - 4) : s]) for s in stops if s < b]
     c = _clause_start(toks, b, masked)
     clause = tuple(toks[max(0, c - 4) : c]) if c < b else ()
+
+    def marked(m: tuple[str, ...]) -> bool:
+        return before[-len(m) :] == m or any(ld[-len(m) :] == m for ld in leads) or clause[-len(m) :] == m
+
     # Prepositions right before the concept.
     for m in BEFORE_MARKERS:
-        if before[-len(m) :] == m or (k < b and lead[-len(m) :] == m) or clause[-len(m) :] == m:
+        if marked(m):
             if any(cue.family == PREREQ for _, _, cue in nouns):
                 # "Before X, which concepts are prerequisites?": X's prerequisites.
                 return _Role(PREREQ, DEP, False, " ".join(m), 3)
             return _Role(LEARN, DEP, True, " ".join(m), 3)
     for m in AFTER_MARKERS:
-        if before[-len(m) :] == m or (k < b and lead[-len(m) :] == m) or clause[-len(m) :] == m:
+        if marked(m):
             return _Role(LEARN, FOUND, False, " ".join(m), 3)
     window = toks[max(0, b - 5) : b]
     triggers = [i for i, w in enumerate(window) if w in {"once", "since", "having", "if", "when"}]
@@ -1320,6 +1331,17 @@ def _foreign_modifier(token: str) -> bool:
     )
 
 
+def _verb_before_name(question: str, toks: Sequence[str], i: int, m: Mention) -> bool:
+    """Is the unknown word at ``i``, before the one-word name ``m``, a verb taking the name as its
+    object rather than part of a longer name? Yes after an infinitive's "to" ("I'd like to revise
+    X"), and when the name is capitalised as a title ("Chunking") but the word is not ("heard
+    someone mention Chunking"): a longer name is capitalised as one ("Agentic RAG")."""
+    if i >= 2 and toks[i - 1] == "to" and toks[i - 2] in INFINITIVE_LEADS:
+        return True
+    name, word = _surface(question, m.start, m.end), _surface(question, i, i + 1)
+    return name[:1].isupper() and not name.isupper() and word.islower()
+
+
 def _between(toks: Sequence[str], a: Mention, b: Mention) -> bool:
     """ "the steps between A and B": the two names are the two places of "between ... and"."""
     first, last = sorted((a, b), key=lambda m: m.start)
@@ -1508,7 +1530,13 @@ def _interpret(
     # name modified by words no vocabulary here explains names something bigger the graph lacks.
     for m in mentions:
         lo = m.start
-        while m.end - m.start == 1 and lo > 0 and lo - 1 not in masked and _foreign_modifier(toks[lo - 1]):
+        while (
+            m.end - m.start == 1
+            and lo > 0
+            and lo - 1 not in masked
+            and _foreign_modifier(toks[lo - 1])
+            and not _verb_before_name(question, toks, lo - 1, m)
+        ):
             lo -= 1
         if lo < m.start:
             return _names_unknown(question, (lo, m.end), when)
@@ -1797,10 +1825,14 @@ def _interpret(
     goal = (goal_role is not None and goal_role.purpose) or _ends_with(
         toks, _skip_back(toks, main.start, masked), (*PATH_END, *GOAL_REACH)
     )
+    # "the steps between them": a path unless the words ask how the two differ or relate
+    between_pair = _any(toks, BETWEEN_PROFORMS, masked) and not _any(
+        toks, (*CONTRAST, *RELATED_WORDS, *NEIGHBOUR), masked
+    )
     if (
         second is None
         and len(known) == 1
-        and (goal or _affirmed(toks, PATH, masked | context))
+        and (goal or between_pair or _affirmed(toks, PATH, masked | context))
         and not _affirmed(toks, PLAN_NAMED, masked | context)
     ):
         return build(
@@ -1816,7 +1848,7 @@ def _interpret(
         _any(toks, PATH, masked)
         or ("from" in toks and "to" in toks)
         or (
-            _between(toks, main, second)  # not "the difference / the link between A and B"
+            (_between(toks, main, second) or between_pair)  # not "the difference / the link between A and B"
             and not _any(toks, (*CONTRAST, *RELATED_WORDS, *NEIGHBOUR), masked)
         )
         or ends_marked

@@ -31,6 +31,7 @@ __all__ = [
     "BARE",
     "BEFORE_MARKERS",
     "BEFORE_WORDS",
+    "BETWEEN_PROFORMS",
     "BOTH",
     "BUILD",
     "CAUSAL",
@@ -173,7 +174,8 @@ PLACE_PROFORMS: Final = frozenset({"there", "here"})
 # nothing, not a concept the graph lacks.
 ORIGINS: Final = tuple(
     normalise(p) for p in ("scratch", "zero", "nothing", "nil", "the beginning", "the start", "square one",
-                           "the ground up", "the bottom", "basics", "the basics")  # "the very start": _origin drops "very"
+                           "the ground up", "the bottom", "basics", "the basics",
+                           "fundamentals", "the fundamentals", "ground level", "first principles")  # "the very start": _origin drops "very"
 )  # fmt: skip
 
 
@@ -225,7 +227,11 @@ NOUNS: Final = (
     cue("dependent|successor|follow up|next step|consequence", LEARN, DEP, FOUND, noun=True),
     cue("downstream|descendant", LEARN, DEP, FOUND, True, noun=True),
     cue("upstream|ancestor", LEARN, FOUND, DEP, True, noun=True),
-    cue("part|component|piece|element|subtopic|sub topic|constituent|member", PART, PARTR, WHOLE, noun=True),
+    cue("part|component|piece|element|subtopic|sub topic|constituent|member|sub area|subarea|subfield|"
+        "sub field|subdomain|sub domain", PART, PARTR, WHOLE, noun=True),
+    # the whole a part sits in: "the parent topic of X", "the umbrella topic for X"
+    cue("parent topic|parent concept|parent area|parent subject|umbrella topic|umbrella concept|umbrella term|"
+        "umbrella area|umbrella subject|overarching topic|supertopic", PART, WHOLE, PARTR, noun=True),
 )  # fmt: skip
 
 PASSIVE_FLIP: Final = frozenset(
@@ -256,7 +262,7 @@ PURPOSE_VERBS: Final = frozenset(
     normalise("learn understand study master tackle know grasp start reach arrive approach get do build use "
               "read follow take begin work apply learning understanding studying mastering tackling starting "
               "reaching approaching getting doing taking beginning working attempting diving moving jumping "
-              "picking covering")
+              "picking covering commence commencing embark embarking undertake undertaking")
 )  # fmt: skip
 
 KNOWN_VERBS: Final = frozenset(normalise("know knew known knowing learned learnt mastered studied covered completed done finished understand understood"))  # fmt: skip
@@ -289,14 +295,18 @@ PLAN_NAMED: Final = tuple(normalise(m) for m in ("study plan", "learning plan", 
 
 PATH: Final = tuple(normalise(m) for m in ("path", "route", "chain", "connect", "connects", "bridge", "get from", "go from", "lead to", "leads to", "trace", "journey", "way from", "in between"))  # fmt: skip
 
-CONTRAST: Final = tuple(normalise(m) for m in ("contrast", "contrasted", "contrasting", "contrasts", "versus", "vs", "alternative", "opposite", "opposing", "opposed", "difference", "differ", "compare", "compared", "instead of", "rather than", "trade off", "competing", "compete"))  # fmt: skip
+# "what lies between them / the two": "between" with a pro-form for two places named before; a
+# path unless the words ask how the two differ or relate ("the difference between them").
+BETWEEN_PROFORMS: Final = tuple(normalise(m) for m in ("between them", "between the two", "between those", "between these", "between both"))  # fmt: skip
+
+CONTRAST: Final = tuple(normalise(m) for m in ("contrast", "contrasted", "contrasting", "contrasts", "versus", "vs", "alternative", "opposite", "opposing", "opposed", "difference", "differ", "compare", "compared", "instead of", "rather than", "trade off", "competing", "compete", "set against", "pitted against", "juxtaposed", "juxtapose"))  # fmt: skip
 
 RELATED_WORDS: Final = tuple(
     normalise(m)
     for m in ("related", "relate", "associated", "similar", "relevant", "relation", "relationship")
 )
 
-NEIGHBOUR: Final = tuple(normalise(m) for m in ("connected", "linked", "link", "adjacent", "neighbour", "neighbor", "hop", "next to", "touch"))  # fmt: skip
+NEIGHBOUR: Final = tuple(normalise(m) for m in ("connected", "linked", "link", "adjacent", "neighbour", "neighbor", "neighbourhood", "neighborhood", "vicinity", "hop", "next to", "touch"))  # fmt: skip
 
 # What marks a path's start and its end: "starting at A", "from A"; "ending at B", "my goal is B".
 PATH_START: Final = (
@@ -311,7 +321,7 @@ PATH_START: Final = (
     ),
 )
 
-PATH_END: Final = tuple(normalise(m) for m in ("ending at", "end at", "ending with", "end with", "finishing at", "finish at", "finish with", "goal is", "reach", "arriving at", "arrive at", "end up at", "end up with", "end up in", "destination"))  # fmt: skip
+PATH_END: Final = tuple(normalise(m) for m in ("ending at", "end at", "ending with", "end with", "finishing at", "finish at", "finish with", "goal is", "aim is", "target is", "objective is", "reach", "arriving at", "arrive at", "end up at", "end up with", "end up in", "destination"))  # fmt: skip
 
 # "how do I get to B": a goal only right before the concept ("get to grips with", "get to know"
 # are idioms, so these are not path ends that take unknown words).
@@ -508,7 +518,7 @@ SHORTHAND: Final = {"b4": "before", "wot": "what", "wat": "what", "wht": "what",
 # Verbs whose "to" marks an infinitive ("need to master", "have to study"), not a preposition.
 INFINITIVE_LEADS: Final = frozenset(
     normalise("need needs needed have has had want wants wanted going able got ought used try trying "
-              "hope hoping plan planning")
+              "hope hoping plan planning like love wish")
 )  # fmt: skip
 
 # Modals: "I must have covered X" asks what should be done; it says nothing was.

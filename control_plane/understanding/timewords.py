@@ -98,6 +98,26 @@ _PERIOD_NOUN: Final = re.compile(
     r"\b(?:the\s+)?(?:year\s+(?=(?:19|20)\d\d\b)|month\s+of\s+(?=[A-Za-z]{3,}))", re.IGNORECASE
 )
 
+# "the first day of 2025", "the last day of March 2025": the parser finds the year or month and
+# drops the day; written as the date it names instead.
+_ORDINAL_DAY: Final = re.compile(
+    r"\b(?:the\s+)?(?P<which>first|1st|last|final)\s+day\s+of\s+(?:the\s+year\s+)?"
+    r"(?:(?P<month>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
+    r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\s+)?(?P<year>(?:19|20)\d\d)\b",
+    re.IGNORECASE,
+)
+_MONTHS: Final = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+
+
+def _ordinal_day(match: re.Match[str]) -> str:
+    year = int(match.group("year"))
+    month_word = match.group("month")
+    first = match.group("which").lower() in ("first", "1st")
+    month = _MONTHS.index(month_word[:3].lower()) + 1 if month_word else (1 if first else 12)
+    day = 1 if first else calendar.monthrange(year, month)[1]
+    return f"{day} {calendar.month_name[month]} {year}"
+
+
 # Words that only mean "the present": the reading records them, the time stays now.
 _NOW_WORDS: Final = re.compile(r"\b(currently|at present|these days|right now|nowadays)\b", re.IGNORECASE)
 
@@ -184,6 +204,7 @@ def find_time(text: str, now: datetime, masked: Iterable[tuple[int, int]] = ()) 
     plain = _PERIOD_NOUN.sub("", plain)  # "in (the) year 2023", "the month of January 2025"
     for day, date in _FIXED_DAYS:  # "on New Year's Day 2025" -> "on 1 January 2025"
         plain = day.sub(date, plain)
+    plain = _ORDINAL_DAY.sub(_ordinal_day, plain)  # "the last day of 2023" -> "31 December 2023"
     now_word = _NOW_WORDS.search(plain)
     if not _MAYBE_TIME.search(plain):
         # Most questions name no time: skip the parser (several milliseconds a call).
