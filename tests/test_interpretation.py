@@ -1521,3 +1521,57 @@ def test_prior_to_starting_x_is_before_x(question: str) -> None:
 )
 def test_more_of_the_relations_everyday_names(question: str, intent: str) -> None:
     assert_sure(question, intent)
+
+
+@pytest.mark.parametrize(
+    ("question", "intent"),
+    [
+        (
+            "Quick one - what does RAG build on? Also, any tips for staying awake on night shifts?",
+            "builds_on",
+        ),
+        (
+            "Coach here - my squad wants to get into RAG soon. What's the one-step-back stuff they need first? "
+            "By the way, any idea where to buy cheap cones?",
+            "needed_before",
+        ),
+    ],
+)
+def test_an_aside_after_the_question_is_not_part_of_it(question: str, intent: str) -> None:
+    """A sentence opening with "also" / "by the way" that names no concept, points back at none
+    and has no relation's word asks something the graph cannot answer: the question before it is
+    read without it (its words are not an unknown topic of the question)."""
+    assert_sure(question, intent)
+
+
+def test_an_aside_with_a_relation_word_is_still_read() -> None:
+    """ "Also, what builds on it?" points back and names a relation: not an aside."""
+    r = read("What does RAG build on? Also, what builds on it?", FULL)
+    assert r.intent != "builds_on" or not r.sure, r.describe()
+
+
+def test_a_question_after_a_fronted_adverbial_asks() -> None:
+    """ "after X whats everything that comes later": the sentence asks, so the background sentence
+    before it ("taking evening classes") is context and its lesson word asks for no lessons."""
+    r = assert_sure(
+        "night-shift nurse taking evening classes. after RAG whats everything that comes later, the whole chain",
+        "dependents",
+    )
+    assert r.transitive
+
+
+@pytest.mark.parametrize(
+    ("question", "intent"),
+    [
+        (
+            "I finished RAG. Where could it take me? List the later topics too, however many steps away.",
+            "dependents",
+        ),
+        ("How far back does RAG reach? Give me every earlier topic, transitively.", "needed_before"),
+    ],
+)
+def test_later_and_earlier_topics_are_downstream_and_upstream(question: str, intent: str) -> None:
+    r = assert_sure(question, intent)
+    assert r.transitive
+    # the adverb is about the learner, not the graph
+    assert_sure("I'll do RAG later, what does it build on?", "builds_on")

@@ -517,8 +517,47 @@ def _sentences(question: str) -> tuple[list[int], list[bool]]:
             or first in WH
             or first in REQUESTS
             or _any(words, WANT_SOMETHING)  # "I want the full list", "I would appreciate a list"
+            # a fronted adverbial, then the question: "after X whats next", "once I know X, which ..."
+            or (first in _FRONTED_ADVERBIAL and any(w in _QUESTION_WORDS for w in words[1:8]))
         )
     return ids, asks
+
+
+# Words that open an adverbial phrase a question may follow ("after X, what ...").
+_FRONTED_ADVERBIAL: Final = frozenset(normalise("after before for once when if since regarding about"))
+_QUESTION_WORDS: Final = frozenset({"what", "which", "who", "where", "how", "why"})
+# Words that open an aside after the question ("Also, any idea where to buy ...?", "btw ...").
+_ASIDE_OPENERS: Final = (
+    *(
+        normalise(w)
+        for w in ("also", "btw", "by the way", "ps", "p s", "unrelated", "off topic", "one more thing")
+    ),
+    *(normalise(f"and {w}") for w in ("also", "btw", "by the way")),
+    *(normalise(f"oh {w}") for w in ("and", "also", "btw", "by the way")),
+)
+
+
+def _asides(
+    toks: Sequence[str], sentence: Sequence[int], naming: Collection[int], masked: frozenset[int]
+) -> frozenset[int]:
+    """Sentences after the first that open with "also" / "btw" / "by the way" and ask something
+    of their own: no concept named, nothing pointed back at, no relation's word ("Also, any idea
+    where to buy cheap servo motors?"). The graph has nothing to say there; the question before
+    them is read without them."""
+    out: set[int] = set()
+    for sid in set(sentence) - {0} - set(naming):
+        idx = [i for i, s in enumerate(sentence) if s == sid]
+        words = [toks[i] for i in idx]
+        start = next((k for k, w in enumerate(words) if w not in POLITE), len(words))
+        if not any(tuple(words[start : start + len(p)]) == p for p in _ASIDE_OPENERS):
+            continue
+        if any(w in PRONOUNS or w in DEMONSTRATIVES for w in words):
+            continue
+        inside = frozenset(range(len(toks))) - frozenset(idx)
+        if _occurrences(toks, masked | inside, VERBS) or _occurrences(toks, masked | inside, NOUNS):
+            continue
+        out.add(sid)
+    return frozenset(out)
 
 
 def _scope(
@@ -1459,10 +1498,17 @@ def _interpret(
     clauses = len(asks) > 1 and all(
         sentence.count(sid) >= 3 for sid in range(len(asks))
     )  # not "Which! lessons!"
+    asides = (
+        _asides(toks, sentence, naming, masked) if clauses and len(sentence) == len(toks) else frozenset()
+    )
+    if asides and any(a for sid, a in enumerate(asks) if sid not in asides):
+        # the aside is context: it neither asks of the graph nor names an unknown topic of the question
+        asks = [a and sid not in asides for sid, a in enumerate(asks)]
+        context = frozenset(i for i, sid in enumerate(sentence) if sid in asides)
     if clauses and any(asks) and not all(asks) and len(sentence) == len(toks):
         # Context is the learner speaking of themselves ("I'm planning a course", "dev here").
         personal = {sentence[i] for i, t in enumerate(toks) if t in FIRST_PERSON}
-        context = frozenset(i for i, sid in enumerate(sentence) if not asks[sid] and sid in personal)
+        context |= frozenset(i for i, sid in enumerate(sentence) if not asks[sid] and sid in personal)
         # So is a remark about the world, neither asking nor personal, naming no concept and not
         # pointing back at one ("Every idea stands on the shoulders of others. What's X based
         # on?"): its "every" scopes nothing asked, its "connected" asks for no relation.

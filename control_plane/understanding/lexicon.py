@@ -219,14 +219,21 @@ VERBS: Final = (
          "constituted|constituting", PART, PARTR, WHOLE),
 )  # fmt: skip
 
+# Nouns a learner uses for "topics" in general ("the later stuff", "earlier material").
+_TOPIC_NOUNS: Final = ("topic", "concept", "material", "stuff", "one", "subject", "idea", "thing", "area", "skill",
+                       "step", "content", "piece", "part", "bit", "item")  # fmt: skip
+
 # Nouns: the role of a concept after "<noun> of/for X" (``right``) or "X is a <noun>" (``left``).
 NOUNS: Final = (
     cue("prerequisite|prereq|pre requisite|requirement", PREREQ, FOUND, DEP, noun=True),
     cue("foundation|basis|base|building block|underpinning|groundwork", BUILD, FOUND, DEP, noun=True),
     cue("background|grounding", LEARN, FOUND, DEP, True, noun=True),
     cue("dependent|successor|follow up|next step|consequence", LEARN, DEP, FOUND, noun=True),
-    cue("downstream|descendant", LEARN, DEP, FOUND, True, noun=True),
-    cue("upstream|ancestor", LEARN, FOUND, DEP, True, noun=True),
+    # "the later / earlier topics" are downstream / upstream of the concept the question names
+    # (the adjective before a topic noun only: "I'll do X later" is about the learner)
+    cue("downstream|descendant|" + "|".join(f"{a} {n}" for a in ("later", "subsequent") for n in _TOPIC_NOUNS),
+        LEARN, DEP, FOUND, True, noun=True),
+    cue("upstream|ancestor|" + "|".join(f"earlier {n}" for n in _TOPIC_NOUNS), LEARN, FOUND, DEP, True, noun=True),
     cue("part|component|piece|element|subtopic|sub topic|constituent|member|sub area|subarea|subfield|"
         "sub field|subdomain|sub domain", PART, PARTR, WHOLE, noun=True),
     # the whole a part sits in: "the parent topic of X", "the umbrella topic for X"
