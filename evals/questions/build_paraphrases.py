@@ -66,7 +66,9 @@ after ``holdout16`` had been read and fixed (model trained on everything but ``t
 reader (the same model, trained without ``test``, ``holdout16``, ``holdout17`` and ``holdout18``);
 ``..._holdout19`` likewise, after ``holdout18`` had been read and fixed, to measure the reader of
 ``d135372`` (same model, also trained without ``holdout19``; 24 phrasings and names that repeated
-an earlier file's were dropped unread).
+an earlier file's were dropped unread); ``..._holdout20`` likewise, after ``holdout19`` had been
+read and fixed, to measure the reader of ``d1df945`` (same model, also trained without
+``holdout20``; its 25 phrasings and names that repeated an earlier file's were dropped unread).
 """
 
 from __future__ import annotations
@@ -125,6 +127,7 @@ SPLITS = (
     "holdout17",
     "holdout18",
     "holdout19",
+    "holdout20",
 )
 DEALT = ("dev", "test")
 
@@ -158,6 +161,7 @@ ROUND_TWO_FILES = {
     HERE / "paraphrase_templates_holdout17.jsonl": "holdout17",
     HERE / "paraphrase_templates_holdout18.jsonl": "holdout18",
     HERE / "paraphrase_templates_holdout19.jsonl": "holdout19",
+    HERE / "paraphrase_templates_holdout20.jsonl": "holdout20",
 }
 
 
