@@ -14,12 +14,12 @@ from datetime import datetime
 from typing import Any, Final, NamedTuple, TypeVar
 
 import sqlalchemy as sa
-from sqlalchemy import event
 from sqlalchemy.engine import Dialect, Engine
 
 from data_plane import schema
 from data_plane.clock import Clock, ensure_utc, utc_now
 from data_plane.errors import NotFound
+from data_plane.explain import explain
 from data_plane.records import Concept, ConceptRow, Diff, Edge, EdgeRow, Neighbour, Snapshot, Version
 from data_plane.relations import canonical_edge, edge_key
 from data_plane.rows import concept_from_row, edge_from_row, version_from_row
@@ -619,18 +619,5 @@ class GraphReader:
 
     def explain_neighbourhood(self, ids: Collection[str], as_of: AsOf | None = None) -> list[str]:
         """The engine's query plan for :meth:`neighbourhood` (for docs and the plan test)."""
-        as_of = as_of or self.as_of()
-        stmt, params = neighbourhood_statement(ids, as_of)
-        with self.connection() as conn:
-            prefix = "EXPLAIN QUERY PLAN " if conn.dialect.name == "sqlite" else "EXPLAIN "
-
-            def _explain(_c: Any, _cur: Any, statement: str, params: Any, _ctx: Any, _many: bool) -> Any:
-                return prefix + statement, params
-
-            # Let SQLAlchemy compile and bind exactly as the real read does; only the verb changes.
-            event.listen(conn, "before_cursor_execute", _explain, retval=True)
-            try:
-                rows = conn.execute(stmt, params)
-                return [" ".join(str(c) for c in row) for row in rows.cursor.fetchall()]
-            finally:
-                event.remove(conn, "before_cursor_execute", _explain)
+        stmt, params = neighbourhood_statement(ids, as_of or self.as_of())
+        return explain(self._engine, stmt, params)
