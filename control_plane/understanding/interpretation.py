@@ -427,18 +427,24 @@ def _content_span(toks: Sequence[str], lo: int, hi: int, skip: frozenset[str]) -
     return (lo, hi) if lo < hi else None
 
 
-def _unknown_slot(toks: Sequence[str], masked: frozenset[int]) -> tuple[int, int] | None:
+def _unknown_slot(
+    toks: Sequence[str], masked: frozenset[int], sentence: Sequence[int] = ()
+) -> tuple[int, int] | None:
     """The token span in the other place of a two-place frame around a known concept ("from
     <words> to X"), when it names no known concept (``masked`` marks the tokens of recognised
-    names); None when there is no such frame."""
+    names); None when there is no such frame. A frame stays inside one sentence (``sentence``:
+    per token, its sentence): "from zero. Give me everything down to the basics" is no frame."""
     for openers, joiners in TWO_PLACE:
         for i, t in enumerate(toks):
             if t not in openers or i in masked:
                 continue
+            stop = len(toks)
+            if len(sentence) == len(toks):
+                stop = next((k for k in range(i, len(toks)) if sentence[k] != sentence[i]), len(toks))
             j = next(
                 (
                     k
-                    for k in range(i + 1, len(toks))
+                    for k in range(i + 1, stop)
                     if toks[k] in joiners
                     and k not in masked
                     and not (toks[k] == "to" and toks[k - 1] in INFINITIVE_LEADS)  # "need to master"
@@ -447,9 +453,7 @@ def _unknown_slot(toks: Sequence[str], masked: frozenset[int]) -> tuple[int, int
             )
             if j is None:
                 continue
-            end = next(
-                (k for k in range(j + 1, len(toks)) if toks[k] in SLOT_END and k not in masked), len(toks)
-            )
+            end = next((k for k in range(j + 1, stop) if toks[k] in SLOT_END and k not in masked), stop)
             slots = ((i + 1, j), (j + 1, end))
             named = [any(k in masked for k in range(lo, hi)) for lo, hi in slots]
             if named.count(True) != 1:
@@ -472,8 +476,15 @@ def _origin(toks: Sequence[str], lo: int, hi: int | None = None) -> bool:
     if toks[lo : lo + 2] == ("the", "very"):  # "the very bottom" is "the bottom"
         toks = (*toks[: lo + 1], *toks[lo + 2 :])
         hi = None if hi is None else hi - 1
+    while lo < len(toks) - 1 and toks[lo] in _INTENSIFIERS and (hi is None or lo + 1 < hi):
+        lo += 1  # "absolute zero", "literally nothing", "total scratch"
     return any(tuple(toks[lo : lo + len(p)]) == p and (hi is None or lo + len(p) == hi) for p in ORIGINS)
 
+
+# Words that strengthen an origin without changing it ("absolute zero", "literally nothing").
+_INTENSIFIERS: Final = frozenset(
+    normalise("absolute absolutely literally total totally complete completely utter very")
+)
 
 # Words that open a new question after a dash: "— so what ...", "— which ...", "— can you ...".
 _NEW_QUESTION: Final = frozenset({"so", "now", "then", "but"}) | WH | (AUX_START - {"i"})
@@ -690,6 +701,8 @@ def _unknown_known(toks: Sequence[str], masked: frozenset[int]) -> tuple[int, in
         modal = toks[i - 1] in {"have", "ve"} and bool(MODALS.intersection(toks[max(0, i - 3) : i - 1]))
         if t in KNOWN_VERBS and i not in masked and toks[i - 1] in _DONE_SUBJECTS and not modal:
             lo = _skip_forward(toks, i + 1)
+            if lo < len(toks) and _origin(toks, lo):
+                continue  # "I know literally nothing"
             hi = lo
             while hi < len(toks) and hi - lo < 4 and hi not in masked and toks[hi] not in WH:
                 hi += 1
@@ -768,6 +781,8 @@ def _asked_noun(toks: Sequence[str], i: int, other_cues: bool, masked: frozenset
 
 
 _PARTITIVES: Final = frozenset(normalise("any one some each which all none either"))
+# Nouns for the graph's concepts when a question word asks for them ("which concepts", "what topics").
+_CONCEPT_NOUNS: Final = frozenset(normalise("concept concepts topic topics idea ideas"))
 
 
 def _bare_lesson_for(toks: Sequence[str], i: int) -> bool:
@@ -786,7 +801,10 @@ def _negated(toks: Sequence[str], i: int) -> bool:
     lo = max(0, i - 4)
     for k in range(i - 1, lo - 1, -1):
         if toks[k] in NEGATORS:
-            return not any(t in _CONTRAST_AFTER_NEGATION for t in toks[k + 2 : i])
+            # a question word opens a new clause: "I know nothing. what's everything ..."
+            return not any(t in _CONTRAST_AFTER_NEGATION for t in toks[k + 2 : i]) and not any(
+                t in _QUESTION_WORDS for t in toks[k + 1 : i]
+            )
     return False
 
 
@@ -938,6 +956,10 @@ def _role_at(
             return _Role(LEARN, FOUND, False, " ".join(m), 3)
     window = toks[max(0, b - 5) : b]
     triggers = [i for i, w in enumerate(window) if w in {"once", "since", "having", "if", "when"}]
+    # an inverted conditional: "were I to complete X", "had we finished X" is "if I complete X"
+    triggers += [
+        i for i, w in enumerate(window[:-1]) if w in {"were", "had"} and window[i + 1] in {"i", "we", "you"}
+    ]
     if tuple(window[-3:-1]) == ("now", "that"):
         triggers.append(len(window) - 3)
     if triggers and any(w in KNOWN_VERBS or w in AFTER_VERBS for w in window[min(triggers) :]):
@@ -1370,6 +1392,12 @@ def _foreign_modifier(token: str) -> bool:
     )
 
 
+# Verbs taking an object and an "as" complement ("treat X as the base", "regard X as a tool").
+_AS_VERBS: Final = frozenset(
+    normalise("treat regard consider view see picture imagine take count classify describe")
+)
+
+
 def _verb_before_name(question: str, toks: Sequence[str], i: int, m: Mention) -> bool:
     """Is the unknown word at ``i``, before the one-word name ``m``, a verb taking the name as its
     object rather than part of a longer name? Yes after an infinitive's "to" ("I'd like to revise
@@ -1377,6 +1405,8 @@ def _verb_before_name(question: str, toks: Sequence[str], i: int, m: Mention) ->
     someone mention Chunking"): a longer name is capitalised as one ("Agentic RAG")."""
     if i >= 2 and toks[i - 1] == "to" and toks[i - 2] in INFINITIVE_LEADS:
         return True
+    if toks[i] in _AS_VERBS and toks[m.end : m.end + 1] == ("as",):
+        return True  # a verb with an object and its "as" complement: "Treat X as the footing"
     name, word = _surface(question, m.start, m.end), _surface(question, i, i + 1)
     return name[:1].isupper() and not name.isupper() and word.islower()
 
@@ -1580,6 +1610,7 @@ def _interpret(
             m.end - m.start == 1
             and lo > 0
             and lo - 1 not in masked
+            and (len(sentence) != len(toks) or sentence[lo - 1] == sentence[m.start])  # "weekends. X"
             and _foreign_modifier(toks[lo - 1])
             and not _verb_before_name(question, toks, lo - 1, m)
         ):
@@ -1616,8 +1647,16 @@ def _interpret(
     # about lessons when those sentences name a relation of their own.
     asking_cues = len(sentence) == len(toks) and any(asks) and not all(asks)
     asking_cues = asking_cues and any(asks[sentence[s0]] for s0, _, _ in (*verbs, *nouns))
+    # "Before I open the chapter on X, which concepts must I have finished?": the question word asks
+    # for concepts; the lesson noun is the learner's act, unless a question word asks for it
+    concepts_asked = any(
+        t in _CONCEPT_NOUNS and i > 0 and toks[i - 1] in {"which", "what"} and i not in masked
+        for i, t in enumerate(toks)
+    )
     lesson = any(
-        t in LESSON and _asked_noun(toks, i, bool(verbs or nouns), masked)
+        t in LESSON
+        and _asked_noun(toks, i, bool(verbs or nouns), masked)
+        and not (concepts_asked and toks[i - 1 : i] not in (("which",), ("what",)))
         for i, t in enumerate(toks)
         if i not in masked and i not in context and (not asking_cues or asks[sentence[i]])
     )
@@ -1841,7 +1880,7 @@ def _interpret(
 
     others = [m for m in subjects[1:]]
     second = others[0] if others else None
-    unknown = _unknown_slot(toks, masked) or _unknown_subject(toks, masked, verbs)
+    unknown = _unknown_slot(toks, masked, sentence) or _unknown_subject(toks, masked, verbs)
     # A plan or a path that leaves out what the learner knows needs to know what that is; other
     # questions ("I studied philosophy; what does X rest on?") are answered the same either way.
     ordering = _any(toks, (*PATH, *PLAN, *PATH_END, *GOAL_REACH, *BEFORE_MARKERS), masked) or bool(
@@ -1921,8 +1960,16 @@ def _interpret(
     # "topics linked to X? no particular type, just related": the word that names one of the
     # graph's relations outranks the generic "linked".
     related_named = _affirmed(toks, RELATED_WORDS, quiet) and not verbs and (counts or {}).get(RELATED, 0) > 0
+    # "which links come straight after X": the noun after the question word names the items asked
+    # for; the verb names the relation
+    link_items = frozenset(
+        i
+        for p in NEIGHBOUR
+        for i, _ in _find_all(toks, p, quiet | acts)
+        if i > 0 and toks[i - 1] in {"which", "what"} and named is not None and named.strength >= 2
+    )
     if (
-        _any(toks, NEIGHBOUR, quiet | acts)
+        _any(toks, NEIGHBOUR, quiet | acts | link_items)
         and not related_named
         and not (
             # "which modules have X as an immediate prereq (one hop forward only)", "immediate
@@ -2053,9 +2100,19 @@ def _interpret(
         copula_about = any(_ends_with(toks, b0, [p]) for p in ABOUT_COPULAS) and (
             not rest or _any(rest, [p for p in ABOUT if p not in ABOUT_COPULAS])
         )
+        # "RAG?? never heard of it, whats that": the copula's subject points back at the name
+        pointed_about = any(
+            j < len(toks)
+            and j > main.end
+            and toks[j] in DEMONSTRATIVES | {"it"}
+            and all(t in POLITE or t in ADVERBS or t in EXACT for t in toks[j + 1 :])
+            for p in ABOUT_COPULAS
+            for _, j in _find_all(toks, p, masked)
+        )
         about = (
             bare
             or copula_about
+            or pointed_about
             or briefing
             or _any(toks, [p for p in ABOUT if p not in ABOUT_COPULAS], masked)
         )

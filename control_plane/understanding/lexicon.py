@@ -201,7 +201,8 @@ VERBS: Final = (
     cue("build on top of|built on top of|build on|built on|building on|build upon|built upon|build off|"
          "rest on|rests on|rested on|resting on|stand on|stands on|"
          "based on|base on|based off|base off|grounded in|derived from|extend|extended|extending|use|used|using|make use of|"
-         "draw on|draws on", BUILD, DEP, FOUND),
+         "draw on|draws on|founded on|grounded on|erected on|erect on",
+         BUILD, DEP, FOUND),
     # "stacked / layered / constructed on top of": whatever the verb, the picture is building
     cue("on top of|on the basis of|on the foundation of|on the foundations of", BUILD, DEP, FOUND),
     cue("come before|came before|coming before|precede|preceded|preceding|lead up to|led up to|"
@@ -306,7 +307,7 @@ PATH: Final = tuple(normalise(m) for m in ("path", "route", "chain", "connect", 
 # path unless the words ask how the two differ or relate ("the difference between them").
 BETWEEN_PROFORMS: Final = tuple(normalise(m) for m in ("between them", "between the two", "between those", "between these", "between both"))  # fmt: skip
 
-CONTRAST: Final = tuple(normalise(m) for m in ("contrast", "contrasted", "contrasting", "contrasts", "versus", "vs", "alternative", "opposite", "opposing", "opposed", "difference", "differ", "compare", "compared", "instead of", "rather than", "trade off", "competing", "compete", "set against", "pitted against", "juxtaposed", "juxtapose"))  # fmt: skip
+CONTRAST: Final = tuple(normalise(m) for m in ("contrast", "contrasted", "contrasting", "contrasts", "versus", "vs", "alternative", "opposite", "opposing", "opposed", "difference", "differ", "compare", "compared", "instead of", "rather than", "trade off", "competing", "compete", "set against", "pitted against", "juxtaposed", "juxtapose", "opposition", "counterpart", "rival", "weighed against"))  # fmt: skip
 
 RELATED_WORDS: Final = tuple(
     normalise(m)
