@@ -26,7 +26,15 @@ QUESTIONS = Path(__file__).resolve().parent / "questions"
 PREFIX = "paraphrase_templates_"
 # holdout16 stays out too: learnt, it pushes two plain questions of the curriculum set ("What
 # comes after RAG?", margin 5.1) just past DISAGREE, which was chosen blind and is not re-tuned.
-HELD_OUT: tuple[str, ...] = ("test", "holdout16", "holdout17", "holdout18", "holdout19", "holdout20")
+HELD_OUT: tuple[str, ...] = (
+    "test",
+    "holdout16",
+    "holdout17",
+    "holdout18",
+    "holdout19",
+    "holdout20",
+    "holdout21",
+)
 BAD_INPUT = "bad_input"
 
 

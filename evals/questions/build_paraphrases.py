@@ -68,7 +68,9 @@ reader (the same model, trained without ``test``, ``holdout16``, ``holdout17`` a
 ``d135372`` (same model, also trained without ``holdout19``; 24 phrasings and names that repeated
 an earlier file's were dropped unread); ``..._holdout20`` likewise, after ``holdout19`` had been
 read and fixed, to measure the reader of ``d1df945`` (same model, also trained without
-``holdout20``; its 25 phrasings and names that repeated an earlier file's were dropped unread).
+``holdout20``; its 25 phrasings and names that repeated an earlier file's were dropped unread);
+``..._holdout21`` likewise, after ``holdout20`` had been read and fixed, to measure the reader of
+``231fc7b`` (same model, also trained without ``holdout21``; 22 repeats dropped unread).
 """
 
 from __future__ import annotations
@@ -128,6 +130,7 @@ SPLITS = (
     "holdout18",
     "holdout19",
     "holdout20",
+    "holdout21",
 )
 DEALT = ("dev", "test")
 
@@ -162,6 +165,7 @@ ROUND_TWO_FILES = {
     HERE / "paraphrase_templates_holdout18.jsonl": "holdout18",
     HERE / "paraphrase_templates_holdout19.jsonl": "holdout19",
     HERE / "paraphrase_templates_holdout20.jsonl": "holdout20",
+    HERE / "paraphrase_templates_holdout21.jsonl": "holdout21",
 }
 
 
