@@ -1398,6 +1398,39 @@ _AS_VERBS: Final = frozenset(
 )
 
 
+def _split_by_name(
+    toks: Sequence[str], phrases: Iterable[Sequence[str]], masked: frozenset[int], context: frozenset[int]
+) -> bool:
+    """Does a phrase of two or more words occur with a name between its first word and the rest
+    ("set X against", as "set against X")? The name's tokens are ``masked``."""
+    for p in phrases:
+        if len(p) < 2:
+            continue
+        for i, t in enumerate(toks):
+            if t != p[0] or i in masked or i in context or i + 1 not in masked:
+                continue
+            j = i + 1
+            while j in masked:
+                j += 1
+            if tuple(toks[j : j + len(p) - 1]) == tuple(p[1:]):
+                return True
+    return False
+
+
+def _in_sentence_of(
+    i: int,
+    sentence: Sequence[int],
+    verbs: Sequence[tuple[int, int, Cue]],
+    nouns: Sequence[tuple[int, int, Cue]],
+) -> tuple[list[tuple[int, int, Cue]], list[tuple[int, int, Cue]]]:
+    """The verb and noun cues in the sentence of token ``i`` (all of them when sentences are not
+    known)."""
+    if not sentence or i >= len(sentence):
+        return list(verbs), list(nouns)
+    sid = sentence[i]
+    return [v for v in verbs if sentence[v[0]] == sid], [n for n in nouns if sentence[n[0]] == sid]
+
+
 def _verb_before_name(question: str, toks: Sequence[str], i: int, m: Mention) -> bool:
     """Is the unknown word at ``i``, before the one-word name ``m``, a verb taking the name as its
     object rather than part of a longer name? Yes after an infinitive's "to" ("I'd like to revise
@@ -1794,7 +1827,18 @@ def _interpret(
         and not _negated(toks, i)  # "(not the stuff before it)"
         # "if a student masters X, what does that open up for them?": the student's benefit
         and not (t in ("them", "their") and toks[i - 1] in ("for", "to") and PEOPLE & set(toks[:i]))
-        for r in [_role_at(toks, i, i + 1, masked, verbs, nouns, relational)]
+        # a pronoun takes its role from its own sentence's words: in "What does X unlock? I want
+        # all of it." the first sentence's verb says nothing of "it"
+        for r in [
+            _role_at(
+                toks,
+                i,
+                i + 1,
+                masked,
+                *_in_sentence_of(i, sentence if len(sentence) == len(toks) else (), verbs, nouns),
+                relational,
+            )
+        ]
         if r is not None
     ]
     repeats = [
@@ -1802,7 +1846,19 @@ def _interpret(
         for m in mentions
         if m.concept_id == main.concept_id and m.start != main.start
     ]
-    agreeing = [r for r in [roles.get(main.concept_id), *repeats, *pronoun_roles] if r is not None]
+    main_role = roles.get(main.concept_id)
+    if (
+        main_role is not None
+        and main_role.purpose
+        and pronoun_roles
+        and len(sentence) == len(toks)
+        and not asks[sentence[main.start]]
+    ):
+        # "I want to study X chunk by chunk. What are its subtopics?": the purpose is the
+        # learner's background; the asking sentence's word for "it" says what is asked
+        main_role = None
+        roles.pop(main.concept_id, None)
+    agreeing = [r for r in [main_role, *repeats, *pronoun_roles] if r is not None]
     conflicts = {r.role for r in agreeing}
     if len(conflicts) == 1:
         # Same direction from several cues: the most specific family wins ("once I know RAG,
@@ -1950,7 +2006,7 @@ def _interpret(
         return build("path", [sub(a), sub(b2, "target")], transitive=True, cue="path")
     # context sentences (the learner's background, remarks) name no relation of the question
     quiet = masked | context
-    if _any(toks, CONTRAST, quiet):
+    if _any(toks, CONTRAST, quiet) or _split_by_name(toks, CONTRAST, masked, context):
         subs = [sub(main)] + ([sub(second, "other")] if second is not None else [])
         return build("contrasts", subs, cue="contrast")
     named = roles.get(main.concept_id)

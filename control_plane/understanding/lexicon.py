@@ -197,7 +197,8 @@ VERBS: Final = (
     cue("require|required|requiring|need|needed|needing|presuppose|presupposed|assume", LEARN, DEP, FOUND, True),
     cue("come next|coming next|what next", LEARN, FOUND, FOUND),
     cue("depend on|depended on|depending on|dependent on|rely on|relied on|relying on|come after|came after|"
-         "coming after|follow|followed|following|succeed", LEARN, DEP, FOUND),
+         "coming after|follow|followed|following|succeed|trace back to|traces back to|traced back to|"
+         "tracing back to", LEARN, DEP, FOUND),
     cue("build on top of|built on top of|build on|built on|building on|build upon|built upon|build off|"
          "rest on|rests on|rested on|resting on|stand on|stands on|"
          "based on|base on|based off|base off|grounded in|derived from|extend|extended|extending|use|used|using|make use of|"
@@ -232,7 +233,8 @@ NOUNS: Final = (
     cue("dependent|successor|follow up|next step|consequence", LEARN, DEP, FOUND, noun=True),
     # "the later / earlier topics" are downstream / upstream of the concept the question names
     # (the adjective before a topic noun only: "I'll do X later" is about the learner)
-    cue("downstream|descendant|" + "|".join(f"{a} {n}" for a in ("later", "subsequent") for n in _TOPIC_NOUNS),
+    cue("downstream|descendant|further along|everything later|"
+        + "|".join(f"{a} {n}" for a in ("later", "subsequent") for n in _TOPIC_NOUNS),
         LEARN, DEP, FOUND, True, noun=True),
     cue("upstream|ancestor|" + "|".join(f"earlier {n}" for n in _TOPIC_NOUNS), LEARN, FOUND, DEP, True, noun=True),
     cue("part|component|piece|element|subtopic|sub topic|constituent|member|sub area|subarea|subfield|"
@@ -311,7 +313,18 @@ CONTRAST: Final = tuple(normalise(m) for m in ("contrast", "contrasted", "contra
 
 RELATED_WORDS: Final = tuple(
     normalise(m)
-    for m in ("related", "relate", "associated", "similar", "relevant", "relation", "relationship")
+    for m in (
+        "related",
+        "relate",
+        "associated",
+        "similar",
+        "relevant",
+        "relation",
+        "relationship",
+        "go together",
+        "goes together",
+        "hand in hand",
+    )
 )
 
 NEIGHBOUR: Final = tuple(normalise(m) for m in ("connected", "linked", "link", "adjacent", "neighbour", "neighbor", "neighbourhood", "neighborhood", "vicinity", "hop", "next to", "touch"))  # fmt: skip
