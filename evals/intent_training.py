@@ -34,6 +34,7 @@ HELD_OUT: tuple[str, ...] = (
     "holdout19",
     "holdout20",
     "holdout21",
+    "holdout22",
 )
 BAD_INPUT = "bad_input"
 

@@ -70,7 +70,10 @@ an earlier file's were dropped unread); ``..._holdout20`` likewise, after ``hold
 read and fixed, to measure the reader of ``d1df945`` (same model, also trained without
 ``holdout20``; its 25 phrasings and names that repeated an earlier file's were dropped unread);
 ``..._holdout21`` likewise, after ``holdout20`` had been read and fixed, to measure the reader of
-``231fc7b`` (same model, also trained without ``holdout21``; 22 repeats dropped unread).
+``231fc7b`` (same model, also trained without ``holdout21``; 22 repeats dropped unread);
+``..._holdout22`` likewise, after ``holdout21`` had been read and fixed, to measure the reader of
+``9be1ad9`` (same phrasings in the model, also trained without ``holdout22``; 34 repeats dropped
+unread).
 """
 
 from __future__ import annotations
@@ -131,6 +134,7 @@ SPLITS = (
     "holdout19",
     "holdout20",
     "holdout21",
+    "holdout22",
 )
 DEALT = ("dev", "test")
 
@@ -166,6 +170,7 @@ ROUND_TWO_FILES = {
     HERE / "paraphrase_templates_holdout19.jsonl": "holdout19",
     HERE / "paraphrase_templates_holdout20.jsonl": "holdout20",
     HERE / "paraphrase_templates_holdout21.jsonl": "holdout21",
+    HERE / "paraphrase_templates_holdout22.jsonl": "holdout22",
 }
 
 
