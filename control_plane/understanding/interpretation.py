@@ -760,6 +760,7 @@ def _asked_noun(toks: Sequence[str], i: int, other_cues: bool, masked: frozenset
         or toks[k - 1] in REQUESTS
         or toks[k - 1] in {"recommend", "suggest", "need", "take", "do"}
         or (toks[k - 1] == "in" and k > 1 and toks[k - 2] in TAUGHT)  # "covered in any lesson"
+        or (toks[k - 1] == "in" and k > 1 and toks[k - 2] in WH)  # "where in the course is X covered"
         # "point me to the lessons", "direct us to lessons"
         or (toks[k - 1] == "to" and k > 2 and toks[k - 2] in {"me", "us"} and toks[k - 3] in REQUESTS)
     ):

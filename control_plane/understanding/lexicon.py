@@ -266,7 +266,7 @@ BEFORE_MARKERS: Final = tuple(
     )
 )
 
-AFTER_MARKERS: Final = tuple(normalise(m) for m in ("after", "beyond", "past", "later than"))
+AFTER_MARKERS: Final = tuple(normalise(m) for m in ("after", "beyond", "past", "later than", "further along from", "further on from"))  # fmt: skip
 
 PURPOSE_VERBS: Final = frozenset(
     normalise("learn understand study master tackle know grasp start reach arrive approach get do build use "
@@ -283,7 +283,8 @@ APPOSITIVE: Final = tuple(normalise(m) for m in ("like", "such as", "e g", "eg",
 
 DIRECT: Final = tuple(normalise(m) for m in ("direct", "directly", "immediate", "immediately", "right before", "just before", "right after", "just after", "one step", "first order", "next", "straight"))  # fmt: skip
 
-TRANSITIVE: Final = tuple(normalise(m) for m in ("indirect", "indirectly", "transitive", "transitively", "all the way", "everything", "full", "whole", "entire", "complete", "ultimately", "eventually", "down the line", "recursive", "recursively", "every", "chain of", "in total", "overall", "tree", "hierarchy", "further", "any distance", "any depth", "any level", "chain", "many steps", "all of it", "way later", "way after"))  # fmt: skip
+TRANSITIVE: Final = tuple(normalise(m) for m in ("indirect", "indirectly", "transitive", "transitively", "all the way", "everything", "full", "whole", "entire", "complete", "ultimately", "eventually", "down the line", "recursive", "recursively", "every", "chain of", "in total", "overall", "tree", "hierarchy", "further", "any distance", "any depth", "any level", "chain", "many steps", "all of it", "way later", "way after",
+                                                        "several steps", "multiple steps", "few steps", "steps away", "steps later", "steps further", "in the end", "in the long run", "however far",))  # fmt: skip
 
 # Nouns for the map itself ("skill tree", "hierarchy"): transitive only when no word says
 # "directly"/"immediately".
@@ -296,7 +297,9 @@ TIME_NOUNS: Final = frozenset(
 
 BOTH: Final = tuple(normalise(m) for m in ("both", "in common", "common", "shared", "share"))
 
-LESSON: Final = frozenset(normalise("lesson course module unit class tutorial chapter lecture session"))
+LESSON: Final = frozenset(
+    normalise("lesson course module unit class tutorial chapter lecture session coursework")
+)
 
 PLAN: Final = tuple(normalise(m) for m in ("study plan", "learning plan", "plan", "roadmap", "road map", "what order", "which order", "in order", "learning order", "sequence", "syllabus", "schedule", "step by step", "order should"))  # fmt: skip
 
@@ -324,6 +327,9 @@ RELATED_WORDS: Final = tuple(
         "go together",
         "goes together",
         "hand in hand",
+        "tie in",
+        "ties in",
+        "tied in",
     )
 )
 
