@@ -783,7 +783,7 @@ def _asked_noun(toks: Sequence[str], i: int, other_cues: bool, masked: frozenset
 
 _PARTITIVES: Final = frozenset(normalise("any one some each which all none either"))
 # Nouns for the graph's concepts when a question word asks for them ("which concepts", "what topics").
-_CONCEPT_NOUNS: Final = frozenset(normalise("concept concepts topic topics idea ideas"))
+_CONCEPT_NOUNS: Final = frozenset(normalise("concept topic idea"))
 
 
 def _bare_lesson_for(toks: Sequence[str], i: int) -> bool:
