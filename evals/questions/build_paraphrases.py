@@ -73,7 +73,9 @@ read and fixed, to measure the reader of ``d1df945`` (same model, also trained w
 ``231fc7b`` (same model, also trained without ``holdout21``; 22 repeats dropped unread);
 ``..._holdout22`` likewise, after ``holdout21`` had been read and fixed, to measure the reader of
 ``9be1ad9`` (same phrasings in the model, also trained without ``holdout22``; 34 repeats dropped
-unread).
+unread); ``..._holdout23`` likewise, after ``holdout22`` had been read and fixed, to measure the
+reader of ``a78dc02`` (same phrasings in the model, also trained without ``holdout23``; 36
+repeats dropped unread).
 """
 
 from __future__ import annotations
@@ -135,6 +137,7 @@ SPLITS = (
     "holdout20",
     "holdout21",
     "holdout22",
+    "holdout23",
 )
 DEALT = ("dev", "test")
 
@@ -171,6 +174,7 @@ ROUND_TWO_FILES = {
     HERE / "paraphrase_templates_holdout20.jsonl": "holdout20",
     HERE / "paraphrase_templates_holdout21.jsonl": "holdout21",
     HERE / "paraphrase_templates_holdout22.jsonl": "holdout22",
+    HERE / "paraphrase_templates_holdout23.jsonl": "holdout23",
 }
 
 
