@@ -133,6 +133,7 @@ from control_plane.understanding.lexicon import (
     NEGATORS,
     NEIGHBOUR,
     NOUN_GAP,
+    NOUN_MODIFIERS,
     NOUNS,
     NUMBERS,
     ON_TOPIC,
@@ -152,6 +153,7 @@ from control_plane.understanding.lexicon import (
     PLAN_NAMED,
     POLITE,
     POSSESSIVE,
+    PREPOSITIONS,
     PREREQ,
     PRONOUNS,
     PURPOSE_VERBS,
@@ -388,20 +390,26 @@ def mentions_in(question: str, index: NameIndex, ids: Iterable[str] | None = Non
 # -- token helpers ---------------------------------------------------------------------------
 
 
+_OBJECT_PRONOUNS: Final = frozenset({"me", "us", "them", "him", "her"})
+
+
 def _find_all(toks: Sequence[str], phrase: Sequence[str], masked: frozenset[int]) -> list[tuple[int, int]]:
     """Occurrences of ``phrase`` (adverbs may sit between its words; "upon" is "on" after its first
     word: "rest upon"), outside ``masked``."""
+    first = phrase[0]
+    if first not in toks:  # most phrases miss: one scan in C instead of a Python loop
+        return []
     out = []
     n = len(toks)
     for i in range(n):
-        if toks[i] != phrase[0] or i in masked:
+        if toks[i] != first or i in masked:
             continue
         j, k = i + 1, 1
         while k < len(phrase) and j < n:
             if (toks[j] == phrase[k] or (toks[j], phrase[k]) == ("upon", "on")) and j not in masked:
                 j, k = j + 1, k + 1
-            elif toks[j] in ADVERBS:
-                j += 1
+            elif toks[j] in ADVERBS or (toks[j] in _OBJECT_PRONOUNS and k < len(phrase) and j not in masked):
+                j += 1  # "lead them to", "get me from": a verb's object between its words
             else:
                 break
         if k == len(phrase):
@@ -459,6 +467,8 @@ def _unknown_slot(
             if named.count(True) != 1:
                 continue  # not a frame around the concept the question names
             lo, hi = slots[named.index(False)]
+            if toks[lo : lo + 1] in _PRO_FORMS:
+                continue  # "related to it — nothing formal": the place is "it"; a remark follows
             # a pronoun in the other place points back at the named concept ("exactly 2 hops
             # from X, not directly linked to it", "from there to X"); "from scratch to X" starts
             # where a learner knows nothing
@@ -468,6 +478,10 @@ def _unknown_slot(
             if span is not None and not _origin(toks, *span):
                 return span
     return None
+
+
+# Pro-forms that fill a place on their own (unlike "its" or "this", which may open a noun phrase).
+_PRO_FORMS: Final = tuple((w,) for w in ("it", "them", "there", "here"))
 
 
 def _origin(toks: Sequence[str], lo: int, hi: int | None = None) -> bool:
@@ -519,12 +533,14 @@ def _sentences(question: str) -> tuple[list[int], list[bool]]:
         # punctuation after every few words is noise, not sentences ("Make! me! a! plan!")
         spans, marks = [[w for words in spans for w in words]], [marks[-1]]
     ids = [sid for sid, words in enumerate(spans) for _ in words]
-    asks = []
+    asks: list[bool] = []
     for words, mark in zip(spans, marks, strict=False):
         first = next((w for w in words if w not in POLITE), "")
         asks.append(
             mark
-            or first in (AUX_START - {"i"})
+            # a clarification restates the question before it: "... after X? I mean the whole chain"
+            or (any(asks) and any(tuple(words[: len(p)]) == p for p in _CLARIFYING))
+            or (first in (AUX_START - {"i"}) and not _subordinate(words, first))
             or first in WH
             or first in REQUESTS
             or _any(words, WANT_SOMETHING)  # "I want the full list", "I would appreciate a list"
@@ -534,6 +550,17 @@ def _sentences(question: str) -> tuple[list[int], list[bool]]:
     return ids, asks
 
 
+def _subordinate(words: Sequence[str], first: str) -> bool:
+    """ "When I taught school, ...", "Where we work, ...": a question word followed straight by its
+    subject opens a clause that states, not a question ("when do I ..." inverts)."""
+    k = words.index(first)
+    return first in {"when", "where", "how", "why"} and k + 1 < len(words) and words[k + 1] in PERSONS
+
+
+# Words that open a sentence restating the question before it.
+_CLARIFYING: Final = tuple(
+    normalise(w) for w in ("i mean", "i meant", "meaning", "i.e.", "ie", "that is", "in other words", "as in")
+)
 # Words that open an adverbial phrase a question may follow ("after X, what ...").
 _FRONTED_ADVERBIAL: Final = frozenset(normalise("after before for once when if since regarding about"))
 _QUESTION_WORDS: Final = frozenset({"what", "which", "who", "where", "how", "why"})
@@ -569,6 +596,50 @@ def _asides(
             continue
         out.add(sid)
     return frozenset(out)
+
+
+# Words that leave something out of the answer ("leave out those that need it only indirectly",
+# "rather than its whole ancestry"), before the words they leave out, or after them ("... should
+# be excluded").
+_LEAVING_OUT: Final = tuple(
+    normalise(w)
+    for w in ("leave out", "leaving out", "exclude", "excluding", "omit", "omitting", "skip", "skipping",
+              "ignore", "ignoring", "drop", "rather than", "instead of", "not including", "minus")
+)  # fmt: skip
+_LEFT_OUT: Final = frozenset(normalise("excluded omitted skipped ignored dropped"))
+
+
+_ALTERNATIVE_TO: Final = (normalise("rather than"), normalise("instead of"))
+
+
+def _contrasted(toks: Sequence[str], quiet: frozenset[int], masked: frozenset[int]) -> bool:
+    """Does a contrast word ask for what a concept is contrasted with? "instead of X" and "rather
+    than X" do only with a concept as the alternative, and not "rather than X itself" or "rather
+    than its whole ancestry": those leave something out of another question's answer."""
+    for phrase in CONTRAST:
+        for _, j in _find_all(toks, phrase, quiet):
+            if phrase not in _ALTERNATIVE_TO:
+                return True
+            k = _skip_forward(toks, j)
+            if k in masked:
+                end = k
+                while end in masked:
+                    end += 1
+                if toks[end : end + 1] != ("itself",):
+                    return True
+    return False
+
+
+def _left_out(toks: Sequence[str], i: int, j: int, masked: frozenset[int]) -> bool:
+    """Is the scope word at ``[i, j)`` what the learner leaves out of the answer? (A name is no
+    such word: "prior to skip-gram, transitively".)"""
+    lo = max(0, i - 8)
+    for phrase in _LEAVING_OUT:
+        for s, _ in _find_all(toks[:i], phrase, masked):
+            if s >= lo and not any(t in _QUESTION_WORDS for t in toks[s:i]):
+                return True
+    after = toks[j : j + 6]
+    return any(t in _LEFT_OUT for t in after) or tuple(after[:2]) == ("left", "out")
 
 
 def _scope(
@@ -615,12 +686,17 @@ def _scope(
             and toks[j] not in _COLLECTIONS
         ):
             continue  # "every model is grounded in theory", "what's the whole kitchen": about something else
-        if _negated(toks, i) or i <= negated_until + 2:
+        if _negated(toks, i) or i <= negated_until + 2 or _left_out(toks, i, j, masked):
             direct, negated_until = True, j
         else:
             transitive = True
+    direct_starts = {i for i, _ in direct_hits}
+    direct_ends = {j for _, j in direct_hits}
     for i, j in direct_hits:
-        if (toks[j : j + 1] and toks[j] in coordinated) or (i > 0 and toks[i - 1] in coordinated):
+        if (toks[j : j + 1] and toks[j] in coordinated and j + 1 not in direct_starts) or (
+            i > 0 and toks[i - 1] in coordinated and i - 1 not in direct_ends
+        ):
+            # "direct or indirect", "directly and through others": both; not "direct and immediate"
             transitive = True
         elif _negated(toks, i) and {"only", "just", "merely", "simply"} & set(toks[max(0, i - 3) : i]):
             transitive = True  # "not only the immediate ones", "not just the direct one": more
@@ -692,7 +768,10 @@ def _unknown_known(toks: Sequence[str], masked: frozenset[int]) -> tuple[int, in
         for _, j in _find_all(toks, phrase, masked):
             if _origin(toks, j):
                 continue  # "starting from scratch"
-            if (span := _unexplained(toks, _skip_forward(toks, j), masked)) is not None:
+            k = _skip_forward(toks, j)
+            if toks[k : k + 1] in _QUANTITY and toks[k + 1 : k + 2] == ("of",):
+                continue  # "I've got loads of free evenings": an amount of something, not a topic
+            if (span := _unexplained(toks, k, masked)) is not None:
                 return span
     # "an applicant who has finished <words>", "I have completed <words>": a perfect or past tense
     # with its subject, followed by words no vocabulary here knows.
@@ -710,6 +789,9 @@ def _unknown_known(toks: Sequence[str], masked: frozenset[int]) -> tuple[int, in
                 return lo, hi
     return None
 
+
+# Nouns of amount ("loads of", "a lot of", "plenty of"), singular as ``normalise`` makes them.
+_QUANTITY: Final = tuple((w,) for w in normalise("loads lots plenty tons heaps bunch couple number deal"))
 
 _DONE_SUBJECTS: Final = frozenset({"has", "have", "ve", "had", "i", "we", "already", "who", "they"})
 
@@ -741,6 +823,56 @@ def _stranded(toks: Sequence[str], masked: frozenset[int]) -> list[tuple[int, in
                 if any(len(w) == 2 and w[1] == toks[i] and w[0] == toks[j] for w in cue.words):
                     out.append((j, j + 1, cue))
     return out
+
+
+# Two-word verbs whose second word is a particle a pronoun object may split off ("make it up").
+_PHRASAL: Final = frozenset(
+    (w[0], w[1])
+    for c in VERBS
+    for w in c.words
+    if len(w) == 2 and w[1] in {"up", "out", "down", "off", "over", "apart", "together"}
+)
+
+
+def _particle_before_pronoun(toks: tuple[str, ...], masked: frozenset[int]) -> tuple[str, ...]:
+    """ "which components make it up": a pronoun object splits a phrasal verb; the particle is
+    moved back next to its verb ("make up it"), so the verb is read as one cue and the pronoun
+    as its object. Positions do not change (the two words swap)."""
+    out = list(toks)
+    for i in range(len(out) - 2):
+        if (
+            (out[i], out[i + 2]) in _PHRASAL
+            and out[i + 1] in {"it", "them"}
+            and not ({i, i + 1, i + 2} & masked)
+        ):
+            out[i + 1], out[i + 2] = out[i + 2], out[i + 1]
+    return tuple(out)
+
+
+def _cannot_without(toks: Sequence[str], masked: frozenset[int]) -> list[tuple[int, int, Cue]]:
+    """ "which topics can't be learnt without X", "X cannot be understood without what?": what
+    cannot be done without something requires it, so the "without" stands as a "require" verb
+    (its object X after it, the requiring concept before it)."""
+    out: list[tuple[int, int, Cue]] = []
+    for i, t in enumerate(toks):
+        if t != "without" or i in masked:
+            continue
+        lo = max(0, i - 8)
+        neg = next((k for k in range(i - 1, lo - 1, -1) if toks[k] in _CANNOT and k not in masked), None)
+        if neg is not None and any(toks[k] in _DOING for k in range(neg + 1, i)):
+            out.append((i, i + 1, _REQUIRE))
+    return out
+
+
+_CANNOT: Final = (NEGATORS - {"without", "no", "none", "nothing"}) | frozenset(
+    normalise("impossible unable nobody hard difficult")
+)
+_DOING: Final = (
+    PURPOSE_VERBS
+    | KNOWN_VERBS
+    | frozenset(normalise("started begun tackled grasped attempted followed approached taken be"))
+)
+_REQUIRE: Final = next(c for c in VERBS if ("require",) in c.words)
 
 
 def _asked_noun(toks: Sequence[str], i: int, other_cues: bool, masked: frozenset[int]) -> bool:
@@ -784,6 +916,15 @@ def _asked_noun(toks: Sequence[str], i: int, other_cues: bool, masked: frozenset
 _PARTITIVES: Final = frozenset(normalise("any one some each which all none either"))
 # Nouns for the graph's concepts when a question word asks for them ("which concepts", "what topics").
 _CONCEPT_NOUNS: Final = frozenset(normalise("concept topic idea"))
+_TOPIC_WORDS: Final = _CONCEPT_NOUNS | frozenset(normalise("subject area skill module unit ones"))
+
+
+def _same_sentence(sentence: Sequence[int], i: int) -> range:
+    """Token positions before ``i`` in ``i``'s sentence (all of them when the text was not split
+    into sentences)."""
+    if len(sentence) <= i:
+        return range(0, i)
+    return range(next((k for k in range(i) if sentence[k] == sentence[i]), i), i)
 
 
 def _bare_lesson_for(toks: Sequence[str], i: int) -> bool:
@@ -955,7 +1096,7 @@ def _role_at(
     for m in AFTER_MARKERS:
         if marked(m):
             return _Role(LEARN, FOUND, False, " ".join(m), 3)
-    window = toks[max(0, b - 5) : b]
+    window = toks[max(0, b - 7) : b]  # "once my year 6 pupils finish X": the subject may be long
     triggers = [i for i, w in enumerate(window) if w in {"once", "since", "having", "if", "when"}]
     # an inverted conditional: "were I to complete X", "had we finished X" is "if I complete X"
     triggers += [
@@ -963,9 +1104,21 @@ def _role_at(
     ]
     if tuple(window[-3:-1]) == ("now", "that"):
         triggers.append(len(window) - 3)
-    if triggers and any(w in KNOWN_VERBS or w in AFTER_VERBS for w in window[min(triggers) :]):
+    recent = [i for i in triggers if i >= len(window) - 5]
+    if (recent and any(w in KNOWN_VERBS or w in AFTER_VERBS for w in window[min(recent) :])) or (
+        # "once my year 6 pupils finish X": farther back, only with the verb right before X
+        triggers
+        and window[-1] in KNOWN_VERBS | AFTER_VERBS
+        and "to" not in window[-3:]  # not "want to learn X"
+    ):
         return _Role(LEARN, FOUND, False, "once I know", 3)
-    if len(before) >= 2 and before[-2] == "to" and before[-1] in PURPOSE_VERBS:
+    if (
+        len(before) >= 2
+        and before[-1] in PURPOSE_VERBS
+        and (
+            before[-2] == "to" or (before[-2] == "for" and not before[-1].endswith("ing"))  # "For learn X"
+        )
+    ):
         return _Role(LEARN, DEP, True, f"to {before[-1]}", 3)
     j = b
     if (
@@ -989,11 +1142,13 @@ def _role_at(
                     cue.family, cue.left, cue.transitive and cue.left == DEP, " ".join(toks[s:e]) + " by", 3
                 )
     # "<noun> of/for X", "<verb> of X" ("part of X").
-    if before[-1:] in (("of",), ("for",), ("to",), ("in",), ("on",), ("into",)) or (
+    if before[-1:] in (("of",), ("for",), ("to",), ("in",), ("on",), ("into",), ("from",)) or (
         before and before[-1] in PLACE
     ):
         p = b - 1
         for s, e, cue in (*nouns, *verbs):
+            if before[-1] == "from" and not (cue.noun and cue.family == LEARN and e == p):
+                continue  # "downstream from X", "upstream from X": a direction, as "of X"
             gap_ok = all(t in NOUN_GAP or t in CONTAINER or t in LIGHT_VERBS for t in toks[e:p]) or (
                 # "the components that live inside X": a relative clause of one verb of position
                 before[-1] in PLACE
@@ -1025,6 +1180,14 @@ def _role_at(
         for s, e, cue in nouns:
             if e <= start and all(t in {"doe", "do", "did", "the", "a", "an"} for t in toks[e:start]):
                 return _Role(cue.family, cue.right, cue.transitive, " ".join(toks[s:e]) + " does X have", 2)
+    # "X has its own components", "X has several prerequisites": the noun is X's.
+    if end < len(toks) and toks[end] in {"have", "has", "had"}:
+        k = end + 1
+        while k < len(toks) and k not in masked and (toks[k] in OWNERS or toks[k] in _HAVE_QUANTIFIERS):
+            k += 1
+        for s, e, cue in nouns:
+            if s == k and cue.noun:
+                return _Role(cue.family, cue.right, cue.transitive, "X has " + " ".join(toks[s:e]), 2)
     # "X's prerequisites", "X prerequisites".
     after_tok = end
     if after_tok < len(toks) and toks[after_tok] in ("s", ARROW):
@@ -1037,8 +1200,12 @@ def _role_at(
         after_tok += 2  # "X's list of (immediate) prerequisites"
         while after_tok < len(toks) and toks[after_tok] in NOUN_GAP and after_tok not in masked:
             after_tok += 1
-    while after_tok < len(toks) and toks[after_tok] in SCOPE_ADJECTIVES and after_tok not in masked:
-        after_tok += 1  # "X direct dependents"
+    while (
+        after_tok < len(toks)
+        and (toks[after_tok] in SCOPE_ADJECTIVES or toks[after_tok] in NOUN_MODIFIERS)
+        and after_tok not in masked
+    ):
+        after_tok += 1  # "X direct dependents", "X - underlying foundations?"
     for s, e, cue in nouns:
         if s == after_tok and toks[e : e + 1] != ("of",):
             return _Role(cue.family, cue.right, cue.transitive, " ".join(toks[s:e]), 2)
@@ -1064,7 +1231,19 @@ def _role_at(
                 and not any(k in masked for k in range(end, s))
             ):
                 # "which area does X fold into as a component": whatever the verb, "as a <noun>"
-                # says what X is.
+                # says what X is. But "what does X take as its foundation", "which topics does X
+                # have as prerequisites": X is the inverted subject and the question word the
+                # object, so the noun is X's own, as in "the foundation of X" (not "... does X
+                # fold into as a component", "belong inside, as one of its pieces": there the
+                # question word is a preposition's object, and X a member of the asked whole).
+                if (
+                    toks[_skip_back(toks, start, masked) - 1 : start][:1] in _INVERTED
+                    and "one" not in gap[gap.index("as") :]
+                    and not any(g in PREPOSITIONS for g in gap[: gap.index("as")])
+                ):
+                    return _Role(
+                        cue.family, cue.right, cue.transitive, f"X ... as its {' '.join(toks[s:e])}", 2
+                    )
                 return _Role(cue.family, cue.left, cue.transitive and cue.left == DEP, " ".join(toks[s:e]), 2)
             if not all(g in NOUN_GAP or g in ADVERBS or g in HOLDERS or g in LIGHT_VERBS for g in gap):
                 continue
@@ -1115,7 +1294,9 @@ def _role_at(
                 # X is the topic, not the verb's subject.
                 continue
             dist = s - end
-            passive = toks[e - 1] in PASSIVE_FLIP and any(t in COPULA for t in toks[max(0, start - 3) : s])
+            passive = (
+                toks[e - 1] in PASSIVE_FLIP and any(t in COPULA for t in toks[max(0, start - 3) : s])
+            ) or _agent_after(toks, e, masked)
             role = cue.right if passive else cue.left
         else:
             continue
@@ -1124,6 +1305,29 @@ def _role_at(
             best = (dist, candidate)
     return best[1] if best is not None else None
 
+
+# What may follow an agent's "by" ("built on by which topics", "required by later ones"), besides
+# a question word, a determiner or a concept's name.
+_AGENTS: Final = frozenset(
+    normalise("any anything other another later more further subsequent advanced many several "
+              "topic concept idea subject thing one")
+)  # fmt: skip
+
+
+def _agent_after(toks: Sequence[str], e: int, masked: frozenset[int]) -> bool:
+    """Does a "by" phrase naming the doer follow the verb ending at ``e`` ("X built on by what",
+    "X required by which topics")? Then X is the verb's object, "is" or not: the passive."""
+    if toks[e : e + 1] != ("by",) or e + 1 >= len(toks):
+        return False
+    nxt = toks[e + 1]
+    if nxt == "the":  # "by the later topics", not "by the way", "by the end of 2024"
+        return toks[e + 2 : e + 3] in tuple((a,) for a in _AGENTS) or e + 2 in masked
+    return e + 1 in masked or nxt in WH or nxt in DETERMINERS or nxt in _AGENTS
+
+
+_HAVE_QUANTIFIERS: Final = frozenset(normalise("a an any some several many few its own various other"))
+_ABOUT_TAIL: Final = frozenset(normalise("about all really exactly actually"))
+_INVERTED: Final = tuple((w,) for w in INVERTING_AUX)  # "does X take ...": X is the subject
 
 _PARTICLES: Final = frozenset({"on", "into", "up", "in", "about", "to", "with", "at"})
 _NOT_A_VERB: Final = (
@@ -1169,15 +1373,28 @@ def _orphan_role(
 ) -> _Role | None:
     """The role a relational noun gives the question's one concept when the noun stands in a
     sentence that names no concept ("I'm teaching X. What's the full chain of prerequisites?"):
-    X takes the noun's object role, as in "<noun> of X". None when a noun is negated or shares
-    its sentence with a name (the grammar of that sentence decides)."""
+    X takes the noun's object role, as in "<noun> of X". So does a noun after the name in its
+    sentence, the name being the topic the rest comments on ("X: list the prerequisites", "For
+    checklist item X: list the preceding prerequisites"): the caller asks only when the grammar
+    gave X no role. Negated nouns say nothing; None when a noun comes before a name in its sentence."""
     if not nouns or len(sentence) != len(toks):
         return None
-    named = {sentence[i] for i in masked}
-    for s, _, _ in nouns:
-        if sentence[s] in named or _negated(toks, s):
-            return None
+    first_name: dict[int, int] = {}
+    for i in sorted(masked):
+        first_name.setdefault(sentence[i], i)
+    nouns = [n for n in nouns if not _negated(toks, n[0])]  # "nothing further upstream"
+    if not nouns or any(sentence[s] in first_name and s < first_name[sentence[s]] for s, _, _ in nouns):
+        return None
     s, e, cue = nouns[0]
+    if sentence[s] in first_name and any(
+        toks[k] in COPULA or toks[k] in POSSESSIVE or toks[k] in _TOPIC_WORDS or toks[k] in {"one", "of"}
+        for k in range(first_name[sentence[s]], s)
+        if k not in masked
+    ):
+        # "which topics would lose their requirements", "is X one of the sub-parts": the noun
+        # belongs to something else in X's sentence, or says what X is ("X have which smaller
+        # parts inside?" is X's)
+        return None
     return _Role(cue.family, cue.right, cue.transitive, " ".join(toks[s:e]), 1)
 
 
@@ -1314,6 +1531,7 @@ _MODIFIERS_KNOWN: Final = (
     | POLITE
     | REQUESTS
     | SCOPE_ADJECTIVES
+    | NOUN_MODIFIERS
     | CONTAINER
     | HOLDERS
     | frozenset(
@@ -1441,8 +1659,22 @@ def _verb_before_name(question: str, toks: Sequence[str], i: int, m: Mention) ->
         return True
     if toks[i] in _AS_VERBS and toks[m.end : m.end + 1] == ("as",):
         return True  # a verb with an object and its "as" complement: "Treat X as the footing"
+    if i >= 1 and toks[i - 1] in PERSONS - {"m"}:
+        return True  # "I imagine X has ...": the word after a personal subject is its verb
     name, word = _surface(question, m.start, m.end), _surface(question, i, i + 1)
     return name[:1].isupper() and not name.isupper() and word.islower()
+
+
+def _quoted(question: str, m: Mention) -> bool:
+    """Is the name ``m`` written between quotation marks?"""
+    spans = _token_spans(question)
+    if m.end > len(spans):
+        return False
+    lo, hi = spans[m.start][0], spans[m.end - 1][1]
+    return question[lo - 1 : lo] in _QUOTES and question[hi : hi + 1] in _QUOTES
+
+
+_QUOTES: Final = frozenset("\"'“”‘’«»")
 
 
 def _between(toks: Sequence[str], a: Mention, b: Mention) -> bool:
@@ -1532,8 +1764,10 @@ def _interpret(
     toks = you_respelt(
         tuple(t if i in masked else respelt(t) for i, t in enumerate(normalise(question))), masked
     )
-    # what the learnt check reads: every name (context ones too) one token
+    # what the learnt check reads (the words as written, as its training phrasings are): every
+    # name (context ones too) one token
     model_toks = question_tokens(toks, [(m.start, m.end) for m in mentions])
+    toks = _particle_before_pronoun(toks, masked)
     when = find_time(question, now, [(m.start, m.end) for m in mentions])
     words = [t for i, t in enumerate(toks) if i not in masked and not t.isdigit()]
     english = sum(1 for w in words if w in VOCABULARY)
@@ -1647,6 +1881,7 @@ def _interpret(
             and (len(sentence) != len(toks) or sentence[lo - 1] == sentence[m.start])  # "weekends. X"
             and _foreign_modifier(toks[lo - 1])
             and not _verb_before_name(question, toks, lo - 1, m)
+            and not _quoted(question, m)  # 'worksheet entry "X"': the quotes delimit the name
         ):
             lo -= 1
         if lo < m.start:
@@ -1660,7 +1895,11 @@ def _interpret(
     # it, "I mean what it builds on", nor a sentence that names the concept asked about.)
     first_ask = asks.index(True) if any(asks) else 0
     background = frozenset(i for i in context if sentence[i] < first_ask and sentence[i] not in naming)
-    verbs = [v for v in _occurrences(toks, masked, VERBS) + _stranded(toks, masked) if v[0] not in background]
+    verbs = [
+        v
+        for v in _occurrences(toks, masked, VERBS) + _stranded(toks, masked) + _cannot_without(toks, masked)
+        if v[0] not in background
+    ]
     nouns = [n for n in _occurrences(toks, masked, NOUNS) if n[0] not in background]
     # "developed on the basis of X": a noun inside a longer prepositional cue is part of that cue
     nouns = [n for n in nouns if not any(vs < n[0] < ve and ve - vs > 2 for vs, ve, _ in verbs)]
@@ -1697,6 +1936,7 @@ def _interpret(
     plan = any(
         (len(phrase) > 1 or _asked_noun(toks, i, bool(verbs or nouns), masked))
         and not (phrase == ("learning", "order") and toks[i - 1 : i] == ("the",))
+        and not _negated(toks, i)  # "I mean its foundations, not a full study plan"
         for phrase in PLAN
         for i, _ in _find_all(toks, phrase, masked | context)
     )  # "every concept downstream of X, for the syllabus" is not a plan question; "after X in the
@@ -1787,7 +2027,8 @@ def _interpret(
                 w in {"once", "since", "having", "after", "before", "what", "which", "to", "if", "when"}
                 for w in window[-4:]
             )
-            and any(w in {"i", "already", "ve", "have", "we", "m", "am"} for w in window)
+            # "I've done X", "an applicant who has finished X": what the learner knows
+            and any(w in {"i", "already", "ve", "have", "has", "had", "we", "m", "am"} for w in window)
         ) or _ends_with(window, len(window), [normalise("familiar with"), normalise("comfortable with")]):
             tags[m.concept_id] = "known"
         elif coordinated and prev is not None:
@@ -1828,6 +2069,11 @@ def _interpret(
         and not _negated(toks, i)  # "(not the stuff before it)"
         # "if a student masters X, what does that open up for them?": the student's benefit
         and not (t in ("them", "their") and toks[i - 1] in ("for", "to") and PEOPLE & set(toks[:i]))
+        # "topics that need X right before them": a plural pronoun after a topic noun is the topics
+        and not (
+            t in ("them", "their")
+            and any(toks[k] in _TOPIC_WORDS and k not in masked for k in _same_sentence(sentence, i))
+        )
         # a pronoun takes its role from its own sentence's words: in "What does X unlock? I want
         # all of it." the first sentence's verb says nothing of "it"
         for r in [
@@ -1842,6 +2088,9 @@ def _interpret(
         ]
         if r is not None
     ]
+    if lesson:
+        # "which course units cover it": a lesson covering X names no part-whole link of X's
+        pronoun_roles = [r for r in pronoun_roles if r.cue.split()[0] not in COVERING_VERBS]
     repeats = [
         _role_at(toks, m.start, m.end, masked, verbs, nouns, relational)
         for m in mentions
@@ -2007,7 +2256,7 @@ def _interpret(
         return build("path", [sub(a), sub(b2, "target")], transitive=True, cue="path")
     # context sentences (the learner's background, remarks) name no relation of the question
     quiet = masked | context
-    if _any(toks, CONTRAST, quiet) or _split_by_name(toks, CONTRAST, masked, context):
+    if _contrasted(toks, quiet, masked) or _split_by_name(toks, CONTRAST, masked, context):
         subs = [sub(main)] + ([sub(second, "other")] if second is not None else [])
         return build("contrasts", subs, cue="contrast")
     named = roles.get(main.concept_id)
@@ -2025,13 +2274,25 @@ def _interpret(
         for i, _ in _find_all(toks, p, quiet | acts)
         if i > 0 and toks[i - 1] in {"which", "what"} and named is not None and named.strength >= 2
     )
+    # "Lessons on X? Links pls.": with lessons asked for, the noun "links" with no preposition
+    # after it asks for the lessons' links, not for what X links to
+    lesson_links = frozenset(
+        i
+        for i, t in enumerate(toks)
+        if lesson and t == "link" and toks[i + 1 : i + 2] not in (("to",), ("with",), ("between",), ("from",))
+    )
     if (
-        _any(toks, NEIGHBOUR, quiet | acts | link_items)
+        _any(toks, NEIGHBOUR, quiet | acts | link_items | lesson_links)
         and not related_named
         and not (
             # "which modules have X as an immediate prereq (one hop forward only)", "immediate
             # downstream of X, one hop": the relation is named, "one hop" says how far along it.
-            one_hop and named is not None and (named.strength >= 2 or named.cue != "for")
+            one_hop
+            and (
+                (named is not None and (named.strength >= 2 or named.cue != "for"))
+                # "For X: list only the immediately preceding prerequisites. One hop back."
+                or ((named is None or named.cue == "for") and any(c.noun for _, _, c in nouns))
+            )
         )
     ):
         if second is None and not excluded and "hop" not in toks and (counts or {}).get(RELATED, 0) > 0:
@@ -2149,11 +2410,20 @@ def _interpret(
             or t in EXACT
             or (t in DEMONSTRATIVES | {"it"} and i > main.end)
             for i, t in enumerate(toks)
+            # "So what exactly is X? heard it a lot at work": a remark after the question (a
+            # sentence that does not ask) is not part of it
             if i not in masked
+            and not (
+                len(sentence) == len(toks) and sentence[i] > sentence[main.start] and not asks[sentence[i]]
+            )
         )
         b0 = _skip_back(toks, main.start, masked)
         # "what's X" ("in simple words"), not "what's the opposite of X" or "whats X based off of"
-        rest = [t for t in toks[main.end :] if t not in POLITE]
+        rest = [
+            t
+            for k, t in enumerate(toks[main.end :], main.end)
+            if t not in POLITE and (len(sentence) != len(toks) or sentence[k] == sentence[main.start])
+        ]  # "what exactly is X? heard it a lot at work": the next sentence is a remark
         copula_about = any(_ends_with(toks, b0, [p]) for p in ABOUT_COPULAS) and (
             not rest or _any(rest, [p for p in ABOUT if p not in ABOUT_COPULAS])
         )
@@ -2166,14 +2436,27 @@ def _interpret(
             for p in ABOUT_COPULAS
             for _, j in _find_all(toks, p, masked)
         )
+        # "could you tell me what X is", "I wonder what X really is": an embedded "what is X"
+        after = [t for t in toks[main.end :] if t not in POLITE and t not in ADVERBS and t not in EXACT]
+        embedded_about = (
+            toks[b0 - 1 : b0] == ("what",)
+            and after[:1] in (["is"], ["are"], ["involve"])
+            and all(t in _ABOUT_TAIL for t in after[1:])
+        )
         about = (
             bare
             or copula_about
+            or embedded_about
             or pointed_about
             or briefing
             or _any(toks, [p for p in ABOUT if p not in ABOUT_COPULAS], masked)
         )
-        if about and not relational:
+        # "For a label I need a plain-language explanation of X": the learner's need is no relation
+        own_needs = all(
+            toks[vs] in _NEED_WORDS and any(t in PERSONS for t in toks[max(0, vs - 3) : vs])
+            for vs, _, _ in verbs
+        )
+        if about and (not relational or (own_needs and verbs and not (nouns or lesson or plan))):
             return build("about", [sub(main)], cue="about")
         return build(
             "about",

@@ -68,6 +68,7 @@ __all__ = [
     "NEIGHBOUR",
     "NOUNS",
     "NOUN_GAP",
+    "NOUN_MODIFIERS",
     "NUMBERS",
     "ON_TOPIC",
     "ORIGINS",
@@ -159,7 +160,7 @@ PLACE: Final = frozenset(
     normalise("behind beneath underneath below under above over beside around within inside")
 )
 
-AFTER_VERBS: Final = frozenset(normalise("have learn finish master complete"))
+AFTER_VERBS: Final = frozenset(normalise("have learn finish master complete unlock"))
 
 CLAUSE_SUBJECT: Final = frozenset(
     normalise("i you they we one he she someone learner student can could should get start to even")
@@ -196,7 +197,7 @@ def cue(forms: str, family: str, left: str, right: str, transitive: bool = False
 VERBS: Final = (
     cue("require|required|requiring|need|needed|needing|presuppose|presupposed|assume", LEARN, DEP, FOUND, True),
     cue("come next|coming next|what next", LEARN, FOUND, FOUND),
-    cue("depend on|depended on|depending on|dependent on|rely on|relied on|relying on|come after|came after|"
+    cue("depend on|depended on|depending on|dependent on|depend of|depends of|depending of|rely on|relied on|relying on|come after|came after|"
          "coming after|follow|followed|following|succeed|trace back to|traces back to|traced back to|"
          "tracing back to", LEARN, DEP, FOUND),
     cue("build on top of|built on top of|build on|built on|building on|build upon|built upon|build off|"
@@ -217,7 +218,7 @@ VERBS: Final = (
          "consisting of|made of|made up of|composed of|break down into|broken down into|split into|divided into|divide into|divides into|"
          "cover|covered", PART, WHOLE, PARTR),
     cue("part of|belong to|belonged to|belonging to|belong in|belong inside|belong within|belong under|member of|make up|made up|makes up|sit in|sit under|sit within|sit inside|fall within|fit within|"
-         "fall under|fit into|fit in|component of|piece of|element of|subtopic of|constitute|constitutes|"
+         "fall under|come under|comes under|came under|coming under|fit into|fit in|component of|piece of|element of|subtopic of|constitute|constitutes|"
          "constituted|constituting", PART, PARTR, WHOLE),
 )  # fmt: skip
 
@@ -227,7 +228,8 @@ _TOPIC_NOUNS: Final = ("topic", "concept", "material", "stuff", "one", "subject"
 
 # Nouns: the role of a concept after "<noun> of/for X" (``right``) or "X is a <noun>" (``left``).
 NOUNS: Final = (
-    cue("prerequisite|prereq|pre requisite|requirement", PREREQ, FOUND, DEP, noun=True),
+    # "X's dependencies" (a developer's word): what X depends on, its prerequisites
+    cue("prerequisite|prereq|pre requisite|requirement|dependency|dep", PREREQ, FOUND, DEP, noun=True),
     cue("foundation|basis|base|building block|underpinning|groundwork", BUILD, FOUND, DEP, noun=True),
     cue("background|grounding", LEARN, FOUND, DEP, True, noun=True),
     cue("dependent|successor|follow up|next step|consequence", LEARN, DEP, FOUND, noun=True),
@@ -254,6 +256,7 @@ BEFORE_MARKERS: Final = tuple(
     normalise(m)
     for m in (
         "before",
+        "before of",  # a learner's "before of X" for "before X"
         "prior to",
         "earlier than",
         "ahead of",
@@ -354,7 +357,7 @@ PATH_END: Final = tuple(normalise(m) for m in ("ending at", "end at", "ending wi
 # are idioms, so these are not path ends that take unknown words).
 GOAL_REACH: Final = tuple(normalise(m) for m in ("get to", "getting to"))
 
-ABOUT: Final = tuple(normalise(m) for m in ("what is", "what are", "what s", "who is", "tell me about", "tell me more about", "explain", "describe", "define", "definition", "overview", "summary", "summarise", "summarize", "mean", "about", "info", "information", "introduce", "introduction", "explanation", "description", "rundown", "gist", "primer", "basics", "eli5", "intro", "lowdown", "nutshell", "in simple terms", "in simple words", "in plain words", "in plain english"))  # fmt: skip
+ABOUT: Final = tuple(normalise(m) for m in ("what is", "what are", "what s", "who is", "tell me about", "tell me more about", "explain", "describe", "define", "definition", "overview", "summary", "summarise", "summarize", "mean", "about", "info", "information", "introduce", "introduction", "explanation", "description", "rundown", "gist", "primer", "basics", "eli5", "intro", "lowdown", "nutshell", "in simple terms", "in simple words", "in plain words", "in plain english", "in plain terms", "meaning", "explained", "tl dr", "tldr", "refer to", "stand for", "involve", "entail"))  # fmt: skip
 
 EXACT: Final = normalise("exactly")
 
@@ -404,6 +407,12 @@ SCOPE_ADJECTIVES: Final = frozenset(
     normalise("direct immediate indirect full complete entire whole transitive all")
 )
 
+# Adjectives that may stand between a name and its relational noun without changing what is
+# asked ("X - underlying foundations?", "X essential prerequisites").
+NOUN_MODIFIERS: Final = frozenset(
+    normalise("underlying required needed necessary essential key core main basic fundamental mandatory")
+)
+
 ABOUT_COPULAS: Final = tuple(normalise(m) for m in ("what is", "what are", "what s", "whats", "who is"))
 
 BARE: Final = frozenset(normalise("what s is are who the a an"))
@@ -422,7 +431,7 @@ POLITE: Final = frozenset(
 REQUESTS: Final = frozenset(
     normalise(
         "provide enumerate state outline summarise summarize identify map lay break name list show give tell "
-        "find point recommend suggest"
+        "find point recommend suggest indicate specify mention detail display"
     )
 )
 
@@ -565,6 +574,44 @@ def you_respelt(toks: Sequence[str], masked: Collection[int] = ()) -> tuple[str,
     return tuple(out)
 
 
+# Irregular verbs by their stem, to their past participle: a learner may write "teached" or
+# "builded" for "taught" or "built".
+_REGULARISED: Final = {
+    "build": "built", "teach": "taught", "lead": "led", "make": "made", "take": "taken", "understand":
+    "understood", "know": "known", "begin": "begun", "write": "written", "hold": "held", "find": "found",
+    "give": "given", "show": "shown", "come": "come", "go": "gone", "get": "got",
+    "bring": "brought", "think": "thought", "rise": "risen", "grow": "grown", "stand": "stood",
+}  # fmt: skip
+
+
+@functools.cache
+def _words_like_the_vocabulary() -> frozenset[str]:
+    """English words (pyspellchecker's frequency list) that a vowel slip of a vocabulary word
+    could be mistaken for ("continue" for "contain", "sample" for "simple"): a real word is
+    never respelt into another. Read once, on the first slip; only these few words are kept."""
+    from spellchecker import SpellChecker
+
+    skeletons = {_skeleton(t) for ts in _SPELLINGS.values() for t in ts}
+    english = SpellChecker(distance=1).word_frequency.dictionary
+    return frozenset(w for w in english if len(w) >= 4 and w.isalpha() and _skeleton(w) in skeletons)
+
+
+def _english(token: str) -> bool:
+    """Is ``token`` (singular, as ``normalise`` makes it) an English word a slip could hide?"""
+    words = _words_like_the_vocabulary()
+    return token in words or f"{token}s" in words or f"{token}es" in words
+
+
+def _skeleton(word: str) -> str:
+    """The word's first letter and then its consonants, a doubled one once ("explain" and
+    "explane" are "expln", "opposed" and "oposed" "opsd")."""
+    out = [word[0]]
+    for ch in word[1:]:
+        if ch not in "aeiouy" and ch != out[-1]:
+            out.append(ch)
+    return "".join(out)
+
+
 @functools.lru_cache(maxsize=8192)
 def respelt(token: str) -> str:
     """``token``, or the word of this module's vocabulary it misspells ("prerequisits",
@@ -579,6 +626,19 @@ def respelt(token: str) -> str:
     close = difflib.get_close_matches(token, targets, n=1, cutoff=0.9 if len(token) >= 5 else 0.85)
     if close:
         return close[0]
+    if token.endswith("ed") and (past := _REGULARISED.get(token[:-2]) or _REGULARISED.get(token[:-1])):
+        return past  # an irregular verb given the regular ending: "teached", "builded", "maked"
+    if len(token) >= 5:
+        # A vowel slip or a doubled letter ("explane", "devided", "oposed"): the same consonants
+        # in the same order, and still close.
+        skeleton = _skeleton(token)
+        slips = [
+            t
+            for t in difflib.get_close_matches(token, targets, n=3, cutoff=0.8)
+            if _skeleton(t) == skeleton and abs(len(t) - len(token)) <= 1
+        ]
+        if len(slips) == 1 and not _english(token):
+            return slips[0]
     if len(token) >= 5:  # two letters swapped ("subtopcis"): the same letters (a plural's too)
         letters = sorted(token)
         swapped = [t for t in targets if letters in (sorted(t), sorted(t + "s"))]

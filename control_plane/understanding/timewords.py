@@ -108,6 +108,35 @@ _ORDINAL_DAY: Final = re.compile(
 )
 _MONTHS: Final = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 
+# A day of the month written as an ordinal word ("the fifteenth of January", "March the
+# twenty-first"): the parser reads "15th" but not "fifteenth" (it kept only the month).
+_ORDINAL_WORDS: Final = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth",
+                         "tenth", "eleventh", "twelfth", "thirteenth", "fourteenth", "fifteenth", "sixteenth",
+                         "seventeenth", "eighteenth", "nineteenth")  # fmt: skip
+_ORDINAL_VALUE: Final = {
+    **{w: i + 1 for i, w in enumerate(_ORDINAL_WORDS)},
+    "twentieth": 20,
+    "thirtieth": 30,
+    **{f"twenty {w}": 20 + i + 1 for i, w in enumerate(_ORDINAL_WORDS[:9])},
+    "thirty first": 31,
+}
+_ORDINAL: Final = "|".join(w.replace(" ", r"[- ]") for w in sorted(_ORDINAL_VALUE, key=len, reverse=True))
+_MONTH_WORD: Final = (
+    r"jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
+    r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?"
+)
+_ORDINAL_OF_MONTH: Final = re.compile(
+    rf"\b(?:the\s+)?(?P<day>{_ORDINAL})\s+(?:day\s+)?of\s+(?P<month>{_MONTH_WORD})\b", re.IGNORECASE
+)
+_MONTH_ORDINAL: Final = re.compile(
+    rf"\b(?P<month>{_MONTH_WORD})\s+(?:the\s+)?(?P<day>{_ORDINAL})\b", re.IGNORECASE
+)
+
+
+def _day_number(match: re.Match[str]) -> str:
+    day = _ORDINAL_VALUE[re.sub(r"[- ]+", " ", match.group("day").lower())]
+    return f"{day} {match.group('month')}"
+
 
 def _ordinal_day(match: re.Match[str]) -> str:
     year = int(match.group("year"))
@@ -134,7 +163,9 @@ class TimePoint:
 
 
 def _mask(text: str, masked: Iterable[tuple[int, int]]) -> str:
-    """``text`` with the characters of the masked token spans blanked out."""
+    """``text`` with each masked token span (a concept's name) written as the neutral word "thing":
+    its digits are no date ("GPT-4", "Llama 3"), and the parser's search still sees a word there
+    (with only blanks, "before <blank> on 3 June 2023" was read as "June" and "2023" apart)."""
     spans = list(masked)
     if not spans:
         return text
@@ -143,7 +174,9 @@ def _mask(text: str, masked: Iterable[tuple[int, int]]) -> str:
     for start, end in spans:
         for tok in tokens[start:end]:
             for i in range(tok.start(), tok.end()):
-                chars[i] = " "
+                chars[i] = ""
+        if start < end <= len(tokens):
+            chars[tokens[start].start()] = " thing "
     return "".join(chars)
 
 
@@ -205,6 +238,8 @@ def find_time(text: str, now: datetime, masked: Iterable[tuple[int, int]] = ()) 
     for day, date in _FIXED_DAYS:  # "on New Year's Day 2025" -> "on 1 January 2025"
         plain = day.sub(date, plain)
     plain = _ORDINAL_DAY.sub(_ordinal_day, plain)  # "the last day of 2023" -> "31 December 2023"
+    plain = _ORDINAL_OF_MONTH.sub(_day_number, plain)  # "the fifteenth of January" -> "15 January"
+    plain = _MONTH_ORDINAL.sub(_day_number, plain)  # "March the third" -> "3 March"
     now_word = _NOW_WORDS.search(plain)
     if not _MAYBE_TIME.search(plain):
         # Most questions name no time: skip the parser (several milliseconds a call).
