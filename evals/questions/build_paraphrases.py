@@ -75,7 +75,9 @@ read and fixed, to measure the reader of ``d1df945`` (same model, also trained w
 ``9be1ad9`` (same phrasings in the model, also trained without ``holdout22``; 34 repeats dropped
 unread); ``..._holdout23`` likewise, after ``holdout22`` had been read and fixed, to measure the
 reader of ``a78dc02`` (same phrasings in the model, also trained without ``holdout23``; 36
-repeats dropped unread).
+repeats dropped unread); ``..._holdout24`` likewise, after ``holdout23`` had been read and
+fixed, to measure the reader of ``144532c`` (same phrasings in the model, also trained without
+``holdout24``; 36 repeats dropped unread).
 """
 
 from __future__ import annotations
@@ -138,6 +140,7 @@ SPLITS = (
     "holdout21",
     "holdout22",
     "holdout23",
+    "holdout24",
 )
 DEALT = ("dev", "test")
 
@@ -175,6 +178,7 @@ ROUND_TWO_FILES = {
     HERE / "paraphrase_templates_holdout21.jsonl": "holdout21",
     HERE / "paraphrase_templates_holdout22.jsonl": "holdout22",
     HERE / "paraphrase_templates_holdout23.jsonl": "holdout23",
+    HERE / "paraphrase_templates_holdout24.jsonl": "holdout24",
 }
 
 
