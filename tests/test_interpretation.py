@@ -2097,3 +2097,37 @@ def test_leads_to_with_a_time_phrase_is_no_unknown_end() -> None:
         "If I master RAG, what's the road ahead, everything it leads to sooner or later?", "dependents"
     )
     assert r.transitive
+
+
+@pytest.mark.parametrize(
+    ("question", "timed"),
+    [
+        (
+            "My study group finished RAG last week. Which concepts have it as an immediate prerequisite?",
+            False,
+        ),
+        ("I completed RAG two days ago; what does it unlock?", False),
+        ("A week ago, what did RAG build on?", True),
+        ("what did RAG build on when I studied it in 2018?", True),
+    ],
+)
+def test_when_the_learner_studied_is_not_the_graphs_time(question: str, timed: bool) -> None:
+    """ "I finished X last week" dates the learner's study, not the curriculum asked about (the
+    reader once answered from the graph of a week ago); a time of the question's own stays."""
+    r = read(question, FULL)
+    assert (r.time is not None) == timed, r.describe()
+
+
+@pytest.mark.parametrize(
+    ("question", "intent", "transitive"),
+    [
+        ("which topics come after RAG in the whole syllabus, the far ones too?", "dependents", True),
+        ("what comes after RAG? include the distant ones", "dependents", True),
+        ("see also: RAG", "related", False),
+    ],
+)
+def test_far_ones_the_whole_syllabus_and_see_also(question: str, intent: str, transitive: bool) -> None:
+    """ "the far ones" and "the whole syllabus" reach the whole closure; "see also" is the
+    cross-reference of related topics."""
+    r = assert_sure(question, intent)
+    assert r.transitive == transitive, r.describe()

@@ -721,7 +721,10 @@ _BUILD_FORMS: Final = frozenset((w,) for w in normalise("build builds built buil
 _QUANTIFIERS: Final = frozenset(normalise("every whole entire complete full"))
 # ... unless that noun is a collection of what is asked ("the complete set of prerequisites").
 _COLLECTIONS: Final = frozenset(
-    normalise("set list chain tree path sequence lineage history picture map range collection series line")
+    normalise(
+        "set list chain tree path sequence lineage history picture map range collection series line "
+        "curriculum syllabus course programme program"
+    )
 )
 
 
@@ -847,6 +850,28 @@ def _particle_before_pronoun(toks: tuple[str, ...], masked: frozenset[int]) -> t
         ):
             out[i + 1], out[i + 2] = out[i + 2], out[i + 1]
     return tuple(out)
+
+
+_RECENT: Final = frozenset(normalise("last ago yesterday recently earlier"))
+_DID: Final = (
+    KNOWN_VERBS | AFTER_VERBS | frozenset(normalise("finished completed started began took passed did"))
+)
+
+
+def _learners_own_time(toks: Sequence[str], when: TimePoint) -> bool:
+    """Does the time phrase date something the learner did recently ("I finished X last week",
+    "my group completed X yesterday"), rather than the graph the question asks about? Yes when a
+    verb of studying with a personal subject stands in the few words before it."""
+    said = normalise(when.words)
+    if not _RECENT.intersection(said):
+        return False  # "when I studied it in 2018" may well ask for the graph of 2018
+    first = said[:1]
+    at = next((i for i in range(len(toks)) if first and toks[i] == first[0]), None)
+    if at is None:
+        return False
+    window = toks[max(0, at - 6) : at]
+    verb = next((k for k in range(len(window) - 1, -1, -1) if window[k] in _DID), None)
+    return verb is not None and any(w in PERSONS or w in {"my", "our"} or w in PEOPLE for w in window[:verb])
 
 
 def _cannot_without(toks: Sequence[str], masked: frozenset[int]) -> list[tuple[int, int, Cue]]:
@@ -1219,7 +1244,7 @@ def _role_at(
                 )
     # "X is a prerequisite (for ...)", "X as a prerequisite" (not "topics under X as prerequisites").
     for s, e, cue in nouns if not (before and before[-1] in PLACE) else ():
-        if s >= end and s - end <= 6:  # "X as one of their own direct <noun>"
+        if s >= end and s - end <= 10:  # "X (written right there) as one of their own direct <noun>"
             gap = toks[end:s]
             if (
                 "as" in gap
@@ -1769,6 +1794,8 @@ def _interpret(
     model_toks = question_tokens(toks, [(m.start, m.end) for m in mentions])
     toks = _particle_before_pronoun(toks, masked)
     when = find_time(question, now, [(m.start, m.end) for m in mentions])
+    if when is not None and _learners_own_time(toks, when):
+        when = None  # "my study group finished X last week": when they studied, not the graph's time
     words = [t for i, t in enumerate(toks) if i not in masked and not t.isdigit()]
     english = sum(1 for w in words if w in VOCABULARY)
     cue_words = bool(_occurrences(toks, masked, VERBS) or _occurrences(toks, masked, NOUNS))

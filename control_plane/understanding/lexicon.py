@@ -287,7 +287,7 @@ APPOSITIVE: Final = tuple(normalise(m) for m in ("like", "such as", "e g", "eg",
 DIRECT: Final = tuple(normalise(m) for m in ("direct", "directly", "immediate", "immediately", "right before", "just before", "right after", "just after", "one step", "first order", "next", "straight"))  # fmt: skip
 
 TRANSITIVE: Final = tuple(normalise(m) for m in ("indirect", "indirectly", "transitive", "transitively", "all the way", "everything", "full", "whole", "entire", "complete", "ultimately", "eventually", "down the line", "recursive", "recursively", "every", "chain of", "in total", "overall", "tree", "hierarchy", "further", "any distance", "any depth", "any level", "chain", "many steps", "all of it", "way later", "way after",
-                                                        "several steps", "multiple steps", "few steps", "steps away", "steps later", "steps further", "in the end", "in the long run", "however far",))  # fmt: skip
+                                                        "several steps", "multiple steps", "few steps", "steps away", "steps later", "steps further", "in the end", "in the long run", "however far", "far ones", "distant ones", "far away ones",))  # fmt: skip
 
 # Nouns for the map itself ("skill tree", "hierarchy"): transitive only when no word says
 # "directly"/"immediately".
@@ -333,6 +333,7 @@ RELATED_WORDS: Final = tuple(
         "tie in",
         "ties in",
         "tied in",
+        "see also",
     )
 )
 
