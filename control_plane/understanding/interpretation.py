@@ -1060,15 +1060,35 @@ def _briefing(toks: Sequence[str], masked: frozenset[int]) -> bool:
     return False
 
 
+# Each cue table's phrases by their first word, with their place in the table (the order ties
+# keep): a question is scanned for the phrases its own words can start, not for every phrase.
+_BY_FIRST_WORD: dict[int, dict[str, list[tuple[int, tuple[str, ...], Cue]]]] = {}
+
+
+def _phrases_by_first_word(table: Sequence[Cue]) -> dict[str, list[tuple[int, tuple[str, ...], Cue]]]:
+    index = _BY_FIRST_WORD.get(id(table))
+    if index is None:
+        index = {}
+        order = 0
+        for cue in table:
+            for phrase in cue.words:
+                index.setdefault(phrase[0], []).append((order, phrase, cue))
+                order += 1
+        _BY_FIRST_WORD[id(table)] = index
+    return index
+
+
 def _occurrences(
     toks: Sequence[str], masked: frozenset[int], table: Sequence[Cue]
 ) -> list[tuple[int, int, Cue]]:
-    found: list[tuple[int, int, Cue]] = []
-    for cue in table:
-        for phrase in cue.words:
-            found.extend((s, e, cue) for s, e in _find_all(toks, phrase, masked))
-    # Longest first at the same start ("built on top of" over "built on").
-    found.sort(key=lambda t: (t[0], -(t[1] - t[0])))
+    index = _phrases_by_first_word(table)
+    hits: list[tuple[int, int, int, Cue]] = []
+    for word in set(toks):
+        for order, phrase, cue in index.get(word, ()):
+            hits.extend((s, e, order, cue) for s, e in _find_all(toks, phrase, masked))
+    # Longest first at the same start ("built on top of" over "built on"); then table order.
+    hits.sort(key=lambda t: (t[0], -(t[1] - t[0]), t[2]))
+    found = [(s, e, cue) for s, e, _, cue in hits]
     kept: list[tuple[int, int, Cue]] = []
     for s, e, cue in found:
         if not any(s < ke and ks < e for ks, ke, _ in kept):
