@@ -77,7 +77,9 @@ unread); ``..._holdout23`` likewise, after ``holdout22`` had been read and fixed
 reader of ``a78dc02`` (same phrasings in the model, also trained without ``holdout23``; 36
 repeats dropped unread); ``..._holdout24`` likewise, after ``holdout23`` had been read and
 fixed, to measure the reader of ``144532c`` (same phrasings in the model, also trained without
-``holdout24``; 36 repeats dropped unread).
+``holdout24``; 36 repeats dropped unread); ``..._holdout25`` likewise, after ``holdout24`` had
+been read and fixed, to measure the reader of ``8a0b1e2`` (same phrasings in the model, also
+trained without ``holdout25``; 38 repeats dropped unread).
 """
 
 from __future__ import annotations
@@ -141,6 +143,7 @@ SPLITS = (
     "holdout22",
     "holdout23",
     "holdout24",
+    "holdout25",
 )
 DEALT = ("dev", "test")
 
@@ -179,6 +182,7 @@ ROUND_TWO_FILES = {
     HERE / "paraphrase_templates_holdout22.jsonl": "holdout22",
     HERE / "paraphrase_templates_holdout23.jsonl": "holdout23",
     HERE / "paraphrase_templates_holdout24.jsonl": "holdout24",
+    HERE / "paraphrase_templates_holdout25.jsonl": "holdout25",
 }
 
 
