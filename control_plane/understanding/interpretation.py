@@ -408,7 +408,7 @@ def _find_all(toks: Sequence[str], phrase: Sequence[str], masked: frozenset[int]
         while k < len(phrase) and j < n:
             if (toks[j] == phrase[k] or (toks[j], phrase[k]) == ("upon", "on")) and j not in masked:
                 j, k = j + 1, k + 1
-            elif toks[j] in ADVERBS or (toks[j] in _OBJECT_PRONOUNS and k < len(phrase) and j not in masked):
+            elif toks[j] in ADVERBS or (toks[j] in _OBJECT_PRONOUNS and j not in masked):
                 j += 1  # "lead them to", "get me from": a verb's object between its words
             else:
                 break
@@ -600,7 +600,8 @@ def _asides(
 
 # Words that leave something out of the answer ("leave out those that need it only indirectly",
 # "rather than its whole ancestry"), before the words they leave out, or after them ("... should
-# be excluded").
+# be excluded"). Not lexicon.EXCEPT as a whole: its "besides" and "apart from" add ("besides the
+# direct ones, the indirect ones too").
 _LEAVING_OUT: Final = tuple(
     normalise(w)
     for w in ("leave out", "leaving out", "exclude", "excluding", "omit", "omitting", "skip", "skipping",

@@ -98,12 +98,16 @@ _PERIOD_NOUN: Final = re.compile(
     r"\b(?:the\s+)?(?:year\s+(?=(?:19|20)\d\d\b)|month\s+of\s+(?=[A-Za-z]{3,}))", re.IGNORECASE
 )
 
+# A month's name, whole or cut short.
+_MONTH_WORD: Final = (
+    r"jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
+    r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?"
+)
 # "the first day of 2025", "the last day of March 2025": the parser finds the year or month and
 # drops the day; written as the date it names instead.
 _ORDINAL_DAY: Final = re.compile(
     r"\b(?:the\s+)?(?P<which>first|1st|last|final)\s+day\s+of\s+(?:the\s+year\s+)?"
-    r"(?:(?P<month>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
-    r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\s+)?(?P<year>(?:19|20)\d\d)\b",
+    rf"(?:(?P<month>{_MONTH_WORD})\s+)?(?P<year>(?:19|20)\d\d)\b",
     re.IGNORECASE,
 )
 _MONTHS: Final = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
@@ -121,10 +125,6 @@ _ORDINAL_VALUE: Final = {
     "thirty first": 31,
 }
 _ORDINAL: Final = "|".join(w.replace(" ", r"[- ]") for w in sorted(_ORDINAL_VALUE, key=len, reverse=True))
-_MONTH_WORD: Final = (
-    r"jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
-    r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?"
-)
 _ORDINAL_OF_MONTH: Final = re.compile(
     rf"\b(?:the\s+)?(?P<day>{_ORDINAL})\s+(?:day\s+)?of\s+(?P<month>{_MONTH_WORD})\b", re.IGNORECASE
 )
