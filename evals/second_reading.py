@@ -18,8 +18,17 @@ Two steps, because each holdout was scored on an older reader:
 
        python -m evals.second_reading sweep /tmp/readings/*.json
 
-The threshold in ``intent_model.DISAGREE`` was chosen this way on holdout6-11 before holdout12
-and holdout13 were scored with it (docs/evals.md, "Round 4").
+The naive Bayes threshold of 5.0 was chosen this way on holdout6-11 before holdout12 and holdout13
+were scored with it (docs/evals.md, "Round 4").
+
+3. ``templates`` (on this code, no scoring runs): every phrasing template of every split but
+   ``test``, filled with curriculum names and read by this code's grammar alone; for each split,
+   the model trained without it checks the sure readings. Prints, per threshold, the right
+   readings the check would withhold and the wrong ones it would catch, for the logistic model at
+   each ``--regularisation`` and for the retired naive Bayes (``--baseline``). ``DISAGREE`` and
+   ``REGULARISATION`` were chosen together this way (docs/evals.md, "Round 5")::
+
+       python -m evals.second_reading templates --regularisation 10 30 100 --baseline
 """
 
 from __future__ import annotations
@@ -33,7 +42,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-THRESHOLDS = (3.0, 4.0, 5.0, 6.0, 7.0, 8.0)
+from control_plane.understanding.intent_model import DISAGREE
+
+THRESHOLDS = (2.0, 2.5, 3.0, 3.5, 4.0, 5.0, 6.0, 8.0)
 
 
 def record(split: str, graph: str, out: Path, root: Path) -> None:
@@ -121,16 +132,131 @@ def sweep(files: Sequence[Path], *, earlier: bool) -> None:
             caught = len(flagged) - withheld
             for i, v in enumerate((right, wrong, withheld, caught)):
                 totals[t][i] += v
-            if t == 5.0:
+            if t == DISAGREE:
                 line.append(
                     f"{right / max(1, right + wrong):.3f} -> {(right - withheld) / max(1, right - withheld + wrong - caught):.3f}"
                 )
-        print(f"{data['graph']:<10} {split:<10} selective accuracy at 5.0: {line[0]}")
+        print(f"{data['graph']:<10} {split:<10} selective accuracy at {DISAGREE}: {line[0]}")
     print("threshold  right  withheld  wrong  caught  selective accuracy")
     for t, (right, wrong, withheld, caught) in totals.items():
         before = right / max(1, right + wrong)
         after = (right - withheld) / max(1, right - withheld + wrong - caught)
         print(f"{t:>9.1f}  {right:>5}  {withheld:>8}  {wrong:>5}  {caught:>6}  {before:.3f} -> {after:.3f}")
+
+
+# Names the templates are filled with (curriculum concepts; {y} only in path phrasings).
+_FILL = (("Retrieval-augmented generation", "Embeddings"), ("Chunking", "Agent orchestration"))
+_RELATIONS = {"prerequisite": 40, "builds_on": 30, "part_of": 10, "related": 5, "contrasts_with": 5}
+
+
+class NaiveBayes:
+    """The retired check (multinomial naive Bayes, additive smoothing 0.5), kept as a baseline."""
+
+    def __init__(self, examples: Sequence[tuple[Sequence[str], str]]) -> None:
+        from collections import Counter
+
+        from control_plane.understanding.intent_model import features
+
+        self.documents: Counter[str] = Counter()
+        self.counts: dict[str, Counter[str]] = {}
+        for tokens, label in examples:
+            self.documents[label] += 1
+            self.counts.setdefault(label, Counter()).update(features(tokens))
+        self.vocabulary = {f for c in self.counts.values() for f in c}
+        alpha = 0.5
+        total = sum(self.documents.values())
+        self.prior = {k: math.log(n / total) for k, n in self.documents.items()}
+        self.cell = {
+            k: {
+                f: math.log((self.counts[k][f] + alpha) / (sum(c.values()) + alpha * len(self.vocabulary)))
+                for f in self.vocabulary
+            }
+            for k, c in self.counts.items()
+        }
+
+    def scores(self, feats: Any) -> dict[str, float]:
+        seen = [f for f in feats if f in self.vocabulary]
+        return {k: p + sum(self.cell[k][f] for f in seen) for k, p in self.prior.items()}
+
+
+def _template_readings() -> dict[str, list[tuple[str, tuple[str, ...], bool, list[tuple[int, int]]]]]:
+    """Per split: (question, the labels its grammar reading answers, whether its own label is
+    among them, the names' token spans) for every sure reading the corpus has a label for."""
+    import csv
+    from datetime import UTC, datetime
+
+    from control_plane.understanding.intent_model import compatible_labels
+    from control_plane.understanding.interpretation import interpret, mentions_in
+    from control_plane.understanding.names import NameIndex
+    from evals import intent_training
+
+    root = Path(__file__).resolve().parent.parent
+    with (root / "data_plane" / "curriculum" / "concepts.csv").open(encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    index = NameIndex.from_names(
+        (r["id"], r["name"], tuple(a for a in (r.get("aliases") or "").split("|") if a)) for r in rows
+    )
+    now = datetime(2026, 11, 23, 15, 0, tzinfo=UTC)
+    out: dict[str, list[tuple[str, tuple[str, ...], bool, list[tuple[int, int]]]]] = {}
+    for path in sorted(intent_training.QUESTIONS.glob(f"{intent_training.PREFIX}*.jsonl")):
+        split = intent_training.split_of(path)
+        if split == "test":
+            continue
+        for line in path.read_text(encoding="utf-8").splitlines():
+            row = json.loads(line)
+            if row["kind"] not in ("intent", "time"):
+                continue
+            for x, y in _FILL:
+                q = row["text"].replace("{x}", x).replace("{y}", y)
+                mentions = mentions_in(q, index)
+                reading = interpret(q, mentions, now=now, relations=_RELATIONS, model=None)
+                combined = bool(reading.combine) or reading.intent == "before_uses" or reading.hops > 1
+                labels = compatible_labels(reading.intent, transitive=reading.transitive, combined=combined)
+                if reading.sure and labels:
+                    spans = [(m.start, m.end) for m in mentions]
+                    out.setdefault(split, []).append((q, labels, row["intent"] in labels, spans))
+    return out
+
+
+def templates(regularisations: Sequence[float], *, baseline: bool) -> None:
+    from control_plane.understanding.intent_model import TWO_CONCEPTS, features, question_tokens, train
+    from control_plane.understanding.lexicon import respelt
+    from control_plane.understanding.names import normalise
+    from evals import intent_training
+
+    readings = _template_readings()
+    candidates: list[tuple[str, Any]] = [(f"logistic C={c:g}", c) for c in regularisations]
+    if baseline:
+        candidates.append(("naive Bayes", None))
+    for title, c in candidates:
+        totals = {t: [0, 0, 0, 0] for t in THRESHOLDS}  # right, withheld, wrong, caught
+        for split, items in readings.items():
+            examples = list(intent_training.examples(intent_training.training_files([split])))
+            model: Any = NaiveBayes(examples) if c is None else train(examples, regularisation=c)
+            for q, labels, right, spans in items:
+                masked = {i for a, b in spans for i in range(a, b)}
+                toks = tuple(t if i in masked else respelt(t) for i, t in enumerate(normalise(q)))
+                scores = model.scores(features(question_tokens(toks, spans)))
+                if len(set(spans)) < 2:
+                    scores = {k: v for k, v in scores.items() if k not in TWO_CONCEPTS}
+                best = max(scores, key=lambda k: (scores[k], k))
+                margin = (
+                    -math.inf
+                    if best in labels
+                    else scores[best] - max(scores.get(x, -math.inf) for x in labels)
+                )
+                for t, row in totals.items():
+                    hit = int(margin >= t)
+                    if right:
+                        row[0] += 1
+                        row[1] += hit
+                    else:
+                        row[2] += 1
+                        row[3] += hit
+        print(title)
+        print("  threshold  right  withheld  wrong  caught")
+        for t, (n_right, withheld, n_wrong, caught) in totals.items():
+            print(f"  {t:>9.1f}  {n_right:>5}  {withheld:>8}  {n_wrong:>5}  {caught:>6}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -144,11 +270,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     sw = sub.add_parser("sweep", help="what the check would have done on recorded readings")
     sw.add_argument("files", nargs="+", type=Path)
     sw.add_argument("--earlier", action="store_true", help="train only on holdouts before each one")
+    tp = sub.add_parser("templates", help="leave-one-split-out over the phrasing templates, this grammar")
+    tp.add_argument("--regularisation", nargs="+", type=float, default=[30.0])
+    tp.add_argument("--baseline", action="store_true", help="also the retired naive Bayes check")
     args = ap.parse_args(argv)
     if args.command == "record":
         record(args.split, args.graph, args.out, args.root)
-    else:
+    elif args.command == "sweep":
         sweep(args.files, earlier=args.earlier)
+    else:
+        templates(args.regularisation, baseline=args.baseline)
     return 0
 
 

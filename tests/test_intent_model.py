@@ -5,7 +5,6 @@ the two readings disagree."""
 from __future__ import annotations
 
 import json
-import math
 import re
 from datetime import UTC, datetime
 from pathlib import Path
@@ -80,37 +79,80 @@ def test_training_and_questions_see_the_same_tokens(
     assert question_tokens(toks, [span]) == phrasing_tokens(template)
 
 
-def test_training_counts_each_feature_once_per_phrasing_and_round_trips() -> None:
-    model = toy([("what comes after {x} after", "dependents"), ("prereqs of {x}", "prerequisites")])
-    assert model.documents == {"dependents": 1, "prerequisites": 1}
-    assert model.counts["dependents"]["after"] == 1
+def test_training_learns_each_label_and_round_trips() -> None:
+    model = toy([("what comes after {x} after", "dependents"), ("prereqs of {x}", "prerequisites")], copies=3)
+    assert model.documents == {"dependents": 3, "prerequisites": 3}
+    assert model.labels == ("dependents", "prerequisites")
+    after = model.scores(features(phrasing_tokens("what comes after {x}")))
+    assert after["dependents"] > after["prerequisites"]
     again = IntentModel.from_dict(json.loads(json.dumps(model.to_dict())))
     assert again == model and again.scores(features(("after",))) == model.scores(features(("after",)))
 
 
-def test_scores_are_multinomial_naive_bayes_with_additive_smoothing() -> None:
-    """Each seen feature adds log((count + a) / (label total + a |V|)) to the log prior; unseen
-    features add nothing (checked against the formula written out, on a toy model)."""
+def test_a_feature_counts_once_per_phrasing() -> None:
+    """A word said twice in one phrasing is one feature: the model learns the same weights."""
+    once = toy([("after {x} after {x}", "dependents"), ("prereqs of {x}", "prerequisites")])
+    twice = toy([("after {x} after {x} after {x}", "dependents"), ("prereqs of {x}", "prerequisites")])
+    assert once.weights["after"] == twice.weights["after"]
+
+
+def test_scores_are_the_bias_plus_the_weights_of_seen_features() -> None:
+    """Softmax regression: a label's score is its bias plus its weight for every feature the
+    model has seen; unseen features add nothing (checked against the sum written out)."""
     model = toy(
         [("after {x}", "dependents"), ("after {x} next", "dependents"), ("before {x}", "prerequisites")]
     )
-    vocabulary = {f for c in model.counts.values() for f in c}
-    a = intent_model.ALPHA
     feats = {"after", "next", "never-seen"}
-    for label, docs in model.documents.items():
-        counts = model.counts[label]
-        den = sum(counts.values()) + a * len(vocabulary)
-        expected = math.log(docs / 3) + sum(
-            math.log((counts.get(f, 0) + a) / den) for f in feats & vocabulary
-        )
+    for i, label in enumerate(model.labels):
+        expected = model.bias[i] + sum(model.weights[f][i] for f in feats if f in model.weights)
         assert model.scores(feats)[label] == pytest.approx(expected)
 
 
+def test_overlapping_features_do_not_outvote_word_order() -> None:
+    """A phrase commoner in one label's phrasings ("directly or indirectly") does not outweigh the
+    word order the other label's phrasings share ("{x} depends on" against "depends on {x}")."""
+    model = toy(
+        [
+            ("everything that depends on {x}, directly or indirectly", "comes_after"),
+            ("all topics depending on {x} directly or indirectly", "comes_after"),
+            ("what depends on {x} directly or indirectly", "comes_after"),
+            ("list what relies on {x}, directly or indirectly", "comes_after"),
+            ("everything {x} depends on", "needed_before"),
+            ("what {x} depends on, all the way down", "needed_before"),
+            ("topics {x} depends on, directly or indirectly", "needed_before"),
+        ],
+        copies=3,
+    )
+    s = model.scores(features(phrasing_tokens("list every topic {x} depends on, directly or indirectly")))
+    assert s["needed_before"] > s["comes_after"]
+
+
+def test_training_is_deterministic() -> None:
+    examples = [("after {x}", "dependents"), ("before {x}", "prerequisites"), ("parts of {x}", "parts")]
+    assert toy(examples, copies=2) == toy(examples, copies=2)
+
+
 def test_a_file_that_is_not_a_model_is_refused() -> None:
-    with pytest.raises(ValueError, match="kg-intent-model/1"):
-        IntentModel.from_dict({"format": "something-else", "documents": {}, "counts": {}})
+    with pytest.raises(ValueError, match="kg-intent-model/2"):
+        IntentModel.from_dict({"format": "kg-intent-model/1", "documents": {}, "counts": {}})
+    with pytest.raises(ValueError, match="one weight per label"):
+        IntentModel(labels=("a", "b"), bias=(0.0, 0.0), weights={"x": (1.0,)}, documents={"a": 1, "b": 1})
     with pytest.raises(ValueError, match="no examples"):
         train([])
+
+
+def test_the_freshness_check_compares_numbers_within_a_tolerance() -> None:
+    """A weight off in the last stored decimal (another machine's floating point) is the same
+    model; a weight off by more, or another feature set, is a stale one."""
+    from dataclasses import replace
+
+    model = toy([("after {x}", "dependents"), ("before {x}", "prerequisites")])
+    nudged = {f: tuple(x + 0.001 for x in w) for f, w in model.weights.items()}
+    assert intent_training.differences(replace(model, weights=nudged), model) == []
+    moved = {f: tuple(x + 0.1 for x in w) for f, w in model.weights.items()}
+    assert intent_training.differences(replace(model, weights=moved), model)
+    fewer = dict(list(model.weights.items())[1:])
+    assert intent_training.differences(replace(model, weights=fewer), model)
 
 
 # -- the rule ----------------------------------------------------------------------------------
@@ -256,5 +298,5 @@ def test_the_sweep_counts_what_the_check_would_have_caught(
     path.write_text(json.dumps(data))
     second_reading.main(["sweep", str(path)])
     out = capsys.readouterr().out
-    assert "selective accuracy at 5.0: 0.500 -> 1.000" in out
-    assert re.search(r"5\.0\s+1\s+0\s+1\s+1\s", out)
+    assert f"selective accuracy at {DISAGREE}: 0.500 -> 1.000" in out
+    assert re.search(rf"{DISAGREE}\s+1\s+0\s+1\s+1\s", out)

@@ -2131,3 +2131,37 @@ def test_far_ones_the_whole_syllabus_and_see_also(question: str, intent: str, tr
     cross-reference of related topics."""
     r = assert_sure(question, intent)
     assert r.transitive == transitive, r.describe()
+
+
+@pytest.mark.parametrize(
+    ("question", "intent", "transitive"),
+    [
+        (
+            "Before I join the course on RAG, which earlier lessons should I get through?",
+            "lessons_before",
+            True,
+        ),
+        ("I'm aiming for RAG. What should I study earlier?", "needed_before", True),
+        ("Which ideas is RAG rooted in?", "builds_on", False),
+        ("What concepts are rooted in RAG?", "built_by", False),
+    ],
+)
+def test_earlier_orders_and_rooted_in_builds(question: str, intent: str, transitive: bool) -> None:
+    """ "earlier" points back in learning order like "first" (earlier lessons are lessons to take
+    before X); "rooted in" is the builds-on relation, like "grounded in"."""
+    r = assert_sure(question, intent)
+    assert r.transitive == transitive, r.describe()
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "from basket weaving towards RAG, which steps and in which order?",
+        "from basket weaving toward RAG: what path?",
+    ],
+)
+def test_from_something_unknown_towards_a_concept_is_no_plan(question: str) -> None:
+    """ "from A towards X" is the two-place frame "from A to X": when A is no concept of the graph
+    the question is not answered as a plan for X alone (it once was, confidently)."""
+    r = read(question, FULL)
+    assert not r.sure and r.problem and "basket weaving" in r.problem, r.describe()

@@ -203,7 +203,7 @@ VERBS: Final = (
     cue("build on top of|built on top of|build on|built on|building on|build upon|built upon|build off|"
          "rest on|rests on|rested on|resting on|stand on|stands on|"
          "based on|base on|based off|base off|grounded in|derived from|extend|extended|extending|use|used|using|make use of|"
-         "draw on|draws on|founded on|grounded on|erected on|erect on",
+         "draw on|draws on|founded on|grounded on|rooted in|erected on|erect on",
          BUILD, DEP, FOUND),
     # "stacked / layered / constructed on top of": whatever the verb, the picture is building
     cue("on top of|on the basis of|on the foundation of|on the foundations of", BUILD, DEP, FOUND),
@@ -384,7 +384,7 @@ VERB_LIKE: Final = frozenset(
 # Two-place frames: an opener, then one slot, a joiner, then the other slot ("from A to B",
 # "between A and B", "connect A to B"). Each slot should hold a concept.
 TWO_PLACE: Final = (
-    (frozenset({"from"}), frozenset({"to"})),
+    (frozenset({"from"}), frozenset({"to", "towards", "toward"})),
     (frozenset({"between"}), frozenset({"and"})),
     (
         frozenset(normalise("connect connecting link linking bridge bridging join joining")),
@@ -464,7 +464,16 @@ VERB_LEADERS: Final = ADVERBS | {"would", "will", "do", "really", "also"}
 
 FIRST_WORDS: Final = tuple(
     normalise(m)
-    for m in ("first", "beforehand", "in advance", "ahead of time", "be ready", "get ready", "be prepared")
+    for m in (
+        "first",
+        "earlier",
+        "beforehand",
+        "in advance",
+        "ahead of time",
+        "be ready",
+        "get ready",
+        "be prepared",
+    )
 )
 
 DEMONSTRATIVES: Final = frozenset({"this", "that", "these", "those"})

@@ -37,6 +37,10 @@ were learnt from round-1 test failures, see docs/evals.md); ``..._dev_round3.jso
 phrasings in deliberately varied learner styles, and ``..._dev_round4.jsonl`` (non-native
 grammar, misspelt ordinary words, very short and very long messages), both written by someone who
 had not read the parser.
+``..._dev_round5.jsonl`` (written by the parser's author after holdout25 had been scored) adds dev
+phrasings of families the learnt second reading doubted although the grammar read them right
+("every topic X depends on, directly or indirectly", "grounded in X", "which class teaches X"),
+with their mirror images, so that word order around the name carries the direction.
 ``paraphrase_templates_holdout.jsonl``
 was written by someone who had not read the parser, the other template files or the failures; it
 builds the ``holdout`` split, with its own unknown-concept names (rows of kind ``unknown_name``),
@@ -158,6 +162,7 @@ ROUND_TWO_FILES = {
     HERE / "paraphrase_templates_dev_round2.jsonl": "dev",
     HERE / "paraphrase_templates_dev_round3.jsonl": "dev",
     HERE / "paraphrase_templates_dev_round4.jsonl": "dev",
+    HERE / "paraphrase_templates_dev_round5.jsonl": "dev",
     HERE / "paraphrase_templates_holdout.jsonl": "holdout",
     HERE / "paraphrase_templates_holdout2.jsonl": "holdout2",
     HERE / "paraphrase_templates_holdout3.jsonl": "holdout3",
