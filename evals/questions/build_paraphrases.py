@@ -83,7 +83,9 @@ repeats dropped unread); ``..._holdout24`` likewise, after ``holdout23`` had bee
 fixed, to measure the reader of ``144532c`` (same phrasings in the model, also trained without
 ``holdout24``; 36 repeats dropped unread); ``..._holdout25`` likewise, after ``holdout24`` had
 been read and fixed, to measure the reader of ``8a0b1e2`` (same phrasings in the model, also
-trained without ``holdout25``; 38 repeats dropped unread).
+trained without ``holdout25``; 38 repeats dropped unread); ``..._holdout26`` likewise, after
+``holdout25`` had been read, to measure the reader of ``8e2f309`` (the logistic check, trained
+without ``holdout26``; 34 repeats dropped unread, and two unknown names that contain a known one).
 """
 
 from __future__ import annotations
@@ -148,6 +150,7 @@ SPLITS = (
     "holdout23",
     "holdout24",
     "holdout25",
+    "holdout26",
 )
 DEALT = ("dev", "test")
 
@@ -188,6 +191,7 @@ ROUND_TWO_FILES = {
     HERE / "paraphrase_templates_holdout23.jsonl": "holdout23",
     HERE / "paraphrase_templates_holdout24.jsonl": "holdout24",
     HERE / "paraphrase_templates_holdout25.jsonl": "holdout25",
+    HERE / "paraphrase_templates_holdout26.jsonl": "holdout26",
 }
 
 
