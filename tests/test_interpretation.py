@@ -2165,3 +2165,12 @@ def test_from_something_unknown_towards_a_concept_is_no_plan(question: str) -> N
     the question is not answered as a plan for X alone (it once was, confidently)."""
     r = read(question, FULL)
     assert not r.sure and r.problem and "basket weaving" in r.problem, r.describe()
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["In plain language, what is RAG and why is it useful?", "What is meant by RAG, in plain language?"],
+)
+def test_in_plain_language_asks_about_the_concept(question: str) -> None:
+    """ "in plain language" is "in plain words": the learner asks what X is."""
+    assert_sure(question, "about")

@@ -358,7 +358,7 @@ PATH_END: Final = tuple(normalise(m) for m in ("ending at", "end at", "ending wi
 # are idioms, so these are not path ends that take unknown words).
 GOAL_REACH: Final = tuple(normalise(m) for m in ("get to", "getting to"))
 
-ABOUT: Final = tuple(normalise(m) for m in ("what is", "what are", "what s", "who is", "tell me about", "tell me more about", "explain", "describe", "define", "definition", "overview", "summary", "summarise", "summarize", "mean", "about", "info", "information", "introduce", "introduction", "explanation", "description", "rundown", "gist", "primer", "basics", "eli5", "intro", "lowdown", "nutshell", "in simple terms", "in simple words", "in plain words", "in plain english", "in plain terms", "meaning", "explained", "tl dr", "tldr", "refer to", "stand for", "involve", "entail"))  # fmt: skip
+ABOUT: Final = tuple(normalise(m) for m in ("what is", "what are", "what s", "who is", "tell me about", "tell me more about", "explain", "describe", "define", "definition", "overview", "summary", "summarise", "summarize", "mean", "about", "info", "information", "introduce", "introduction", "explanation", "description", "rundown", "gist", "primer", "basics", "eli5", "intro", "lowdown", "nutshell", "in simple terms", "in simple words", "in plain words", "in plain english", "in plain terms", "in plain language", "meaning", "explained", "tl dr", "tldr", "refer to", "stand for", "involve", "entail"))  # fmt: skip
 
 EXACT: Final = normalise("exactly")
 
