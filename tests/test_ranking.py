@@ -163,3 +163,29 @@ def test_rank_is_a_sort_of_each_concepts_best_neighbour(
     shuffled = list(ns)
     rnd.shuffle(shuffled)
     assert rank(shuffled, focus, "what comes before a?") == full
+
+
+_FRESH = itertools.count(1)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(_NEIGHBOUR, min_size=1, max_size=25, unique_by=lambda n: n.edge.key),
+    st.integers(min_value=0, max_value=25),
+    _FOCUS,
+    st.integers(min_value=1, max_value=8),
+)
+def test_a_ranking_does_not_depend_on_the_rankings_before_it(
+    ns: list[Neighbour], cut: int, focus: Focus, limit: int
+) -> None:
+    """Re-ranking under the same focus and question (as the loop re-ranks its growing reserve
+    every round, and its frontier in between) gives what a first ranking of the same candidates
+    gives."""
+    earlier, later = ns[:cut], ns[cut:]
+    query = "what comes before a?"
+    rank(earlier, focus, query, limit=limit)
+    rank(later[:2], focus, query)
+    # Punctuation adds no token: the same ranking under a context that has ranked nothing yet.
+    first = f"{query}{'!' * next(_FRESH)}"
+    for candidates in (ns, later, earlier[::-1]):
+        assert rank(candidates, focus, query, limit=limit) == rank(candidates, focus, first, limit=limit)

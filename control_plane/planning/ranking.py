@@ -27,7 +27,6 @@ Nothing here reads the clock or the database.
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Collection, Iterable, Sequence
 from functools import lru_cache
 from operator import itemgetter
@@ -149,17 +148,21 @@ def similarity(text: str, query_tokens: frozenset[str]) -> int:
     return len(_token_set(text) & query_tokens)
 
 
-_Prefix = tuple[int, int, int, int, float]
 _Key = tuple[int, int, int, int, float, int, str, str]
+_Entry = tuple[_Key, Neighbour]
 _KEYS_MAX: Final = 2048
 
 
 class _Context:
-    """What ranking under one (focus, query) needs, and the keys computed under it so far: the
-    loop re-ranks its reserve every round, mostly under an unchanged focus, so most keys are
-    computed once per question. Bounded: cleared at ``_KEYS_MAX`` keys."""
+    """What ranking under one (focus, query) needs, and every candidate ranked under it so far,
+    kept in key order: the loop re-ranks its growing reserve every round, mostly under an
+    unchanged focus, so each candidate's key is computed once per question and a ranking only
+    merges the new ones in. Bounded: cleared at ``_KEYS_MAX`` keys.
 
-    __slots__ = ("forward", "keys", "learning_order", "named", "prefixes", "qtokens", "rel_order")
+    Entries are found by the neighbour's ``id`` and hold the neighbour itself, which keeps it
+    alive (so the id stays its own); hashing a neighbour would hash all its nested fields."""
+
+    __slots__ = ("forward", "keys", "learning_order", "named", "order", "qtokens", "rel_order")
 
     def __init__(self, focus: Focus, query: str) -> None:
         self.qtokens = _token_set(f"{query} {focus.text}")
@@ -167,31 +170,23 @@ class _Context:
         self.rel_order = {rel: i for i, rel in enumerate(focus.relations)}
         self.learning_order = PREREQUISITE in self.rel_order
         self.forward = focus.direction == "after"  # "what comes after X": later concepts first
-        self.keys: dict[Neighbour, _Key] = {}
-        self.prefixes: dict[Neighbour, _Prefix] = {}
-
-    def prefix(self, n: Neighbour) -> _Prefix:
-        """The key up to confidence: cheap (no tokenising), enough to rule most candidates out."""
-        p = self.prefixes.get(n)
-        if p is None:
-            rel = n.edge.relation
-            rel_order = self.rel_order
-            p = self.prefixes[n] = (
-                0 if n.concept.concept_id in self.named else 1 if n.from_id in self.named else 2,
-                0 if rel in rel_order else 1,
-                0 if not self.learning_order or comes_before(n) != self.forward else 1,
-                rel_order.get(rel, len(rel_order)),
-                -n.edge.confidence,
-            )
-        return p
+        self.keys: dict[int, _Entry] = {}
+        self.order: list[_Entry] = []  # every entry of ``keys``, by key
 
     def key(self, n: Neighbour) -> _Key:
-        k = self.keys.get(n)
-        if k is None:
-            c = n.concept
-            overlap = -len(_concept_tokens(c.name, c.summary) & self.qtokens)
-            k = self.keys[n] = (*self.prefix(n), overlap, c.concept_id, n.edge.key)
-        return k
+        edge, c = n.edge, n.concept
+        rel, cid = edge.relation, c.concept_id
+        rel_order, named = self.rel_order, self.named
+        return (
+            0 if cid in named else 1 if n.from_id in named else 2,
+            0 if rel in rel_order else 1,
+            0 if not self.learning_order or comes_before(n) != self.forward else 1,
+            rel_order.get(rel, len(rel_order)),
+            -edge.confidence,
+            -len(_concept_tokens(c.name, c.summary) & self.qtokens),
+            cid,
+            edge.key,
+        )
 
 
 # A question ranks under two or three (focus, query) contexts; a few recent ones are kept.
@@ -214,27 +209,36 @@ def rank(
     neighbours: Iterable[Neighbour], focus: Focus, query: str, *, limit: int | None = None
 ) -> list[Neighbour]:
     """Neighbours ordered by relevance (module docstring), one per concept, at most ``limit``."""
-    # Each concept's best neighbour, then the best ``limit`` of those: the same result as sorting
-    # every candidate (keys are unique), with far fewer comparisons of long key tuples.
-    # The lexical overlap (which needs the concept's tokens) is computed only where the cheaper
-    # prefix of the key cannot decide: a concept's neighbours share it, and a concept whose best
-    # prefix is worse than the limit-th best cannot make the cut.
+    # Keys are unique (one version per edge key), so this is each concept's best neighbour in
+    # key order: the context's entries are walked in key order, keeping the first entry of each
+    # concept among this call's candidates, up to ``limit``.
+    if limit is not None and limit < 1:
+        return []
     ctx = _context(focus, query)
-    if len(ctx.keys) >= _KEYS_MAX or len(ctx.prefixes) >= _KEYS_MAX:
-        ctx.keys.clear()
-        ctx.prefixes.clear()
-    best: dict[str, tuple[_Prefix, Neighbour]] = {}
+    keys = ctx.keys
+    if len(keys) >= _KEYS_MAX:
+        keys.clear()
+        ctx.order.clear()
+    wanted: set[int] = set()
+    fresh: list[_Entry] = []
     for n in neighbours:
-        p = ctx.prefix(n)
-        cid = n.concept.concept_id
-        held = best.get(cid)
-        # The edge key breaks a tie of prefixes only (it is a fresh string per call).
-        if held is None or p < held[0] or (p == held[0] and n.edge.key < held[1].edge.key):
-            best[cid] = (p, n)
-    firsts = list(best.values())
-    if limit is not None and len(firsts) > limit:
-        cut = heapq.nsmallest(limit, (p for p, _ in firsts))[-1]
-        firsts = [f for f in firsts if f[0] <= cut]
-    keyed = [(ctx.key(n), n) for _, n in firsts]
-    ordered = sorted(keyed, key=_first) if limit is None else heapq.nsmallest(limit, keyed, key=_first)
-    return [n for _, n in ordered]
+        i = id(n)
+        held = keys.get(i)
+        if held is None or held[1] is not n:
+            held = keys[i] = (ctx.key(n), n)
+            fresh.append(held)
+        wanted.add(i)
+    order = ctx.order
+    if fresh:
+        # Sorted runs merge in linear time: the old entries need no comparing among themselves.
+        order.extend(fresh)
+        order.sort(key=_first)
+    out: list[Neighbour] = []
+    taken: set[str] = set()
+    for k, n in order:
+        if id(n) in wanted and k[6] not in taken:
+            taken.add(k[6])
+            out.append(n)
+            if len(out) == limit:
+                break
+    return out
