@@ -20,7 +20,18 @@ from data_plane import schema
 from data_plane.clock import Clock, ensure_utc, utc_now
 from data_plane.errors import NotFound
 from data_plane.explain import explain
-from data_plane.records import Concept, ConceptRow, Diff, Edge, EdgeRow, Neighbour, Snapshot, Version
+from data_plane.records import (
+    Concept,
+    ConceptRow,
+    Diff,
+    Edge,
+    EdgeRow,
+    Grounding,
+    Neighbour,
+    Snapshot,
+    Stamp,
+    Version,
+)
 from data_plane.relations import canonical_edge, edge_key
 from data_plane.rows import concept_from_row, edge_from_row, version_from_row
 from data_plane.temporal import AS_OF_PARAMS, AsOf, in_force
@@ -92,17 +103,32 @@ def _degrees_statement() -> sa.CompoundSelect[Any]:
     return sa.union_all(*halves)
 
 
+# The columns of a records row, in order (after its kind): the stamp's and grounding's, then a
+# concept's content, then an edge's (NULL where the row is of the other table).
+_RECORD_COLUMNS: Final = (
+    "version_id",
+    "op",
+    *schema.GROUNDING_COLUMNS,
+    *schema.TIME_COLUMNS,
+    "supersedes_id",
+    "concept_id",
+    "name",
+    "aliases",
+    "summary",
+    "source_id",
+    "target_id",
+    "relation",
+)
+
+
 @functools.cache
 def _records_statement() -> sa.CompoundSelect[Any]:
     """Edge and concept versions by id in one statement: a UNION ALL of both tables, each
     padded with typed NULLs for the other's key and content columns."""
-    common = ("version_id", "op", *schema.GROUNDING_COLUMNS, *schema.TIME_COLUMNS, "supersedes_id")
-    concept_only = ("concept_id", "name", "aliases", "summary")
-    edge_only = ("source_id", "target_id", "relation")
 
     def half(table: sa.Table, kind: str, ids: str) -> sa.Select[Any]:
         cols: list[sa.ColumnElement[Any]] = [sa.literal(kind).label("kind")]
-        for name in (*common, *concept_only, *edge_only):
+        for name in _RECORD_COLUMNS:
             if name in table.c:
                 cols.append(table.c[name].label(name))
             else:
@@ -172,7 +198,6 @@ class _RecordsShape(NamedTuple):
     sql: str
     positions: tuple[str, ...] | None
     fixed: dict[str, Any]
-    columns: tuple[str, ...]
     types: tuple[Any, ...]
 
 
@@ -191,10 +216,7 @@ def _records_shape(dialect: Dialect, n_edges: int, n_concepts: int) -> _RecordsS
     expanded = compiled.construct_expanded_state({"edges": [0] * n_edges, "concepts": [0] * n_concepts})
     fixed = {k: v for k, v in expanded.parameters.items() if not k.startswith(("edges_", "concepts_"))}
     positions = tuple(expanded.positiontup) if expanded.positiontup is not None else None
-    cols = tuple(c.name for c in stmt.selected_columns)
-    return _RecordsShape(
-        expanded.statement, positions, fixed, cols, tuple(c.type for c in stmt.selected_columns)
-    )
+    return _RecordsShape(expanded.statement, positions, fixed, tuple(c.type for c in stmt.selected_columns))
 
 
 @functools.lru_cache(maxsize=64)
@@ -416,16 +438,24 @@ class GraphReader:
                 params = values if shape.positions is None else tuple(values[n] for n in shape.positions)
                 cursor = conn.exec_driver_sql(shape.sql, params).cursor
                 codes = tuple(d[1] for d in cursor.description)
-                pairs = tuple(zip(shape.columns, _processors(dialect, shape.types, codes), strict=True))
+                # Only the columns that need converting (JSON, time stamps) are touched.
+                convert = [
+                    (i, f) for i, f in enumerate(_processors(dialect, shape.types, codes)) if f is not None
+                ]
                 for raw in cursor.fetchall():
-                    r = {
-                        name: (v if f is None or v is None else f(v))
-                        for (name, f), v in zip(pairs, raw, strict=True)
-                    }
-                    if r["kind"] == "edge":
-                        edges[r["version_id"]] = edge_from_row(r)
+                    row = list(raw)
+                    for i, f in convert:
+                        if row[i] is not None:
+                            row[i] = f(row[i])
+                    # The kind, then ``_RECORD_COLUMNS`` in order; records built positionally.
+                    (kind, vid, op, conf, reason, source, evidence, valid_at, invalid_at, recorded_at,
+                     expired_at, supersedes, cid, name, aliases, summary, src, tgt, rel) = row  # fmt: skip
+                    grounding = Grounding.stored(conf, reason, source, evidence)
+                    stamp = Stamp(vid, op, valid_at, invalid_at, recorded_at, expired_at, supersedes)
+                    if kind == "edge":
+                        edges[vid] = Edge(src, tgt, rel, grounding, stamp)
                     else:
-                        concepts[r["version_id"]] = concept_from_row(r)
+                        concepts[vid] = Concept(cid, name, tuple(aliases or ()), summary, grounding, stamp)
         return edges, concepts
 
     def degrees(self, ids: Iterable[str], *, as_of: AsOf | None = None) -> dict[str, int]:
