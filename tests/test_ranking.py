@@ -8,7 +8,7 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from control_plane.planning.ranking import follows, rank, relations_named
+from control_plane.planning.ranking import Ranking, follows, rank, relations_named
 from control_plane.synthesizers.base import Focus
 from control_plane.testing import make_concept, make_neighbour
 from data_plane.records import Neighbour
@@ -165,27 +165,26 @@ def test_rank_is_a_sort_of_each_concepts_best_neighbour(
     assert rank(shuffled, focus, "what comes before a?") == full
 
 
-_FRESH = itertools.count(1)
-
-
 @settings(max_examples=200, deadline=None)
 @given(
     st.lists(_NEIGHBOUR, min_size=1, max_size=25, unique_by=lambda n: n.edge.key),
     st.integers(min_value=0, max_value=25),
     _FOCUS,
+    _FOCUS,
     st.integers(min_value=1, max_value=8),
 )
-def test_a_ranking_does_not_depend_on_the_rankings_before_it(
-    ns: list[Neighbour], cut: int, focus: Focus, limit: int
+def test_a_questions_rankings_do_not_depend_on_the_rankings_before_them(
+    ns: list[Neighbour], cut: int, focus: Focus, other: Focus, limit: int
 ) -> None:
-    """Re-ranking under the same focus and question (as the loop re-ranks its growing reserve
-    every round, and its frontier in between) gives what a first ranking of the same candidates
-    gives."""
+    """A question's ``Ranking`` re-ranks (as the loop re-ranks its growing reserve every round,
+    and its frontier in between, under one focus or another) exactly as a first ranking of the
+    same candidates does."""
     earlier, later = ns[:cut], ns[cut:]
     query = "what comes before a?"
-    rank(earlier, focus, query, limit=limit)
-    rank(later[:2], focus, query)
-    # Punctuation adds no token: the same ranking under a context that has ranked nothing yet.
-    first = f"{query}{'!' * next(_FRESH)}"
+    ranking = Ranking(query)
+    ranking.rank(earlier, focus, limit=limit)
+    ranking.rank(later[:2], focus)
+    ranking.rank(ns[::2], other, limit=limit)
     for candidates in (ns, later, earlier[::-1]):
-        assert rank(candidates, focus, query, limit=limit) == rank(candidates, focus, first, limit=limit)
+        assert ranking.rank(candidates, focus, limit=limit) == rank(candidates, focus, query, limit=limit)
+        assert ranking.rank(candidates, other) == rank(candidates, other, query)

@@ -57,7 +57,7 @@ from control_plane.evidence import EvidenceGraph, LessonLink, edge_ref
 from control_plane.learning_order import needs_from_edges
 from control_plane.planning.answer import Answer, RoundTrace
 from control_plane.planning.expansion import Expander, ReaderExpander
-from control_plane.planning.ranking import follows, rank
+from control_plane.planning.ranking import Ranking, follows
 from control_plane.planning.study_plan import StudyPlan, study_plan
 from control_plane.planning.verify import Verdict, verify
 from control_plane.planning.walk_order import WalkOrder, walk_order
@@ -377,6 +377,7 @@ class Planner:
         # Neighbours seen but not chosen (no place left): they compete again in later rounds,
         # and their edges join the evidence if the concept does.
         reserve: dict[str, list[Neighbour]] = {}
+        ranking = Ranking(question)
         round_no = 0
         while seeds and reason is None and round_no < self.max_rounds:
             round_no += 1
@@ -414,7 +415,7 @@ class Planner:
                 visited.update(frontier)
                 for cid in frontier:
                     pending.pop(cid, None)
-                added, edges_added = self._grow(evidence, found, focus, question, pending, reserve)
+                added, edges_added = self._grow(evidence, found, focus, ranking, pending, reserve)
             expanded = len(frontier)
             # An expanded concept whose relevant neighbours did not all win a place is not fully
             # in the evidence: the synthesizer must not treat it as explored.
@@ -479,7 +480,7 @@ class Planner:
                 relations = tuple(dict.fromkeys((*focus.relations, *order.relations)))
                 focus = Focus(relations, tuple(sorted(budget_open)), f"continue: {PARTIAL}", focus.direction)
             frontier = [
-                n.concept.concept_id for n in rank(pending.values(), focus, question, limit=self.frontier_cap)
+                n.concept.concept_id for n in ranking.rank(pending.values(), focus, limit=self.frontier_cap)
             ]
             if unavailable is not None:
                 reason = f"the model is unavailable: {unavailable}"
@@ -591,7 +592,7 @@ class Planner:
         evidence: EvidenceGraph[ConceptLike, EdgeLike],
         found: list[Neighbour],
         focus: Focus,
-        question: str,
+        ranking: Ranking,
         pending: dict[str, Neighbour],
         reserve: dict[str, list[Neighbour]],
     ) -> tuple[list[str], list[str]]:
@@ -602,7 +603,7 @@ class Planner:
             if n.concept.concept_id not in evidence.concepts:
                 reserve.setdefault(n.concept.concept_id, []).append(n)
         candidates = [n for ns in reserve.values() for n in ns]
-        chosen = rank(candidates, focus, question, limit=self.frontier_cap)
+        chosen = ranking.rank(candidates, focus, limit=self.frontier_cap)
         added = []
         reached: list[Neighbour] = [n for n in found if n.concept.concept_id in evidence.concepts]
         for n in chosen:

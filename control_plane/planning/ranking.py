@@ -18,6 +18,9 @@ by relevance to the current focus. The sort key, most significant first:
    name + summary and the focused query (question + focus text), higher first;
 7. concept id, ascending (a total order, so the result never depends on input order).
 
+:class:`Ranking` ranks for one question, keeping each candidate's key per focus for the
+question's later rankings (the loop re-ranks its reserve every round).
+
 :func:`relations_named` finds the relation types a text names by cue phrases (the planner's first
 focus); :func:`follows` says whether a neighbour lies along those relations (and, for a
 learning-order question, comes before the concept it was reached from). Normalised token sets
@@ -37,7 +40,7 @@ from control_plane.understanding.names import normalise
 from data_plane.records import Neighbour
 from data_plane.relations import BUILDS_ON, CONTRASTS_WITH, PART_OF, PREREQUISITE, RELATED
 
-__all__ = ["comes_before", "follows", "rank", "relations_named", "similarity"]
+__all__ = ["Ranking", "comes_before", "follows", "rank", "relations_named", "similarity"]
 
 # Cue phrases (normalised token sequences, see ``seeding.normalise``) → relation types they name.
 # They mirror the intent table of ``control_plane.synthesizers.offline``: learning-order questions ("before",
@@ -150,14 +153,12 @@ def similarity(text: str, query_tokens: frozenset[str]) -> int:
 
 _Key = tuple[int, int, int, int, float, int, str, str]
 _Entry = tuple[_Key, Neighbour]
-_KEYS_MAX: Final = 2048
 
 
 class _Context:
-    """What ranking under one (focus, query) needs, and every candidate ranked under it so far,
-    kept in key order: the loop re-ranks its growing reserve every round, mostly under an
-    unchanged focus, so each candidate's key is computed once per question and a ranking only
-    merges the new ones in. Bounded: cleared at ``_KEYS_MAX`` keys.
+    """What ranking under one focus needs, and every candidate ranked under it so far, kept in
+    key order: the loop re-ranks its growing reserve every round, mostly under an unchanged
+    focus, so each candidate's key is computed once and a ranking only merges the new ones in.
 
     Entries are found by the neighbour's ``id`` and hold the neighbour itself, which keeps it
     alive (so the id stays its own); hashing a neighbour would hash all its nested fields."""
@@ -189,10 +190,6 @@ class _Context:
         )
 
 
-# A question ranks under two or three (focus, query) contexts; a few recent ones are kept.
-_context: Final = lru_cache(maxsize=8)(_Context)
-
-
 @lru_cache(maxsize=8192)
 def _concept_tokens(name: str, summary: str) -> frozenset[str]:
     """The token set :func:`similarity` reads for a concept (name and summary), keyed by the two
@@ -205,40 +202,60 @@ def _concept_tokens(name: str, summary: str) -> frozenset[str]:
 _first: Final = itemgetter(0)
 
 
+class Ranking:
+    """The rankings of one question (``query``): :meth:`rank` is :func:`rank`, with each
+    candidate's key kept per focus for the question's later rankings.
+
+    One per question, dropped with it: what it keeps (a key and an entry per candidate) lives
+    no longer than the candidates do, so it never ages into the collector's older generations
+    or outlives a change to the graph."""
+
+    __slots__ = ("_contexts", "query")
+
+    def __init__(self, query: str) -> None:
+        self.query = query
+        self._contexts: dict[Focus, _Context] = {}
+
+    def rank(
+        self, neighbours: Iterable[Neighbour], focus: Focus, *, limit: int | None = None
+    ) -> list[Neighbour]:
+        """Neighbours ordered by relevance (module docstring), one per concept, at most ``limit``."""
+        # Keys are unique (one version per edge key), so this is each concept's best neighbour
+        # in key order: the context's entries are walked in key order, keeping the first entry
+        # of each concept among this call's candidates, up to ``limit``.
+        if limit is not None and limit < 1:
+            return []
+        ctx = self._contexts.get(focus)
+        if ctx is None:
+            ctx = self._contexts[focus] = _Context(focus, self.query)
+        keys = ctx.keys
+        wanted: set[int] = set()
+        fresh: list[_Entry] = []
+        for n in neighbours:
+            i = id(n)
+            held = keys.get(i)
+            if held is None or held[1] is not n:
+                held = keys[i] = (ctx.key(n), n)
+                fresh.append(held)
+            wanted.add(i)
+        order = ctx.order
+        if fresh:
+            # Sorted runs merge in linear time: the old entries need no comparing among themselves.
+            order.extend(fresh)
+            order.sort(key=_first)
+        out: list[Neighbour] = []
+        taken: set[str] = set()
+        for k, n in order:
+            if id(n) in wanted and k[6] not in taken:
+                taken.add(k[6])
+                out.append(n)
+                if len(out) == limit:
+                    break
+        return out
+
+
 def rank(
     neighbours: Iterable[Neighbour], focus: Focus, query: str, *, limit: int | None = None
 ) -> list[Neighbour]:
     """Neighbours ordered by relevance (module docstring), one per concept, at most ``limit``."""
-    # Keys are unique (one version per edge key), so this is each concept's best neighbour in
-    # key order: the context's entries are walked in key order, keeping the first entry of each
-    # concept among this call's candidates, up to ``limit``.
-    if limit is not None and limit < 1:
-        return []
-    ctx = _context(focus, query)
-    keys = ctx.keys
-    if len(keys) >= _KEYS_MAX:
-        keys.clear()
-        ctx.order.clear()
-    wanted: set[int] = set()
-    fresh: list[_Entry] = []
-    for n in neighbours:
-        i = id(n)
-        held = keys.get(i)
-        if held is None or held[1] is not n:
-            held = keys[i] = (ctx.key(n), n)
-            fresh.append(held)
-        wanted.add(i)
-    order = ctx.order
-    if fresh:
-        # Sorted runs merge in linear time: the old entries need no comparing among themselves.
-        order.extend(fresh)
-        order.sort(key=_first)
-    out: list[Neighbour] = []
-    taken: set[str] = set()
-    for k, n in order:
-        if id(n) in wanted and k[6] not in taken:
-            taken.add(k[6])
-            out.append(n)
-            if len(out) == limit:
-                break
-    return out
+    return Ranking(query).rank(neighbours, focus, limit=limit)
