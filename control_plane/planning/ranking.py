@@ -32,7 +32,6 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Sequence
 from functools import lru_cache
-from operator import itemgetter
 from typing import Final
 
 from control_plane.synthesizers.base import Focus
@@ -151,8 +150,12 @@ def similarity(text: str, query_tokens: frozenset[str]) -> int:
     return len(_token_set(text) & query_tokens)
 
 
-_Key = tuple[int, int, int, int, float, int, str, str]
-_Entry = tuple[_Key, Neighbour]
+# A candidate's entry: its sort key (unique: the concept id and edge key end it), then itself.
+# The key's first four criteria (module docstring: named concept, named relation, learning
+# order, order of naming) are one mixed-radix number, so comparing two keys that tie on them
+# (most do) costs one comparison instead of four.
+_Entry = tuple[int, float, int, str, str, Neighbour]
+_CID: Final = 3  # the concept id's place in an entry
 
 
 class _Context:
@@ -160,10 +163,10 @@ class _Context:
     key order: the loop re-ranks its growing reserve every round, mostly under an unchanged
     focus, so each candidate's key is computed once and a ranking only merges the new ones in.
 
-    Entries are found by the neighbour's ``id`` and hold the neighbour itself, which keeps it
-    alive (so the id stays its own); hashing a neighbour would hash all its nested fields."""
+    Entries are found by the neighbour's ``id``: an entry holds its neighbour, which keeps it
+    alive, so the id stays its own (hashing a neighbour would hash all its nested fields)."""
 
-    __slots__ = ("forward", "keys", "learning_order", "named", "order", "qtokens", "rel_order")
+    __slots__ = ("entries", "forward", "learning_order", "named", "order", "qtokens", "rel_order")
 
     def __init__(self, focus: Focus, query: str) -> None:
         self.qtokens = _token_set(f"{query} {focus.text}")
@@ -171,22 +174,27 @@ class _Context:
         self.rel_order = {rel: i for i, rel in enumerate(focus.relations)}
         self.learning_order = PREREQUISITE in self.rel_order
         self.forward = focus.direction == "after"  # "what comes after X": later concepts first
-        self.keys: dict[int, _Entry] = {}
-        self.order: list[_Entry] = []  # every entry of ``keys``, by key
+        self.entries: dict[int, _Entry] = {}
+        self.order: list[_Entry] = []  # every entry, by key
 
-    def key(self, n: Neighbour) -> _Key:
+    def entry(self, n: Neighbour) -> _Entry:
         edge, c = n.edge, n.concept
         rel, cid = edge.relation, c.concept_id
         rel_order, named = self.rel_order, self.named
+        places = len(rel_order) + 1  # the range of the fourth criterion
         return (
-            0 if cid in named else 1 if n.from_id in named else 2,
-            0 if rel in rel_order else 1,
-            0 if not self.learning_order or comes_before(n) != self.forward else 1,
-            rel_order.get(rel, len(rel_order)),
+            (
+                (0 if cid in named else 1 if n.from_id in named else 2) * 4
+                + (0 if rel in rel_order else 2)
+                + (0 if not self.learning_order or comes_before(n) != self.forward else 1)
+            )
+            * places
+            + rel_order.get(rel, places - 1),
             -edge.confidence,
             -len(_concept_tokens(c.name, c.summary) & self.qtokens),
             cid,
             edge.key,
+            n,
         )
 
 
@@ -199,14 +207,11 @@ def _concept_tokens(name: str, summary: str) -> frozenset[str]:
     return frozenset(normalise(f"{name} {summary}"))
 
 
-_first: Final = itemgetter(0)
-
-
 class Ranking:
     """The rankings of one question (``query``): :meth:`rank` is :func:`rank`, with each
     candidate's key kept per focus for the question's later rankings.
 
-    One per question, dropped with it: what it keeps (a key and an entry per candidate) lives
+    One per question, dropped with it: what it keeps (an entry per candidate and focus) lives
     no longer than the candidates do, so it never ages into the collector's older generations
     or outlives a change to the graph."""
 
@@ -228,26 +233,21 @@ class Ranking:
         ctx = self._contexts.get(focus)
         if ctx is None:
             ctx = self._contexts[focus] = _Context(focus, self.query)
-        keys = ctx.keys
-        wanted: set[int] = set()
-        fresh: list[_Entry] = []
-        for n in neighbours:
-            i = id(n)
-            held = keys.get(i)
-            if held is None or held[1] is not n:
-                held = keys[i] = (ctx.key(n), n)
-                fresh.append(held)
-            wanted.add(i)
-        order = ctx.order
+        candidates = list(neighbours)
+        entries, order = ctx.entries, ctx.order
+        fresh = [ctx.entry(n) for n in candidates if id(n) not in entries]
         if fresh:
+            entries.update((id(e[-1]), e) for e in fresh)
             # Sorted runs merge in linear time: the old entries need no comparing among themselves.
             order.extend(fresh)
-            order.sort(key=_first)
+            order.sort()
+        wanted = set(map(id, candidates))
         out: list[Neighbour] = []
         taken: set[str] = set()
-        for k, n in order:
-            if id(n) in wanted and k[6] not in taken:
-                taken.add(k[6])
+        for e in order:
+            n = e[-1]
+            if id(n) in wanted and e[_CID] not in taken:
+                taken.add(e[_CID])
                 out.append(n)
                 if len(out) == limit:
                     break
