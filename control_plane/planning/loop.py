@@ -181,6 +181,46 @@ def _tops_statement() -> sa.Select[Any]:
     return sa.select(*latest)
 
 
+class _Reserve:
+    """Neighbours seen but not chosen (no place left), by concept: they compete again in later
+    rounds, and their edges join the evidence if their concept does.
+
+    It also keeps, as it changes, which expanded concepts still have reserved neighbours along
+    the question's ``relations`` (and ``direction``, see ``ranking.follows``): those concepts
+    are not fully in the evidence, and the synthesizer is told so."""
+
+    __slots__ = ("_along", "_by_concept", "_direction", "_relations")
+
+    def __init__(self, relations: tuple[str, ...], direction: str) -> None:
+        self._relations, self._direction = relations, direction
+        self._by_concept: dict[str, list[Neighbour]] = {}
+        self._along: dict[str, int] = {}  # expanded concept -> its reserved neighbours that follow
+
+    def add(self, n: Neighbour) -> None:
+        self._by_concept.setdefault(n.concept.concept_id, []).append(n)
+        if follows(n, self._relations, self._direction):
+            self._along[n.from_id] = self._along.get(n.from_id, 0) + 1
+
+    def pop(self, concept_id: str) -> list[Neighbour]:
+        """Take out the neighbours of ``concept_id`` (none if it has none)."""
+        taken = self._by_concept.pop(concept_id, [])
+        along = self._along
+        for n in taken:
+            if follows(n, self._relations, self._direction):
+                if along[n.from_id] == 1:
+                    del along[n.from_id]
+                else:
+                    along[n.from_id] -= 1
+        return taken
+
+    def neighbours(self) -> list[Neighbour]:
+        return [n for ns in self._by_concept.values() for n in ns]
+
+    def incomplete(self) -> set[str]:
+        """Expanded concepts with reserved neighbours along the question's relations."""
+        return set(self._along)
+
+
 class _Unread:
     """Marks a version id the caller did not read (None is a real value: an empty table)."""
 
@@ -376,7 +416,7 @@ class Planner:
         pending: dict[str, Neighbour] = {}
         # Neighbours seen but not chosen (no place left): they compete again in later rounds,
         # and their edges join the evidence if the concept does.
-        reserve: dict[str, list[Neighbour]] = {}
+        reserve = _Reserve(asked, direction)
         ranking = Ranking(question)
         round_no = 0
         while seeds and reason is None and round_no < self.max_rounds:
@@ -419,7 +459,7 @@ class Planner:
             expanded = len(frontier)
             # An expanded concept whose relevant neighbours did not all win a place is not fully
             # in the evidence: the synthesizer must not treat it as explored.
-            incomplete = {n.from_id for ns in reserve.values() for n in ns if follows(n, asked, direction)}
+            incomplete = reserve.incomplete()
             if reading.intent in _LESSON_INTENTS:
                 self._read_lessons(reading, evidence, point, lessons_read)
             request = SynthesisRequest(
@@ -568,7 +608,7 @@ class Planner:
         evidence: EvidenceGraph[ConceptLike, EdgeLike],
         walk: Walk,
         pending: dict[str, Neighbour],
-        reserve: dict[str, list[Neighbour]],
+        reserve: _Reserve,
     ) -> tuple[list[str], list[str]]:
         """Add everything a walk gathered to the evidence (concepts are not capped: the walk's
         bounds are its depth and row budget); its unexpanded boundary becomes pending."""
@@ -579,7 +619,7 @@ class Planner:
             cid = n.concept.concept_id
             if evidence.add_concept(n.concept):
                 added.append(cid)
-                reached.extend(reserve.pop(cid, ()))
+                reached.extend(reserve.pop(cid))
             if cid in walk.unexpanded:
                 pending.setdefault(cid, n)
         for n in reached:
@@ -594,15 +634,15 @@ class Planner:
         focus: Focus,
         ranking: Ranking,
         pending: dict[str, Neighbour],
-        reserve: dict[str, list[Neighbour]],
+        reserve: _Reserve,
     ) -> tuple[list[str], list[str]]:
         """Add the best new concepts (at most ``frontier_cap``, from this round's neighbours and
         the reserve) and every edge that reaches a gathered concept; return (concepts added,
         edge ids added). Unchosen neighbours go to the reserve."""
         for n in found:
             if n.concept.concept_id not in evidence.concepts:
-                reserve.setdefault(n.concept.concept_id, []).append(n)
-        candidates = [n for ns in reserve.values() for n in ns]
+                reserve.add(n)
+        candidates = reserve.neighbours()
         chosen = ranking.rank(candidates, focus, limit=self.frontier_cap)
         added = []
         reached: list[Neighbour] = [n for n in found if n.concept.concept_id in evidence.concepts]
