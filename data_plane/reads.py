@@ -11,6 +11,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from datetime import datetime
+from operator import itemgetter
 from typing import Any, Final, NamedTuple, TypeVar
 
 import sqlalchemy as sa
@@ -160,12 +161,40 @@ def neighbourhood_statement(
     return _neighbourhood_statement(relations is not None), params
 
 
+class _Binds(NamedTuple):
+    """How an expanded statement takes its values: its own literal binds ('out', 'retract', ...)
+    and the variable ones, named in the order a caller passes their values."""
+
+    fixed: dict[str, Any]
+    names: tuple[str, ...]
+    # Positional drivers: picks the parameters, in order, from [*fixed values, *variable values]
+    # (one C-level call instead of a dict of names per read); None for named parameters.
+    take: Callable[[Sequence[Any]], tuple[Any, ...]] | None
+
+    @classmethod
+    def of(cls, expanded: Any, names: Sequence[str]) -> _Binds:
+        variable = set(names)
+        fixed = {k: v for k, v in expanded.parameters.items() if k not in variable}
+        if expanded.positiontup is None:
+            return cls(fixed, tuple(names), None)
+        index = {name: i for i, name in enumerate([*fixed, *names])}
+        picks = [index[name] for name in expanded.positiontup]
+        take = itemgetter(*picks) if len(picks) > 1 else lambda src: (src[picks[0]],)
+        return cls(fixed, tuple(names), take)
+
+    def params(self, values: Sequence[Any]) -> tuple[Any, ...] | dict[str, Any]:
+        """The driver's parameters for ``values`` (of the variable binds, in order)."""
+        if self.take is None:
+            return {**self.fixed, **dict(zip(self.names, values, strict=True))}
+        return self.take([*self.fixed.values(), *values])
+
+
 class _Shape(NamedTuple):
-    """The neighbourhood statement expanded for one shape, as the driver takes it."""
+    """The neighbourhood statement expanded for one shape, as the driver takes it: its values
+    are the two as-of times, then the ids, exclusions and relations."""
 
     sql: str
-    positions: tuple[str, ...] | None  # parameter names in order (positional drivers), else None
-    fixed: dict[str, Any]  # the statement's own literal binds ('out', 'retract', ...)
+    binds: _Binds
     as_of: Callable[[Any], Any] | None  # the bind processor of the as-of times
 
 
@@ -184,20 +213,24 @@ def _shape(dialect: Dialect, n_ids: int, n_exclude: int, n_relations: int | None
     if n_relations is not None:
         probe["relations"] = [""] * n_relations
     expanded = compiled.construct_expanded_state(probe)
-    variable = ("ids_", "exclude_", "relations_", "as_of_")
-    fixed = {k: v for k, v in expanded.parameters.items() if not k.startswith(variable)}
-    positions = tuple(expanded.positiontup) if expanded.positiontup is not None else None
+    names = [
+        "as_of_valid",
+        "as_of_recorded",
+        *(f"ids_{i}" for i in range(1, n_ids + 1)),
+        *(f"exclude_{i}" for i in range(1, n_exclude + 1)),
+        *(f"relations_{i}" for i in range(1, (n_relations or 0) + 1)),
+    ]
     as_of = AS_OF_PARAMS[0].type.dialect_impl(dialect).bind_processor(dialect)
-    return _Shape(expanded.statement, positions, fixed, as_of)
+    return _Shape(expanded.statement, _Binds.of(expanded, names), as_of)
 
 
 class _RecordsShape(NamedTuple):
-    """The records statement expanded for padded id-list sizes, as the driver takes it, with the
-    type of each column (their result processors come from :func:`_processors`)."""
+    """The records statement expanded for padded id-list sizes, as the driver takes it (its
+    values are the edge version ids, then the concept ones), with the type of each column
+    (their result processors come from :func:`_processors`)."""
 
     sql: str
-    positions: tuple[str, ...] | None
-    fixed: dict[str, Any]
+    binds: _Binds
     types: tuple[Any, ...]
 
 
@@ -214,9 +247,13 @@ def _records_shape(dialect: Dialect, n_edges: int, n_concepts: int) -> _RecordsS
     stmt = _records_statement()
     compiled = stmt.compile(dialect=dialect)
     expanded = compiled.construct_expanded_state({"edges": [0] * n_edges, "concepts": [0] * n_concepts})
-    fixed = {k: v for k, v in expanded.parameters.items() if not k.startswith(("edges_", "concepts_"))}
-    positions = tuple(expanded.positiontup) if expanded.positiontup is not None else None
-    return _RecordsShape(expanded.statement, positions, fixed, tuple(c.type for c in stmt.selected_columns))
+    names = [
+        *(f"edges_{i}" for i in range(1, n_edges + 1)),
+        *(f"concepts_{i}" for i in range(1, n_concepts + 1)),
+    ]
+    return _RecordsShape(
+        expanded.statement, _Binds.of(expanded, names), tuple(c.type for c in stmt.selected_columns)
+    )
 
 
 @functools.lru_cache(maxsize=64)
@@ -299,13 +336,10 @@ class GraphReader:
         wanted, skip = sorted(ids), sorted(exclude)
         rels = sorted(relations) if relations is not None else None
         shape = _shape(self._engine.dialect, len(wanted), len(skip), None if rels is None else len(rels))
-        values = dict(shape.fixed)
-        values.update((f"ids_{i}", v) for i, v in enumerate(wanted, 1))
-        values.update((f"exclude_{i}", v) for i, v in enumerate(skip, 1))
-        values.update((f"relations_{i}", v) for i, v in enumerate(rels or (), 1))
         convert = shape.as_of or (lambda t: t)
-        values["as_of_valid"], values["as_of_recorded"] = convert(as_of.valid_at), convert(as_of.recorded_at)
-        params = values if shape.positions is None else tuple(values[n] for n in shape.positions)
+        params = shape.binds.params(
+            [convert(as_of.valid_at), convert(as_of.recorded_at), *wanted, *skip, *(rels or ())]
+        )
         with self.connection() as conn:
             # The thin columns need no result processing (ids, texts, numbers), so the driver's
             # rows are used as they come: no per-row ``Row`` objects.
@@ -428,14 +462,9 @@ class GraphReader:
                 e_part, c_part = edge_ids[i : i + _CHUNK], concept_ids[i : i + _CHUNK]
                 n_e, n_c = _padded(len(e_part)), _padded(len(c_part))
                 shape = _records_shape(dialect, n_e, n_c)
-                values = dict(shape.fixed)
-                values.update(
-                    (f"edges_{k}", v) for k, v in enumerate([*e_part, *[-1] * (n_e - len(e_part))], 1)
+                params = shape.binds.params(
+                    [*e_part, *[-1] * (n_e - len(e_part)), *c_part, *[-1] * (n_c - len(c_part))]
                 )
-                values.update(
-                    (f"concepts_{k}", v) for k, v in enumerate([*c_part, *[-1] * (n_c - len(c_part))], 1)
-                )
-                params = values if shape.positions is None else tuple(values[n] for n in shape.positions)
                 cursor = conn.exec_driver_sql(shape.sql, params).cursor
                 codes = tuple(d[1] for d in cursor.description)
                 # Only the columns that need converting (JSON, time stamps) are touched.
