@@ -85,25 +85,6 @@ def _neighbourhood_statement(with_relations: bool) -> sa.CompoundSelect[Any]:
     return sa.union_all(*halves)
 
 
-@functools.cache
-def _concepts_statement() -> sa.Select[Any]:
-    """Concept versions in force by id (expanding ``ids``, the as-of binds): built once, so a
-    question's seed lookup skips expression building and hits the compiled cache."""
-    ids: sa.BindParameter[list[str]] = sa.bindparam("ids", expanding=True)
-    return sa.select(C).where(C.c.concept_id.in_(ids), in_force(C, *AS_OF_PARAMS))
-
-
-@functools.cache
-def _degrees_statement() -> sa.CompoundSelect[Any]:
-    """Active edges per id at either end (expanding ``ids``, the as-of binds), built once."""
-    ids: sa.BindParameter[list[str]] = sa.bindparam("ids", expanding=True)
-    halves = [
-        sa.select(end, sa.func.count()).where(end.in_(ids), in_force(E, *AS_OF_PARAMS)).group_by(end)
-        for end in (E.c.source_id, E.c.target_id)
-    ]
-    return sa.union_all(*halves)
-
-
 # The columns of a records row, in order (after its kind): the stamp's and grounding's, then a
 # concept's content, then an edge's (NULL where the row is of the other table).
 _RECORD_COLUMNS: Final = (
@@ -122,20 +103,51 @@ _RECORD_COLUMNS: Final = (
 )
 
 
+def _record_columns(table: sa.Table, kind: str) -> list[sa.ColumnElement[Any]]:
+    """A records row of ``table``: its kind, then ``_RECORD_COLUMNS`` (typed NULLs for the
+    other table's key and content columns)."""
+    other = C if table is E else E
+    return [
+        sa.literal(kind).label("kind"),
+        *(
+            table.c[name].label(name)
+            if name in table.c
+            else sa.cast(sa.null(), other.c[name].type).label(name)
+            for name in _RECORD_COLUMNS
+        ),
+    ]
+
+
+@functools.cache
+def _concepts_statement() -> sa.Select[Any]:
+    """Concept versions in force by id (expanding ``ids``, the as-of binds), as records rows:
+    built once, and expanded once per size by :func:`_concepts_shape`."""
+    ids: sa.BindParameter[list[str]] = sa.bindparam("ids", expanding=True)
+    return sa.select(*_record_columns(C, "concept")).where(
+        C.c.concept_id.in_(ids), in_force(C, *AS_OF_PARAMS)
+    )
+
+
+@functools.cache
+def _degrees_statement() -> sa.CompoundSelect[Any]:
+    """Active edges per id at either end (expanding ``ids``, the as-of binds), built once."""
+    ids: sa.BindParameter[list[str]] = sa.bindparam("ids", expanding=True)
+    halves = [
+        sa.select(end, sa.func.count()).where(end.in_(ids), in_force(E, *AS_OF_PARAMS)).group_by(end)
+        for end in (E.c.source_id, E.c.target_id)
+    ]
+    return sa.union_all(*halves)
+
+
 @functools.cache
 def _records_statement() -> sa.CompoundSelect[Any]:
     """Edge and concept versions by id in one statement: a UNION ALL of both tables, each
     padded with typed NULLs for the other's key and content columns."""
 
     def half(table: sa.Table, kind: str, ids: str) -> sa.Select[Any]:
-        cols: list[sa.ColumnElement[Any]] = [sa.literal(kind).label("kind")]
-        for name in _RECORD_COLUMNS:
-            if name in table.c:
-                cols.append(table.c[name].label(name))
-            else:
-                other = C if table is E else E
-                cols.append(sa.cast(sa.null(), other.c[name].type).label(name))
-        return sa.select(*cols).where(table.c.version_id.in_(sa.bindparam(ids, expanding=True)))
+        return sa.select(*_record_columns(table, kind)).where(
+            table.c.version_id.in_(sa.bindparam(ids, expanding=True))
+        )
 
     return sa.union_all(half(C, "concept", "concepts"), half(E, "edge", "edges"))
 
@@ -225,9 +237,9 @@ def _shape(dialect: Dialect, n_ids: int, n_exclude: int, n_relations: int | None
 
 
 class _RecordsShape(NamedTuple):
-    """The records statement expanded for padded id-list sizes, as the driver takes it (its
-    values are the edge version ids, then the concept ones), with the type of each column
-    (their result processors come from :func:`_processors`)."""
+    """A statement of records rows (the records and the concepts statements) expanded for
+    padded id-list sizes, as the driver takes it, with the type of each column (their result
+    processors come from :func:`_processors`)."""
 
     sql: str
     binds: _Binds
@@ -236,7 +248,8 @@ class _RecordsShape(NamedTuple):
 
 def _padded(n: int) -> int:
     """The id-list size a records statement is compiled for: the next power of two (at least 8),
-    so a handful of shapes serve every answer; the padding ids (-1) match no version."""
+    so a handful of shapes serve every answer (padded with ids that match nothing, or with
+    repeats of an id: ``IN`` matches a row once however often its value is listed)."""
     return max(8, 1 << (n - 1).bit_length())
 
 
@@ -254,6 +267,54 @@ def _records_shape(dialect: Dialect, n_edges: int, n_concepts: int) -> _RecordsS
     return _RecordsShape(
         expanded.statement, _Binds.of(expanded, names), tuple(c.type for c in stmt.selected_columns)
     )
+
+
+@functools.lru_cache(maxsize=64)
+def _concepts_shape(dialect: Dialect, n_ids: int) -> _RecordsShape:
+    """The concepts statement expanded once per (dialect, padded size); its values are the two
+    as-of times (processed with :func:`_as_of_processor`), then the ids."""
+    stmt = _concepts_statement()
+    probe = {"ids": [""] * n_ids, "as_of_valid": None, "as_of_recorded": None}
+    expanded = stmt.compile(dialect=dialect).construct_expanded_state(probe)
+    names = ["as_of_valid", "as_of_recorded", *(f"ids_{i}" for i in range(1, n_ids + 1))]
+    return _RecordsShape(
+        expanded.statement, _Binds.of(expanded, names), tuple(c.type for c in stmt.selected_columns)
+    )
+
+
+@functools.cache
+def _as_of_processor(dialect: Dialect) -> Callable[[Any], Any]:
+    """How the driver takes an as-of time (SQLite: naive UTC text)."""
+    process = AS_OF_PARAMS[0].type.dialect_impl(dialect).bind_processor(dialect)
+    return process or (lambda t: t)
+
+
+def _fetch_records(
+    conn: sa.Connection, shape: _RecordsShape, params: Any
+) -> tuple[list[Edge], list[Concept]]:
+    """Run a records statement; build its rows' records positionally, converting only the
+    columns that need it (JSON, time stamps)."""
+    dialect = conn.dialect
+    cursor = conn.exec_driver_sql(shape.sql, params).cursor
+    codes = tuple(d[1] for d in cursor.description)
+    convert = [(i, f) for i, f in enumerate(_processors(dialect, shape.types, codes)) if f is not None]
+    edges: list[Edge] = []
+    concepts: list[Concept] = []
+    for raw in cursor.fetchall():
+        row = list(raw)
+        for i, f in convert:
+            if row[i] is not None:
+                row[i] = f(row[i])
+        # The kind, then ``_RECORD_COLUMNS`` in order.
+        (kind, vid, op, conf, reason, source, evidence, valid_at, invalid_at, recorded_at,
+         expired_at, supersedes, cid, name, aliases, summary, src, tgt, rel) = row  # fmt: skip
+        grounding = Grounding.stored(conf, reason, source, evidence)
+        stamp = Stamp(vid, op, valid_at, invalid_at, recorded_at, expired_at, supersedes)
+        if kind == "edge":
+            edges.append(Edge(src, tgt, rel, grounding, stamp))
+        else:
+            concepts.append(Concept(cid, name, tuple(aliases or ()), summary, grounding, stamp))
+    return edges, concepts
 
 
 @functools.lru_cache(maxsize=64)
@@ -359,11 +420,17 @@ class GraphReader:
         as_of = as_of or self.as_of()
         wanted = sorted(set(ids))
         out: dict[str, Concept] = {}
+        at = _as_of_processor(self._engine.dialect)
+        times = [at(as_of.valid_at), at(as_of.recorded_at)]
         with self.connection() as conn:
             for i in range(0, len(wanted), _CHUNK):
-                params = {"ids": wanted[i : i + _CHUNK], **as_of.params()}
-                for r in conn.execute(_concepts_statement(), params).mappings():
-                    out[r["concept_id"]] = concept_from_row(r)
+                part = wanted[i : i + _CHUNK]
+                n = _padded(len(part))
+                shape = _concepts_shape(self._engine.dialect, n)
+                _, found = _fetch_records(
+                    conn, shape, shape.binds.params([*times, *part, *[part[-1]] * (n - len(part))])
+                )
+                out.update((c.concept_id, c) for c in found)
         return out
 
     def concept(self, concept_id: str, *, as_of: AsOf | None = None) -> Concept:
@@ -465,26 +532,9 @@ class GraphReader:
                 params = shape.binds.params(
                     [*e_part, *[-1] * (n_e - len(e_part)), *c_part, *[-1] * (n_c - len(c_part))]
                 )
-                cursor = conn.exec_driver_sql(shape.sql, params).cursor
-                codes = tuple(d[1] for d in cursor.description)
-                # Only the columns that need converting (JSON, time stamps) are touched.
-                convert = [
-                    (i, f) for i, f in enumerate(_processors(dialect, shape.types, codes)) if f is not None
-                ]
-                for raw in cursor.fetchall():
-                    row = list(raw)
-                    for i, f in convert:
-                        if row[i] is not None:
-                            row[i] = f(row[i])
-                    # The kind, then ``_RECORD_COLUMNS`` in order; records built positionally.
-                    (kind, vid, op, conf, reason, source, evidence, valid_at, invalid_at, recorded_at,
-                     expired_at, supersedes, cid, name, aliases, summary, src, tgt, rel) = row  # fmt: skip
-                    grounding = Grounding.stored(conf, reason, source, evidence)
-                    stamp = Stamp(vid, op, valid_at, invalid_at, recorded_at, expired_at, supersedes)
-                    if kind == "edge":
-                        edges[vid] = Edge(src, tgt, rel, grounding, stamp)
-                    else:
-                        concepts[vid] = Concept(cid, name, tuple(aliases or ()), summary, grounding, stamp)
+                found_edges, found_concepts = _fetch_records(conn, shape, params)
+                edges.update((e.version_id, e) for e in found_edges)
+                concepts.update((c.version_id, c) for c in found_concepts)
         return edges, concepts
 
     def degrees(self, ids: Iterable[str], *, as_of: AsOf | None = None) -> dict[str, int]:
