@@ -104,7 +104,7 @@ def _margin(model: Any, row: dict[str, Any]) -> tuple[str, float, bool] | None:
         return None
     masked = {i for a, b in r["spans"] for i in range(a, b)}
     toks = tuple(t if i in masked else respelt(t) for i, t in enumerate(normalise(row["question"])))
-    scores = model.scores(features(question_tokens(toks, [tuple(s) for s in r["spans"]])))
+    scores = model.evidence(features(question_tokens(toks, [tuple(s) for s in r["spans"]])))
     if len({tuple(s) for s in r["spans"]}) < 2:
         scores.pop("path", None)
     best = max(scores, key=lambda k: scores[k])
@@ -174,7 +174,8 @@ class NaiveBayes:
             for k, c in self.counts.items()
         }
 
-    def scores(self, feats: Any) -> dict[str, float]:
+    def evidence(self, feats: Any) -> dict[str, float]:
+        """Naive Bayes checked with its prior, as it was."""
         seen = [f for f in feats if f in self.vocabulary]
         return {k: p + sum(self.cell[k][f] for f in seen) for k, p in self.prior.items()}
 
@@ -236,7 +237,7 @@ def templates(regularisations: Sequence[float], *, baseline: bool) -> None:
             for q, labels, right, spans in items:
                 masked = {i for a, b in spans for i in range(a, b)}
                 toks = tuple(t if i in masked else respelt(t) for i, t in enumerate(normalise(q)))
-                scores = model.scores(features(question_tokens(toks, spans)))
+                scores = model.evidence(features(question_tokens(toks, spans)))
                 if len(set(spans)) < 2:
                     scores = {k: v for k, v in scores.items() if k not in TWO_CONCEPTS}
                 best = max(scores, key=lambda k: (scores[k], k))

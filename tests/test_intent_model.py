@@ -106,6 +106,7 @@ def test_scores_are_the_bias_plus_the_weights_of_seen_features() -> None:
     for i, label in enumerate(model.labels):
         expected = model.bias[i] + sum(model.weights[f][i] for f in feats if f in model.weights)
         assert model.scores(feats)[label] == pytest.approx(expected)
+        assert model.evidence(feats)[label] == pytest.approx(expected - model.bias[i])
 
 
 def test_overlapping_features_do_not_outvote_word_order() -> None:
@@ -176,7 +177,7 @@ def test_the_model_doubts_a_reading_only_by_a_wide_margin() -> None:
     assert second_opinion(MODEL, tokens, ()) is None  # nothing to check against
     weak = phrasing_tokens("alternatives {x}")
     best, margin = second_opinion(MODEL, weak, ("prerequisites",)) or ("", 0.0)
-    scores = MODEL.scores(features(weak))
+    scores = MODEL.evidence(features(weak))
     assert (best != "") == (scores["contrasts"] - scores["prerequisites"] >= DISAGREE)
     assert margin == 0.0 or margin >= DISAGREE
 
@@ -218,7 +219,9 @@ def test_a_doubted_reading_is_unsure_and_says_what_else_it_could_mean() -> None:
 
 def test_the_committed_model_agrees_with_plain_questions() -> None:
     """The shipped model does not doubt the plainest phrasing of each intent (no false alarms on
-    what the grammar was built for)."""
+    what the grammar was built for), nor a bare name: the check vetoes on the question's words,
+    and a name alone says nothing against "what is X" (by its prior the model once called it bad
+    input)."""
     for q in (
         "What are the prerequisites of RAG?",
         "What comes after RAG?",
@@ -228,6 +231,8 @@ def test_the_committed_model_agrees_with_plain_questions() -> None:
         "What is RAG?",
         "What contrasts with RAG?",
         "Everything I need before RAG?",
+        "RAG?",
+        "RAG",
     ):
         r = interpret(q, mentions_in(q, INDEX), now=NOW)
         assert r.sure and not r.doubt, q
