@@ -2174,3 +2174,16 @@ def test_from_something_unknown_towards_a_concept_is_no_plan(question: str) -> N
 def test_in_plain_language_asks_about_the_concept(question: str) -> None:
     """ "in plain language" is "in plain words": the learner asks what X is."""
     assert_sure(question, "about")
+
+
+def test_a_journey_told_as_steps_names_its_start() -> None:
+    """ "Step 1 is A, the final step is B": A is where the path starts, so when A is no concept of
+    the graph the question is not answered as a plan for B alone (it once was, confidently)."""
+    r = read("Step 1 is basket weaving, the final step is RAG. Can you fill in the steps between?", FULL)
+    assert not r.sure and r.problem and "basket weaving" in r.problem, r.describe()
+    r = assert_sure(
+        "Step 1 is embeddings, the final step is RAG. Fill in the steps between, in order.",
+        "path",
+        "embeddings",
+    )
+    assert [s.concept_id for s in r.subjects] == ["embeddings", "rag"], r.describe()

@@ -343,6 +343,8 @@ NEIGHBOUR: Final = tuple(normalise(m) for m in ("connected", "linked", "link", "
 PATH_START: Final = (
     normalise("from"),
     normalise("starting point"),
+    # a journey told as steps ("step 1 is A, the final step is B")
+    *(normalise(f"{first} is") for first in ("step 1", "step one", "first step")),
     # a starting verb, its particle if any ("start out at", "starting off with"), a preposition
     *(
         normalise(f"{verb} {particle} {prep}")
@@ -352,7 +354,7 @@ PATH_START: Final = (
     ),
 )
 
-PATH_END: Final = tuple(normalise(m) for m in ("ending at", "end at", "ending with", "end with", "finishing at", "finish at", "finish with", "goal is", "aim is", "target is", "objective is", "reach", "arriving at", "arrive at", "end up at", "end up with", "end up in", "destination"))  # fmt: skip
+PATH_END: Final = tuple(normalise(m) for m in ("final step is", "last step is", "ending at", "end at", "ending with", "end with", "finishing at", "finish at", "finish with", "goal is", "aim is", "target is", "objective is", "reach", "arriving at", "arrive at", "end up at", "end up with", "end up in", "destination"))  # fmt: skip
 
 # "how do I get to B": a goal only right before the concept ("get to grips with", "get to know"
 # are idioms, so these are not path ends that take unknown words).
