@@ -91,24 +91,28 @@ def record(split: str, graph: str, out: Path, root: Path) -> None:
     print(f"{out}: {len(rows)} questions")
 
 
-def _margin(model: Any, row: dict[str, Any]) -> tuple[str, float, bool] | None:
-    from control_plane.understanding.intent_model import compatible_labels, features, question_tokens
+def _model_tokens(question: str, spans: Sequence[tuple[int, int]]) -> tuple[str, ...]:
+    """``question`` as the reader hands it to the check: normalised, respelt outside the names,
+    each name one token."""
+    from control_plane.understanding.intent_model import question_tokens
     from control_plane.understanding.lexicon import respelt
     from control_plane.understanding.names import normalise
+
+    masked = {i for a, b in spans for i in range(a, b)}
+    toks = tuple(t if i in masked else respelt(t) for i, t in enumerate(normalise(question)))
+    return question_tokens(toks, spans)
+
+
+def _margin(model: Any, row: dict[str, Any]) -> tuple[str, float] | None:
+    """The model's rival to a recorded sure reading, and its margin (None: no rival)."""
+    from control_plane.understanding.intent_model import compatible_labels, rival
 
     r = row["reading"]
     if r is None or not r["sure"]:
         return None
+    spans = [(a, b) for a, b in r["spans"]]
     labels = compatible_labels(r["intent"], transitive=r["transitive"], combined=r["combined"])
-    if not labels:
-        return None
-    masked = {i for a, b in r["spans"] for i in range(a, b)}
-    toks = tuple(t if i in masked else respelt(t) for i, t in enumerate(normalise(row["question"])))
-    scores = model.evidence(features(question_tokens(toks, [tuple(s) for s in r["spans"]])))
-    if len({tuple(s) for s in r["spans"]}) < 2:
-        scores.pop("path", None)
-    best = max(scores, key=lambda k: scores[k])
-    return best, scores[best] - max(scores.get(label, -math.inf) for label in labels), best in labels
+    return rival(model, _model_tokens(row["question"], spans), labels, concepts=len(set(spans)))
 
 
 def sweep(files: Sequence[Path], *, earlier: bool) -> None:
@@ -127,7 +131,7 @@ def sweep(files: Sequence[Path], *, earlier: bool) -> None:
         for t in THRESHOLDS:
             right = sum(1 for row, _ in margins if row["right"])
             wrong = len(margins) - right
-            flagged = [row for row, m in margins if m is not None and not m[2] and m[1] >= t]
+            flagged = [row for row, m in margins if m is not None and m[1] >= t]
             withheld = sum(1 for row in flagged if row["right"])
             caught = len(flagged) - withheld
             for i, v in enumerate((right, wrong, withheld, caught)):
@@ -220,9 +224,7 @@ def _template_readings() -> dict[str, list[tuple[str, tuple[str, ...], bool, lis
 
 
 def templates(regularisations: Sequence[float], *, baseline: bool) -> None:
-    from control_plane.understanding.intent_model import TWO_CONCEPTS, features, question_tokens, train
-    from control_plane.understanding.lexicon import respelt
-    from control_plane.understanding.names import normalise
+    from control_plane.understanding.intent_model import rival, train
     from evals import intent_training
 
     readings = _template_readings()
@@ -235,17 +237,8 @@ def templates(regularisations: Sequence[float], *, baseline: bool) -> None:
             examples = list(intent_training.examples(intent_training.training_files([split])))
             model: Any = NaiveBayes(examples) if c is None else train(examples, regularisation=c)
             for q, labels, right, spans in items:
-                masked = {i for a, b in spans for i in range(a, b)}
-                toks = tuple(t if i in masked else respelt(t) for i, t in enumerate(normalise(q)))
-                scores = model.evidence(features(question_tokens(toks, spans)))
-                if len(set(spans)) < 2:
-                    scores = {k: v for k, v in scores.items() if k not in TWO_CONCEPTS}
-                best = max(scores, key=lambda k: (scores[k], k))
-                margin = (
-                    -math.inf
-                    if best in labels
-                    else scores[best] - max(scores.get(x, -math.inf) for x in labels)
-                )
+                found = rival(model, _model_tokens(q, spans), labels, concepts=len(set(spans)))
+                margin = -math.inf if found is None else found[1]
                 for t, row in totals.items():
                     hit = int(margin >= t)
                     if right:

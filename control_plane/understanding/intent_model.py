@@ -51,6 +51,7 @@ __all__ = [
     "features",
     "phrasing_tokens",
     "question_tokens",
+    "rival",
     "second_opinion",
     "train",
 ]
@@ -265,21 +266,28 @@ def compatible_labels(intent: str, *, transitive: bool, combined: bool) -> tuple
 TWO_CONCEPTS: Final = frozenset({"path"})
 
 
-def second_opinion(
-    model: IntentModel, tokens: Sequence[str], labels: Sequence[str], *, concepts: int = 1
+def rival(
+    model: Any, tokens: Sequence[str], labels: Sequence[str], *, concepts: int = 1
 ) -> tuple[str, float] | None:
-    """The label the model prefers over every one of ``labels`` by at least :data:`DISAGREE`
-    (and by how much), or None when the model does not doubt them. ``concepts``: how many
-    different concepts the question names; a label the question cannot mean with that many
-    (a path with one) is not a rival."""
+    """The label the ``model`` (anything with ``evidence``) finds most likely, and by how much it
+    beats the best of ``labels``, when it is none of them; None when it is one of them or there
+    are no labels. ``concepts``: how many different concepts the question names; a label the
+    question cannot mean with that many (a path with one) is not a rival."""
     if not labels:
         return None
     scores = model.evidence(features(tokens))
     if concepts < 2:
         scores = {k: v for k, v in scores.items() if k not in TWO_CONCEPTS}
     best = max(scores, key=lambda k: (scores[k], k))
-    held = max(scores.get(label, -math.inf) for label in labels)
-    margin = scores[best] - held
-    if best in labels or margin < DISAGREE:
+    if best in labels:
         return None
-    return best, margin
+    return best, scores[best] - max(scores.get(label, -math.inf) for label in labels)
+
+
+def second_opinion(
+    model: IntentModel, tokens: Sequence[str], labels: Sequence[str], *, concepts: int = 1
+) -> tuple[str, float] | None:
+    """The :func:`rival` of ``labels`` when it beats them by at least :data:`DISAGREE`, or None
+    when the model does not doubt them."""
+    found = rival(model, tokens, labels, concepts=concepts)
+    return found if found is not None and found[1] >= DISAGREE else None
