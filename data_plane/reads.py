@@ -27,14 +27,18 @@ from data_plane.records import (
     Diff,
     Edge,
     EdgeRow,
-    Grounding,
     Neighbour,
     Snapshot,
-    Stamp,
     Version,
 )
 from data_plane.relations import canonical_edge, edge_key
-from data_plane.rows import concept_from_row, edge_from_row, version_from_row
+from data_plane.rows import (
+    RECORD_COLUMNS,
+    concept_from_row,
+    edge_from_row,
+    record_from_values,
+    version_from_row,
+)
 from data_plane.temporal import AS_OF_PARAMS, AsOf, in_force
 
 _CHUNK = 500
@@ -85,26 +89,8 @@ def _neighbourhood_statement(with_relations: bool) -> sa.CompoundSelect[Any]:
     return sa.union_all(*halves)
 
 
-# The columns of a records row, in order (after its kind): the stamp's and grounding's, then a
-# concept's content, then an edge's (NULL where the row is of the other table).
-_RECORD_COLUMNS: Final = (
-    "version_id",
-    "op",
-    *schema.GROUNDING_COLUMNS,
-    *schema.TIME_COLUMNS,
-    "supersedes_id",
-    "concept_id",
-    "name",
-    "aliases",
-    "summary",
-    "source_id",
-    "target_id",
-    "relation",
-)
-
-
 def _record_columns(table: sa.Table, kind: str) -> list[sa.ColumnElement[Any]]:
-    """A records row of ``table``: its kind, then ``_RECORD_COLUMNS`` (typed NULLs for the
+    """A records row of ``table``: its kind, then ``RECORD_COLUMNS`` (typed NULLs for the
     other table's key and content columns)."""
     other = C if table is E else E
     return [
@@ -113,7 +99,7 @@ def _record_columns(table: sa.Table, kind: str) -> list[sa.ColumnElement[Any]]:
             table.c[name].label(name)
             if name in table.c
             else sa.cast(sa.null(), other.c[name].type).label(name)
-            for name in _RECORD_COLUMNS
+            for name in RECORD_COLUMNS
         ),
     ]
 
@@ -207,7 +193,6 @@ class _Shape(NamedTuple):
 
     sql: str
     binds: _Binds
-    as_of: Callable[[Any], Any] | None  # the bind processor of the as-of times
 
 
 @functools.lru_cache(maxsize=1024)
@@ -232,8 +217,7 @@ def _shape(dialect: Dialect, n_ids: int, n_exclude: int, n_relations: int | None
         *(f"exclude_{i}" for i in range(1, n_exclude + 1)),
         *(f"relations_{i}" for i in range(1, (n_relations or 0) + 1)),
     ]
-    as_of = AS_OF_PARAMS[0].type.dialect_impl(dialect).bind_processor(dialect)
-    return _Shape(expanded.statement, _Binds.of(expanded, names), as_of)
+    return _Shape(expanded.statement, _Binds.of(expanded, names))
 
 
 class _RecordsShape(NamedTuple):
@@ -305,15 +289,11 @@ def _fetch_records(
         for i, f in convert:
             if row[i] is not None:
                 row[i] = f(row[i])
-        # The kind, then ``_RECORD_COLUMNS`` in order.
-        (kind, vid, op, conf, reason, source, evidence, valid_at, invalid_at, recorded_at,
-         expired_at, supersedes, cid, name, aliases, summary, src, tgt, rel) = row  # fmt: skip
-        grounding = Grounding.stored(conf, reason, source, evidence)
-        stamp = Stamp(vid, op, valid_at, invalid_at, recorded_at, expired_at, supersedes)
-        if kind == "edge":
-            edges.append(Edge(src, tgt, rel, grounding, stamp))
+        record = record_from_values(row)
+        if isinstance(record, Edge):
+            edges.append(record)
         else:
-            concepts.append(Concept(cid, name, tuple(aliases or ()), summary, grounding, stamp))
+            concepts.append(record)
     return edges, concepts
 
 
@@ -397,7 +377,7 @@ class GraphReader:
         wanted, skip = sorted(ids), sorted(exclude)
         rels = sorted(relations) if relations is not None else None
         shape = _shape(self._engine.dialect, len(wanted), len(skip), None if rels is None else len(rels))
-        convert = shape.as_of or (lambda t: t)
+        convert = _as_of_processor(self._engine.dialect)
         params = shape.binds.params(
             [convert(as_of.valid_at), convert(as_of.recorded_at), *wanted, *skip, *(rels or ())]
         )

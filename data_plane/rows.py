@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from data_plane import schema
@@ -34,6 +34,36 @@ def concept_from_row(row: Mapping[Any, Any]) -> Concept:
         grounding=grounding_from_row(row),
         stamp=stamp_from_row(row),
     )
+
+
+# A records row (edge and concept versions read in one statement): its kind ("edge" or
+# "concept"), then these columns in this order, NULL where the row is of the other table.
+RECORD_COLUMNS: tuple[str, ...] = (
+    "version_id",
+    "op",
+    *schema.GROUNDING_COLUMNS,
+    *schema.TIME_COLUMNS,
+    "supersedes_id",
+    "concept_id",
+    "name",
+    "aliases",
+    "summary",
+    "source_id",
+    "target_id",
+    "relation",
+)
+
+
+def record_from_values(values: Sequence[Any]) -> Edge | Concept:
+    """A records row (kind, then :data:`RECORD_COLUMNS`, values already converted) as its
+    record, built positionally: the answer's grounding reads many, and a mapping per row costs."""
+    (kind, vid, op, conf, reason, source, evidence, valid_at, invalid_at, recorded_at,
+     expired_at, supersedes, cid, name, aliases, summary, src, tgt, rel) = values  # fmt: skip
+    grounding = Grounding.stored(conf, reason, source, evidence)
+    stamp = Stamp(vid, op, valid_at, invalid_at, recorded_at, expired_at, supersedes)
+    if kind == "edge":
+        return Edge(src, tgt, rel, grounding, stamp)
+    return Concept(cid, name, tuple(aliases or ()), summary, grounding, stamp)
 
 
 def edge_from_row(row: Mapping[Any, Any]) -> Edge:
