@@ -1,0 +1,186 @@
+"""``kg init`` and ``kg ask``: set up the database, and answer a question with its evidence."""
+
+from __future__ import annotations
+
+import json
+import sys
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Annotated, Any, TextIO
+
+import typer
+
+from control_plane.surfaces.cli.options import AskFormat, AsOfOpt, EvidenceShown, KnownAtOpt, SynthChoice
+from control_plane.surfaces.cli.shell import commands, console, option_time, settings
+
+__all__ = ["app"]
+
+app = commands()
+
+
+@app.command()
+def init(
+    ctx: typer.Context,
+    no_curriculum: Annotated[
+        bool, typer.Option("--no-curriculum", help="Only create/upgrade the schema.")
+    ] = False,
+) -> None:
+    """Create or upgrade the database (Alembic) and load the bundled curriculum. Idempotent."""
+    from control_plane.surfaces.runtime import default_database_url, ensure_initialised
+
+    report = ensure_initialised(
+        settings(ctx).database_url or default_database_url(), load_curriculum=not no_curriculum
+    )
+    print_init(report)
+
+
+def print_init(report: Any, *, err: bool = False) -> None:
+    out = console(err)
+    if report.migrated:
+        out.print(
+            f"schema: upgraded {report.revision_before or 'empty'} -> {report.revision_after} ({report.database})"
+        )
+    else:
+        out.print(f"schema: already at {report.revision_after} ({report.database})")
+    if report.curriculum is None:
+        out.print("curriculum: not loaded (--no-curriculum)")
+    else:
+        summary = ", ".join(f"{k}={v}" for k, v in report.curriculum.items() if isinstance(v, int | str))
+        out.print(f"curriculum: {summary}")
+
+
+@app.command()
+def ask(
+    ctx: typer.Context,
+    question: Annotated[str, typer.Argument(help="The learner's question.")],
+    as_of: AsOfOpt = None,
+    known_at: KnownAtOpt = None,
+    fmt: Annotated[AskFormat, typer.Option("--format", help="Output format.")] = AskFormat.text,
+    out: Annotated[Path | None, typer.Option("--out", help="Write the output to FILE.")] = None,
+    evidence: Annotated[
+        EvidenceShown,
+        typer.Option("--evidence", help="Text format: the evidence the answer cites, or all it gathered."),
+    ] = EvidenceShown.cited,
+    synthesizer: Annotated[
+        SynthChoice | None,
+        typer.Option(
+            "--synthesizer",
+            help="Default: KG_SYNTHESIZER, else deepseek if DEEPSEEK_API_KEY is set, else offline.",
+        ),
+    ] = None,
+) -> None:
+    """Answer a question with its evidence sub-graph, or abstain (and say why)."""
+    from control_plane.surfaces.runtime import (
+        Runtime,
+        default_database_path,
+        default_database_url,
+        ensure_initialised,
+    )
+
+    valid_at, recorded_at = option_time(as_of, "as_of"), option_time(known_at, "known_at")
+    chosen = settings(ctx, synthesizer=synthesizer.value if synthesizer else None)
+    if chosen.database_url is None and not default_database_path().exists():
+        typer.echo(f"first run: initialising {default_database_url()} with the bundled curriculum", err=True)
+        print_init(ensure_initialised(default_database_url()), err=True)
+    # The output file is opened before the question is asked (as a shell redirection would be):
+    # an unwritable --out fails with nothing recorded, instead of after the answer was written.
+    with ExitStack() as stack:
+        sink = stack.enter_context(out.open("w", encoding="utf-8")) if out is not None else None
+        rt = Runtime.build(chosen)
+        try:
+            answer = rt.planner.ask(question, as_of=valid_at, known_at=recorded_at).to_dict()
+        finally:
+            rt.close()
+        emit_answer(answer, fmt, sink, evidence)
+    if out is not None:
+        typer.echo(f"wrote {fmt.value} for answer {answer['answer_id']} to {out}", err=True)
+
+
+def emit_answer(
+    answer: dict[str, Any], fmt: AskFormat, sink: TextIO | None, evidence: EvidenceShown = EvidenceShown.cited
+) -> None:
+    """Render ``answer`` as ``fmt`` to ``sink`` (an open file), or to stdout."""
+    from control_plane.surfaces import pictures
+
+    if fmt is AskFormat.text:
+        if sink is not None:
+            from rich.console import Console
+
+            print_answer(answer, Console(file=sink, width=120, highlight=False), evidence)
+        else:
+            print_answer(answer, console(), evidence)
+        return
+    renderers = {
+        AskFormat.json: lambda a: json.dumps(a, indent=2, ensure_ascii=False) + "\n",
+        AskFormat.mermaid: pictures.to_mermaid,
+        AskFormat.dot: pictures.to_dot,
+        AskFormat.html: pictures.to_html,
+    }
+    (sink or sys.stdout).write(renderers[fmt](answer))
+
+
+def _short(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def print_answer(answer: dict[str, Any], screen: Any, evidence: EvidenceShown = EvidenceShown.cited) -> None:
+    """The answer (or abstention), a line for how it was reached, and a table of the evidence it
+    cites: the cited edges and concepts with their grounding (``EvidenceShown.all``: every edge
+    gathered, cited ones starred)."""
+    from rich.markup import escape
+
+    if answer["abstained"]:
+        screen.print(f"[bold red]Abstained[/]: {escape(str(answer.get('abstain_reason')))}")
+    else:
+        screen.print(f"[bold]Answer[/]: {escape(answer['text'])}")
+    if answer.get("reading"):
+        screen.print(f"read as: {escape(answer['reading']['read_as'])}")
+    screen.print(
+        f"confidence {answer['confidence']:.2f} · rounds {len(answer['rounds'])} · LLM calls "
+        f"{answer['llm_calls']} · synthesizer {answer['synthesizer']['name']} · answer {answer['answer_id']}"
+    )
+    edges = answer["evidence"]["edges"]
+    if not edges:
+        screen.print("evidence: none")
+        return
+    cited = set(answer.get("cited_edges", []))
+    if evidence is EvidenceShown.all:
+        rows = [(e["edge_id"] + (" *" if e["edge_id"] in cited else ""), _statement(e), e) for e in edges]
+        title = f"Evidence ({len(edges)} edges; * = cited)"
+    else:
+        concepts = {c["concept_id"]: c for c in answer["evidence"]["concepts"]}
+        cited_concepts = [concepts[c["id"]] for c in answer.get("cited_concepts", []) if c["id"] in concepts]
+        rows = [(e["edge_id"], _statement(e), e) for e in edges if e["edge_id"] in cited]
+        rows += [(c["concept_id"], c["name"], c) for c in cited_concepts]
+        title = (
+            f"Evidence cited ({len(rows) - len(cited_concepts)} edges, {len(cited_concepts)} concepts; "
+            f"{len(edges)} edges gathered: --evidence all)"
+        )
+    if not rows:
+        screen.print(f"evidence: nothing cited ({len(edges)} edges gathered: --evidence all)")
+        return
+    screen.print(_evidence_table(title, rows))
+
+
+def _statement(edge: dict[str, Any]) -> str:
+    return f"{edge['source_id']} -{edge['relation']}-> {edge['target_id']}"
+
+
+def _evidence_table(title: str, rows: list[tuple[str, str, dict[str, Any]]]) -> Any:
+    """Rows of (reference, statement, grounded record) with the record's grounding."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    table = Table(title=title)
+    for column in ("ref", "statement", "conf", "source", "reason"):
+        table.add_column(column)
+    for ref, statement, record in rows:
+        g = record["grounding"]
+        table.add_row(
+            escape(ref),
+            escape(statement),
+            f"{g['confidence']:.2f}",
+            escape(_short(str(g["source"]), 32)),
+            escape(_short(str(g["reason"]), 60)),
+        )
+    return table

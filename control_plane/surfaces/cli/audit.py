@@ -1,0 +1,225 @@
+"""``kg audit``: history, snapshots, diffs, recorded answers, set-aside rows, replay."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from control_plane.surfaces.cli.options import DataFormat, DataFormatOpt, SinceOpt
+from control_plane.surfaces.cli.shell import (
+    commands,
+    console,
+    edge_parts,
+    group,
+    option_time,
+    print_json,
+    runtime,
+)
+from data_plane.clock import format_time
+
+if TYPE_CHECKING:
+    from data_plane.records import Version
+
+__all__ = ["app"]
+
+app = commands()
+audit_app = group("History, snapshots, diffs, answers, replay.")
+app.add_typer(audit_app, name="audit")
+
+
+@audit_app.command("history")
+def audit_history(
+    ctx: typer.Context,
+    key: Annotated[str, typer.Argument(help="A concept id, or an edge as source>relation>target.")],
+    fmt: DataFormatOpt = DataFormat.text,
+) -> None:
+    """Every version of a concept or edge, oldest first, with grounding and stamps."""
+    with runtime(ctx) as rt:
+        if ">" in key:
+            versions = rt.reader.history("concept_edges", edge_parts(key))
+        else:
+            versions = rt.reader.history("concepts", (key,))
+    if fmt is DataFormat.json:
+        print_json([v.to_dict() for v in versions])
+        return
+    from rich.markup import escape
+    from rich.table import Table
+
+    table = Table(title=f"History of {escape(key)}")
+    for col in ("version", "op", "valid", "recorded", "conf", "reason", "source"):
+        table.add_column(col)
+    for v in versions:
+        st = v.stamp
+        table.add_row(
+            str(st.version_id),
+            st.op,
+            f"{format_time(st.valid_at)} .. {format_time(st.invalid_at) or 'open'}",
+            f"{format_time(st.recorded_at)} .. {format_time(st.expired_at) or 'current'}",
+            f"{v.grounding.confidence:.2f}",
+            escape(v.grounding.reason),
+            escape(v.grounding.source),
+        )
+    console().print(table)
+
+
+@audit_app.command("snapshot")
+def audit_snapshot(
+    ctx: typer.Context,
+    as_of: Annotated[str | None, typer.Option("--as-of", help="Valid time. Default: now.")] = None,
+    known_at: Annotated[str | None, typer.Option("--known-at", help="Recorded time. Default: now.")] = None,
+    fmt: DataFormatOpt = DataFormat.text,
+) -> None:
+    """The whole graph as of (valid time, recorded time), streamed as it is read."""
+    from control_plane.surfaces.streaming import write_json_object
+
+    with runtime(ctx) as rt:
+        r = rt.reader
+        point = r.as_of(option_time(as_of, "as_of"), option_time(known_at, "known_at"))
+        if fmt is DataFormat.json:
+            out = typer.get_text_stream("stdout")
+            write_json_object(
+                out.write,
+                {
+                    "valid_at": format_time(point.valid_at),
+                    "recorded_at": format_time(point.recorded_at),
+                    "concepts": (c.to_dict() for c in r.stream_concepts(point)),
+                    "edges": (e.to_dict() for e in r.stream_edges(point)),
+                    "lessons": (v.to_dict() for v in r.stream_versions("lessons", point)),
+                    "lesson_links": (v.to_dict() for v in r.stream_versions("lesson_concepts", point)),
+                },
+            )
+            out.flush()
+            return
+        # Counting streams: nothing but the per-relation tallies is held in memory.
+        counts: dict[str, int] = {}
+        for e in r.stream_edges(point):
+            counts[e.relation] = counts.get(e.relation, 0) + 1
+        n_concepts = sum(1 for _ in r.stream_concepts(point))
+        n_lessons = sum(1 for _ in r.stream_versions("lessons", point))
+        n_links = sum(1 for _ in r.stream_versions("lesson_concepts", point))
+    typer.echo(
+        f"snapshot as of {format_time(point.valid_at)} (known at {format_time(point.recorded_at)}): "
+        f"{n_concepts} concepts, {sum(counts.values())} edges, {n_lessons} lessons, "
+        f"{n_links} lesson links"
+    )
+    for rel in sorted(counts):
+        typer.echo(f"  {rel}: {counts[rel]}")
+
+
+@audit_app.command("diff")
+def audit_diff(
+    ctx: typer.Context,
+    since: Annotated[str, typer.Option("--from", help="Recorded time to diff from (exclusive).")],
+    until: Annotated[str | None, typer.Option("--to", help="Recorded time to diff to. Default: now.")] = None,
+    fmt: DataFormatOpt = DataFormat.text,
+) -> None:
+    """What the system learned between two recorded times: asserted, revised, invalidated,
+    retracted; streamed as it is read."""
+    from control_plane.surfaces.streaming import write_json_object
+    from data_plane.clock import ensure_utc, utc_now
+    from data_plane.reads import DIFF_TABLES
+
+    t0 = option_time(since, "from")
+    assert t0 is not None
+    t1 = option_time(until, "to") or utc_now()
+    t0, t1 = ensure_utc(t0, field="from"), ensure_utc(t1, field="to")
+    groups = (
+        ("asserted", "assert"),
+        ("revised", "revise"),
+        ("invalidated", "invalidate"),
+        ("retracted", "retract"),
+    )
+    with runtime(ctx) as rt:
+        r = rt.reader
+
+        def changes(op: str) -> Iterator[Version]:
+            for table in DIFF_TABLES:
+                yield from r.stream_changes(table, t0, t1, op=op)
+
+        if fmt is DataFormat.json:
+            out = typer.get_text_stream("stdout")
+            fields: dict[str, Any] = {"from": format_time(t0), "to": format_time(t1)}
+            fields.update({label: (v.to_dict() for v in changes(op)) for label, op in groups})
+            write_json_object(out.write, fields)
+            out.flush()
+            return
+        typer.echo(f"diff of recorded knowledge ({format_time(t0)}, {format_time(t1)}]:")
+        for label, op in groups:
+            shown: list[Version] = []
+            n = 0
+            for v in changes(op):
+                n += 1
+                if len(shown) < 20:
+                    shown.append(v)
+            typer.echo(f"  {label}: {n}")
+            for v in shown:
+                typer.echo(f"    {v.table} {v.key_text} (version {v.stamp.version_id}): {v.grounding.reason}")
+            if n > 20:
+                typer.echo(f"    ... and {n - 20} more (use --format json)")
+
+
+@audit_app.command("answers")
+def audit_answers(
+    ctx: typer.Context,
+    since: SinceOpt = None,
+    limit: Annotated[int, typer.Option("--limit", min=1, max=1000)] = 20,
+    fmt: DataFormatOpt = DataFormat.text,
+) -> None:
+    """Recorded answers and abstentions, newest first."""
+    with runtime(ctx) as rt:
+        versions = rt.reader.answers(since=option_time(since, "since"), limit=limit)
+    if fmt is DataFormat.json:
+        print_json([v.content["payload"] for v in versions])
+        return
+    if not versions:
+        typer.echo("no recorded answers")
+    for v in versions:
+        p = v.content["payload"]
+        verdict = "abstained" if p.get("abstained") else f"answered ({p.get('confidence', 0):.2f})"
+        # Answers recorded before reasoning/cache/cost were kept read those as 0.
+        usage = (
+            f"tokens {p.get('prompt_tokens', 0)}+{p.get('completion_tokens', 0)} "
+            f"(reasoning {p.get('reasoning_tokens', 0)}, cache hit {p.get('cache_hit_tokens', 0)}) "
+            f"${p.get('cost_usd', 0.0):.6f}"
+        )
+        typer.echo(
+            f"{v.key_text}  {format_time(v.stamp.recorded_at)}  {verdict}  {usage}  {p.get('question')}"
+        )
+
+
+@audit_app.command("set-aside")
+def audit_set_aside(
+    ctx: typer.Context,
+    since: SinceOpt = None,
+    fmt: DataFormatOpt = DataFormat.text,
+) -> None:
+    """Rows imports set aside (cycles, unknown concepts, mutual prerequisites): when and why."""
+    from data_plane.bundle import set_aside_records
+
+    with runtime(ctx) as rt:
+        versions = set_aside_records(rt.reader, since=option_time(since, "since"))
+    if fmt is DataFormat.json:
+        print_json([v.to_dict() for v in versions])
+        return
+    if not versions:
+        typer.echo("no set-aside rows")
+    for v in versions:
+        ev = v.grounding.evidence
+        state = "" if v.stamp.expired_at is None else f" (superseded {format_time(v.stamp.expired_at)})"
+        typer.echo(
+            f"{format_time(v.stamp.recorded_at)}  {v.key_text}  {ev.get('bundle')} {ev.get('file')}:{ev.get('line')}"
+            f"{state}\n    {v.grounding.reason}"
+        )
+
+
+@audit_app.command("replay")
+def audit_replay(
+    ctx: typer.Context,
+    answer_id: Annotated[str, typer.Argument(help="A recorded answer id (see `kg audit answers`).")],
+) -> None:
+    """Re-run a recorded answer and report what changed since (JSON)."""
+    with runtime(ctx) as rt:
+        report = rt.replay(answer_id)
+    print_json(report)

@@ -1,0 +1,234 @@
+"""``kg concept``, ``kg edge`` and ``kg lesson``: grounded writes, one version each, printed."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from control_plane.surfaces.cli.options import (
+    ConfidenceOpt,
+    EdgeArg,
+    EvidenceOpt,
+    InvalidAtOpt,
+    ReasonOpt,
+    RetractOpt,
+    SourceOpt,
+    ValidAtOpt,
+)
+from control_plane.surfaces.cli.shell import commands, edge_parts, group, option_time, runtime
+from data_plane.clock import format_time
+from data_plane.errors import InputError
+
+if TYPE_CHECKING:
+    from data_plane.records import Grounding, Version
+
+__all__ = ["app"]
+
+app = commands()
+concept_app = group("Curate concepts (every write is grounded).")
+edge_app = group("Curate edges: source>relation>target.")
+lesson_app = group("Link lessons to concepts.")
+app.add_typer(concept_app, name="concept")
+app.add_typer(edge_app, name="edge")
+app.add_typer(lesson_app, name="lesson")
+
+
+def grounding(reason: str, source: str | None, evidence: str, confidence: float) -> Grounding:
+    """The grounding of a write from its options; ``--evidence`` must be storable JSON."""
+    from data_plane.records import Grounding
+
+    try:
+        parsed = json.loads(evidence)
+        # "\ud800" decodes to a lone surrogate that SQLite stores but no reader can encode.
+        json.dumps(parsed, ensure_ascii=False).encode("utf-8")
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            f"--evidence is not valid JSON: {exc.msg} at column {exc.colno}", field="evidence"
+        ) from exc
+    except (RecursionError, UnicodeEncodeError) as exc:
+        raise InputError(f"--evidence is not storable JSON: {exc}", field="evidence") from exc
+    user = os.environ.get("USER") or os.environ.get("USERNAME") or "unknown"
+    return Grounding(confidence=confidence, reason=reason, source=source or f"cli:{user}", evidence=parsed)
+
+
+def print_versions(versions: Sequence[Version]) -> None:
+    for v in versions:
+        st = v.stamp
+        typer.echo(
+            f"{v.table} {v.key_text}: version {st.version_id} op={st.op} "
+            f"valid {format_time(st.valid_at)}..{format_time(st.invalid_at) or 'open'} "
+            f"recorded {format_time(st.recorded_at)}"
+            + (f" supersedes {st.supersedes_id}" if st.supersedes_id else "")
+        )
+
+
+@concept_app.command("add")
+def concept_add(
+    ctx: typer.Context,
+    concept_id: Annotated[str, typer.Argument(help="Stable id, e.g. rag.")],
+    name: Annotated[str, typer.Option("--name", help="Display name.")],
+    reason: ReasonOpt,
+    evidence: EvidenceOpt,
+    alias: Annotated[list[str] | None, typer.Option("--alias", help="An alias (repeatable).")] = None,
+    summary: Annotated[str, typer.Option("--summary", help="One-paragraph summary.")] = "",
+    valid_at: ValidAtOpt = None,
+    source: SourceOpt = None,
+    confidence: ConfidenceOpt = 1.0,
+) -> None:
+    """Assert a new concept."""
+    g = grounding(reason, source, evidence, confidence)
+    with runtime(ctx) as rt:
+        c = rt.gateway.assert_concept(
+            concept_id,
+            name=name,
+            aliases=alias or [],
+            summary=summary,
+            grounding=g,
+            valid_at=option_time(valid_at, "valid_at"),
+        )
+    print_versions([c.as_version()])
+
+
+@concept_app.command("revise")
+def concept_revise(
+    ctx: typer.Context,
+    concept_id: Annotated[str, typer.Argument()],
+    reason: ReasonOpt,
+    evidence: EvidenceOpt,
+    name: Annotated[str | None, typer.Option("--name")] = None,
+    alias: Annotated[
+        list[str] | None, typer.Option("--alias", help="Replaces the aliases (repeatable).")
+    ] = None,
+    summary: Annotated[str | None, typer.Option("--summary")] = None,
+    valid_at: ValidAtOpt = None,
+    source: SourceOpt = None,
+    confidence: ConfidenceOpt = 1.0,
+) -> None:
+    """Write a new version of a concept (fields not given are kept)."""
+    g = grounding(reason, source, evidence, confidence)
+    with runtime(ctx) as rt:
+        c = rt.gateway.revise_concept(
+            concept_id,
+            name=name,
+            aliases=alias,
+            summary=summary,
+            grounding=g,
+            valid_at=option_time(valid_at, "valid_at"),
+        )
+    print_versions([c.as_version()])
+
+
+@concept_app.command("invalidate")
+def concept_invalidate(
+    ctx: typer.Context,
+    concept_id: Annotated[str, typer.Argument()],
+    reason: ReasonOpt,
+    evidence: EvidenceOpt,
+    invalid_at: InvalidAtOpt = None,
+    retract: RetractOpt = False,
+    source: SourceOpt = None,
+    confidence: ConfidenceOpt = 1.0,
+) -> None:
+    """Close a concept's validity (its edges and lesson links are closed with it)."""
+    g = grounding(reason, source, evidence, confidence)
+    with runtime(ctx) as rt:
+        result = rt.gateway.invalidate_concept(
+            concept_id, grounding=g, invalid_at=option_time(invalid_at, "invalid_at"), retract=retract
+        )
+    print_versions([*result.written, *result.cascaded])
+
+
+@edge_app.command("add")
+def edge_add(
+    ctx: typer.Context,
+    edge: EdgeArg,
+    reason: ReasonOpt,
+    evidence: EvidenceOpt,
+    valid_at: ValidAtOpt = None,
+    source: SourceOpt = None,
+    confidence: ConfidenceOpt = 1.0,
+) -> None:
+    """Assert an edge between two active concepts."""
+    s, t, r = edge_parts(edge)
+    g = grounding(reason, source, evidence, confidence)
+    with runtime(ctx) as rt:
+        e = rt.gateway.assert_edge(s, t, r, grounding=g, valid_at=option_time(valid_at, "valid_at"))
+    print_versions([e.as_version()])
+
+
+@edge_app.command("revise")
+def edge_revise(
+    ctx: typer.Context,
+    edge: EdgeArg,
+    reason: ReasonOpt,
+    evidence: EvidenceOpt,
+    valid_at: ValidAtOpt = None,
+    source: SourceOpt = None,
+    confidence: ConfidenceOpt = 1.0,
+) -> None:
+    """Write a new version of an edge (new grounding and/or valid time)."""
+    s, t, r = edge_parts(edge)
+    g = grounding(reason, source, evidence, confidence)
+    with runtime(ctx) as rt:
+        e = rt.gateway.revise_edge(s, t, r, grounding=g, valid_at=option_time(valid_at, "valid_at"))
+    print_versions([e.as_version()])
+
+
+@edge_app.command("invalidate")
+def edge_invalidate(
+    ctx: typer.Context,
+    edge: EdgeArg,
+    reason: ReasonOpt,
+    evidence: EvidenceOpt,
+    invalid_at: InvalidAtOpt = None,
+    retract: RetractOpt = False,
+    source: SourceOpt = None,
+    confidence: ConfidenceOpt = 1.0,
+) -> None:
+    """Close an edge's validity (or retract it)."""
+    s, t, r = edge_parts(edge)
+    g = grounding(reason, source, evidence, confidence)
+    with runtime(ctx) as rt:
+        e = rt.gateway.invalidate_edge(
+            s, t, r, grounding=g, invalid_at=option_time(invalid_at, "invalid_at"), retract=retract
+        )
+    print_versions([e.as_version()])
+
+
+@lesson_app.command("link")
+def lesson_link(
+    ctx: typer.Context,
+    lesson_id: Annotated[str, typer.Argument()],
+    concept_id: Annotated[str, typer.Argument()],
+    reason: ReasonOpt,
+    evidence: EvidenceOpt,
+    title: Annotated[str | None, typer.Option("--title", help="Lesson title (creates or retitles).")] = None,
+    source: SourceOpt = None,
+    confidence: ConfidenceOpt = 1.0,
+) -> None:
+    """Link a lesson to an active concept."""
+    g = grounding(reason, source, evidence, confidence)
+    with runtime(ctx) as rt:
+        v = rt.gateway.link_lesson(lesson_id, concept_id, grounding=g, title=title)
+    print_versions([v])
+
+
+@lesson_app.command("unlink")
+def lesson_unlink(
+    ctx: typer.Context,
+    lesson_id: Annotated[str, typer.Argument()],
+    concept_id: Annotated[str, typer.Argument()],
+    reason: ReasonOpt,
+    evidence: EvidenceOpt,
+    source: SourceOpt = None,
+    confidence: ConfidenceOpt = 1.0,
+) -> None:
+    """Close a lesson link."""
+    g = grounding(reason, source, evidence, confidence)
+    with runtime(ctx) as rt:
+        v = rt.gateway.unlink_lesson(lesson_id, concept_id, grounding=g)
+    print_versions([v])

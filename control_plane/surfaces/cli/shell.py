@@ -1,0 +1,179 @@
+"""What every ``kg`` command shares: the error edge, settings and runtime from the root's ``--db``,
+times, consoles and JSON output.
+
+Every error the backend raises on purpose (``KGError``) ends the command with one line,
+``error: ...`` on stderr, and exit code 1; usage errors exit with 2. This module imports only
+Typer at the top: what a command needs (SQLAlchemy, the planner, Rich tables) is imported inside
+the command, so ``kg --help`` and usage errors never load it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
+
+import typer
+from typer.core import TyperCommand, TyperGroup
+
+from data_plane.clock import parse_time
+from data_plane.errors import InputError, KGError
+from data_plane.relations import parse_edge_key
+
+if TYPE_CHECKING:
+    from control_plane.settings import Settings
+    from control_plane.surfaces.runtime import Runtime
+
+__all__ = [
+    "Command",
+    "Group",
+    "commands",
+    "configure_logging",
+    "console",
+    "edge_parts",
+    "fail",
+    "group",
+    "option_time",
+    "print_json",
+    "root_db",
+    "runtime",
+    "settings",
+]
+
+
+CommandFunction = TypeVar("CommandFunction", bound=Callable[..., Any])
+
+
+def fail(message: str, code: int = 1) -> NoReturn:
+    """End the command with ``error: <first line of message>`` on stderr and exit ``code``."""
+    first = message.strip().splitlines()[0] if message.strip() else "failed"
+    typer.echo(f"error: {first}", err=True)
+    raise typer.Exit(code)
+
+
+class Group(TyperGroup):
+    """Translates every error at the edge into one line on stderr and a non-zero exit code."""
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except KGError as exc:
+            fail(str(exc))
+        except OSError as exc:
+            fail(f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc))
+        except UnicodeEncodeError as exc:
+            # Undecodable bytes in argv arrive as lone surrogates (PEP 383); no database stores them.
+            fail(f"an argument is not valid UTF-8 text: {exc.object[exc.start : exc.end]!r}")
+        except Exception as exc:
+            # Typer's (vendored click's) own exits and usage errors carry their own exit codes.
+            if os.environ.get("KG_DEBUG") == "1" or type(exc).__module__.startswith(("typer", "click")):
+                raise
+            from sqlalchemy.exc import SQLAlchemyError
+
+            if isinstance(exc, SQLAlchemyError):
+                orig = str(getattr(exc, "orig", exc)).strip().splitlines()
+                fail(f"database error: {orig[0] if orig else type(exc).__name__} (has `kg init` been run?)")
+            fail(f"internal error ({type(exc).__name__}): {exc} (set KG_DEBUG=1 for a traceback)")
+
+
+class Command(TyperCommand):
+    """A command whose arguments parsed: it sets up logging, then runs. (Logging is not set up
+    for ``--help`` or a usage error, which never load structlog.)"""
+
+    def invoke(self, ctx: Any) -> Any:
+        configure_logging()
+        return super().invoke(ctx)
+
+
+class _Typer(typer.Typer):
+    """A Typer whose commands are ``Command``s."""
+
+    def command(
+        self, name: str | None = None, *, cls: type[TyperCommand] | None = None, **kwargs: Any
+    ) -> Callable[[CommandFunction], CommandFunction]:
+        return super().command(name, cls=cls or Command, **kwargs)
+
+
+def commands(**options: Any) -> typer.Typer:
+    """A set of ``kg`` commands with the shared error edge (``Group``) and ``Command`` class."""
+    return _Typer(cls=Group, **options)
+
+
+def group(help: str) -> typer.Typer:
+    """A command group (``kg concept``, ``kg audit`` ...): ``kg GROUP`` alone shows its help."""
+    return commands(no_args_is_help=True, help=help)
+
+
+def configure_logging(*, json_events: bool = False) -> None:
+    """Logs go to stderr, so stdout stays clean for answers and JSON. The CLI shows warnings and
+    errors (``KG_LOG_LEVEL=info`` for everything); ``kg serve`` logs JSON events at info."""
+    import logging
+
+    import structlog
+
+    level_name = os.environ.get("KG_LOG_LEVEL", "info" if json_events else "warning").upper()
+    level = logging.getLevelNamesMapping().get(level_name, logging.WARNING)
+    renderer: Any = structlog.processors.JSONRenderer() if json_events else structlog.dev.ConsoleRenderer()
+    structlog.configure(
+        processors=[
+            structlog.processors.add_log_level,
+            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            renderer,
+        ],
+        wrapper_class=structlog.make_filtering_bound_logger(level),
+        logger_factory=structlog.PrintLoggerFactory(sys.stderr),
+        cache_logger_on_first_use=False,
+    )
+
+
+def root_db(ctx: typer.Context) -> str | None:
+    """The ``kg --db`` URL of this invocation, if one was given."""
+    db: str | None = (ctx.find_root().obj or {}).get("db")
+    return db
+
+
+def settings(ctx: typer.Context, **overrides: Any) -> Settings:
+    """Settings read once from the environment, with ``kg --db`` and ``overrides`` on top."""
+    from control_plane.settings import Settings
+
+    return Settings.from_env(os.environ, database_url=root_db(ctx), **overrides)
+
+
+@contextmanager
+def runtime(ctx: typer.Context, **overrides: Any) -> Iterator[Runtime]:
+    """A runtime bound to this invocation's database, closed when the block ends."""
+    from control_plane.surfaces.runtime import Runtime
+
+    rt = Runtime.build(settings(ctx, **overrides))
+    try:
+        yield rt
+    finally:
+        rt.close()
+
+
+def option_time(text: str | None, field: str) -> datetime | None:
+    """An option's ISO 8601 time (None when not given); naive datetimes are refused."""
+    return None if text is None else parse_time(text, field=field)
+
+
+def edge_parts(key: str) -> tuple[str, str, str]:
+    """``source>relation>target`` as ``(source, target, relation)``; a malformed key is an
+    ``InputError``."""
+    try:
+        return parse_edge_key(key)
+    except ValueError as exc:
+        raise InputError(str(exc), field="edge", value=key) from exc
+
+
+def console(err: bool = False) -> Any:
+    from rich.console import Console
+
+    return Console(stderr=err, highlight=False, soft_wrap=True)
+
+
+def print_json(data: Any) -> None:
+    typer.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
