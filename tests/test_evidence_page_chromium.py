@@ -1,5 +1,7 @@
-"""The evidence page as a person sees it: headless Chromium renders it, and the boxes it lays out
-show no two labels on top of each other and every cited edge's reason on the page.
+"""The evidence page as a person sees it: headless Chromium renders it 1280 px wide, and the boxes
+it lays out show no two labels on top of each other, every cited edge's reason on the page, every
+cited concept in the main picture with the asked concept in view, and nothing wider than the
+window (no sideways scrolling), as it opens and with every toggle open.
 
 Chromium renders a copy of the page with one measuring script appended (the page itself forbids
 scripts by its Content-Security-Policy, so the copy drops that meta tag); the script writes every
@@ -71,10 +73,21 @@ MEASURE = """
     return {edge: tr.dataset.edge, text: td.textContent, ...box(td), onTop: !!hit && td.contains(hit),
       visibility: style.visibility, opacity: style.opacity, colour: style.color};
   });
-  const out = {closed: measure(), reasons: reasons(),
-    width: document.documentElement.scrollWidth, height: document.documentElement.scrollHeight};
+  // What the main picture draws (outside every toggle): SVG boxes, or stage-card items.
+  const main = () => [...document.querySelectorAll("#pictures g.node[data-id], #pictures li[data-id]")]
+    .filter((el) => !el.closest("details") && el.checkVisibility())
+    .map((el) => ({id: el.dataset.id, ...box(el)}));
+  const frames = () => [...document.querySelectorAll("svg.picture")]
+    .filter((el) => !el.closest("details:not([open])") && el.checkVisibility()).map((el) => ({id: el.id, ...box(el)}));
+  const wide = () => [...document.querySelectorAll("body *")].filter((el) => el.scrollWidth > el.clientWidth + 1
+    && getComputedStyle(el).overflowX !== "visible").map((el) => el.tagName + "." + el.className);
+  const out = {closed: measure(), reasons: reasons(), main: main(), frames: frames(), scrollers: wide(),
+    viewport: innerWidth, width: document.documentElement.scrollWidth, height: document.documentElement.scrollHeight};
+  window.scrollTo(0, 0);
   for (const d of document.querySelectorAll("details")) d.open = true;
   out.open = measure();
+  out.openFrames = frames();
+  out.openScrollers = wide();
   out.openWidth = document.documentElement.scrollWidth;
   out.openHeight = document.documentElement.scrollHeight;
   const pre = document.createElement("pre");
@@ -84,6 +97,9 @@ MEASURE = """
 })();
 </script>
 """
+
+# The window the page must fit: an ordinary laptop screen.
+WIDTH = 1280
 
 needs_browser = pytest.mark.skipif(
     CHROMIUM is None or shutil.which("dot") is None,
@@ -114,19 +130,16 @@ def render(page: str, tmp_path: Path, name: str) -> dict[str, Any]:
         ),
         encoding="utf-8",
     )
-    dom = _chromium(tmp_path, "--window-size=1600,1200", "--dump-dom", probe.as_uri())
+    dom = _chromium(tmp_path, f"--window-size={WIDTH},1200", "--dump-dom", probe.as_uri())
     found = re.search(r'<pre id="measure">(.*?)</pre>', dom, re.S)
     assert found, "the measuring script did not run"
     measured: dict[str, Any] = json.loads(html.unescape(found.group(1)))
     opened = tmp_path / f"{name}-open.html"
     opened.write_text(page.replace("<details", "<details open"), encoding="utf-8")
-    # Screenshots as tall as the page (Chromium caps a capture at 16384 px).
-    for target, w, h in (
-        (source, measured["width"], measured["height"]),
-        (opened, measured["openWidth"], measured["openHeight"]),
-    ):
+    # Screenshots 1280 px wide and as tall as the page (Chromium caps a capture at 16384 px).
+    for target, h in ((source, measured["height"]), (opened, measured["openHeight"])):
         shot = tmp_path / f"{target.stem}.png"
-        size = f"--window-size={max(1280, w)},{min(16000, h)}"
+        size = f"--window-size={WIDTH},{min(16000, h)}"
         _chromium(tmp_path, size, f"--screenshot={shot}", target.as_uri())
         assert shot.stat().st_size > 0
     return measured
@@ -189,6 +202,33 @@ def reason_problems(measured: dict[str, Any], answer: dict[str, Any]) -> list[st
             problems.append(f"{eid}: reason has no box on the page")
         elif not r["onTop"] or r["visibility"] != "visible" or float(r["opacity"]) < 1:
             problems.append(f"{eid}: reason is covered or hidden")
+    return problems
+
+
+def fit_problems(measured: dict[str, Any], answer: dict[str, Any]) -> list[str]:
+    """Everything that is wider than the window (as the page opens and with every toggle open),
+    every cited concept the main picture does not draw, and an asked concept out of view."""
+    problems = []
+    for state, width, frames, scrollers in (
+        ("closed", measured["width"], measured["frames"], measured["scrollers"]),
+        ("open", measured["openWidth"], measured["openFrames"], measured["openScrollers"]),
+    ):
+        if width > measured["viewport"]:
+            problems.append(f"{state}: the page is {width} px wide in a {measured['viewport']} px window")
+        problems += [
+            f"{state}: picture {f['id']} runs to {f['x'] + f['w']:.0f} px"
+            for f in frames
+            if f["x"] + f["w"] > WIDTH
+        ]
+        problems += [f"{state}: {s} scrolls sideways" for s in scrollers]
+    drawn = {m["id"]: m for m in measured["main"]}
+    for c in answer["cited_concepts"]:
+        if c["id"] not in drawn:
+            problems.append(f"cited concept {c['id']} is not in the main picture")
+    for seed in answer["seeds"]:
+        m = drawn.get(seed)
+        if m is None or m["w"] <= 0 or m["x"] < 0 or m["x"] + m["w"] > WIDTH:
+            problems.append(f"asked concept {seed} is not in view: {m}")
     return problems
 
 
@@ -321,6 +361,7 @@ def test_worked_example_labels_do_not_overlap_and_cited_reasons_are_visible(
     assert label_problems(measured["closed"]) == []
     assert label_problems(measured["open"]) == []
     assert reason_problems(measured, answer) == []
+    assert len(answer["cited_concepts"]) >= 30 and fit_problems(measured, answer) == []
 
 
 @needs_browser
@@ -336,6 +377,7 @@ def test_hundred_concept_closure_collapses_by_stage_without_overlaps(tmp_path: P
     assert len(measured["open"]) == 12
     assert label_problems(measured["open"]) == []
     assert reason_problems(measured, answer) == []
+    assert fit_problems(measured, answer) == []
 
 
 def test_the_overlap_check_is_not_vacuous() -> None:
@@ -348,3 +390,23 @@ def test_the_overlap_check_is_not_vacuous() -> None:
     problems = label_problems([{"id": "p", "items": [a, b, box, label, stray]}])
     assert any("overlaps" in p for p in problems) and any("lies on box" in p for p in problems)
     assert label_problems([{"id": "p", "items": [a, box, label]}]) == []
+
+
+def test_the_fit_check_is_not_vacuous() -> None:
+    """A page wider than the window, a picture running off it, an undrawn cited concept and an
+    asked concept out of view are each reported."""
+    fine = {"viewport": WIDTH, "width": WIDTH, "openWidth": WIDTH, "scrollers": [], "openScrollers": []}
+    seed = {"id": "goal", "x": 10, "y": 0, "w": 80, "h": 20}
+    answer = {"cited_concepts": [{"id": "a"}], "seeds": ["goal"]}
+    ok = {**fine, "frames": [], "openFrames": [], "main": [seed, {**seed, "id": "a"}]}
+    assert fit_problems(ok, answer) == []
+    bad = {
+        **fine,
+        "width": 1900,
+        "frames": [{"id": "cited", "x": 32, "w": 1500}],
+        "openFrames": [],
+        "openScrollers": ["DIV.frame"],
+        "main": [{**seed, "x": 1250}],
+    }
+    problems = fit_problems(bad, answer)
+    assert len(problems) == 5, problems

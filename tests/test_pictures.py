@@ -92,11 +92,15 @@ def answer() -> dict[str, Any]:
 
 
 def test_mermaid_has_one_node_per_concept_and_one_link_per_edge() -> None:
-    """The Mermaid flowchart declares every concept once and every edge with its relation label."""
+    """The Mermaid flowchart declares every concept once and every edge with what it says read
+    along its arrow, foundation first: function calling is built on by RAG."""
     text = pictures.to_mermaid(answer())
     assert text.startswith("flowchart LR\n")
-    assert len(re.findall(r'^\s+n\d+\["', text, re.M)) == 4
-    assert "-->|prerequisite|" in text and "-->|builds_on|" in text and "---|related|" in text
+    ids = dict((name, n) for n, name in re.findall(r'^\s+(n\d+)\["([^"]*)"\]', text, re.M))
+    assert len(ids) == 4
+    fc, ao, rag = ids["Function calling"], ids["Agent orchestration"], ids["RAG"]
+    assert f"{fc} -->|prerequisite of| {ao}" in text and f"{fc} -->|built on by| {rag}" in text
+    assert "---|related|" in text
 
 
 def test_mermaid_labels_escape_quotes_and_angle_brackets() -> None:
@@ -112,7 +116,7 @@ def test_dot_declares_every_concept_and_directed_edge_with_tooltips() -> None:
     text = pictures.to_dot(answer())
     assert text.startswith("digraph evidence {")
     assert text.count(" -> ") == 3
-    assert '"function_calling" -> "agent_orchestration" [label="prerequisite"' in text
+    assert '"function_calling" -> "agent_orchestration" [label="prerequisite of"' in text
     assert "reason: edge rag builds_on function_calling" in text
     assert '\\"quotes\\"' in text
 
@@ -173,13 +177,17 @@ def _edge_paths(page: str) -> dict[str, str]:
 
 @needs_dot
 def test_directed_edges_have_arrowheads_and_symmetric_ones_do_not() -> None:
-    """Prerequisite/builds_on edges carry an arrowhead; a related edge has none (it is dashed)."""
-    paths = _edge_paths(pictures.to_html(answer()))
-    assert "marker-end" in paths["e10"]
-    # builds_on is laid out from its target (the foundation), so its arrow sits at the path's start
-    # and still points at the stored target.
-    assert "marker-start" in paths["e11"]
+    """Prerequisite and builds_on edges both carry their arrowhead at what needs the foundation
+    (a builds_on arrow points from its stored target to its source, with an open head); a
+    related edge has none (it is dashed)."""
+    page = pictures.to_html(answer())
+    paths = _edge_paths(page)
+    assert 'marker-end="url(#evidence-arrow' in paths["e10"]
+    assert 'marker-end="url(#evidence-open' in paths["e11"] and "marker-start" not in paths["e11"]
     assert "marker" not in paths["e12"] and "stroke-dasharray" in paths["e12"]
+    lay = pictures.layout(answer())
+    tip, rag, fc = lay.routes["e11"].end_tip, lay.boxes["rag"], lay.boxes["function_calling"]
+    assert tip is not None and abs(tip[0] - rag.x) < abs(tip[0] - fc.x)  # the head is at RAG
 
 
 @needs_dot
@@ -221,7 +229,7 @@ def test_dot_and_mermaid_carry_the_cited_emphasis() -> None:
     """DOT draws the cited edge thick and dark and the rest grey; Mermaid styles links the same way."""
     dot = pictures.to_dot(answer())
     cited = next(line for line in dot.splitlines() if '"function_calling" -> "agent_orchestration"' in line)
-    other = next(line for line in dot.splitlines() if "builds_on" in line and " -> " in line)
+    other = next(line for line in dot.splitlines() if "built on by" in line and " -> " in line)
     assert "penwidth=2.5" in cited and "penwidth=1," in other and 'color="#9ca3af"' in other
     mermaid = pictures.to_mermaid(answer())
     styles = re.findall(r"^\s+linkStyle (\d+) (.*)$", mermaid, re.M)
@@ -231,10 +239,11 @@ def test_dot_and_mermaid_carry_the_cited_emphasis() -> None:
 
 
 def test_dot_ranks_foundations_first() -> None:
-    """In DOT a builds_on edge is written from its foundation (the target) with dir=back, so dot ranks
-    the foundation left and the arrow still points at the stored target."""
+    """In DOT a builds_on edge is written from its foundation (the target) to what builds on it,
+    labelled "built on by", so dot ranks the foundation left and the arrow points the way every
+    learning-order arrow points."""
     dot = pictures.to_dot(answer())
-    assert '"function_calling" -> "rag" [label="builds_on"' in dot and "dir=back" in dot
+    assert '"function_calling" -> "rag" [label="built on by"' in dot and "dir=back" not in dot
 
 
 @needs_dot
@@ -372,6 +381,24 @@ def test_deep_chain_is_laid_out_left_to_right() -> None:
     lay = pictures.layout(_chain(8))
     xs = [lay.positions[f"k{i:03d}"][0] for i in range(8)]
     assert xs == sorted(xs) and len(set(xs)) == 8
+
+
+@needs_dot
+def test_a_picture_too_wide_for_the_page_is_laid_out_top_to_bottom_and_says_so() -> None:
+    """A 30-step chain is far wider than a 1280 px page left to right: it is laid out top to bottom
+    (within the page's width), its caption says which way learning order runs, and the page
+    scales, never scrolls, whatever is still too wide."""
+    from control_plane.surfaces.pictures.graphviz import FIT_PX, layout_scene
+    from control_plane.surfaces.pictures.scene import cited_scene
+
+    wide = cited_scene(_chain(30))
+    across, fitted = layout_scene(wide), layout_scene(wide, fit=FIT_PX)
+    assert across.width > FIT_PX and (fitted.rankdir, fitted.width <= FIT_PX) == ("TB", True)
+    page = pictures.to_html(_chain(30))
+    assert 'data-rankdir="TB"' in page and "Learning order runs top to bottom" in page
+    assert "svg.picture{max-width:100%;height:auto}" in page and "overflow-x:auto" not in page
+    small = pictures.to_html(answer())
+    assert 'id="cited"' in small and "Learning order runs left to right" in small
 
 
 @st.composite

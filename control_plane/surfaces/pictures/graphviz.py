@@ -1,8 +1,11 @@
 """Layered layout by Graphviz ``dot``: the one place the layout engine is called.
 
 ``dot`` (Sugiyama: ranks, crossing minimisation, spline routing) places the boxes in learning
-order from left to right and routes every edge with its label as a box of its own, so labels
-never sit on boxes or on each other. We ask ``dot`` for positions only (``-Tjson0``) and draw the
+order, from left to right, or from top to bottom when that is what fits the page
+(:func:`layout_scene` with ``fit``), and routes every edge with its label as a box of its own, so
+labels never sit on boxes or on each other. Every directed edge is laid out and drawn from its
+foundation to what needs it (``scene.learning_order``), so its arrow points the same way for a
+prerequisite and for "builds on". We ask ``dot`` for positions only (``-Tjson0``) and draw the
 SVG ourselves, so every element keeps its ids, grounding and escaping. Node boxes get a fixed
 size computed here from the text (with room for wider fonts than the one ``dot`` measures with),
 and edge labels are measured by ``dot`` at a larger font size than the page prints them.
@@ -27,6 +30,7 @@ from data_plane.errors import KGError
 
 __all__ = [
     "EDGE_FONT_PX",
+    "FIT_PX",
     "LINE_PX",
     "NODE_FONT_PX",
     "Box",
@@ -51,6 +55,8 @@ _PAD_Y: Final = 14
 _DOT_EDGE_FONT: Final = 15
 _MARGIN: Final = 16
 _TIMEOUT_S: Final = 60
+# The widest picture that fits the page at 1280 px (2 rem margins, a border, room for a scrollbar).
+FIT_PX: Final = 1180
 
 Point = tuple[float, float]
 
@@ -86,12 +92,14 @@ class Route:
 
 @dataclass(frozen=True)
 class Layout:
-    """Boxes by node id, routes by edge id, and the canvas size."""
+    """Boxes by node id, routes by edge id, the canvas size, and which way learning order runs
+    (``LR``: left to right, ``TB``: top to bottom)."""
 
     boxes: Mapping[str, Box]
     routes: Mapping[str, Route]
     width: float
     height: float
+    rankdir: str = "LR"
 
     @property
     def positions(self) -> dict[str, Point]:
@@ -111,13 +119,16 @@ def _quoted(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ") + '"'
 
 
-def dot_source(scene: Scene) -> str:
+def dot_source(scene: Scene, *, rankdir: str = "LR") -> str:
     """The layout graph: nodes ``n0..`` and edges ``x0..`` (scene ids never reach dot unescaped),
-    each directed edge pointing from its foundation to its dependent, so ranks follow learning order."""
+    each directed edge pointing from its foundation to its dependent, so ranks follow learning
+    order along ``rankdir`` (``LR`` or ``TB``)."""
+    if rankdir not in ("LR", "TB"):
+        raise ValueError(f"rankdir must be LR or TB, got {rankdir!r}")
     index = {n.id: i for i, n in enumerate(scene.nodes)}
     out = [
         "digraph layout {",
-        "  rankdir=LR; newrank=true; nodesep=0.28; ranksep=0.5; splines=true; margin=0;",
+        f"  rankdir={rankdir}; newrank=true; nodesep=0.28; ranksep=0.5; splines=true; margin=0;",
         f'  node [shape=box, fixedsize=true, label=""]; edge [fontname="Helvetica", fontsize={_DOT_EDGE_FONT}];',
     ]
     for n in scene.nodes:
@@ -128,13 +139,11 @@ def dot_source(scene: Scene) -> str:
             continue
         s, t = index[e.source], index[e.target]
         order = learning_order(e.source, e.target, e.relation)
-        if order is None:
-            attrs = "dir=none, constraint=false"
-        elif order[0] == e.source:
-            attrs = "dir=forward"
-        else:
-            s, t, attrs = t, s, "dir=back"
-        out.append(f"  n{s} -> n{t} [id=x{i}, label={_quoted(e.label)}, {attrs}];")
+        attrs = "dir=none, constraint=false" if order is None else "dir=forward"
+        if order is not None and order[0] != e.source:
+            s, t = t, s
+        label = f"label={_quoted(e.label)}, " if e.label else ""
+        out.append(f"  n{s} -> n{t} [id=x{i}, {label}{attrs}];")
     out.append("}")
     return "\n".join(out) + "\n"
 
@@ -144,7 +153,7 @@ def _point(text: str, height: float) -> Point:
     return float(x) + _MARGIN, height - float(y) + _MARGIN
 
 
-def parse_layout(scene: Scene, dot_json: str) -> Layout:
+def parse_layout(scene: Scene, dot_json: str, *, rankdir: str = "LR") -> Layout:
     """Read ``dot -Tjson0`` output back onto the scene's ids, with y pointing down."""
     data: dict[str, Any] = json.loads(dot_json)
     bb = [float(v) for v in str(data["bb"]).split(",")]
@@ -171,7 +180,7 @@ def parse_layout(scene: Scene, dot_json: str) -> Layout:
                 points.append(_point(token, height))
         label = _point(str(edge["lp"]), height) if "lp" in edge else None
         routes[e.id] = Route(tuple(points), end_tip, start_tip, label)
-    return Layout(boxes, routes, bb[2] + 2 * _MARGIN, height + 2 * _MARGIN)
+    return Layout(boxes, routes, bb[2] + 2 * _MARGIN, height + 2 * _MARGIN, rankdir)
 
 
 def run_dot(source: str, *, dot: str = "dot") -> str:
@@ -195,8 +204,14 @@ def run_dot(source: str, *, dot: str = "dot") -> str:
     return proc.stdout
 
 
-def layout_scene(scene: Scene, *, dot: str = "dot") -> Layout:
-    """Lay a scene out with Graphviz dot."""
+def layout_scene(scene: Scene, *, dot: str = "dot", fit: float | None = None) -> Layout:
+    """Lay a scene out with Graphviz dot, learning order left to right. With ``fit`` (pixels): if
+    that is wider than ``fit``, top to bottom instead when that is narrower, so the page shows the
+    picture without sideways scrolling (what is still wider, the page scales down to its width)."""
     if not scene.nodes:
         return Layout({}, {}, 0.0, 0.0)
-    return parse_layout(scene, run_dot(dot_source(scene), dot=dot))
+    across = parse_layout(scene, run_dot(dot_source(scene), dot=dot))
+    if fit is None or across.width <= fit:
+        return across
+    down = parse_layout(scene, run_dot(dot_source(scene, rankdir="TB"), dot=dot), rankdir="TB")
+    return down if down.width < across.width else across

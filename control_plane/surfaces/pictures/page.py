@@ -1,8 +1,11 @@
 """The evidence page: one self-contained HTML file a person can read, print or screen-read.
 
 Top to bottom: the question, the answer (or the abstention and its reason), a picture of what the
-answer rests on (seeds, cited concepts, cited edges; laid out by Graphviz ``dot`` in learning order,
-foundations left), all the other gathered evidence faded behind a ``<details>`` toggle, and below
+answer rests on (seeds, cited concepts, cited edges: the whole cited sub-graph, laid out by Graphviz
+``dot`` in learning order, every arrow from a foundation to what needs it, left to right or, when
+that is too wide for a 1280 px page, top to bottom; what is still too wide is scaled to the page's
+width, never scrolled sideways), all the other gathered evidence faded behind a ``<details>``
+toggle, and below
 the pictures the grounding as tables: every cited edge and concept with confidence, reason,
 source, evidence and validity, and the lessons when the answer names any. A picture with more
 than :data:`~control_plane.surfaces.pictures.scene.LARGE` concepts collapses by learning stage:
@@ -24,6 +27,7 @@ import structlog
 
 from control_plane.surfaces.pictures.graphviz import (
     EDGE_FONT_PX,
+    FIT_PX,
     LINE_PX,
     NODE_FONT_PX,
     Box,
@@ -32,7 +36,7 @@ from control_plane.surfaces.pictures.graphviz import (
     Route,
     layout_scene,
 )
-from control_plane.surfaces.pictures.palette import CITED_EDGE, FADED_EDGE, FADED_TEXT, STYLES
+from control_plane.surfaces.pictures.palette import BUILT_ON_EDGE, CITED_EDGE, FADED_EDGE, FADED_TEXT, STYLES
 from control_plane.surfaces.pictures.scene import (
     LARGE,
     Answer,
@@ -46,6 +50,7 @@ from control_plane.surfaces.pictures.scene import (
     stage_scene,
     stages,
 )
+from data_plane.relations import BUILDS_ON
 
 __all__ = ["CSP", "to_html"]
 
@@ -54,12 +59,15 @@ _CSS: Final = (
     "body{font-family:system-ui,'DejaVu Sans',sans-serif;margin:2rem;color:#111827;max-width:none}"
     "h1{font-size:1.4rem}h2{font-size:1.15rem;margin-top:2rem}.meta{color:#4b5563;font-size:.9rem}"
     ".abstained{color:#b91c1c}.note{background:#fef3c7;border:1px solid #b45309;padding:.5rem .75rem}"
-    ".scroll{overflow-x:auto;padding-bottom:.25rem}svg{background:#fff;border:1px solid #e5e7eb;display:block}"
+    ".frame{padding-bottom:.25rem}svg{background:#fff;border:1px solid #e5e7eb;display:block}"
+    "svg.picture{max-width:100%;height:auto}"
     "svg text{font-family:'DejaVu Sans',Verdana,sans-serif}"
     "ul.legend{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:.5rem 1.5rem;font-size:.9rem}"
     "ul.legend li{display:flex;align-items:center;gap:.4rem}"
     ".swatch{display:inline-block;width:1.4rem;height:.9rem;border:1.5px solid;border-radius:3px}"
-    ".line{display:inline-block;width:2rem;border-top:3px solid #111827}.line.faded{border-top:1px solid #9ca3af}"
+    f".line{{display:inline-block;width:2rem;border-top:3px solid {CITED_EDGE}}}"
+    f".line.built{{border-top-color:{BUILT_ON_EDGE}}}.line.faded{{border-top:1px solid {FADED_EDGE}}}"
+    ".line.dashed{border-top-style:dashed}"
     "details{margin:1rem 0}summary{cursor:pointer;font-weight:600}"
     "table{border-collapse:collapse;font-size:.88rem;margin:.5rem 0}"
     "th,td{border:1px solid #d1d5db;padding:.3rem .5rem;text-align:left;vertical-align:top}"
@@ -69,7 +77,7 @@ _CSS: Final = (
     ".stage-card{border:1.5px solid #0369a1;background:#f0f9ff;border-radius:7px;padding:.4rem .6rem;"
     "width:14rem;font-size:.85rem}.stage-card ul{margin:.3rem 0 0;padding-left:1rem}"
     ".stage-card li.seed{background:#fde68a}.stage-card li.faded{color:#6b7280}"
-    "@media print{.scroll{overflow:visible}svg{max-width:100%;height:auto}details{display:block}}"
+    "@media print{details{display:block}}"
 )
 
 log = structlog.get_logger(__name__)
@@ -95,18 +103,30 @@ def _path(route: Route) -> str:
     return "".join(parts)
 
 
-def _marker(mid: str, colour: str) -> str:
+def _marker(mid: str, colour: str, *, hollow: bool = False) -> str:
+    head = f'fill="#fff" stroke="{colour}" stroke-width="1.5"' if hollow else f'fill="{colour}"'
     return (
-        f'<marker id="{mid}" viewBox="0 0 10 10" refX="10" refY="5" markerUnits="userSpaceOnUse" '
-        f'markerWidth="10" markerHeight="10" orient="auto-start-reverse">'
-        f'<path d="M0,0 L10,5 L0,10 z" fill="{colour}"/></marker>'
+        f'<marker id="{mid}" viewBox="-1 -1 12 12" refX="10" refY="5" markerUnits="userSpaceOnUse" '
+        f'markerWidth="12" markerHeight="12" orient="auto-start-reverse">'
+        f'<path d="M0,0 L10,5 L0,10 z" {head}/></marker>'
+    )
+
+
+def _markers(name: str) -> str:
+    """A prerequisite's filled head and a "builds on" open head, each also faded."""
+    return (
+        _marker(f"{name}-arrow", CITED_EDGE)
+        + _marker(f"{name}-arrow-faded", FADED_EDGE)
+        + _marker(f"{name}-open", BUILT_ON_EDGE, hollow=True)
+        + _marker(f"{name}-open-faded", FADED_EDGE, hollow=True)
     )
 
 
 def _edge_svg(e: Edge, route: Route, name: str) -> str:
-    colour = FADED_EDGE if e.faded else CITED_EDGE
+    built = e.relation == BUILDS_ON
+    colour = FADED_EDGE if e.faded else BUILT_ON_EDGE if built else CITED_EDGE
     width = "1" if e.faded else "2.2" if e.cited else "1.4"
-    arrow = f"url(#{name}-arrow{'-faded' if e.faded else ''})"
+    arrow = f"url(#{name}-{'open' if built else 'arrow'}{'-faded' if e.faded else ''})"
     if route.end_tip:
         marker = f' marker-end="{arrow}"'
     elif route.start_tip:
@@ -158,8 +178,7 @@ def svg(scene: Scene, lay: Layout, *, caption: str) -> str:
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" id="{_esc(name)}" class="picture" '
         f'width="{lay.width:.0f}" height="{lay.height:.0f}" viewBox="0 0 {lay.width:.0f} {lay.height:.0f}" '
-        f'role="img" aria-label="{_esc(caption)}"><defs>'
-        f"{_marker(f'{name}-arrow', CITED_EDGE)}{_marker(f'{name}-arrow-faded', FADED_EDGE)}</defs>"
+        f'role="img" aria-label="{_esc(caption)}" data-rankdir="{lay.rankdir}"><defs>{_markers(name)}</defs>'
     ]
     parts += [
         _edge_svg(e, lay.routes[e.id], name) for e in scene.edges if lay.routes.get(e.id, _NO_ROUTE).points
@@ -176,7 +195,7 @@ def _stage_cards(scene: Scene, stage: Mapping[str, int]) -> str:
     for k, members in stage_members(scene, stage).items():
         froms = ", ".join(f"stage {a + 1} ({n})" for a, n in sorted(links.get(k, {}).items()))
         items = "".join(
-            f'<li class="{n.kind}{" faded" if n.faded else ""}" data-id="{_esc(n.id)}">{_esc(" ".join(n.lines))}</li>'
+            f'<li class="{n.kind}{" faded" if n.faded else ""}" data-id="{_esc(n.id)}">{_esc(n.label)}</li>'
             for n in members
         )
         count = f"{len(members)} concept{'s' if len(members) != 1 else ''}"
@@ -188,10 +207,23 @@ def _stage_cards(scene: Scene, stage: Mapping[str, int]) -> str:
     return '<ol class="stages">' + "".join(cards) + "</ol>"
 
 
+_RUNS: Final = {"LR": "left to right", "TB": "top to bottom"}
+
+
+def _drawn(scene: Scene, *, caption: str, dot: str) -> str:
+    """One picture, fitted to the page, with a caption that says which way learning order runs."""
+    lay = layout_scene(scene, dot=dot, fit=FIT_PX)
+    return (
+        f'<p class="meta caption">Learning order runs {_RUNS[lay.rankdir]}: each arrow goes from a '
+        "foundation to what needs it.</p>"
+        f'<div class="frame">{svg(scene, lay, caption=caption)}</div>'
+    )
+
+
 def _picture(scene: Scene, *, caption: str, dot: str) -> str:
     """A scene's picture; a large scene collapses by stage: stage cards, then one toggle per stage."""
     if len(scene.nodes) <= LARGE:
-        return f'<div class="scroll">{svg(scene, layout_scene(scene, dot=dot), caption=caption)}</div>'
+        return _drawn(scene, caption=caption, dot=dot)
     stage = stages(scene)
     count = len(set(stage.values()))
     out = [
@@ -206,8 +238,7 @@ def _picture(scene: Scene, *, caption: str, dot: str) -> str:
             f'<details class="stage" data-stage="{k + 1}"><summary>Stage {k + 1}: {n} concept'
             f"{'s' if n != 1 else ''} and the {len(part.edges)} edge{'s' if len(part.edges) != 1 else ''} "
             "that reach them (their foundations from earlier stages faded)</summary>"
-            f'<div class="scroll">{svg(part, layout_scene(part, dot=dot), caption=f"{caption}, stage {k + 1}")}'
-            "</div></details>"
+            f"{_drawn(part, caption=f'{caption}, stage {k + 1}', dot=dot)}</details>"
         )
     return "".join(out)
 
@@ -218,8 +249,15 @@ def _legend() -> str:
         f"</span>{_esc(label)}</li>"
         for kind, (fill, stroke, label) in STYLES.items()
     ]
-    items.append('<li><span class="line"></span>cited edge (arrow: from source to target as stored)</li>')
-    items.append('<li><span class="line faded"></span>other evidence edge</li>')
+    items += [
+        '<li data-legend="prerequisite"><span class="line"></span>&#9654; prerequisite of: the tail is '
+        "mastered before the head</li>",
+        '<li data-legend="builds_on"><span class="line built"></span>&#9655; built on by: the head builds on '
+        "the tail</li>",
+        '<li data-legend="other"><span class="line dashed"></span>other relations, named on the line '
+        "(dashed: related, contrasts with)</li>",
+        '<li data-legend="faded"><span class="line faded"></span>evidence the answer does not cite</li>',
+    ]
     return '<ul class="legend">' + "".join(items) + "</ul>"
 
 
@@ -232,8 +270,9 @@ def _pictures(answer: Answer, dot: str) -> str:
     others = sum(1 for e in full.edges if not e.cited)
     out = [
         "<h2>What the answer rests on</h2>",
-        '<p class="meta">Foundations on the left, the asked concepts on the right: a prerequisite '
-        "points to what it comes before; “builds on” points back to the foundation.</p>",
+        '<p class="meta">Every concept and edge the answer cites, in learning order: each arrow goes '
+        "from a foundation to what needs it, for a prerequisite and for “builds on” alike. Amber "
+        "boxes are the concepts the question names.</p>",
         _legend(),
     ]
     try:
@@ -264,7 +303,7 @@ def _pictures(answer: Answer, dot: str) -> str:
 
 def _evidence_list(scene: Scene) -> str:
     """The evidence as text, for a page without pictures: concepts, then edges as statements."""
-    names = {n.id: " ".join(n.lines) for n in scene.nodes}
+    names = {n.id: n.label for n in scene.nodes}
     concepts = "".join(
         f'<li class="{n.kind}" data-id="{_esc(n.id)}">{_esc(names[n.id])} <span class="id">{_esc(n.id)} · '
         f"{n.kind}</span></li>"
@@ -272,7 +311,8 @@ def _evidence_list(scene: Scene) -> str:
     )
     edges = "".join(
         f'<li class="{"cited" if e.cited else "evidence"}" data-id="{_esc(e.id)}">'
-        f"{_esc(names.get(e.source, e.source))} <b>{_esc(e.label)}</b> {_esc(names.get(e.target, e.target))}"
+        f"{_esc(names.get(e.source, e.source))} <b>{_esc(e.relation.replace('_', ' '))}</b> "
+        f"{_esc(names.get(e.target, e.target))}"
         f"{' (cited)' if e.cited else ''}</li>"
         for e in scene.edges
     )

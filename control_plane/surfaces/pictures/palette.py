@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Final
 
-__all__ = ["CITED_EDGE", "FADED_EDGE", "FADED_TEXT", "STYLES"]
+__all__ = ["BUILT_ON_EDGE", "CITED_EDGE", "FADED_EDGE", "FADED_TEXT", "STYLES"]
 
 # kind -> (fill, stroke, legend label)
 STYLES: Final[dict[str, tuple[str, str, str]]] = {
@@ -13,5 +13,7 @@ STYLES: Final[dict[str, tuple[str, str, str]]] = {
     "evidence": ("#f3f4f6", "#9ca3af", "other gathered evidence (faded)"),
 }
 CITED_EDGE: Final = "#111827"
+# A cited "builds on" arrow (open head), told apart from a prerequisite's (dark, filled head).
+BUILT_ON_EDGE: Final = "#0e7490"
 FADED_EDGE: Final = "#9ca3af"
 FADED_TEXT: Final = "#6b7280"

@@ -1,10 +1,14 @@
 """What a picture shows, before anything is laid out: pure functions from the answer JSON to scenes.
 
 A :class:`Scene` is a set of concept boxes and relation edges, each marked cited or not, in a
-*learning order*: every directed edge names a foundation (learned first, drawn on the left) and a
-dependent. ``prerequisite`` (source before target) and ``part_of`` (the part before the whole) keep
-their stored direction; ``builds_on`` (source builds on target) turns round, since its *target*
-is the foundation. Symmetric relations do not order anything.
+*learning order*: every directed edge names a foundation (learned first) and a dependent, and
+every picture format draws its arrow **from the foundation to what needs it**, one convention
+for all relations. ``prerequisite`` (source before target) and ``part_of`` (the part before the
+whole) keep their stored direction; ``builds_on`` (source builds on target) turns round, since its
+*target* is the foundation. Symmetric relations do not order anything and have no arrow.
+:data:`ARROW_WORDS` says what an edge means read along its arrow ("Embeddings - built on by ->
+RAG"); the page writes no words on prerequisite and builds_on arrows (their line says which, in
+the legend), only on the others.
 
 Large scenes collapse by *stage*: stage 0 holds the concepts with no foundation in the scene,
 stage k those whose deepest foundation is in stage k - 1 (a longest-path layering, the same
@@ -20,10 +24,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
-from data_plane.relations import BUILDS_ON, SYMMETRIC
+from data_plane.relations import BUILDS_ON, CONTRASTS_WITH, PART_OF, PREREQUISITE, RELATED, SYMMETRIC
 
 __all__ = [
+    "ARROW_WORDS",
     "LARGE",
+    "UNLABELLED",
     "Answer",
     "Edge",
     "Node",
@@ -43,24 +49,43 @@ Answer = Mapping[str, Any]
 
 # A picture with more concepts than this collapses by stage (an overview plus one picture per stage).
 LARGE: Final = 40
-_WRAP: Final = 22
-_MAX_LINES: Final = 3
+# An edge read along its drawn arrow (foundation -> what needs it; symmetric: either way).
+ARROW_WORDS: Final[dict[str, str]] = {
+    PREREQUISITE: "prerequisite of",
+    BUILDS_ON: "built on by",
+    PART_OF: "part of",
+    RELATED: "related",
+    CONTRASTS_WITH: "contrasts with",
+}
+# Relations whose arrows carry no words on the page: the line's style says which (the legend).
+UNLABELLED: Final = frozenset({PREREQUISITE, BUILDS_ON})
+# Names wrap at 14 characters (a long word stays whole), at most 4 lines: narrow boxes keep a
+# learning-order picture of some 30 concepts within a 1280 px page.
+_WRAP: Final = 14
+_MAX_LINES: Final = 4
 
 
 @dataclass(frozen=True)
 class Node:
-    """A box: ``kind`` is seed, cited, evidence (or stage in an overview); ``faded`` is context."""
+    """A box: ``kind`` is seed, cited, evidence (or stage in an overview); ``faded`` is context;
+    ``lines`` the name wrapped for the box, ``name`` the name as written (lists, text formats)."""
 
     id: str
     lines: tuple[str, ...]
     kind: str
     faded: bool
     title: str
+    name: str = ""
+
+    @property
+    def label(self) -> str:
+        return self.name or " ".join(self.lines)
 
 
 @dataclass(frozen=True)
 class Edge:
-    """A relation drawn from ``source`` to ``target`` as stored; ``label`` is printed on it."""
+    """A relation stored from ``source`` to ``target``, drawn from its foundation to what needs it
+    (:func:`learning_order`); ``label`` is printed on it (empty for prerequisite and builds_on)."""
 
     id: str
     source: str
@@ -134,17 +159,16 @@ def grounding_text(item: Mapping[str, Any]) -> str:
 
 
 def _wrap(text: str) -> tuple[str, ...]:
-    lines = textwrap.wrap(text, _WRAP, break_long_words=True) or [text]
+    lines = textwrap.wrap(text, _WRAP, break_long_words=False) or [text]
     if len(lines) > _MAX_LINES:
-        lines = [
-            *lines[: _MAX_LINES - 1],
-            textwrap.shorten(" ".join(lines[_MAX_LINES - 1 :]), _WRAP, placeholder="…"),
-        ]
+        rest = " ".join(lines[_MAX_LINES - 1 :])
+        width = max(_WRAP, len(rest.split()[0]) + 1)
+        lines = [*lines[: _MAX_LINES - 1], textwrap.shorten(rest, width, placeholder="…")]
     return tuple(lines)
 
 
 def _label(relation: str) -> str:
-    return relation.replace("_", " ")
+    return "" if relation in UNLABELLED else ARROW_WORDS.get(relation, relation.replace("_", " "))
 
 
 def evidence_scene(answer: Answer, *, name: str = "evidence") -> Scene:
@@ -157,7 +181,9 @@ def evidence_scene(answer: Answer, *, name: str = "evidence") -> Scene:
         c = concepts.get(cid)
         label = str(c["name"]) if c else cid
         tip = grounding_text(c) if c else "(not in the evidence concepts)"
-        nodes.append(Node(cid, _wrap(label), kind[cid], kind[cid] == "evidence", f"{label} ({cid})\n{tip}"))
+        nodes.append(
+            Node(cid, _wrap(label), kind[cid], kind[cid] == "evidence", f"{label} ({cid})\n{tip}", label)
+        )
     edges = []
     for i, e in enumerate(_edges(answer)):
         s, t, r = str(e["source_id"]), str(e["target_id"]), str(e["relation"])
@@ -217,7 +243,7 @@ def stage_members(scene: Scene, stage: Mapping[str, int]) -> dict[int, list[Node
     """Each stage's nodes, asked and cited first, then by name."""
     rank = {"seed": 0, "cited": 1, "evidence": 2}
     out: dict[int, list[Node]] = {}
-    for n in sorted(scene.nodes, key=lambda n: (rank.get(n.kind, 3), " ".join(n.lines).lower(), n.id)):
+    for n in sorted(scene.nodes, key=lambda n: (rank.get(n.kind, 3), n.label.lower(), n.id)):
         out.setdefault(stage[n.id], []).append(n)
     return dict(sorted(out.items()))
 

@@ -1,11 +1,12 @@
 """Mermaid and Graphviz DOT text of the evidence: their own engines lay them out, with the same
-emphasis as the page (cited edges thick and dark, other evidence grey) and, in DOT, the same
-learning order (foundations left)."""
+emphasis as the page (cited edges thick and dark, other evidence grey) and the same arrows: every
+directed edge runs from its foundation to what needs it, labelled with what it says read that way
+(``scene.ARROW_WORDS``: "Embeddings -built on by-> RAG"), so foundations rank first."""
 
 from __future__ import annotations
 
 from control_plane.surfaces.pictures.palette import CITED_EDGE, FADED_EDGE, FADED_TEXT, STYLES
-from control_plane.surfaces.pictures.scene import Answer, evidence_scene, learning_order
+from control_plane.surfaces.pictures.scene import ARROW_WORDS, Answer, Edge, evidence_scene, learning_order
 
 __all__ = ["to_dot", "to_mermaid"]
 
@@ -22,6 +23,16 @@ def _mermaid_text(text: str) -> str:
     )
 
 
+def _ends(e: Edge) -> tuple[str, str, bool]:
+    """(tail, head, directed) of an edge as drawn: foundation first."""
+    order = learning_order(e.source, e.target, e.relation)
+    return (e.source, e.target, False) if order is None else (*order, True)
+
+
+def _words(e: Edge) -> str:
+    return ARROW_WORDS.get(e.relation, e.relation)
+
+
 def to_mermaid(answer: Answer) -> str:
     """A Mermaid ``flowchart`` of the evidence; node ids are ``n0, n1 ...`` (concept ids may not be
     valid Mermaid ids), labels are the concept names; cited links are thick, the rest grey."""
@@ -29,10 +40,11 @@ def to_mermaid(answer: Answer) -> str:
     ids = {n.id: f"n{i}" for i, n in enumerate(scene.nodes)}
     lines = ["flowchart LR"]
     for n in scene.nodes:
-        lines.append(f'    {ids[n.id]}["{_mermaid_text(" ".join(n.lines))}"]:::{n.kind}')
+        lines.append(f'    {ids[n.id]}["{_mermaid_text(n.label)}"]:::{n.kind}')
     for e in scene.edges:
-        arrow = "---" if learning_order(e.source, e.target, e.relation) is None else "-->"
-        lines.append(f"    {ids[e.source]} {arrow}|{_mermaid_text(e.relation)}| {ids[e.target]}")
+        tail, head, directed = _ends(e)
+        arrow = "-->" if directed else "---"
+        lines.append(f"    {ids[tail]} {arrow}|{_mermaid_text(_words(e))}| {ids[head]}")
     for kind, (fill, stroke, _) in STYLES.items():
         color = FADED_TEXT if kind == "evidence" else "#111827"
         lines.append(f"    classDef {kind} fill:{fill},stroke:{stroke},color:{color}")
@@ -51,9 +63,9 @@ def _dot_text(text: str) -> str:
 
 
 def to_dot(answer: Answer) -> str:
-    """A Graphviz ``digraph`` of the evidence with grounding as tooltips. Foundations rank left:
-    a ``builds_on`` edge is written target -> source with ``dir=back``, so its arrow still points
-    at the stored target."""
+    """A Graphviz ``digraph`` of the evidence with grounding as tooltips. Every directed edge is
+    written from its foundation to what needs it (a ``builds_on`` edge target -> source, labelled
+    "built on by"), so foundations rank left and every arrow points the same way."""
     scene = evidence_scene(answer)
     lines = [
         "digraph evidence {",
@@ -69,19 +81,15 @@ def to_dot(answer: Answer) -> str:
             f'color="{stroke}", fontcolor="{font}", tooltip="{_dot_text(n.title)}"];'
         )
     for e in scene.edges:
-        order = learning_order(e.source, e.target, e.relation)
-        s, t, extra = e.source, e.target, ""
-        if order is None:
-            extra = ", dir=none, constraint=false"
-        elif order[0] != e.source:
-            s, t, extra = e.target, e.source, ", dir=back"
+        s, t, directed = _ends(e)
+        extra = "" if directed else ", dir=none, constraint=false"
         look = (
             f'penwidth=2.5, color="{CITED_EDGE}"'
             if e.cited
             else f'penwidth=1, color="{FADED_EDGE}", fontcolor="{FADED_TEXT}"'
         )
         lines.append(
-            f'    "{_dot_text(s)}" -> "{_dot_text(t)}" [label="{_dot_text(e.relation)}", {look}, '
+            f'    "{_dot_text(s)}" -> "{_dot_text(t)}" [label="{_dot_text(_words(e))}", {look}, '
             f'tooltip="{_dot_text(e.title)}"{extra}];'
         )
     lines.append("}")
