@@ -119,15 +119,15 @@ def kg_status(exc: KGError) -> tuple[int, str]:
     return 400, "Bad request"
 
 
-async def _kg_error(_request: Request, exc: Exception) -> JSONResponse:
+async def _kg_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, KGError)
     status, name = kg_status(exc)
     text = str(exc).strip()
-    headers = (
-        {"Retry-After": str(max(1, math.ceil(exc.retry_after)))}
-        if isinstance(exc, ModelBudgetSpent)
-        else None
-    )
+    headers = None
+    if isinstance(exc, ModelBudgetSpent):
+        # Spent between the door check and this question's first model call (another process).
+        request.app.state.metrics.limited("model_calls")
+        headers = {"Retry-After": str(max(1, math.ceil(exc.retry_after)))}
     return problem(status, name, text.splitlines()[0] if text else name, headers=headers)
 
 
