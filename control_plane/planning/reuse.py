@@ -38,7 +38,16 @@ from control_plane.understanding.names import normalise
 from data_plane.clock import format_time
 from data_plane.temporal import AsOf
 
-__all__ = ["USAGE", "VOLATILE", "ReusedAnswer", "canonical", "reuse_key", "reused_payload"]
+__all__ = [
+    "INSTANCE",
+    "USAGE",
+    "VOLATILE",
+    "ReusedAnswer",
+    "canonical",
+    "reuse_key",
+    "reused_payload",
+    "substance",
+]
 
 # Bump when the key's recipe changes: old entries then simply stop matching.
 KEY_VERSION: Final = "reuse/1"
@@ -69,6 +78,18 @@ USAGE: Final[dict[str, int | float]] = {
     "cache_miss_tokens": 0,
     "cost_usd": 0.0,
 }
+
+
+# Fields of an answer payload that belong to that one answer, not to what it says.
+INSTANCE: Final = frozenset({"answer_id", "question", "created_at", "latency_ms", "reused_from", *USAGE})
+
+
+def substance(payload: Mapping[str, Any]) -> dict[str, Any]:
+    """What an answer says: its payload without :data:`INSTANCE` fields (also in its rounds). A
+    reused answer's substance equals that of a fresh answer as of the same point."""
+    out = {k: v for k, v in payload.items() if k not in INSTANCE}
+    out["rounds"] = [{k: v for k, v in r.items() if k not in INSTANCE} for r in payload.get("rounds", ())]
+    return out
 
 
 def canonical(value: Any) -> Any:
