@@ -20,6 +20,7 @@ from control_plane.surfaces.http.middleware import RequestLimitsAndLog
 from control_plane.surfaces.http.problems import install_handlers, problem_media
 from control_plane.surfaces.http.routers import ROUTERS
 from control_plane.surfaces.http.routers.operations import schema_head
+from control_plane.surfaces.logs import configure_logging
 from control_plane.surfaces.ratelimit import ModelCallCap, RateLimiter, cap_synthesizer
 from control_plane.surfaces.runtime import Runtime, build_synthesizer
 from data_plane.limits import LimitTable
@@ -73,5 +74,8 @@ def create_app(
 
 
 def app_from_env() -> FastAPI:
-    """Factory for ``uvicorn --factory control_plane.surfaces.http:app_from_env`` (reads the environment once)."""
+    """Factory for ``uvicorn --factory control_plane.surfaces.http:app_from_env`` (reads the
+    environment once). Every worker process calls it, so it also sets up that process's logs: JSON
+    events on stderr at ``KG_LOG_LEVEL`` (default info)."""
+    configure_logging(os.environ, json_events=True)
     return create_app(Settings.from_env(os.environ), config=ApiConfig.from_env(os.environ))
