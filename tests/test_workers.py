@@ -4,17 +4,23 @@ and so is the number of calls the model gateway sees."""
 
 from __future__ import annotations
 
+import os
+import socket
+import subprocess
+import sys
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from fake_deepseek import FakeDeepSeek, cite_the_reading
-from serving_harness import served
+from fake_deepseek import FakeDeepSeek, cite_the_reading, closed_port
+from serving_harness import ROOT, served
 
-from data_plane import WriteGateway, connect
+from data_plane import WriteGateway, connect, migrate
 from data_plane.testing import build_graph
 from data_plane.tokens import TokenStore
 
@@ -26,6 +32,7 @@ def _graph(url: str) -> list[str]:
     """A small curriculum, and five read tokens (five clients)."""
     engine = connect(url)
     try:
+        migrate(engine)
         build_graph(
             WriteGateway(engine),
             ["rag", "embeddings", "vector_search", "prompting"],
@@ -96,3 +103,52 @@ def test_limits_are_exact_across_worker_processes(database_url: str, workers: in
     assert 'kg_limiter_rejections_total{limit="ask"} 20.0' in metrics
     assert 'kg_limiter_rejections_total{limit="model_calls"} 15.0' in metrics
     assert "kg_model_calls_total 5.0" in metrics
+
+
+def _kg_serve(url: str, port: int, *extra: str) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "control_plane.surfaces.cli",
+        "--db",
+        url,
+        "serve",
+        "--port",
+        str(port),
+        *extra,
+    ]
+
+
+def test_kg_serve_starts_workers_and_says_so_once_it_answers(tmp_path: Path) -> None:
+    """`kg serve --workers 2` runs two worker processes over the --db database, and prints
+    "serving on" (after what it exposes) once the server answers."""
+    url = f"sqlite:///{tmp_path}/kg.sqlite3"
+    _graph(url)
+    port = closed_port()
+    with served(url, workers=2, port=port, argv=_kg_serve(url, port, "--workers", "2")) as server:
+        assert httpx.post(f"{server.url}/ask", json={"question": SEEDED}).status_code == 200
+        assert len(server.worker_pids()) >= 2
+        deadline = time.monotonic() + 30
+        while "serving on" not in server.log.read_text() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        log = server.log.read_text()
+    lines = [line for line in log.splitlines() if line.startswith(("address ", "serving on"))]
+    assert lines == [
+        f"address http://127.0.0.1:{port}: loopback only",
+        f"serving on http://127.0.0.1:{port} (2 worker processes); docs at /docs",
+    ]
+
+
+def test_kg_serve_never_says_serving_when_it_cannot_listen(tmp_path: Path) -> None:
+    """On a port already taken, `kg serve` exits with an error and never prints "serving on"."""
+    url = f"sqlite:///{tmp_path}/kg.sqlite3"
+    _graph(url)
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        env = {**os.environ, "PYTHONPATH": str(ROOT), "KG_SYNTHESIZER": "offline", "DEEPSEEK_API_KEY": ""}
+        done = subprocess.run(
+            _kg_serve(url, port), env=env, capture_output=True, text=True, timeout=120, cwd=ROOT
+        )
+    assert done.returncode != 0 and "serving on" not in done.stderr and "address http" in done.stderr
