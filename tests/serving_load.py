@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import math
 import random
 import statistics
@@ -37,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import structlog
 from fake_deepseek import FakeDeepSeek, cite_the_reading
 from serving_harness import served
 
@@ -82,11 +84,12 @@ def run_client(base: str, client: Client, count: int, questions: list[str], seed
                 client.reused += body.get("reused_from") is not None
 
 
-def _pct(values: list[float], q: float) -> float:
+def _pct(values: list[float], q: float) -> float | None:
+    """The ``q``-th percentile in milliseconds (nearest rank), or None without values."""
     if not values:
-        return float("nan")
+        return None
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, math.ceil(q / 100 * len(ordered)) - 1)] * 1000.0
+    return round(ordered[min(len(ordered) - 1, math.ceil(q / 100 * len(ordered)) - 1)] * 1000.0, 1)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -100,6 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
     with tempfile.TemporaryDirectory(prefix="kg-load-") as tmp:
         url = args.db or f"sqlite:///{tmp}/kg.sqlite3"
         report = run(url, args)
@@ -199,8 +203,8 @@ def _report(
         "requests_per_s": round(len(codes) / elapsed, 1),
         "latency_ms": {
             kind: {
-                "p50": round(_pct(v, 50), 1),
-                "p99": round(_pct(v, 99), 1),
+                "p50": _pct(v, 50),
+                "p99": _pct(v, 99),
                 "mean": round(statistics.fmean(v) * 1000, 1) if v else None,
             }
             for kind, v in latency.items()

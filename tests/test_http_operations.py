@@ -281,3 +281,19 @@ def test_a_budget_spent_before_the_first_model_call_is_refused_and_records_nothi
         runtime.planner.reply(QUESTION)
     assert inner.calls == 0 and len(runtime.reader.answers(limit=1000)) == before
     assert kg_status(refused.value) == (429, "Too many requests")
+
+
+def test_a_spent_budget_still_serves_answers_that_need_no_model_call(runtime: Runtime) -> None:
+    """Once the model budget is spent, a repeated question is still answered by reuse (and one naming
+    no concept by its abstention); only a question that needs the model is refused."""
+    online = SynthesizerInfo("scripted", "online-script", "test", offline=False)
+    runtime.synthesizer = ScriptedSynthesizer(lambda r: draft(0.95, concept_ids=r.evidence.seeds), info=online)
+    with _client(runtime, ask_rate_per_min=0, model_calls_per_min=1) as c:
+        first = c.post("/ask", json={"question": QUESTION})
+        reused = c.post("/ask", json={"question": QUESTION})
+        unknown = c.post("/ask", json={"question": "What is the capital of France?"})
+        needs_model = c.post("/ask", json={"question": "What does RAG build on?"})
+    assert first.status_code == 200 and first.json()["llm_calls"] == 1
+    assert reused.status_code == 200 and reused.json()["reused_from"] == first.json()["answer_id"]
+    assert unknown.status_code == 200 and unknown.json()["abstained"]
+    assert needs_model.status_code == 429 and "KG_API_MODEL_CALLS_PER_MIN" in needs_model.json()["detail"]

@@ -24,10 +24,10 @@ the seconds until it could; ``wait(key)`` says the same without spending; ``char
 ``n`` after the fact (the balance may go below zero: later requests then wait longer).
 
 ``ModelCallCap`` is one key for the whole server; ``CappedSynthesizer`` puts it in front of a
-synthesizer: a synthesis needs one call in the budget to start (else ``ModelBudgetSpent``) and is
-charged every call it made (a repair call included). The HTTP app also asks the cap before
-starting a question, answering 429 with ``Retry-After`` while it is spent. Offline synthesizers
-cost nothing and are never capped.
+synthesizer: a synthesis needs one call in the budget to start (else ``ModelBudgetSpent``, which
+the HTTP app answers with 429 and ``Retry-After`` when the question had made no call yet) and is
+charged every call it made (a repair call included). Questions that need no model call (a reused
+answer) are never refused by it. Offline synthesizers cost nothing and are never capped.
 """
 
 from __future__ import annotations

@@ -60,10 +60,7 @@ def create_app(
         else None
     )
     if cap is not None:
-        synth = rt.synthesizer or build_synthesizer(rt.settings)
-        rt.synthesizer = cap_synthesizer(synth, cap)
-        cap = None if rt.synthesizer is synth else cap
-    app.state.model_cap = cap
+        rt.synthesizer = cap_synthesizer(rt.synthesizer or build_synthesizer(rt.settings), cap)
     for router in ROUTERS:
         app.include_router(router)
     install_handlers(app)

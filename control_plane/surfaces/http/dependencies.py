@@ -6,7 +6,7 @@ limit, as-of times and page limits.
 * Reads are open unless ``ApiConfig.reads_require_token`` (``KG_API_READS_REQUIRE_TOKEN=1``);
   then any active token.
 * ``/ask`` is rate limited per token (or per client address) when ``ask_rate_per_min`` is set:
-  429 with ``Retry-After``. The limits' state is shared by every process serving the database
+  429 with ``Retry-After``; the server's model budget refuses at a question's first model call. The limits' state is shared by every process serving the database
   (``control_plane.surfaces.ratelimit``).
 * ``/healthz`` and ``/readyz`` take none of these: no token, no limit.
 
@@ -30,7 +30,7 @@ from control_plane.surfaces.http.metrics import Metrics
 from control_plane.surfaces.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, next_headers
 from control_plane.surfaces.http.problems import problem_responses
 from control_plane.surfaces.http.schemas import AS_OF, KNOWN_AT, Instant, WrittenOut
-from control_plane.surfaces.ratelimit import ModelCallCap, RateLimiter
+from control_plane.surfaces.ratelimit import RateLimiter
 from control_plane.surfaces.runtime import Runtime
 from data_plane.clock import ensure_utc
 from data_plane.tokens import Token
@@ -112,20 +112,14 @@ WriteToken = Annotated[Token, Depends(write_token)]
 def ask_rate_limit(
     request: Request, rt: RuntimeDep, token: ReadToken, creds: Credentials, seen: MetricsDep
 ) -> None:
-    """Spend one /ask from the caller's limit, or 429 with ``Retry-After``; also 429 while the
-    server's model budget is spent (checked, not spent: the capped synthesizer spends it)."""
+    """Spend one /ask from the caller's limit, or 429 with ``Retry-After``.
+
+    The server's model budget is not checked here: a question that needs no model call (a reused
+    answer, one that names no concept) is served even while it is spent, and one that does is
+    refused at its first call (``ModelBudgetSpent``, also a 429; see ``problems``)."""
     limiter: RateLimiter | None = request.app.state.limiter
     if limiter is not None:
         _per_caller(request, limiter, token or _authenticate(rt, creds), seen)
-    cap: ModelCallCap | None = request.app.state.model_cap
-    if cap is not None and (spent := cap.wait()) > 0:
-        seen.limited("model_calls")
-        raise HTTPException(
-            429,
-            f"this server's model budget ({cap.calls_per_min:g} calls per minute, "
-            "KG_API_MODEL_CALLS_PER_MIN) is spent; retry later",
-            headers={"Retry-After": retry_after(spent)},
-        )
 
 
 def retry_after(seconds: float) -> str:
