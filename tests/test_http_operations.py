@@ -287,7 +287,9 @@ def test_a_spent_budget_still_serves_answers_that_need_no_model_call(runtime: Ru
     """Once the model budget is spent, a repeated question is still answered by reuse (and one naming
     no concept by its abstention); only a question that needs the model is refused."""
     online = SynthesizerInfo("scripted", "online-script", "test", offline=False)
-    runtime.synthesizer = ScriptedSynthesizer(lambda r: draft(0.95, concept_ids=r.evidence.seeds), info=online)
+    runtime.synthesizer = ScriptedSynthesizer(
+        lambda r: draft(0.95, concept_ids=r.evidence.seeds), info=online
+    )
     with _client(runtime, ask_rate_per_min=0, model_calls_per_min=1) as c:
         first = c.post("/ask", json={"question": QUESTION})
         reused = c.post("/ask", json={"question": QUESTION})
