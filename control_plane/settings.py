@@ -402,14 +402,15 @@ class ServingSettings:
         )
 
     def describe(self, host: str, port: int) -> list[str]:
-        """What a server bound to ``host:port`` exposes, one line each (for `kg serve` to print)."""
+        """What a server bound to ``host:port`` exposes, one line each (for `kg serve` to print
+        before it starts; "serving on ..." follows once the socket answers)."""
 
         def rate(value: float, what: str) -> str:
             return f"{value:g} {what}" if value else "UNLIMITED (0)"
 
         reads = "need a token" if self.reads_require_token else "open to anyone who can connect"
         return [
-            f"serving on http://{host}:{port} ({'loopback only' if is_loopback(host) else 'reachable from the network'})",
+            f"address http://{host}:{port}: {'loopback only' if is_loopback(host) else 'reachable from the network'}",
             f"POST /ask and reads (/concepts, /edges, /snapshot, /answers ...): {reads}",
             "writes: need a write token (kg token create NAME --scope write)",
             f"/ask limit: {rate(self.ask_rate_per_min, 'per minute per token or client address')}",

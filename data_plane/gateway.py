@@ -59,6 +59,7 @@ from data_plane.errors import (
 from data_plane.reads import GraphReader
 from data_plane.records import Concept, Edge, Grounding, Version
 from data_plane.relations import PREREQUISITE, RELATIONS, canonical_edge, edge_key
+from data_plane.reuse import ReuseEntry
 from data_plane.rows import concept_from_row, edge_from_row, stamp_from_row, version_from_row
 from data_plane.temporal import find_cycle
 
@@ -591,8 +592,10 @@ class WriteGateway:
         payload: Mapping[str, Any],
         grounding: Grounding,
         valid_at: datetime | None = None,
+        reuse: ReuseEntry | None = None,
     ) -> Version:
-        """Record an answer or abstention (grounded, bi-temporal, never deleted)."""
+        """Record an answer or abstention (grounded, bi-temporal, never deleted); with ``reuse``,
+        index it for reuse (``data_plane.reuse``) in the same transaction."""
         w = Write(
             "answers",
             (answer_id,),
@@ -606,7 +609,20 @@ class WriteGateway:
             },
             valid_at,
         )
-        return self.apply([w]).written[0]
+        if reuse is None:
+            return self.apply([w]).written[0]
+        if reuse.answer_id != answer_id:
+            raise WriteRejected(
+                f"the reuse entry is for answer {reuse.answer_id!r}, not {answer_id!r}",
+                field="answer_id",
+                value=reuse.answer_id,
+            )
+        with _translated(), self._writer.begin() as conn:
+            now = self._lock(conn)
+            result = self._apply(conn, [w], now)
+            conn.execute(sa.insert(schema.answer_reuse).values(**reuse.row()))
+        self._log(result, now)
+        return result.written[0]
 
     @staticmethod
     def _one(result: BatchResult) -> Version:

@@ -215,6 +215,36 @@ api_tokens = sa.Table(
     sa.CheckConstraint("scope IN ('read', 'write')", name="scope_known"),
 )
 
+# Operational state, not graph history (migration 0003; docs/serving.md). The shared rate limits:
+# one row per limited key holding its GCRA "theoretical arrival time" (epoch seconds). A row whose
+# ``tat`` has passed says exactly what no row says (the key may spend its whole burst), so such rows
+# are swept (``data_plane.limits``): the table holds only keys limited right now.
+rate_limits = sa.Table(
+    "rate_limits",
+    metadata,
+    sa.Column("key", sa.String(200), primary_key=True),
+    sa.Column("tat", sa.Float(), nullable=False),
+)
+sa.Index("ix_rate_limits_tat", rate_limits.c.tat)
+
+# Which recorded answer a repeated question may reuse (``data_plane.reuse``): one row per reusable
+# answer, written in the transaction that records it, never updated or deleted (it grows with the
+# answers table, which keeps every answer for ever). ``reuse_key`` hashes the question's reading and
+# as-of semantics; ``seen`` holds the newest version id of each graph table when the answer began
+# reading; ``reads`` what it read (the concepts whose neighbourhoods and lesson links it read).
+answer_reuse = sa.Table(
+    "answer_reuse",
+    metadata,
+    sa.Column("answer_id", sa.String(64), primary_key=True),
+    sa.Column("reuse_key", sa.String(64), nullable=False),
+    sa.Column("valid_at", UTCDateTime(), nullable=False),
+    sa.Column("recorded_at", UTCDateTime(), nullable=False),
+    sa.Column("seen", JSONType, nullable=False),
+    sa.Column("reads", JSONType, nullable=False),
+    sa.Column("created_at", UTCDateTime(), nullable=False),
+)
+sa.Index("ix_answer_reuse_key_created", answer_reuse.c.reuse_key, answer_reuse.c.created_at)
+
 VERSIONED_TABLES: Final[tuple[sa.Table, ...]] = (
     concepts,
     concept_edges,

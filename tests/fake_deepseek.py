@@ -20,6 +20,11 @@ completion is rewritten from the request itself, ``prompt_tokens`` being the pro
 ``prompt_cache_hit_tokens`` the length of its longest common prefix with any earlier request, both in
 ``approx_tokens`` (4 characters a token, the same rule for both so the rate is consistent).
 ``closed_port()`` gives a loopback port nobody listens on (connection refused).
+
+``responder``: a function from a chat request's JSON body to a ``Reply``, used when the queue is
+empty (for servers that answer any number of requests, e.g. behind several worker processes);
+``cite_the_reading`` is one: it answers confidently, citing the concepts the question was read as
+being about.
 """
 
 from __future__ import annotations
@@ -28,12 +33,21 @@ import json
 import socket
 import threading
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
-__all__ = ["FakeDeepSeek", "RecordedRequest", "Reply", "approx_tokens", "closed_port", "completion"]
+__all__ = [
+    "FakeDeepSeek",
+    "RecordedRequest",
+    "Reply",
+    "approx_tokens",
+    "cite_the_reading",
+    "closed_port",
+    "completion",
+]
 
 PATHS = ("/chat/completions", "/v1/chat/completions")
 MODEL_PATHS = ("/models", "/v1/models")
@@ -135,9 +149,15 @@ class FakeDeepSeek:
     """The server. Use as a context manager; ``url`` is its base URL (``http://127.0.0.1:PORT``)."""
 
     def __init__(
-        self, *, prefix_cache: bool = False, api_key: str | None = None, models: tuple[str, ...] = MODELS
+        self,
+        *,
+        prefix_cache: bool = False,
+        api_key: str | None = None,
+        models: tuple[str, ...] = MODELS,
+        responder: Callable[[Any], Reply] | None = None,
     ) -> None:
         self.prefix_cache = prefix_cache
+        self.responder = responder
         self.api_key = api_key
         self.models = models
         self._prompts: list[str] = []
@@ -197,6 +217,8 @@ class FakeDeepSeek:
                 body = None
             if isinstance(body, dict) and body.get("model") in RETIRED:
                 return Reply(400, body=error_body(400, "Model Not Exist"))
+            if not self._queue and self.responder is not None:
+                return self.responder(body)
             if not self._queue:
                 return Reply(500, body=error_body(500, "fake DeepSeek: no scripted reply left"))
             reply = self._queue.popleft()
@@ -264,6 +286,28 @@ class FakeDeepSeek:
                 pass  # keep test output clean; requests are recorded instead
 
         return Handler
+
+
+READING_HEADER = "How the question was read"
+
+
+def cite_the_reading(body: Any) -> Reply:
+    """A confident draft citing the subjects of the reading the prompt carries (any chat request)."""
+    user = next(m["content"] for m in body["messages"] if m.get("role") == "user")
+    lines = user.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith(READING_HEADER))
+    reading = json.loads(lines[at + 1])
+    cited = [s["concept_id"] for s in reading.get("subjects", []) if s.get("role") in ("subject", "target")]
+    draft = {
+        "answer": "Answered from the evidence.",
+        "confidence": 0.95,
+        "concept_ids": cited[:1],
+        "edge_ids": [],
+        "lesson_link_ids": [],
+        "missing": "",
+        "next_focus": {"relations": [], "concept_ids": [], "text": ""},
+    }
+    return Reply(body=completion(json.dumps(draft)))
 
 
 def closed_port() -> int:

@@ -1,4 +1,8 @@
-"""Migrations on a populated database: head → 0001 → head keeps every row and its grounding, byte for byte."""
+"""Migrations on a populated database: head → 0001 → head keeps every row and its grounding, byte for byte.
+
+The operational tables of migration 0003 (``rate_limits``, ``answer_reuse``) are not graph history:
+a downgrade below 0003 drops them, and an upgrade brings them back empty (limits start full, and
+answers are reused again once asked again)."""
 
 from __future__ import annotations
 
@@ -8,12 +12,16 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from data_plane import WriteGateway, schema
+from data_plane import AsOf, WriteGateway, schema
 from data_plane.database import downgrade, head_revision, migrate, schema_revision
+from data_plane.limits import LimitTable
+from data_plane.reuse import Reads, ReuseEntry
 from data_plane.testing import ManualClock, build_graph, grounding
 from data_plane.tokens import TokenStore
 
 PREVIOUS = "0001"
+OPERATIONAL = frozenset({"rate_limits", "answer_reuse"})
+KEPT = frozenset(schema.metadata.tables) - OPERATIONAL
 
 
 def _populate(engine: Engine) -> None:
@@ -39,6 +47,7 @@ def _populate(engine: Engine) -> None:
     gw.link_lesson("L1", "rag", title="Lesson one", grounding=grounding("syllabus"))
     gw.link_lesson("L1", "embeddings", grounding=grounding("syllabus"))
     gw.invalidate_concept("agents", grounding=grounding("dropped from track"))
+    at = clock()
     gw.record_answer(
         "a1",
         question="what before rag?",
@@ -46,15 +55,19 @@ def _populate(engine: Engine) -> None:
         abstained=False,
         payload={"cited": [1, 2], "nested": {"x": None}},
         grounding=grounding("answer"),
+        reuse=ReuseEntry("a1", "k" * 64, AsOf(at, at), {"concepts": 1}, Reads(frozenset({"rag"})), at),
     )
     TokenStore(engine, clock=clock).create("ci", "write")
+    LimitTable(engine).update("ask:addr:127.0.0.1", lambda _: (2e9, None), sweep_before=0.0)
 
 
-def _dump(engine: Engine) -> dict[str, list[tuple[Any, ...]]]:
-    """Every row of every table as the driver returns it, ordered by primary key."""
+def _dump(engine: Engine, tables: frozenset[str] | None = None) -> dict[str, list[tuple[Any, ...]]]:
+    """Every row of every table (of ``tables``) as the driver returns it, ordered by primary key."""
     out: dict[str, list[tuple[Any, ...]]] = {}
     with engine.connect() as conn:
         for table in schema.metadata.sorted_tables:
+            if tables is not None and table.name not in tables:
+                continue
             pk = ", ".join(c.name for c in table.primary_key.columns)
             cols = ", ".join(c.name for c in table.columns)
             rows = conn.exec_driver_sql(f"SELECT {cols} FROM {table.name} ORDER BY {pk}")
@@ -81,22 +94,25 @@ def test_populated_database_has_rows_in_every_table(populated: Engine) -> None:
 
 
 def test_downgrade_to_previous_keeps_every_row(populated: Engine) -> None:
-    """Downgrading head → 0001 on a populated database keeps every row and grounding byte for byte."""
-    before = _dump(populated)
+    """Downgrading head → 0001 on a populated database keeps every graph row and grounding byte for
+    byte, and drops only the operational tables."""
+    before = _dump(populated, KEPT)
     downgrade(populated, PREVIOUS)
     assert schema_revision(populated) == PREVIOUS
     assert "ix_concepts_name" not in _indexes(populated)
-    assert _dump(populated) == before
+    assert _dump(populated, KEPT) == before
+    assert not OPERATIONAL & set(sa.inspect(populated).get_table_names())
 
 
 def test_round_trip_keeps_every_row(populated: Engine) -> None:
     """head → 0001 → head on a populated database keeps every row and grounding byte for byte."""
-    before = _dump(populated)
+    before = _dump(populated, KEPT)
     downgrade(populated, PREVIOUS)
     migrate(populated)
     assert schema_revision(populated) == head_revision()
     assert "ix_concepts_name" in _indexes(populated)
-    assert _dump(populated) == before
+    assert _dump(populated, KEPT) == before
+    assert _dump(populated, OPERATIONAL) == {"rate_limits": [], "answer_reuse": []}
 
 
 def test_guards_and_writes_work_after_round_trip(populated: Engine) -> None:

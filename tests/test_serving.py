@@ -194,8 +194,10 @@ def test_many_clients_together_are_held_to_the_server_model_budget(runtime: Runt
     )
     cfg = ApiConfig(ask_rate_per_min=0, model_calls_per_min=3, rate_clock=clock)
     with TestClient(create_app(runtime.settings, runtime=runtime, config=cfg)) as client:
-        codes = [client.post("/ask", json={"question": QUESTION}).status_code for _ in range(5)]
-        refused = client.post("/ask", json={"question": QUESTION})
+        # fresh: a repeated question would otherwise reuse the first answer at no model call.
+        ask = {"question": QUESTION, "fresh": True}
+        codes = [client.post("/ask", json=ask).status_code for _ in range(5)]
+        refused = client.post("/ask", json=ask)
     assert codes == [200, 200, 200, 429, 429]
     assert refused.status_code == 429 and int(refused.headers["Retry-After"]) == 20
     assert "KG_API_MODEL_CALLS_PER_MIN" in refused.json()["detail"]

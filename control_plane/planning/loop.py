@@ -52,12 +52,13 @@ from typing import Any, Final
 import sqlalchemy as sa
 import structlog
 
-from control_plane.errors import LLMUnavailable
+from control_plane.errors import LLMUnavailable, ModelBudgetSpent
 from control_plane.evidence import EvidenceGraph, LessonLink, edge_ref
 from control_plane.learning_order import needs_from_edges
 from control_plane.planning.answer import Answer, RoundTrace
 from control_plane.planning.expansion import Expander, ReaderExpander
 from control_plane.planning.ranking import Ranking, follows
+from control_plane.planning.reuse import ReusedAnswer, reuse_key, reused_payload
 from control_plane.planning.study_plan import StudyPlan, study_plan
 from control_plane.planning.verify import Verdict, verify
 from control_plane.planning.walk_order import WalkOrder, walk_order
@@ -71,16 +72,19 @@ from data_plane.clock import Clock, ensure_utc, format_time, utc_now
 from data_plane.errors import InputError
 from data_plane.gateway import WriteGateway
 from data_plane.reads import GraphReader
-from data_plane.records import Concept, ConceptLike, Edge, EdgeLike, Grounding, Neighbour
+from data_plane.records import Concept, ConceptLike, Edge, EdgeLike, Grounding, Neighbour, Version
+from data_plane.reuse import MAX_READS, AnswerIndex, Reads, ReuseEntry
 from data_plane.temporal import AsOf
 from data_plane.walks import Walk, lessons_for
 
-__all__ = ["MAX_QUESTION_CHARS", "NOTHING_MORE", "NO_SEED", "UNSURE", "Planner"]
+__all__ = ["MAX_QUESTION_CHARS", "MODEL_UNAVAILABLE", "NOTHING_MORE", "NO_SEED", "UNSURE", "Planner"]
 
 # The same limit as the HTTP API: longer text is refused before any work (and keeps the
 # memoised normalisation in ``seeding`` small).
 MAX_QUESTION_CHARS: Final = 2000
 NO_SEED = "no known concept is named"
+# How an abstention because the model stayed unavailable begins (``kg ask`` exits 3 on it).
+MODEL_UNAVAILABLE = "the model is unavailable"
 NOTHING_MORE = "the graph has nothing more to offer"
 PARTIAL = "the closure is partial: a walk stopped at its row budget"
 # The confidence an answer over a partial closure may keep at most.
@@ -221,6 +225,19 @@ class _Reserve:
         return set(self._along)
 
 
+@dataclass(frozen=True)
+class _Start:
+    """A question read and dated, before its first round."""
+
+    started: float  # perf_counter at the start, for latency
+    created_at: datetime
+    point: AsOf
+    answer_id: str
+    reading: Reading
+    seeds: tuple[Concept, ...]
+    names: NameIndex  # the names in force at the question's time (what an answer may name)
+
+
 class _Unread:
     """Marks a version id the caller did not read (None is a real value: an empty table)."""
 
@@ -245,6 +262,7 @@ class Planner:
         walks: bool = True,
         walk_order: Callable[[Reading], WalkOrder | None] = walk_order,
         intent_model: IntentModel | EllipsisType | None = ...,
+        reuse: AnswerIndex | None = None,
     ) -> None:
         if max_rounds < 1 or frontier_cap < 1 or not 0.0 < threshold <= 1.0:
             raise InputError("max_rounds and frontier_cap must be >= 1 and threshold in (0, 1]")
@@ -263,6 +281,8 @@ class Planner:
         self.walk_order = walk_order  # reading -> walk or one hop (tests pass smaller bounds)
         # the learnt second reading that checks the grammar's (... = the committed one, None = none)
         self.intent_model = default_model() if intent_model is ... else intent_model
+        # Where recorded answers are looked up for reuse (``reply``); None: every reply is fresh.
+        self.reuse = reuse
         self._cache: _IndexEntry | None = None
         # Active edges per relation, valid while concept_edges is unchanged and the as-of point
         # stays in the box where no edge version changes state (the same rule as the index).
@@ -361,6 +381,106 @@ class Planner:
         record: bool = True,
     ) -> Answer:
         """Answer ``question`` as of (``as_of``, ``known_at``), both defaulting to now."""
+        self._check(question, record=record)
+        # One connection for every read of the question: one snapshot, one pool checkout.
+        with self.reader.pinned():
+            answer, _ = self._ask(self._start(question, as_of, known_at), question, as_of is not None)
+        if record:
+            self._record(answer)
+        self._log_answer(answer)
+        return answer
+
+    def reply(
+        self,
+        question: str,
+        *,
+        as_of: datetime | None = None,
+        known_at: datetime | None = None,
+        fresh: bool = False,
+    ) -> Answer | ReusedAnswer:
+        """The answer a learner gets, recorded: a recorded answer to the same question, reused
+        when nothing it read has changed since (no model call), else a fresh one (``fresh``:
+        always a fresh one), itself indexed for reuse. Without ``reuse`` this is :meth:`ask`."""
+        if self.reuse is None:
+            return self.ask(question, as_of=as_of, known_at=known_at)
+        self._check(question, record=True)
+        with self.reader.pinned():
+            seen = self.reuse.seen()  # before any read: anything newer was not seen
+            start = self._start(question, as_of, known_at)
+            key = reuse_key(
+                start.reading.to_dict(),
+                question=question,
+                seeds=[c.concept_id for c in start.seeds],
+                as_of=as_of,
+                known_at=known_at,
+                synthesizer=self.synthesizer.info,
+                planner=self._bounds(),
+            )
+            entry = None if fresh else self.reuse.latest(key)
+            if entry is not None and self.reuse.unchanged(entry, start.point):
+                recorded, ran = self.reader.answer(entry.answer_id), None
+            else:
+                recorded, ran = None, self._ask(start, question, as_of is not None)
+        if ran is None:
+            assert recorded is not None
+            return self._reuse(recorded, start, question)
+        answer, reads = ran
+        index = None
+        if reads is not None and len(reads) <= MAX_READS:
+            index = ReuseEntry(answer.answer_id, key, start.point, seen, reads, start.created_at)
+        self._record(answer, reuse=index)
+        self._log_answer(answer, reuse="stale" if entry is not None else ("bypassed" if fresh else "miss"))
+        return answer
+
+    def _bounds(self) -> dict[str, Any]:
+        """What bounds a fresh answer, besides the graph and the synthesizer (part of the reuse key)."""
+        return {
+            "max_rounds": self.max_rounds,
+            "frontier_cap": self.frontier_cap,
+            "threshold": self.threshold,
+            "walks": self.walks,
+        }
+
+    def _reuse(self, recorded: Version, start: _Start, question: str) -> ReusedAnswer:
+        """Record and return the answer that reuses ``recorded`` (``planning.reuse``)."""
+        assert self.gateway is not None
+        payload = reused_payload(
+            recorded.content["payload"],
+            answer_id=start.answer_id,
+            question=question,
+            created_at=start.created_at,
+            as_of=start.point,
+            latency_ms=(time.perf_counter() - start.started) * 1000.0,
+        )
+        original = recorded.grounding
+        evidence = dict(original.evidence) if isinstance(original.evidence, dict) else {}
+        evidence.update(
+            question=question,
+            as_of=format_time(start.point.valid_at),
+            known_at=format_time(start.point.recorded_at),
+            reused_from=payload["reused_from"],
+        )
+        self.gateway.record_answer(
+            start.answer_id,
+            question=question,
+            answer_text=str(payload["text"]),
+            abstained=bool(payload["abstained"]),
+            payload=payload,
+            grounding=Grounding(original.confidence, original.reason, original.source, evidence),
+        )
+        answer = ReusedAnswer(payload)
+        log.info(
+            "loop.answer",
+            question_id=answer.answer_id,
+            abstained=answer.abstained,
+            reused_from=answer.reused_from,
+            llm_calls=0,
+            reuse="hit",
+            latency_ms=payload["latency_ms"],
+        )
+        return answer
+
+    def _check(self, question: str, *, record: bool) -> None:
         if not isinstance(question, str) or not question.strip():
             raise InputError("the question is empty", field="question", value=question)
         if len(question) > MAX_QUESTION_CHARS:
@@ -371,11 +491,8 @@ class Planner:
             )
         if record and self.gateway is None:
             raise InputError("record=True needs a WriteGateway; pass gateway= or record=False")
-        # One connection for every read of the question: one snapshot, one pool checkout.
-        with self.reader.pinned():
-            answer = self._ask(question, as_of, known_at)
-        if record:
-            self._record(answer)
+
+    def _log_answer(self, answer: Answer, **extra: Any) -> None:
         log.info(
             "loop.answer",
             question_id=answer.answer_id,
@@ -386,15 +503,21 @@ class Planner:
             cited=list(answer.cited_concept_ids),
             reason=answer.abstain_reason,
             latency_ms=round(answer.latency_ms, 3),
+            **extra,
         )
-        return answer
 
-    def _ask(self, question: str, as_of: datetime | None, known_at: datetime | None) -> Answer:
+    def _start(self, question: str, as_of: datetime | None, known_at: datetime | None) -> _Start:
+        """The question's id, clock and reading: everything before the first round."""
         started = time.perf_counter()
         created_at = ensure_utc(self.clock(), field="clock")
         point = AsOf(as_of or created_at, known_at or created_at)
-        answer_id = uuid.uuid4().hex
         reading, point, seeds, names = self._read(question, point, explicit=as_of is not None, now=created_at)
+        return _Start(started, created_at, point, uuid.uuid4().hex, reading, tuple(seeds), names)
+
+    def _ask(self, start: _Start, question: str, explicit: bool) -> tuple[Answer, Reads | None]:
+        """The rounds, from a read question; the answer, and what it read (None: not reusable)."""
+        started, created_at, point, answer_id = start.started, start.created_at, start.point, start.answer_id
+        reading, seeds, names = start.reading, list(start.seeds), start.names
         read_as = reading.to_dict()
         log.info("loop.reading", question_id=answer_id, **read_as)
         # Thin rows while the loop runs; full records only for the answer (``_ground``).
@@ -420,6 +543,10 @@ class Planner:
         walked: set[str] = set()  # expanded by a walk, along the walked relations
         budget_open: set[str] = set()  # boundary of walks cut by their row budget
         walks = 0
+        # Concepts whose neighbourhoods were read (for answer reuse); False once the answer
+        # cannot be reused (a walk cut by its budget, a model that stayed unavailable).
+        read_from: set[str] = set()
+        reusable = True
         # Gathered but not yet expanded concepts, with the neighbour record that reached them.
         pending: dict[str, Neighbour] = {}
         # Neighbours seen but not chosen (no place left): they compete again in later rounds,
@@ -450,6 +577,8 @@ class Planner:
                 )
                 added, edges_added = self._gather(evidence, walk, pending, reserve)
                 walked.update(frontier, walk.expanded)
+                read_from.update(frontier, walk.expanded, (r.from_id for r in walk.rows))
+                reusable = reusable and not walk.partial
                 # Nothing walked stays pending (a later walk may report an excluded, already
                 # walked concept on its boundary); the check runs over pending, not over walked.
                 for cid in pending.keys() & walked:
@@ -461,6 +590,7 @@ class Planner:
             else:
                 found = self.store.neighbours(frontier, as_of=point, exclude=visited)
                 visited.update(frontier)
+                read_from.update(frontier)
                 for cid in frontier:
                     pending.pop(cid, None)
                 added, edges_added = self._grow(evidence, found, focus, ranking, pending, reserve)
@@ -484,9 +614,14 @@ class Planner:
             try:
                 draft = self.synthesizer.synthesize(request)
             except LLMUnavailable as exc:
+                if isinstance(exc, ModelBudgetSpent) and not any(t.llm_calls for t in traces):
+                    # The server's budget was spent before this question made any model call:
+                    # refused like the rest of the request (HTTP 429), nothing to record.
+                    raise
                 # The model stayed down after its own bounded retries: abstain with the reason
                 # rather than fail the question (a rejected request, LLMRejected, still raises).
                 unavailable = exc
+                reusable = False
                 draft = Draft("", 0.0, (), (), "", focus, Usage(calls=max(1, exc.attempts)), error=str(exc))
             verdict = verify(draft, evidence, threshold=self.threshold, reading=reading, names=names)
             if verdict.accepted and budget_open:
@@ -538,7 +673,7 @@ class Planner:
                 n.concept.concept_id for n in ranking.rank(pending.values(), focus, limit=self.frontier_cap)
             ]
             if unavailable is not None:
-                reason = f"the model is unavailable: {unavailable}"
+                reason = f"{MODEL_UNAVAILABLE}: {unavailable}"
                 break
             if decision == "abstain":
                 reason = (
@@ -561,7 +696,8 @@ class Planner:
             created_at,
             started,
         )
-        answer = _with_reading(answer, reading, explicit=as_of is not None)
+        answer = _with_reading(answer, reading, explicit=explicit)
+        answer.extra["reused_from"] = None
         if walks:
             answer.extra["closure"] = {
                 "walks": walks,
@@ -572,7 +708,11 @@ class Planner:
             unexplored = set(evidence.concepts) - visited - walked
             plan = self._study_plan(reading.subject, reading.known, evidence, point, unexplored | budget_open)
             answer.extra["study_plan"] = plan.to_dict()
-        return answer
+            lessons_read.update(plan.concepts)
+        if not reusable:
+            return answer, None
+        concepts = frozenset(evidence.concepts) | {c.concept_id for c in seeds}
+        return answer, Reads(frozenset(read_from), concepts, frozenset(lessons_read))
 
     # -- steps ------------------------------------------------------------------------------
 
@@ -788,7 +928,7 @@ class Planner:
             extra=extra,
         )
 
-    def _record(self, answer: Answer) -> None:
+    def _record(self, answer: Answer, *, reuse: ReuseEntry | None = None) -> None:
         assert self.gateway is not None
         grounding = Grounding(
             confidence=answer.confidence,
@@ -811,6 +951,7 @@ class Planner:
             abstained=answer.abstained,
             payload=answer.to_dict(),
             grounding=grounding,
+            reuse=reuse,
         )
 
 

@@ -1,18 +1,33 @@
-"""Rate limits for the HTTP API: per-caller token buckets for /ask, and one server-wide cap on
-model calls, so neither one client nor many together can run up an unbounded model bill.
+"""Rate limits for the HTTP API: a per-caller limit on /ask, and one server-wide budget of model
+calls, so neither one client nor many together can run up an unbounded model bill.
 
-``RateLimiter(rate_per_min, burst=..., clock=...)``: each key may spend ``burst`` requests at once
-and regains ``rate_per_min`` per minute. ``check(key)`` returns 0.0 when the request may go ahead
-(and spends one), else the seconds until it could (for ``Retry-After``); ``wait(key)`` says the
-same without spending; ``charge(key, n)`` spends ``n`` after the fact (the balance may go below
-zero: later requests then wait longer). The clock is injectable (monotonic seconds) so tests are
-exact; the bucket logic is pure arithmetic on it.
+**Algorithm** (the same for both): GCRA, the "generic cell rate algorithm", which is a token
+bucket kept as one number per key. A key may spend ``burst`` requests at once and regains
+``rate_per_min`` per minute; its state is its *theoretical arrival time* ``tat``: the time at which
+its bucket would be full again. A request of cost ``n`` at ``now`` is admitted when
+``max(tat, now) + n * interval - now <= burst * interval`` (``interval = 60 / rate_per_min``), and
+then ``tat`` moves to that sum; otherwise it waits ``max(tat, now) + interval - now - burst *
+interval`` seconds (``Retry-After``). A ``tat`` in the past is a full bucket, the same as no state
+at all. The arithmetic is pure (:func:`admit`, :func:`debit`, :func:`wait_of`), with ``now``
+passed in.
 
-``ModelCallCap`` is one bucket for the whole server; ``CappedSynthesizer`` puts it in front of a
-synthesizer: a synthesis needs one call in the bucket to start (else ``ModelBudgetSpent``, which
-the planner turns into an abstention naming it) and is charged every call it made (a repair call
-included). The HTTP app also asks the cap before starting a question, answering 429 with
-``Retry-After`` while it is spent. Offline synthesizers cost nothing and are never capped.
+**Where the state lives**: a ``LimitStore``. The HTTP app uses ``data_plane.limits.LimitTable``,
+the ``rate_limits`` table of the served database, so every worker process and every host serving
+that database enforce one limit (atomic per key on PostgreSQL, serialised on SQLite);
+``MemoryStore`` keeps it in this process (tests, and tools that run one process). The clock is
+injectable; the default is wall-clock time, which processes and hosts share (keep hosts' clocks in
+sync with NTP: a host whose clock is off by *s* seconds shifts a limit by at most *s* seconds' worth
+of requests).
+
+``RateLimiter``: ``check(key)`` returns 0.0 when the request may go ahead (and spends one), else
+the seconds until it could; ``wait(key)`` says the same without spending; ``charge(key, n)`` spends
+``n`` after the fact (the balance may go below zero: later requests then wait longer).
+
+``ModelCallCap`` is one key for the whole server; ``CappedSynthesizer`` puts it in front of a
+synthesizer: a synthesis needs one call in the budget to start (else ``ModelBudgetSpent``, which
+the HTTP app answers with 429 and ``Retry-After`` when the question had made no call yet) and is
+charged every call it made (a repair call included). Questions that need no model call (a reused
+answer) are never refused by it. Offline synthesizers cost nothing and are never capped.
 """
 
 from __future__ import annotations
@@ -21,73 +36,155 @@ import math
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Final, Protocol, TypeVar
 
 from control_plane.errors import ModelBudgetSpent
 from control_plane.synthesizers.base import Draft, SynthesisRequest, Synthesizer, SynthesizerInfo
 from data_plane.errors import ConfigurationError
 
-__all__ = ["CappedSynthesizer", "ModelCallCap", "RateLimiter", "cap_synthesizer"]
+__all__ = [
+    "CappedSynthesizer",
+    "LimitStore",
+    "MemoryStore",
+    "ModelCallCap",
+    "RateLimiter",
+    "Rule",
+    "admit",
+    "cap_synthesizer",
+    "debit",
+    "wait_of",
+]
+
+R = TypeVar("R")
+# Float sums of ``interval`` drift by a few ulps; a request that fits exactly must not be refused.
+_SLACK: Final = 1e-9
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A limit: ``per_min`` requests a minute with a burst of ``burst``."""
+
+    per_min: float
+    burst: int
+
+    @property
+    def interval(self) -> float:
+        """Seconds between two requests at the sustained rate."""
+        return 60.0 / self.per_min
+
+    @property
+    def tolerance(self) -> float:
+        """How far ahead of ``now`` a key's ``tat`` may run: the whole burst."""
+        return self.burst * self.interval
+
+
+def admit(tat: float | None, now: float, rule: Rule, cost: float = 1.0) -> tuple[float | None, float]:
+    """``(new tat, 0.0)`` when a request of ``cost`` is admitted at ``now``; ``(None, seconds to
+    wait)`` when it is not (the state is then left as it was)."""
+    after = max(tat if tat is not None else now, now) + cost * rule.interval
+    if after - now <= rule.tolerance + _SLACK:
+        return after, 0.0
+    return None, after - now - rule.tolerance
+
+
+def debit(tat: float | None, now: float, rule: Rule, cost: float) -> float:
+    """The ``tat`` after spending ``cost`` unconditionally (it may run past the burst: a debt)."""
+    return max(tat if tat is not None else now, now) + cost * rule.interval
+
+
+def wait_of(tat: float | None, now: float, rule: Rule) -> float:
+    """Seconds until one request could be admitted (0.0: now)."""
+    if tat is None:
+        return 0.0
+    return max(0.0, max(tat, now) + rule.interval - now - rule.tolerance - _SLACK)
+
+
+class LimitStore(Protocol):
+    """Where the ``tat`` of each key lives (``data_plane.limits.LimitTable`` implements it)."""
+
+    def update(
+        self, key: str, step: Callable[[float | None], tuple[float | None, R]], *, sweep_before: float
+    ) -> R: ...
+
+    def peek(self, key: str) -> float | None: ...
+
+
+class MemoryStore:
+    """A ``LimitStore`` in this process's memory (thread-safe)."""
+
+    def __init__(self) -> None:
+        self._tats: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    def update(
+        self, key: str, step: Callable[[float | None], tuple[float | None, R]], *, sweep_before: float
+    ) -> R:
+        with self._lock:
+            value, result = step(self._tats.get(key))
+            if value is not None:
+                self._tats[key] = value
+            for stale in [k for k, v in self._tats.items() if v < sweep_before]:
+                del self._tats[stale]
+            return result
+
+    def peek(self, key: str) -> float | None:
+        with self._lock:
+            return self._tats.get(key)
 
 
 class RateLimiter:
-    """Token buckets keyed by caller; thread-safe."""
+    """A GCRA limit per key (see the module docstring), its state in a ``LimitStore``."""
 
     def __init__(
         self,
         rate_per_min: float,
         *,
         burst: int | None = None,
-        clock: Callable[[], float] = time.monotonic,
+        clock: Callable[[], float] = time.time,
         name: str = "KG_API_ASK_RATE_PER_MIN",
+        store: LimitStore | None = None,
     ) -> None:
         if not math.isfinite(rate_per_min) or rate_per_min <= 0:
             raise ConfigurationError(f"{name} must be a positive number, got {rate_per_min!r}")
+        self.rule = Rule(rate_per_min, burst if burst is not None else max(1, math.ceil(rate_per_min)))
         self.rate_per_s = rate_per_min / 60.0
-        self.burst = burst if burst is not None else max(1, math.ceil(rate_per_min))
+        self.burst = self.rule.burst
         self._clock = clock
-        self._buckets: dict[str, tuple[float, float]] = {}  # key -> (tokens, at)
-        self._lock = threading.Lock()
-
-    def _tokens(self, key: str, now: float) -> float:
-        tokens, at = self._buckets.get(key, (float(self.burst), now))
-        return min(float(self.burst), tokens + (now - at) * self.rate_per_s)
-
-    def _until_one(self, tokens: float) -> float:
-        return 0.0 if tokens >= 1.0 else (1.0 - tokens) / self.rate_per_s
+        self._store: LimitStore = store if store is not None else MemoryStore()
 
     def check(self, key: str) -> float:
-        """0.0 and one token spent if ``key`` may proceed; otherwise the seconds to wait."""
+        """0.0 and one request spent if ``key`` may proceed; otherwise the seconds to wait."""
         now = self._clock()
-        with self._lock:
-            tokens = self._tokens(key, now)
-            if tokens >= 1.0:
-                self._buckets[key] = (tokens - 1.0, now)
-                return 0.0
-            self._buckets[key] = (tokens, now)
-            return self._until_one(tokens)
+        return self._store.update(key, lambda tat: admit(tat, now, self.rule), sweep_before=now)
 
     def wait(self, key: str) -> float:
         """The seconds until ``key`` may proceed (0.0: now), spending nothing."""
-        now = self._clock()
-        with self._lock:
-            return self._until_one(self._tokens(key, now))
+        return wait_of(self._store.peek(key), self._clock(), self.rule)
 
     def charge(self, key: str, n: float) -> None:
-        """Spend ``n`` more tokens of ``key`` now; the balance may go negative (a debt)."""
+        """Spend ``n`` more requests of ``key`` now; the balance may go negative (a debt)."""
         if n <= 0:
             return
         now = self._clock()
-        with self._lock:
-            self._buckets[key] = (self._tokens(key, now) - n, now)
+        self._store.update(key, lambda tat: (debit(tat, now, self.rule, n), None), sweep_before=now)
 
 
 class ModelCallCap:
     """One bucket of model calls per minute for the whole server (``KG_API_MODEL_CALLS_PER_MIN``)."""
 
-    KEY = "server"
+    KEY = "model:server"
 
-    def __init__(self, calls_per_min: float, *, clock: Callable[[], float] = time.monotonic) -> None:
-        self._limiter = RateLimiter(calls_per_min, clock=clock, name="KG_API_MODEL_CALLS_PER_MIN")
+    def __init__(
+        self,
+        calls_per_min: float,
+        *,
+        clock: Callable[[], float] = time.time,
+        store: LimitStore | None = None,
+    ) -> None:
+        self._limiter = RateLimiter(
+            calls_per_min, clock=clock, name="KG_API_MODEL_CALLS_PER_MIN", store=store
+        )
         self.calls_per_min = calls_per_min
 
     def wait(self) -> float:

@@ -22,6 +22,7 @@ from data_plane.clock import Clock, utc_now
 from data_plane.database import connect, head_revision, migrate, schema_revision
 from data_plane.gateway import WriteGateway
 from data_plane.reads import GraphReader
+from data_plane.reuse import AnswerIndex
 from data_plane.tokens import TokenStore
 
 if TYPE_CHECKING:
@@ -182,7 +183,9 @@ class Runtime:
                 store = SQLPropertyGraphStore(reader)
             else:
                 store = ReaderExpander(reader)
-            self._planner = Planner(reader, synth, store=store, gateway=self.gateway, clock=self.clock)
+            self._planner = Planner(
+                reader, synth, store=store, gateway=self.gateway, clock=self.clock, reuse=AnswerIndex(reader)
+            )
         return self._planner
 
     def replay(self, answer_id: str) -> dict[str, Any]:

@@ -12,7 +12,8 @@ One module per command group, sharing one set of option types (``options``) and 
 
 Configuration is read from the environment once, at the edge, into ``Settings`` and passed down.
 Every error the backend raises on purpose ends the command with one line, ``error: ...`` on
-stderr, and exit code 1; usage errors exit with 2. Command bodies import what they need, so that
+stderr, and exit code 1; usage errors exit with 2; ``kg ask`` exits 3 when it abstained because
+the model stayed unavailable. Command bodies import what they need, so that
 ``kg --help`` and usage errors load neither SQLAlchemy nor the question reader.
 """
 

@@ -11,7 +11,7 @@ from typing import Annotated, Any, TextIO
 import typer
 
 from control_plane.surfaces.cli.options import AskFormat, AsOfOpt, EvidenceShown, KnownAtOpt, SynthChoice
-from control_plane.surfaces.cli.shell import commands, console, option_time, settings
+from control_plane.surfaces.cli.shell import EXIT_MODEL_UNAVAILABLE, commands, console, option_time, settings
 
 __all__ = ["app"]
 
@@ -68,8 +68,16 @@ def ask(
             help="Default: KG_SYNTHESIZER, else deepseek if DEEPSEEK_API_KEY is set, else offline.",
         ),
     ] = None,
+    fresh: Annotated[
+        bool,
+        typer.Option("--fresh", help="Answer afresh: do not reuse a recorded answer to the same question."),
+    ] = False,
 ) -> None:
-    """Answer a question with its evidence sub-graph, or abstain (and say why)."""
+    """Answer a question with its evidence sub-graph, or abstain (and say why). A recorded answer
+    to the same question is reused, at no model call, when nothing it read has changed since.
+
+    Exits 3 when it abstained because the model stayed unavailable."""
+    from control_plane.planning.loop import MODEL_UNAVAILABLE
     from control_plane.surfaces.runtime import (
         Runtime,
         default_database_path,
@@ -88,12 +96,14 @@ def ask(
         sink = stack.enter_context(out.open("w", encoding="utf-8")) if out is not None else None
         rt = Runtime.build(chosen)
         try:
-            answer = rt.planner.ask(question, as_of=valid_at, known_at=recorded_at).to_dict()
+            answer = rt.planner.reply(question, as_of=valid_at, known_at=recorded_at, fresh=fresh).to_dict()
         finally:
             rt.close()
         emit_answer(answer, fmt, sink, evidence)
     if out is not None:
         typer.echo(f"wrote {fmt.value} for answer {answer['answer_id']} to {out}", err=True)
+    if answer["abstained"] and str(answer["abstain_reason"]).startswith(MODEL_UNAVAILABLE):
+        raise typer.Exit(EXIT_MODEL_UNAVAILABLE)
 
 
 def emit_answer(
@@ -138,6 +148,7 @@ def print_answer(answer: dict[str, Any], screen: Any, evidence: EvidenceShown = 
     screen.print(
         f"confidence {answer['confidence']:.2f} · rounds {len(answer['rounds'])} · LLM calls "
         f"{answer['llm_calls']} · synthesizer {answer['synthesizer']['name']} · answer {answer['answer_id']}"
+        + (f" · reused from {answer['reused_from']}" if answer.get("reused_from") else "")
     )
     edges = answer["evidence"]["edges"]
     if not edges:

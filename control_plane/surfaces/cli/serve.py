@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Annotated
 
 import typer
@@ -73,6 +75,10 @@ def doctor(ctx: typer.Context) -> None:
     raise typer.Exit(0 if report.ok else 1)
 
 
+# What ``kg serve --workers N`` (N > 1) hands uvicorn: each worker process builds its own app.
+APP_FACTORY = "control_plane.surfaces.http:app_from_env"
+
+
 @app.command()
 def serve(
     ctx: typer.Context,
@@ -81,15 +87,25 @@ def serve(
     expose: Annotated[
         bool, typer.Option("--expose", help="Serve open reads and /ask on a non-loopback address.")
     ] = False,
+    workers: Annotated[
+        int,
+        typer.Option(
+            "--workers",
+            min=1,
+            max=64,
+            help="Worker processes (uvicorn's). They share the limits, which live in the database.",
+        ),
+    ] = 1,
 ) -> None:
     """Serve the HTTP API (OpenAPI docs at /docs). A non-loopback --host needs read tokens
-    (KG_API_READS_REQUIRE_TOKEN=1) or --expose; what is exposed is printed first."""
+    (KG_API_READS_REQUIRE_TOKEN=1) or --expose; what is exposed is printed first, and "serving on"
+    once the server answers."""
     import uvicorn
 
     from control_plane.settings import ServingSettings, exposure_problem
     from control_plane.surfaces.http import ApiConfig, create_app
 
-    chosen = settings(ctx)
+    chosen = settings(ctx)  # a bad setting fails here, before any worker starts
     serving = ServingSettings.from_env(os.environ)
     problem = exposure_problem(host, serving, expose=expose)
     if problem is not None:
@@ -97,6 +113,56 @@ def serve(
     for line in serving.describe(host, port):
         typer.echo(line, err=True)
     configure_logging(json_events=True)
-    uvicorn.run(
-        create_app(chosen, config=ApiConfig.from_env(os.environ)), host=host, port=port, log_config=None
-    )
+    _announce_when_answering(host, port, workers)
+    if workers == 1:
+        app = create_app(chosen, config=ApiConfig.from_env(os.environ))
+        uvicorn.run(app, host=host, port=port, log_config=None)
+        return
+    with _worker_environment(root_db(ctx)):
+        uvicorn.run(APP_FACTORY, factory=True, workers=workers, host=host, port=port, log_config=None)
+
+
+def _announce_when_answering(host: str, port: int, workers: int) -> None:
+    """Print "serving on ..." once ``/healthz`` answers (the socket is listening and a worker
+    serves), from a background thread, so it is never printed for a server that failed to bind."""
+    import threading
+    import time
+
+    import httpx
+
+    probe = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(host, host)
+    shown = f"[{probe}]" if ":" in probe else probe
+    url = f"http://{shown}:{port}/healthz"
+    processes = f"{workers} worker processes" if workers > 1 else "1 process"
+
+    def wait() -> None:
+        while True:
+            try:
+                if httpx.get(url, timeout=2).status_code == 200:
+                    typer.echo(f"serving on http://{host}:{port} ({processes}); docs at /docs", err=True)
+                    return
+            except httpx.TransportError:
+                pass
+            time.sleep(0.1)
+
+    threading.Thread(target=wait, name="kg-serve-announce", daemon=True).start()
+
+
+@contextmanager
+def _worker_environment(db: str | None) -> Iterator[None]:
+    """What worker processes read at start: ``--db`` as ``KG_DATABASE_URL``, and a fresh folder for
+    the metrics of every worker (``PROMETHEUS_MULTIPROC_DIR``) unless one is set already."""
+    import shutil
+    import tempfile
+
+    if db is not None:
+        os.environ["KG_DATABASE_URL"] = db
+    made = None
+    if not os.environ.get("PROMETHEUS_MULTIPROC_DIR", "").strip():
+        made = tempfile.mkdtemp(prefix="kg-metrics-")
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = made
+    try:
+        yield
+    finally:
+        if made is not None:
+            shutil.rmtree(made, ignore_errors=True)

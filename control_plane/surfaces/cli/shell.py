@@ -2,7 +2,8 @@
 times, consoles and JSON output.
 
 Every error the backend raises on purpose (``KGError``) ends the command with one line,
-``error: ...`` on stderr, and exit code 1; usage errors exit with 2. This module imports only
+``error: ...`` on stderr, and exit code 1; usage errors exit with 2; ``kg ask`` exits with
+:data:`EXIT_MODEL_UNAVAILABLE` (3) when it abstained because the model stayed unavailable. This module imports only
 Typer at the top: what a command needs (SQLAlchemy, the planner, Rich tables) is imported inside
 the command, so ``kg --help`` and usage errors never load it.
 """
@@ -11,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from control_plane.surfaces.runtime import Runtime
 
 __all__ = [
+    "EXIT_MODEL_UNAVAILABLE",
     "Command",
     "Group",
     "commands",
@@ -46,6 +47,9 @@ __all__ = [
 
 
 CommandFunction = TypeVar("CommandFunction", bound=Callable[..., Any])
+# `kg ask` abstained because the model stayed unavailable after its retries: the answer is printed
+# (and recorded), but a script must not take it for a real abstention.
+EXIT_MODEL_UNAVAILABLE = 3
 
 
 def fail(message: str, code: int = 1) -> NoReturn:
@@ -111,23 +115,9 @@ def group(help: str) -> typer.Typer:
 def configure_logging(*, json_events: bool = False) -> None:
     """Logs go to stderr, so stdout stays clean for answers and JSON. The CLI shows warnings and
     errors (``KG_LOG_LEVEL=info`` for everything); ``kg serve`` logs JSON events at info."""
-    import logging
+    from control_plane.surfaces.logs import configure_logging as configure
 
-    import structlog
-
-    level_name = os.environ.get("KG_LOG_LEVEL", "info" if json_events else "warning").upper()
-    level = logging.getLevelNamesMapping().get(level_name, logging.WARNING)
-    renderer: Any = structlog.processors.JSONRenderer() if json_events else structlog.dev.ConsoleRenderer()
-    structlog.configure(
-        processors=[
-            structlog.processors.add_log_level,
-            structlog.processors.TimeStamper(fmt="iso", utc=True),
-            renderer,
-        ],
-        wrapper_class=structlog.make_filtering_bound_logger(level),
-        logger_factory=structlog.PrintLoggerFactory(sys.stderr),
-        cache_logger_on_first_use=False,
-    )
+    configure(os.environ, json_events=json_events)
 
 
 def root_db(ctx: typer.Context) -> str | None:

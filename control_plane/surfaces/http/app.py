@@ -1,7 +1,9 @@
 """The app factory: routers in, middleware and problem handlers on, nothing else.
 
-OpenAPI docs are served at ``/docs``; ``/openapi.json`` declares every request and response
-model (see :mod:`control_plane.surfaces.http.schemas`).
+OpenAPI docs are served at ``/docs`` (Swagger UI) and ``/redoc`` (ReDoc) from assets shipped
+in the ``fastapi-offline`` package, never from a CDN, so they work on an offline machine;
+``/openapi.json`` declares every request and response model (see
+:mod:`control_plane.surfaces.http.schemas`).
 """
 
 from __future__ import annotations
@@ -9,14 +11,19 @@ from __future__ import annotations
 import os
 
 from fastapi import FastAPI
+from fastapi_offline import FastAPIOffline
 
 from control_plane.settings import Settings
 from control_plane.surfaces.http.config import ApiConfig
+from control_plane.surfaces.http.metrics import Metrics
 from control_plane.surfaces.http.middleware import RequestLimitsAndLog
 from control_plane.surfaces.http.problems import install_handlers, problem_media
 from control_plane.surfaces.http.routers import ROUTERS
+from control_plane.surfaces.http.routers.operations import schema_head
+from control_plane.surfaces.logs import configure_logging
 from control_plane.surfaces.ratelimit import ModelCallCap, RateLimiter, cap_synthesizer
 from control_plane.surfaces.runtime import Runtime, build_synthesizer
+from data_plane.limits import LimitTable
 
 __all__ = ["app_from_env", "create_app"]
 
@@ -26,9 +33,10 @@ def create_app(
 ) -> FastAPI:
     """Build the ASGI app. ``runtime`` defaults to one built from ``settings``; ``config`` (HTTP-only
     settings) defaults to ``ApiConfig()``: open reads, 64 KiB bodies, /ask limited per caller and
-    model calls capped for the whole server."""
+    model calls capped for the whole server, both kept in the database (shared by every process
+    serving it)."""
     cfg = config or ApiConfig()
-    app = FastAPI(
+    app = FastAPIOffline(
         title="curriculum-kg",
         version="0.1.0",
         description="Grounded answers over a bi-temporal curriculum knowledge graph, with their evidence.",
@@ -36,26 +44,35 @@ def create_app(
     rt = runtime or Runtime.build(settings)
     app.state.runtime = rt
     app.state.config = cfg
+    app.state.metrics = metrics = Metrics(multiprocess=cfg.metrics_multiprocess)
+    app.state.schema_head = schema_head()
+    limits = LimitTable(rt.engine)
     app.state.limiter = (
-        RateLimiter(cfg.ask_rate_per_min, clock=cfg.rate_clock) if cfg.ask_rate_per_min else None
+        RateLimiter(cfg.ask_rate_per_min, clock=cfg.rate_clock, store=limits)
+        if cfg.ask_rate_per_min
+        else None
     )
     # One budget of model calls for the whole server, in front of the synthesizer (before the
     # planner is first built), so many clients cannot multiply the bill. Offline is never capped.
-    cap = ModelCallCap(cfg.model_calls_per_min, clock=cfg.rate_clock) if cfg.model_calls_per_min else None
+    cap = (
+        ModelCallCap(cfg.model_calls_per_min, clock=cfg.rate_clock, store=limits)
+        if cfg.model_calls_per_min
+        else None
+    )
     if cap is not None:
-        synth = rt.synthesizer or build_synthesizer(rt.settings)
-        rt.synthesizer = cap_synthesizer(synth, cap)
-        cap = None if rt.synthesizer is synth else cap
-    app.state.model_cap = cap
+        rt.synthesizer = cap_synthesizer(rt.synthesizer or build_synthesizer(rt.settings), cap)
     for router in ROUTERS:
         app.include_router(router)
     install_handlers(app)
     generate = app.openapi
     app.openapi = lambda: app.openapi_schema or problem_media(generate())  # type: ignore[method-assign]
-    app.add_middleware(RequestLimitsAndLog, max_body=cfg.max_body_bytes)
+    app.add_middleware(RequestLimitsAndLog, max_body=cfg.max_body_bytes, metrics=metrics)
     return app
 
 
 def app_from_env() -> FastAPI:
-    """Factory for ``uvicorn --factory control_plane.surfaces.http:app_from_env`` (reads the environment once)."""
+    """Factory for ``uvicorn --factory control_plane.surfaces.http:app_from_env`` (reads the
+    environment once). Every worker process calls it, so it also sets up that process's logs: JSON
+    events on stderr at ``KG_LOG_LEVEL`` (default info)."""
+    configure_logging(os.environ, json_events=True)
     return create_app(Settings.from_env(os.environ), config=ApiConfig.from_env(os.environ))

@@ -20,9 +20,12 @@ class ApiConfig:
     max_body_bytes: int = 64 * 1024
     # /ask requests per minute per token (or per client address); 0 means unlimited.
     ask_rate_per_min: float = DEFAULT_ASK_RATE_PER_MIN
-    rate_clock: Callable[[], float] = time.monotonic
+    # Wall-clock seconds: the limits' state is shared by processes (and hosts) in the database.
+    rate_clock: Callable[[], float] = time.time
     # Model calls per minute for the whole server; 0 means unlimited.
     model_calls_per_min: float = DEFAULT_MODEL_CALLS_PER_MIN
+    # Several processes serve (PROMETHEUS_MULTIPROC_DIR is set): /metrics sums every process's files.
+    metrics_multiprocess: bool = False
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> ApiConfig:
@@ -31,4 +34,5 @@ class ApiConfig:
             reads_require_token=serving.reads_require_token,
             ask_rate_per_min=serving.ask_rate_per_min,
             model_calls_per_min=serving.model_calls_per_min,
+            metrics_multiprocess=bool(env.get("PROMETHEUS_MULTIPROC_DIR", "").strip()),
         )

@@ -6,7 +6,9 @@ limit, as-of times and page limits.
 * Reads are open unless ``ApiConfig.reads_require_token`` (``KG_API_READS_REQUIRE_TOKEN=1``);
   then any active token.
 * ``/ask`` is rate limited per token (or per client address) when ``ask_rate_per_min`` is set:
-  429 with ``Retry-After``.
+  429 with ``Retry-After``; the server's model budget refuses at a question's first model call. The limits' state is shared by every process serving the database
+  (``control_plane.surfaces.ratelimit``).
+* ``/healthz`` and ``/readyz`` take none of these: no token, no limit.
 
 The app factory puts the ``Runtime``, the ``ApiConfig`` and the rate limiter on ``app.state``;
 these functions read them from there, so routers hold no state of their own.
@@ -24,10 +26,11 @@ from fastapi import Depends, HTTPException, Query, Request, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from control_plane.surfaces.http.config import ApiConfig
+from control_plane.surfaces.http.metrics import Metrics
 from control_plane.surfaces.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, next_headers
 from control_plane.surfaces.http.problems import problem_responses
-from control_plane.surfaces.http.schemas import WrittenOut
-from control_plane.surfaces.ratelimit import ModelCallCap, RateLimiter
+from control_plane.surfaces.http.schemas import AS_OF, KNOWN_AT, Instant, WrittenOut
+from control_plane.surfaces.ratelimit import RateLimiter
 from control_plane.surfaces.runtime import Runtime
 from data_plane.clock import ensure_utc
 from data_plane.tokens import Token
@@ -37,12 +40,14 @@ __all__ = [
     "AsOfQuery",
     "AskRateLimit",
     "BigPage",
+    "MetricsDep",
     "Page",
     "Paging",
     "ReadToken",
     "RuntimeDep",
     "Times",
     "WriteToken",
+    "retry_after",
     "utc",
 ]
 
@@ -60,8 +65,14 @@ def config(request: Request) -> ApiConfig:
     return cfg
 
 
+def metrics(request: Request) -> Metrics:
+    found: Metrics = request.app.state.metrics
+    return found
+
+
 RuntimeDep = Annotated[Runtime, Depends(runtime)]
 ConfigDep = Annotated[ApiConfig, Depends(config)]
+MetricsDep = Annotated[Metrics, Depends(metrics)]
 
 
 def _authenticate(rt: Runtime, creds: HTTPAuthorizationCredentials | None) -> Token | None:
@@ -98,29 +109,38 @@ ReadToken = Annotated[Token | None, Depends(read_token)]
 WriteToken = Annotated[Token, Depends(write_token)]
 
 
-def ask_rate_limit(request: Request, rt: RuntimeDep, token: ReadToken, creds: Credentials) -> None:
-    """Spend one /ask from the caller's bucket, or 429 with ``Retry-After``; also 429 while the
-    server's model budget is spent (checked, not spent: the capped synthesizer spends it)."""
+def ask_rate_limit(
+    request: Request, rt: RuntimeDep, token: ReadToken, creds: Credentials, seen: MetricsDep
+) -> None:
+    """Spend one /ask from the caller's limit, or 429 with ``Retry-After``.
+
+    The server's model budget is not checked here: a question that needs no model call (a reused
+    answer, one that names no concept) is served even while it is spent, and one that does is
+    refused at its first call (``ModelBudgetSpent``, also a 429; see ``problems``)."""
     limiter: RateLimiter | None = request.app.state.limiter
     if limiter is not None:
-        _per_caller(request, limiter, token or _authenticate(rt, creds))
-    cap: ModelCallCap | None = request.app.state.model_cap
-    if cap is not None and (spent := cap.wait()) > 0:
-        raise HTTPException(
-            429,
-            "this server's model budget (KG_API_MODEL_CALLS_PER_MIN) is spent; retry later",
-            headers={"Retry-After": str(math.ceil(spent))},
-        )
+        _per_caller(request, limiter, token or _authenticate(rt, creds), seen)
 
 
-def _per_caller(request: Request, limiter: RateLimiter, token: Token | None) -> None:
-    key = f"token:{token.token_id}" if token else f"addr:{request.client.host if request.client else '?'}"
+def retry_after(seconds: float) -> str:
+    """A ``Retry-After`` value: whole seconds, at least 1."""
+    return str(max(1, math.ceil(seconds)))
+
+
+def _per_caller(request: Request, limiter: RateLimiter, token: Token | None, seen: Metrics) -> None:
+    if token is not None:
+        key, who = f"ask:token:{token.token_id}", f"token {token.token_id}"
+    else:
+        address = request.client.host if request.client else "unknown"
+        key, who = f"ask:addr:{address}", f"client address {address} (no token was sent)"
     wait = limiter.check(key)
     if wait > 0:
+        seen.limited("ask")
         raise HTTPException(
             429,
-            "too many /ask requests for this token; retry later",
-            headers={"Retry-After": str(math.ceil(wait))},
+            f"too many /ask requests for {who}: the limit is {limiter.rule.per_min:g} per minute "
+            f"(KG_API_ASK_RATE_PER_MIN); retry in {retry_after(wait)} s",
+            headers={"Retry-After": retry_after(wait)},
         )
 
 
@@ -179,7 +199,10 @@ class Times:
     known_at: datetime | None
 
 
-def _times(as_of: datetime | None = None, known_at: datetime | None = None) -> Times:
+def _times(
+    as_of: Annotated[Instant | None, Query(description=AS_OF)] = None,
+    known_at: Annotated[Instant | None, Query(description=KNOWN_AT)] = None,
+) -> Times:
     return Times(utc(as_of, "as_of"), utc(known_at, "known_at"))
 
 

@@ -1,22 +1,26 @@
-"""One pure-ASGI middleware: request id, body limit, one log event per request.
+"""One pure-ASGI middleware: request id, body type and size, metrics, one log event per request.
 
 Every request is logged as ONE structlog event ``http.request`` with a request id (the
-``X-Request-ID`` header, echoed back, or a fresh one), method, path, status and duration. The
-Authorization header and tokens are never logged. Request bodies over ``max_body_bytes`` get 413
-before they reach a handler (declared ``Content-Length``) or as soon as the stream passes it.
+``X-Request-ID`` header, echoed back, or a fresh one), method, path, status and duration, and
+counted in the app's metrics by route template. The Authorization header and tokens are never
+logged. A POST/PUT/PATCH body that is not JSON (``Content-Type`` other than ``application/json``
+or ``*+json``, or none) gets 415. Request bodies over ``max_body_bytes`` get 413 (one problem
+type) before they reach a handler (declared ``Content-Length``) or as soon as the stream passes it.
 """
 
 from __future__ import annotations
 
+import email.message
 import time
 import uuid
-from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping
+from typing import Any, Final
 
 import structlog
 from fastapi import HTTPException
 
-from control_plane.surfaces.http.problems import problem
+from control_plane.surfaces.http.metrics import Metrics
+from control_plane.surfaces.http.problems import problem, title
 
 __all__ = ["RequestLimitsAndLog"]
 
@@ -28,6 +32,32 @@ ASGIApp = Callable[
 ]
 
 
+_WITH_BODY: Final = frozenset({"POST", "PUT", "PATCH"})
+
+
+def _not_json(method: str, headers: Mapping[str, str]) -> str | None:
+    """Why a request's body is refused as not JSON (415), or None (pure)."""
+    has_body = headers.get("content-length", "0") not in ("", "0") or "transfer-encoding" in headers
+    if method not in _WITH_BODY or not has_body:
+        return None
+    given = headers.get("content-type", "")
+    if given:
+        parsed = email.message.Message()
+        parsed["content-type"] = given
+        subtype = parsed.get_content_subtype()
+        if parsed.get_content_maintype() == "application" and (
+            subtype == "json" or subtype.endswith("+json")
+        ):
+            return None
+    sent = f"Content-Type {given!r}" if given else "no Content-Type"
+    return f"the body must be JSON: send Content-Type: application/json ({sent} was sent)"
+
+
+def _route(scope: Mapping[str, Any]) -> str:
+    """The matched route's template (bounded label values), or ``unmatched``."""
+    return str(getattr(scope.get("route"), "path", "unmatched"))
+
+
 class _TooLarge(HTTPException):
     """Raised from ``receive`` when a streamed body passes the limit; an HTTPException so that
     FastAPI's body parsing re-raises it instead of reporting a generic 400."""
@@ -36,8 +66,9 @@ class _TooLarge(HTTPException):
         super().__init__(413, f"request body exceeds {limit} bytes")
 
 
-def _request_middleware(app: ASGIApp, max_body: int) -> ASGIApp:
-    """One pure-ASGI layer: assigns the request id, bounds the body, logs one event at the end."""
+def _request_middleware(app: ASGIApp, max_body: int, metrics: Metrics) -> ASGIApp:
+    """One pure-ASGI layer: assigns the request id, checks the body's type and size, counts and
+    logs the request at the end."""
 
     async def middleware(
         scope: MutableMapping[str, Any],
@@ -65,14 +96,17 @@ def _request_middleware(app: ASGIApp, max_body: int) -> ASGIApp:
                 }
             await send(message)
 
-        async def reject(code: int, title: str, detail: str) -> None:
-            resp = problem(code, title, detail)
+        async def reject(code: int, detail: str) -> None:
+            resp = problem(code, title(code), detail)
             await resp(scope, receive, send_with_id)
 
         try:
             declared = headers.get("content-length")
             if declared is not None and declared.isdigit() and int(declared) > max_body:
-                await reject(413, "Payload too large", f"request body exceeds {max_body} bytes")
+                await reject(413, f"request body exceeds {max_body} bytes")
+                return
+            if (why := _not_json(str(scope.get("method")), headers)) is not None:
+                await reject(415, why)
                 return
             seen = {"bytes": 0}
 
@@ -88,15 +122,17 @@ def _request_middleware(app: ASGIApp, max_body: int) -> ASGIApp:
                 await app(scope, bounded_receive, send_with_id)
             except _TooLarge:
                 if not sent_start["done"]:
-                    await reject(413, "Payload too large", f"request body exceeds {max_body} bytes")
+                    await reject(413, f"request body exceeds {max_body} bytes")
         finally:
+            elapsed = time.perf_counter() - started
+            metrics.request(_route(scope), str(scope.get("method")), status["code"], elapsed)
             log.info(
                 "http.request",
                 request_id=request_id,
                 method=scope.get("method"),
                 path=scope.get("path"),
                 status=status["code"],
-                duration_ms=round((time.perf_counter() - started) * 1000, 3),
+                duration_ms=round(elapsed * 1000, 3),
             )
 
     return middleware
@@ -105,8 +141,8 @@ def _request_middleware(app: ASGIApp, max_body: int) -> ASGIApp:
 class RequestLimitsAndLog:
     """Adapter so Starlette's ``add_middleware`` can install :func:`_request_middleware`."""
 
-    def __init__(self, app: ASGIApp, max_body: int) -> None:
-        self._inner = _request_middleware(app, max_body)
+    def __init__(self, app: ASGIApp, max_body: int, metrics: Metrics) -> None:
+        self._inner = _request_middleware(app, max_body, metrics)
 
     async def __call__(
         self,

@@ -1,12 +1,15 @@
 """RFC 7807 problem bodies, and the exception handlers that turn every error into one.
 
-``KGError`` maps to 400/404/409 (503 for the model, 500 for misconfiguration); Starlette's own
-HTTP errors (unknown route, wrong method, unparsable body), validation errors (422) and anything
-unexpected (500, details only in the server log) become problem bodies too: never a traceback.
+``KGError`` maps to 400/404/409 (503 for the model, 429 with ``Retry-After`` when this
+server's model budget is spent, 500 for misconfiguration); Starlette's own HTTP errors (unknown
+route, wrong method), a body that is not JSON (400, naming the line and column), validation errors
+(422) and anything unexpected (500, details only in the server log) become problem bodies too:
+never a traceback. One status has one title (:func:`title`), whichever layer refuses.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from http import HTTPStatus
 from typing import Any, Final
@@ -17,7 +20,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from control_plane.errors import LLMError
+from control_plane.errors import LLMError, ModelBudgetSpent
 from control_plane.surfaces.http.schemas import Problem
 from data_plane.errors import (
     ConcurrentWrite,
@@ -29,11 +32,35 @@ from data_plane.errors import (
     TemporalConflict,
 )
 
-__all__ = ["PROBLEM", "install_handlers", "kg_status", "problem", "problem_media", "problem_responses"]
+__all__ = [
+    "PROBLEM",
+    "install_handlers",
+    "json_error",
+    "kg_status",
+    "problem",
+    "problem_media",
+    "problem_responses",
+    "title",
+]
 
 log = structlog.get_logger("control_plane.surfaces.http")
 
 PROBLEM: Final = "application/problem+json"
+# Titles that differ from Python's HTTPStatus phrases (which changed for 413 across versions).
+_TITLES: Final = {413: "Content too large", 415: "Unsupported media type", 429: "Too many requests"}
+_RETRY_AFTER: Final = {
+    "Retry-After": {
+        "description": "Seconds until the request may be retried (the limit that refused it says which).",
+        "schema": {"type": "integer", "minimum": 1},
+    }
+}
+
+
+def title(status: int) -> str:
+    """The one problem title of ``status``."""
+    if status in _TITLES:
+        return _TITLES[status]
+    return HTTPStatus(status).phrase if status in HTTPStatus._value2member_map_ else "Error"
 
 
 def problem(
@@ -54,8 +81,16 @@ def problem(
 
 
 def problem_responses(*codes: int) -> dict[int | str, dict[str, Any]]:
-    """OpenAPI entries saying that ``codes`` answer with a problem body (see :func:`problem_media`)."""
-    return {code: {"model": Problem, "description": HTTPStatus(code).phrase} for code in codes}
+    """OpenAPI entries saying that ``codes`` answer with a problem body (see :func:`problem_media`);
+    a 429 also carries ``Retry-After``."""
+    return {
+        code: {
+            "model": Problem,
+            "description": title(code),
+            **({"headers": _RETRY_AFTER} if code == 429 else {}),
+        }
+        for code in codes
+    }
 
 
 def problem_media(openapi: dict[str, Any]) -> dict[str, Any]:
@@ -71,6 +106,8 @@ def problem_media(openapi: dict[str, Any]) -> dict[str, Any]:
 
 def kg_status(exc: KGError) -> tuple[int, str]:
     """The HTTP status and problem title of a backend error (pure)."""
+    if isinstance(exc, ModelBudgetSpent):
+        return 429, title(429)
     if isinstance(exc, NotFound):
         return 404, "Not found"
     if isinstance(exc, KeyExists | ConcurrentWrite | PrerequisiteCycle | TemporalConflict):
@@ -82,22 +119,37 @@ def kg_status(exc: KGError) -> tuple[int, str]:
     return 400, "Bad request"
 
 
-async def _kg_error(_request: Request, exc: Exception) -> JSONResponse:
+async def _kg_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, KGError)
-    status, title = kg_status(exc)
+    status, name = kg_status(exc)
     text = str(exc).strip()
-    return problem(status, title, text.splitlines()[0] if text else title)
+    headers = None
+    if isinstance(exc, ModelBudgetSpent):
+        # Spent between the door check and this question's first model call (another process).
+        request.app.state.metrics.limited("model_calls")
+        headers = {"Retry-After": str(max(1, math.ceil(exc.retry_after)))}
+    return problem(status, name, text.splitlines()[0] if text else name, headers=headers)
 
 
 async def _http_error(_request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
-    code = exc.status_code
-    title = HTTPStatus(code).phrase if code in HTTPStatus._value2member_map_ else "Error"
-    return problem(code, title, str(exc.detail), headers=exc.headers)
+    return problem(exc.status_code, title(exc.status_code), str(exc.detail), headers=exc.headers)
+
+
+def json_error(doc: str, pos: int, message: str) -> str:
+    """Where and why a body is not JSON, as a person reads it (pure)."""
+    line = doc.count("\n", 0, pos) + 1
+    column = pos - (doc.rfind("\n", 0, pos) + 1) + 1
+    return f"the request body is not valid JSON: {message} at line {line}, column {column}"
 
 
 async def _invalid(_request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
+    first = exc.errors()[0] if exc.errors() else {}
+    if first.get("type") == "json_invalid" and isinstance(exc.body, str):
+        loc = first.get("loc", ())
+        pos = loc[1] if len(loc) > 1 and isinstance(loc[1], int) else 0
+        return problem(400, "Bad request", json_error(exc.body, pos, str(first.get("ctx", {}).get("error"))))
     details = "; ".join(
         f"{'.'.join(str(p) for p in e.get('loc', ()))}: {e.get('msg')}" for e in exc.errors()[:5]
     )

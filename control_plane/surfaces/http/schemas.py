@@ -5,17 +5,18 @@ Response models mirror the domain's ``to_dict`` shapes field for field (``Concep
 :mod:`control_plane.planning.answer`, the replay report of :mod:`control_plane.planning.replay`),
 so declaring them changes no byte of a response; it makes ``/openapi.json`` a contract a
 learning platform can generate a client from. Times in responses are ISO 8601 strings in UTC
-with a ``Z`` suffix (``data_plane.clock.format_time``); times in requests are ISO 8601 with a
-zone (naive times are refused with 400).
+with a ``Z`` suffix (``data_plane.clock.format_time``); times in requests (bodies and query
+parameters alike, :data:`Instant`) are what ``kg`` accepts: a bare date (midnight UTC of that day)
+or a datetime with a zone (naive datetimes are refused with 400).
 """
 
 from __future__ import annotations
 
 import json
-from datetime import datetime
-from typing import Any, Final
+from datetime import UTC, date, datetime
+from typing import Annotated, Any, Final
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
 from data_plane.records import Grounding
 from data_plane.tokens import Token
@@ -31,10 +32,13 @@ __all__ = [
     "EdgeInvalidateIn",
     "EdgeOut",
     "GroundingIn",
+    "HealthOut",
+    "Instant",
     "InvalidateIn",
     "LessonLinkIn",
     "LessonUnlinkIn",
     "Problem",
+    "ReadyOut",
     "ReplayOut",
     "SnapshotOut",
     "VersionOut",
@@ -44,6 +48,30 @@ __all__ = [
 MAX_QUESTION: Final = 2000
 
 _TIME = "ISO 8601 time in UTC, e.g. 2024-06-01T00:00:00Z"
+AS_OF: Final = (
+    "Valid time: the curriculum as it was (or will be) true at this time; default now. "
+    "A date (2024-06-01, midnight UTC) or a datetime with a zone (2024-06-01T12:00:00Z)."
+)
+KNOWN_AT: Final = (
+    "Recorded time: what the system had recorded by this time (audit view); default now. "
+    "A date (midnight UTC) or a datetime with a zone."
+)
+TIME_IN: Final = "A date (2024-06-01, midnight UTC) or a datetime with a zone (2024-06-01T12:00:00Z)."
+
+
+def _bare_date(value: Any) -> Any:
+    """A bare ISO date is midnight UTC of that day, as on the command line (``parse_time``)."""
+    if isinstance(value, str) and len(value.strip()) == 10:
+        try:
+            day = date.fromisoformat(value.strip())
+        except ValueError:
+            return value  # not a date: the datetime parser says what is wrong
+        return datetime(day.year, day.month, day.day, tzinfo=UTC)
+    return value
+
+
+# A time in a request: a bare date or a datetime (a naive datetime is refused with 400 downstream).
+Instant = Annotated[datetime, BeforeValidator(_bare_date)]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -74,8 +102,13 @@ class AskIn(BaseModel):
     """A learner's question, optionally as of another (valid time, recorded time)."""
 
     question: str = Field(min_length=1, max_length=MAX_QUESTION)
-    as_of: datetime | None = Field(default=None, description="Valid time; default now.")
-    known_at: datetime | None = Field(default=None, description="Recorded time; default now.")
+    as_of: Instant | None = Field(default=None, description=AS_OF)
+    known_at: Instant | None = Field(default=None, description=KNOWN_AT)
+    fresh: bool = Field(
+        default=False,
+        description="Always answer afresh: do not reuse a recorded answer to the same question "
+        "(by default one is reused, at no model call, when nothing it read has changed since).",
+    )
 
 
 class ConceptIn(BaseModel):
@@ -83,7 +116,7 @@ class ConceptIn(BaseModel):
     name: str = Field(min_length=1, max_length=400)
     aliases: list[str] = Field(default_factory=list)
     summary: str = ""
-    valid_at: datetime | None = None
+    valid_at: Instant | None = Field(default=None, description=TIME_IN)
     grounding: GroundingIn
 
 
@@ -91,12 +124,12 @@ class ConceptReviseIn(BaseModel):
     name: str | None = None
     aliases: list[str] | None = None
     summary: str | None = None
-    valid_at: datetime | None = None
+    valid_at: Instant | None = Field(default=None, description=TIME_IN)
     grounding: GroundingIn
 
 
 class InvalidateIn(BaseModel):
-    invalid_at: datetime | None = None
+    invalid_at: Instant | None = Field(default=None, description=TIME_IN)
     retract: bool = False
     grounding: GroundingIn
 
@@ -105,7 +138,7 @@ class EdgeIn(BaseModel):
     source_id: str = Field(min_length=1, max_length=200)
     target_id: str = Field(min_length=1, max_length=200)
     relation: str = Field(min_length=1, max_length=32)
-    valid_at: datetime | None = None
+    valid_at: Instant | None = Field(default=None, description=TIME_IN)
     grounding: GroundingIn
 
 
@@ -113,7 +146,7 @@ class EdgeInvalidateIn(BaseModel):
     source_id: str = Field(min_length=1, max_length=200)
     target_id: str = Field(min_length=1, max_length=200)
     relation: str = Field(min_length=1, max_length=32)
-    invalid_at: datetime | None = None
+    invalid_at: Instant | None = Field(default=None, description=TIME_IN)
     retract: bool = False
     grounding: GroundingIn
 
@@ -140,6 +173,20 @@ class Problem(BaseModel):
     title: str
     status: int
     detail: str
+
+
+class HealthOut(BaseModel):
+    status: str = Field(description='"ok"')
+
+
+class CheckOut(BaseModel):
+    ok: bool
+    detail: str
+
+
+class ReadyOut(BaseModel):
+    status: str = Field(description='"ready" or "not ready"')
+    checks: dict[str, CheckOut] = Field(description="database, schema and synthesizer")
 
 
 class GroundingOut(BaseModel):
@@ -314,6 +361,11 @@ class AnswerOut(BaseModel):
     latency_ms: float
     synthesizer: SynthesizerOut
     created_at: str = Field(description=_TIME)
+    reused_from: str | None = Field(
+        default=None,
+        description="The recorded answer this one reuses (no model call was made; usage counters "
+        "are 0), or null when it was computed afresh.",
+    )
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,8 +1,17 @@
 """One ``APIRouter`` per resource: ``ask``, ``concepts``, ``edges``, ``lessons``, ``answers``
-(recorded answers, replay, evidence pages) and ``audit`` (snapshots and diffs)."""
+(recorded answers, replay, evidence pages), ``audit`` (snapshots and diffs) and ``operations``
+(health, readiness, metrics)."""
 
-from control_plane.surfaces.http.routers import answers, ask, audit, concepts, edges, lessons
+from control_plane.surfaces.http.routers import answers, ask, audit, concepts, edges, lessons, operations
 
 __all__ = ["ROUTERS"]
 
-ROUTERS = (ask.router, concepts.router, edges.router, lessons.router, answers.router, audit.router)
+ROUTERS = (
+    ask.router,
+    concepts.router,
+    edges.router,
+    lessons.router,
+    answers.router,
+    audit.router,
+    operations.router,
+)

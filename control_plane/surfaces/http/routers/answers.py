@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Query
 from fastapi.responses import HTMLResponse
 from starlette.concurrency import run_in_threadpool
 
@@ -13,7 +12,7 @@ from control_plane.surfaces.http.dependencies import Page, ReadToken, RuntimeDep
 from control_plane.surfaces.http.listings import answers_page
 from control_plane.surfaces.http.pagination import PAGED
 from control_plane.surfaces.http.problems import problem_responses
-from control_plane.surfaces.http.schemas import AnswerOut, ReplayOut
+from control_plane.surfaces.http.schemas import TIME_IN, AnswerOut, Instant, ReplayOut
 from control_plane.surfaces.pictures import to_html
 
 __all__ = ["router"]
@@ -26,7 +25,12 @@ _PAGE_POLICY = {"Content-Security-Policy": "default-src 'none'; style-src 'unsaf
 
 @router.get("/answers", response_model=list[AnswerOut], responses=PAGED)
 def list_answers(
-    rt: RuntimeDep, _t: ReadToken, page: Page, since: datetime | None = None
+    rt: RuntimeDep,
+    _t: ReadToken,
+    page: Page,
+    since: Annotated[
+        Instant | None, Query(description="Only answers recorded at or after this. " + TIME_IN)
+    ] = None,
 ) -> list[dict[str, Any]]:
     """Recorded answers, newest first, optionally only those recorded at or after ``since``."""
     items, nxt = answers_page(rt.reader, utc(since, "since"), page.limit, page.cursor)

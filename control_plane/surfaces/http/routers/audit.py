@@ -3,7 +3,6 @@ two recorded times; both paginated."""
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
@@ -12,7 +11,7 @@ from control_plane.surfaces.http.dependencies import AsOfQuery, BigPage, ReadTok
 from control_plane.surfaces.http.listings import diff_page, snapshot_page
 from control_plane.surfaces.http.pagination import PAGED
 from control_plane.surfaces.http.problems import problem_responses
-from control_plane.surfaces.http.schemas import DiffOut, SnapshotOut
+from control_plane.surfaces.http.schemas import TIME_IN, DiffOut, Instant, SnapshotOut
 from data_plane.clock import ensure_utc
 
 __all__ = ["router"]
@@ -33,9 +32,11 @@ def snapshot(rt: RuntimeDep, _t: ReadToken, at: AsOfQuery, page: BigPage) -> dic
 def diff(
     rt: RuntimeDep,
     _t: ReadToken,
-    since: Annotated[datetime, Query(alias="from")],
+    since: Annotated[Instant, Query(alias="from", description="Recorded time, exclusive. " + TIME_IN)],
     page: BigPage,
-    until: Annotated[datetime | None, Query(alias="to")] = None,
+    until: Annotated[
+        Instant | None, Query(alias="to", description="Recorded time, inclusive; default now. " + TIME_IN)
+    ] = None,
 ) -> dict[str, Any]:
     """Versions recorded in (from, to], grouped by operation: up to ``limit`` of each group per
     page (default and maximum 1000); ``to`` defaults to now."""
