@@ -7,6 +7,7 @@ a statement) ends here with a ``Reading`` that says why.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -163,6 +164,8 @@ class Parse:
     known: tuple[Subject, ...]
     excluded: list[Mention]
     names: tuple[tuple[str, str], ...]
+    mentions: tuple[Mention, ...]  # every name read, repeats included, in order
+    said_known: frozenset[str]  # concepts the learner says they know (even when nothing else is named)
 
     @property
     def second(self) -> Mention | None:
@@ -565,6 +568,7 @@ def _roles(
     ordered, words_of, tags, roles = _tag_mentions(question, w, s, c)
     # Pronouns stand for the first subject: "once I know RAG, what builds on it?".
     subjects = [m for m in ordered if tags.get(m.concept_id, "") == ""]
+    said_known = frozenset(cid for cid, tag in tags.items() if tag == "known")
     if not subjects:
         subjects = [m for m in ordered if tags.get(m.concept_id) != "example"]
         if not subjects:  # only an example or a name used as a verb: nothing is asked about
@@ -644,6 +648,8 @@ def _roles(
         known=known,
         excluded=excluded,
         names=names,
+        mentions=tuple(sorted(mentions, key=lambda m: m.start)),
+        said_known=said_known,
     )
 
 
@@ -669,10 +675,10 @@ def _tag_mentions(
         if prev is not None:
             window = toks[max(prev.end, b - 6) : b]
         gap = toks[prev.end : m.start] if prev is not None else ()
-        coordinated = (
-            prev is not None
-            and gap
-            and all(t in {"and", "or", "as", "well", "plus", "both", "the", "a", "an"} for t in gap)
+        coordinated = prev is not None and (
+            (gap and all(t in {"and", "or", "as", "well", "plus", "both", "the", "a", "an"} for t in gap))
+            # "I know A, B and C": a comma (or a slash, an ampersand) lists the names
+            or (not gap and _listed(question, prev, m))
         )
         opens = m.start == 0 or (len(sentence) == len(toks) and sentence[m.start - 1] != sentence[m.start])
         if (
@@ -718,6 +724,14 @@ def _tag_mentions(
         roles[m.concept_id] = _role_at(toks, m.start, m.end, masked, verbs, nouns, relational)
         prev = m
     return ordered, words_of, tags, roles
+
+
+def _listed(question: str, a: Mention, b: Mention) -> bool:
+    """Are the adjacent names ``a`` and ``b`` items of a list ("A, B and C", "A/B")?"""
+    spans = _token_spans(question)
+    if b.start >= len(spans) or a.end - 1 >= len(spans):
+        return False
+    return re.fullmatch(r"\s*[,;/&]\s*", question[spans[a.end - 1][1] : spans[b.start][0]]) is not None
 
 
 def _pronoun_roles(

@@ -73,7 +73,8 @@ from datetime import datetime
 from types import EllipsisType
 
 from control_plane.understanding.analysis import analyse
-from control_plane.understanding.frames import read_frames
+from control_plane.understanding.forms import FORM_FRAMES
+from control_plane.understanding.frames import FRAMES, read_frames
 from control_plane.understanding.intent_model import IntentModel, default_model
 from control_plane.understanding.reading import SURE, Mention, Reading, Subject, mentions_in
 
@@ -114,4 +115,4 @@ def _interpret(
     model: IntentModel | None,
 ) -> Reading:
     parsed = analyse(question, mentions, now, counts, model)
-    return parsed if isinstance(parsed, Reading) else read_frames(parsed)
+    return parsed if isinstance(parsed, Reading) else read_frames(parsed, FORM_FRAMES + FRAMES)

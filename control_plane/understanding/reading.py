@@ -36,6 +36,9 @@ INTENT_RELATIONS: Final[dict[str, tuple[str, ...]]] = {
     "before_uses": LEARNING,
     "lessons_before": LEARNING,
     "study_plan": LEARNING,
+    "order": LEARNING,
+    "relate": LEARNING,
+    "next": LEARNING,
     "lessons_covering": (),
     "about": (),
     "unknown": (),
@@ -51,7 +54,15 @@ DIRECTION: Final[dict[str, str]] = {
     "dependents": "after",
     "built_by": "after",
     "path": "forward",
+    "order": "before",
+    "relate": "before",
+    "next": "before",
 }
+# The forms a question may take around an intent: "" asks for the intent's answer (a list, a
+# path, a plan); "yes_no" asks whether the candidate is in it ("is X a prerequisite for Y?");
+# "count" asks how many ("how many prerequisites does Y have?"); "why" asks for the chain that
+# puts the candidate in it, with the reasons on its edges ("why do I need X for Y?").
+FORMS: Final = ("", "yes_no", "count", "why")
 
 
 @dataclass(frozen=True)
@@ -68,7 +79,8 @@ class Mention:
 class Subject:
     """A concept the reading is about and its role: ``subject`` (what is asked about),
     ``target`` (a path's end, a plan's goal), ``other`` (the second concept of a combined
-    question), ``known`` (already learned), ``excluded`` ("but not Y")."""
+    question), ``candidate`` (what a yes/no or why question asks about the subject: X in "is X
+    needed for Y?"), ``known`` (already learned), ``excluded`` ("but not Y")."""
 
     concept_id: str
     role: str
@@ -104,6 +116,9 @@ class Reading:
     problem: str | None = None
     doubt: str = ""  # what the learnt second reading (intent_model) finds more likely
     names: tuple[tuple[str, str], ...] = field(default=(), compare=False)
+    form: str = ""  # one of FORMS
+    # (id, name) of known concepts close to a name the question wrote that matches none
+    did_you_mean: tuple[tuple[str, str], ...] = ()
 
     @property
     def sure(self) -> bool:
@@ -126,6 +141,12 @@ class Reading:
     def known(self) -> tuple[str, ...]:
         return self.ids("known")
 
+    @property
+    def candidate(self) -> str | None:
+        """X in "is X needed for Y?" / "why do I need X for Y?" (the subject is Y)."""
+        found = self.ids("candidate")
+        return found[0] if found else None
+
     def _words(self, concept_id: str | None) -> str:
         for s in self.subjects:
             if s.concept_id == concept_id:
@@ -136,13 +157,31 @@ class Reading:
         """One line: what the question was read as ("concepts that have RAG as a prerequisite")."""
         if self.problem:
             return self.problem
+        text = self._describe_intent()
+        if self.form == "yes_no":
+            text = f"whether {self._words(self.candidate)} is among {text}"
+        elif self.form == "why":
+            text = f"why {self._words(self.candidate)} is among {text}"
+        elif self.form == "count":
+            text = f"how many: {text}"
+        if self.combine == "except":
+            text += f", except {self._words(self.other)}"
+        if self.known and self.intent != "next":
+            text += " (already known: " + ", ".join(self._words(k) for k in self.known) + ")"
+        if self.time is not None:
+            text += f", as of {self.time.valid_at.date().isoformat()} (from {self.time.words!r})"
+        if self.relation_note:
+            text += f"; {self.relation_note}"
+        return text
+
+    def _describe_intent(self) -> str:
         x, y = self._words(self.subject), self._words(self.other)
         if self.combine == "both":
             x = f"both {x} and {y}"
         elif self.combine == "either":
             x = f"{x} and {y}"
         how = "transitively" if self.transitive else "directly"
-        text = {
+        text: dict[str, str] = {
             "prerequisites": f"the direct prerequisites of {x}",
             "needed_before": f"everything needed before {x}"
             if self.transitive
@@ -169,21 +208,17 @@ class Reading:
             "lessons_before": f"lessons to take before {x} ({how})",
             "study_plan": f"a study plan for {x}",
             "about": f"what {x} is",
+            "order": f"which comes first in learning order, {x} or {y}",
+            "relate": f"how {x} and {y} are related in learning order",
+            "next": "what can be learned next, knowing " + " and ".join(self._words(k) for k in self.known),
             "unknown": "no known concept is named",
-        }.get(self.intent, self.intent)
-        if self.combine == "except":
-            text += f", except {y}"
-        if self.known:
-            text += " (already known: " + ", ".join(self._words(k) for k in self.known) + ")"
-        if self.time is not None:
-            text += f", as of {self.time.valid_at.date().isoformat()} (from {self.time.words!r})"
-        if self.relation_note:
-            text += f"; {self.relation_note}"
-        return text
+        }
+        return text.get(self.intent, self.intent)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "intent": self.intent,
+            "form": self.form,
             "read_as": self.describe() if self.sure or self.problem else f"{self.describe()} (unsure)",
             "subjects": [s.to_dict() for s in self.subjects],
             "direction": self.direction,
@@ -203,6 +238,7 @@ class Reading:
             "suggestions": list(self.suggestions),
             "problem": self.problem,
             "doubt": self.doubt,
+            "did_you_mean": [{"id": cid, "name": name} for cid, name in self.did_you_mean],
         }
 
 

@@ -1,0 +1,333 @@
+"""Question forms: frames for the shape of a question around its relation.
+
+"Is X a prerequisite for Y?" asks the same relation as "What are Y's prerequisites?" in another
+form: whether X is in the answer. The frames here recognise the form from the grammar of the
+asking sentence, not from the relation's words, and leave the relation to the role grammar
+(``analysis``): each concept's role says which one the relation's answer is computed for (the
+*subject*) and which one is asked about (the *candidate*).
+
+==========  ===================================================  ==================================
+form        recognised by                                        reading
+==========  ===================================================  ==================================
+order       two concepts joined by "or" and an ordering word     intent ``order`` (A, B)
+            ("which first, A or B?", "A or B first?", "start
+            with A or B?", "A before B or B before A?", "in what
+            order, A and B?")
+relate      "how" with a word of relation ("how are A and B      intent ``relate`` (A, B)
+            related / connected / different"), a relation noun
+            before "between" ("the connection between A and
+            B"), "have to do with", or a yes/no "are A and B
+            related?"
+why         "why" (or "how come", "what makes", "the reason")    form ``why``: the subject's
+            opening the asking sentence, two concepts           relation, the candidate's chain
+count       "how many", "number of", "count"                    form ``count`` of the reading of
+                                                                 the rest of the question
+next        every concept named is one the learner knows, and   intent ``next`` (the knowns)
+            the question asks what to learn ("what can I learn
+            next?", "what now?")
+yes_no      an auxiliary opens the asking sentence ("is",        form ``yes_no``: the subject's
+            "does", "should", "can", ...), not a request ("can   relation, with the candidate
+            you list ...") or an embedded question ("do you
+            know what ..."), two concepts
+==========  ===================================================  ==================================
+
+Which concept is the subject: the one whose role is the dependent (or the whole) of the relation
+("Y" in "does Y depend on X", "is X needed to learn Y", "is X part of Y"); the other one is the
+candidate. A yes/no or why question is transitive unless it says "directly" / "immediately".
+A form whose parts cannot be placed (one concept for "why", no role to tell subject from
+candidate) is not guessed: the reading is a *problem* saying what was understood.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Final
+
+from control_plane.understanding.analysis import Parse
+from control_plane.understanding.frames import FRAMES, read_frames
+from control_plane.understanding.grammar import _intent_of, _Role
+from control_plane.understanding.lexicon import BUILD, DEP, LEARN, PART, POLITE, PREREQ, PRONOUNS, WH, WHOLE
+from control_plane.understanding.names import normalise
+from control_plane.understanding.reading import LEARNING, Mention, Reading, Subject
+
+__all__ = ["FORM_FRAMES"]
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(normalise(text))
+
+
+def _phrases(*texts: str) -> tuple[tuple[str, ...], ...]:
+    return tuple(normalise(t) for t in texts)
+
+
+# Auxiliaries that open a yes/no question ("does" normalises to "doe").
+YES_NO_AUX: Final = _words(
+    "is are was were am do does did can could should would will must may might shall has have"
+)
+# "can you / could you / would you (please) tell me ...": a request, not a yes/no question.
+_REQUEST_AUX: Final = _words("can could would will")
+# Existential "is there / are there (any)": asks for the things, not yes or no.
+_THERE: Final = _words("there")
+ORDER_WORDS: Final = _phrases(
+    "first", "earlier", "start with", "begin with", "starting with", "beginning with", "start by",
+    "come first", "go first", "what order", "which order", "in order", "the other", "precede",
+)  # fmt: skip
+# Words of relation in "how are A and B related" ("different" too: how they differ in the graph).
+RELATION_WORDS: Final = _words(
+    "related relate relates relating relation relationship connected connection linked tied different differ similar"
+)
+RELATION_PHRASES: Final = _phrases("fit together", "go together", "tie together", "tie in", "have in common")
+# Nouns that, before "between", ask how two things relate ("the connection between A and B").
+RELATION_NOUNS: Final = _words("relation relationship connection link tie")
+WHY_OPENERS: Final = _phrases(
+    "why", "how come", "what make", "what makes", "reason", "the reason", "what is the reason"
+)
+COUNT_WORDS: Final = _phrases("how many", "the number of", "total number of", "what number of", "count of")
+NEXT_WORDS: Final = _words("next now then after learn study tackle take move unlock unlocked open")
+
+
+def _asking(p: Parse) -> list[int]:
+    """Token positions of the asking sentences (every sentence when none is marked as asking),
+    context left out."""
+    toks, sentence, asks = p.toks, p.sentence, p.asks
+    if len(sentence) != len(toks) or not any(asks):
+        return [i for i in range(len(toks)) if i not in p.context]
+    return [i for i in range(len(toks)) if asks[sentence[i]] and i not in p.context]
+
+
+def _opening(p: Parse) -> tuple[int, ...]:
+    """The asking sentence's own words from its first one that is not a greeting or filler (the
+    first asking sentence that names a concept, else the first one)."""
+    asking = _asking(p)
+    if not asking or len(p.sentence) != len(p.toks):
+        words = [i for i in asking if p.toks[i] not in POLITE]
+        return tuple(words)
+    named = {p.sentence[i] for i in p.masked}
+    sids = list(dict.fromkeys(p.sentence[i] for i in asking))
+    sid = next((s for s in sids if s in named), sids[0])
+    return tuple(i for i in asking if p.sentence[i] == sid and p.toks[i] not in POLITE)
+
+
+def _has(p: Parse, positions: Sequence[int], phrases: Sequence[tuple[str, ...]]) -> bool:
+    toks = [p.toks[i] for i in positions if i not in p.masked]
+    return any(tuple(toks[k : k + len(q)]) == q for q in phrases for k in range(len(toks)))
+
+
+def _starts(p: Parse, positions: Sequence[int], phrases: Sequence[tuple[str, ...]]) -> bool:
+    """Do ``positions`` open with one of ``phrases`` (a concept's name never does)?"""
+    toks = tuple(p.toks[i] if i not in p.masked else "" for i in positions)
+    return any(toks[: len(q)] == q for q in phrases)
+
+
+def _pair(p: Parse) -> tuple[Mention, Mention] | None:
+    """The two concepts a two-concept form is about, in the order the question names them."""
+    distinct = [m for m in p.ordered if p.tags.get(m.concept_id) != "example"]
+    if len(distinct) != 2:
+        return None
+    return distinct[0], distinct[1]
+
+
+def _yes_no(p: Parse) -> bool:
+    """Does an auxiliary open the asking sentence as a yes/no question?"""
+    words = _opening(p)
+    if not words or p.toks[words[0]] not in YES_NO_AUX:
+        return False
+    toks = [p.toks[i] for i in words]
+    if toks[1:2] == ["you"] and toks[0] in _REQUEST_AUX | _words("do"):
+        return False  # "can you list ...", "do you know what ...": a request
+    if toks[1:2] == ["not"]:
+        return False  # "do not include ...": an instruction
+    if not any(i in p.masked or p.toks[i] in PRONOUNS for i in words):
+        return False  # the yes/no sentence asks about no concept
+    if toks[1:2] and toks[1] in _THERE:
+        return False  # "are there prerequisites for X?": asks for them
+    return not any(t in WH for t in toks[1:] if t not in {"anything", "something"})
+
+
+def _order(p: Parse) -> Reading | None:
+    """ "Which should I learn first, A or B?", "A or B first?", "do I learn A before B or B before
+    A?", "in what order should I learn A and B?"."""
+    pair = _pair(p)
+    if pair is None:
+        return None
+    a, b = pair
+    asking = _asking(p)
+    between = [t for t in p.toks[a.end : b.start] if t not in _words("the a an")]
+    # "A before B or B before A": a name comes back after the other one, "or" between
+    symmetric = "or" in p.toks[b.end :] and any(
+        m.concept_id == a.concept_id and m.start > b.start for m in p.mentions
+    )
+    ordered = _has(p, asking, ORDER_WORDS)
+    in_order = (
+        between == ["and"] and _has(p, asking, _phrases("what order", "which order")) and not p.said_known
+    )
+    if not ((between == ["or"] and ordered) or symmetric or in_order):
+        return None
+    return p.build("order", [_sub(p, a), _sub(p, b, "other")], transitive=True, cue="which first")
+
+
+def _relate(p: Parse) -> Reading | None:
+    """ "How are A and B related?", "what's the connection between A and B?", "what does A have to
+    do with B?", "are A and B connected?"."""
+    pair = _pair(p)
+    if pair is None:
+        return None
+    asking = _asking(p)
+    toks = [p.toks[i] for i in asking if i not in p.masked]
+    relation_word = any(t in RELATION_WORDS for t in toks) or _has(p, asking, RELATION_PHRASES)
+    how = "how" in toks[:3] or _starts(p, _opening(p), _phrases("in what way", "in which way"))
+    noun_between = any(
+        p.toks[i] in RELATION_NOUNS and p.toks[i + 1 : i + 2] == ("between",)
+        for i in asking
+        if i + 1 < len(p.toks)
+    )
+    to_do_with = _has(p, asking, _phrases("have to do with", "has to do with"))
+    yes_no = _yes_no(p) and relation_word and "to" not in toks  # "are A and B related?"
+    if not ((how and relation_word) or noun_between or to_do_with or yes_no):
+        return None
+    a, b = pair
+    return p.build("relate", [_sub(p, a), _sub(p, b, "other")], transitive=True, cue="how related")
+
+
+def _sub(p: Parse, m: Mention, role: str = "subject") -> Subject:
+    return Subject(m.concept_id, role, p.words_of[m.concept_id])
+
+
+# Which role of a relation is the subject (the concept whose answer set is computed).
+_SUBJECT_ROLES: Final = frozenset({DEP, WHOLE})
+
+
+def _subject_and_candidate(p: Parse, a: Mention, b: Mention) -> tuple[Mention, Mention, _Role] | None:
+    """(subject, candidate, the role that makes the subject one) for a two-concept form, from the
+    roles the grammar gave them; None when the roles do not tell them apart."""
+    ra, rb = p.roles.get(a.concept_id), p.roles.get(b.concept_id)
+    if ra is not None and ra.role in _SUBJECT_ROLES and (rb is None or rb.role not in _SUBJECT_ROLES):
+        return a, b, ra
+    if rb is not None and rb.role in _SUBJECT_ROLES and (ra is None or ra.role not in _SUBJECT_ROLES):
+        return b, a, rb
+    # the candidate's role alone: "X is a prerequisite ..." (X the foundation) with Y unplaced
+    if ra is not None and rb is None and ra.role not in _SUBJECT_ROLES:
+        return b, a, replace(ra, role=DEP if ra.family != PART else WHOLE)
+    if rb is not None and ra is None and rb.role not in _SUBJECT_ROLES:
+        return a, b, replace(rb, role=DEP if rb.family != PART else WHOLE)
+    return None
+
+
+def _candidate_reading(p: Parse, form: str) -> Reading | None:
+    """The reading of a yes/no or why question about two concepts: the subject's relation, the
+    candidate asked about. Transitive unless the words say directly."""
+    pair = _pair(p)
+    if pair is None:
+        return None
+    placed = _subject_and_candidate(p, *pair)
+    if placed is None:
+        a, b = pair
+        return replace(
+            p.build(
+                "needed_before",
+                [_sub(p, b), _sub(p, a, "candidate")],
+                transitive=True,
+                sureness=0.3,
+                read_by="fallback",
+            ),
+            form=form,
+            problem=f"the question asks {'why' if form == 'why' else 'whether'} {p.words_of[a.concept_id]} and "
+            f"{p.words_of[b.concept_id]} are linked, but not which one depends on the other",
+        )
+    subject, candidate, role = placed
+    transitive = not p.direct
+    asked: tuple[str, ...]
+    if role.family in (LEARN, PREREQ):
+        intent, asked = "needed_before", LEARNING
+    elif role.family == BUILD:
+        intent, asked = "builds_on", _intent_of(role)[1]
+    elif role.family == PART:
+        intent, asked = "parts", _intent_of(replace(role, role=WHOLE))[1]
+        transitive = False
+    else:
+        return None
+    if form == "why" and intent != "needed_before":
+        intent, asked = "needed_before", LEARNING  # the chain is read in learning order
+    reading = p.build(
+        intent,
+        [_sub(p, subject), _sub(p, candidate, "candidate")],
+        transitive=transitive,
+        cue=f"{form}: {role.cue}",
+        asked=asked,
+    )
+    return replace(reading, form=form)
+
+
+def _why(p: Parse) -> Reading | None:
+    """ "Why do I need X to learn Y?", "why is X a prerequisite for Y?"."""
+    if not _starts(p, _opening(p), WHY_OPENERS):
+        return None
+    if _pair(p) is None:
+        names = ", ".join(p.words_of[m.concept_id] for m in p.ordered)
+        return replace(
+            p.build("needed_before", [p.sub(p.main)], sureness=0.0, read_by="fallback"),
+            form="why",
+            problem=f"the question asks why about {names}, and the graph answers why one concept is needed "
+            "for another",
+            suggestions=_two_concept_suggestions(p),
+        )
+    return _candidate_reading(p, "why")
+
+
+def _two_concept_suggestions(p: Parse) -> tuple[str, ...]:
+    x = p.words_of[p.main.concept_id]
+    return (
+        f"Why do I need <another concept> to learn {x}?",
+        f"What does {x} need?",
+        f"What comes after {x}?",
+    )
+
+
+def _count(p: Parse) -> Reading | None:
+    """ "How many direct prerequisites does Y have?": the count of the rest of the question."""
+    if not _has(p, _asking(p), COUNT_WORDS):
+        return None
+    reading = read_frames(p, FRAMES)
+    if reading.intent in ("about", "unknown") or reading.form:
+        return replace(
+            reading,
+            form="count",
+            sureness=min(reading.sureness, 0.3),
+            problem=reading.problem or "the question asks how many, but not of which relation",
+        )
+    return replace(reading, form="count")
+
+
+def _next(p: Parse) -> Reading | None:
+    """ "I know A, B and C, what can I learn next?": every concept named is known."""
+    named = {m.concept_id for m in p.ordered}
+    if not named or not named <= p.said_known or p.pronoun_roles:
+        return None  # "I finished X. What does it unlock?" asks what comes after X
+    asking = _asking(p)
+    if any(s in asking for s, _, _ in (*p.verbs, *p.nouns)):
+        return None  # "I finished X. What opens up next?", "... the later topics": X's dependents
+    if not any(p.toks[i] in NEXT_WORDS for i in asking if i not in p.masked):
+        return None
+    known = [Subject(m.concept_id, "known", p.words_of[m.concept_id]) for m in p.ordered]
+    reading = p.build("next", known, transitive=True, cue="next")
+    return replace(reading, subjects=tuple(known))
+
+
+def _check(p: Parse) -> Reading | None:
+    """ "Is X a prerequisite for Y?", "do I need X before I start Y?", "does Y depend on X?"."""
+    if not _yes_no(p) or _pair(p) is None:
+        return None
+    return _candidate_reading(p, "yes_no")
+
+
+# The form frames, tried before the relation frames (``frames.FRAMES``).
+FORM_FRAMES: Final = (
+    ("which first", _order),
+    ("how related", _relate),
+    ("why", _why),
+    ("how many", _count),
+    ("what next", _next),
+    ("yes or no", _check),
+)
