@@ -63,9 +63,9 @@ from control_plane.planning.verify import Verdict, verify
 from control_plane.planning.walk_order import WalkOrder, walk_order
 from control_plane.synthesizers.base import Draft, Focus, SynthesisRequest, Synthesizer, Usage
 from control_plane.understanding.intent_model import IntentModel, default_model
-from control_plane.understanding.interpretation import Mention, Reading, interpret, mentions_in
+from control_plane.understanding.interpretation import Reading
 from control_plane.understanding.names import NameIndex
-from control_plane.understanding.timewords import find_time
+from control_plane.understanding.reader import understand
 from data_plane import schema
 from data_plane.clock import Clock, ensure_utc, format_time, utc_now
 from data_plane.errors import InputError
@@ -221,6 +221,28 @@ class _Reserve:
         return set(self._along)
 
 
+@dataclass(frozen=True)
+class _Vocabulary:
+    """The planner's view of the graph for reading a question (``understanding.reader.Vocabulary``):
+    its cached name index and relation counts, and the reader's degrees and records."""
+
+    planner: Planner
+    top_concept: int | None
+    top_edge: int | None
+
+    def names(self, as_of: AsOf) -> NameIndex:
+        return self.planner.name_index(as_of, top=self.top_concept).index
+
+    def relation_counts(self, as_of: AsOf) -> dict[str, int]:
+        return self.planner.relation_counts(as_of, top=self.top_edge)
+
+    def degrees(self, ids: Sequence[str], as_of: AsOf) -> dict[str, int]:
+        return self.planner.reader.degrees(list(ids), as_of=as_of)
+
+    def concepts(self, ids: Sequence[str], as_of: AsOf) -> dict[str, Concept]:
+        return self.planner.reader.concepts(list(ids), as_of=as_of)
+
+
 class _Unread:
     """Marks a version id the caller did not read (None is a real value: an empty table)."""
 
@@ -302,34 +324,13 @@ class Planner:
     def read(
         self, question: str, point: AsOf, *, explicit: bool, now: datetime
     ) -> tuple[Reading, AsOf, list[Concept]]:
-        """Interpret ``question`` before round 1: time words move the valid time unless it was
-        given explicitly; then the seeds as of that time and the reading of the question."""
+        """Read ``question`` before round 1 (``understanding.reader``, one pass): the reading, the
+        time point to answer at (time words move the valid time unless it was given
+        explicitly) and the seeds as of that time."""
         top_concept, top_edge = _tops(self.reader)
-        entry_point = point
-        entry = self.name_index(point, top=top_concept)
-        found = mentions_in(question, entry.index)
-        when = find_time(question, now, [(m.start, m.end) for m in found])
-        if when is not None and not explicit:
-            point = AsOf(when.valid_at, point.recorded_at)
-            # The names in force at the time the question names.
-            entry = self.name_index(point, top=top_concept)
-        seeds = self._seeds(question, point, entry.index)
-        names = {c.concept_id: c.name for c in seeds}
-        mentions = [replace(m, name=names[m.concept_id]) for m in mentions_in(question, entry.index, names)]
-        relations = self.relation_counts(point, top=top_edge)
-        reading = interpret(question, mentions, now=now, relations=relations, model=self.intent_model)
-        if when is not None and reading.problem is None and (gone := _shadowed(found, mentions)):
-            # "what was LLM router grounded in, in January 2025?" when "LLM router" came later:
-            # "LLM" alone, a name in force then, is not what the question names.
-            later = self.reader.concepts([gone.concept_id], as_of=entry_point)
-            name = later[gone.concept_id].name if gone.concept_id in later else gone.concept_id
-            reading = replace(
-                reading,
-                sureness=0.0,
-                problem=f"the question names {name!r}, which is not a concept in this graph "
-                f"as of {point.valid_at.date().isoformat()}",
-            )
-        return reading, point, seeds
+        vocabulary = _Vocabulary(self, top_concept, top_edge)
+        u = understand(question, vocabulary, point, explicit=explicit, now=now, model=self.intent_model)
+        return u.reading, u.point, list(u.seeds)
 
     def seeds(self, question: str, as_of: AsOf) -> list[Concept]:
         """The concepts ``question`` names as of ``as_of`` (at most 3, most specific first)."""
@@ -796,17 +797,6 @@ class Planner:
             payload=answer.to_dict(),
             grounding=grounding,
         )
-
-
-def _shadowed(before: Sequence[Mention], after: Sequence[Mention]) -> Mention | None:
-    """A name found at first (``before``) that the names in force at the question's own time
-    (``after``) no longer cover, though a shorter name inside it is found: the question names a
-    concept the graph did not have then."""
-    spans = {(m.start, m.end) for m in after}
-    for m in before:
-        if (m.start, m.end) not in spans and any(m.start <= a.start and a.end <= m.end for a in after):
-            return m
-    return None
 
 
 def _unsure(reading: Reading) -> str:
