@@ -47,11 +47,18 @@ def read(question: str) -> Reading:
         ("Is embeddings directly required for RAG?", False),
     ],
 )
-def test_yes_no_asks_whether_the_candidate_is_needed_before_the_subject(question: str, transitive: bool) -> None:
+def test_yes_no_asks_whether_the_candidate_is_needed_before_the_subject(
+    question: str, transitive: bool
+) -> None:
     """An auxiliary-first question about two concepts is a check: is X (candidate) in Y's needs."""
     r = read(question)
     assert r.sure and r.form == "yes_no", r.describe()
-    assert (r.intent, r.subject, r.candidate, r.transitive) == ("needed_before", "rag", "embeddings", transitive)
+    assert (r.intent, r.subject, r.candidate, r.transitive) == (
+        "needed_before",
+        "rag",
+        "embeddings",
+        transitive,
+    )
 
 
 def test_yes_no_keeps_the_relation_its_words_name() -> None:
@@ -62,7 +69,11 @@ def test_yes_no_keeps_the_relation_its_words_name() -> None:
 
 @pytest.mark.parametrize(
     "question",
-    ["Can you tell me what RAG needs?", "Do you know which concepts RAG needs?", "Are there prerequisites for RAG?"],
+    [
+        "Can you tell me what RAG needs?",
+        "Do you know which concepts RAG needs?",
+        "Are there prerequisites for RAG?",
+    ],
 )
 def test_requests_and_existential_questions_are_not_yes_no(question: str) -> None:
     """'Can you tell me ...', 'do you know which ...', 'are there ...' ask for the list."""
@@ -75,7 +86,12 @@ def test_how_many_counts_the_reading_of_the_rest() -> None:
     r = read("How many direct prerequisites does RAG have?")
     assert (r.form, r.intent, r.subject, r.transitive) == ("count", "prerequisites", "rag", False)
     r = read("how many concepts do I need before agent orchestration")
-    assert (r.form, r.intent, r.subject, r.transitive) == ("count", "needed_before", "agent_orchestration", True)
+    assert (r.form, r.intent, r.subject, r.transitive) == (
+        "count",
+        "needed_before",
+        "agent_orchestration",
+        True,
+    )
 
 
 def test_any_number_of_is_not_a_count() -> None:
@@ -157,7 +173,10 @@ def test_whats_left_keeps_both_known_concepts() -> None:
 
 def test_a_plural_name_resolves_to_the_longer_concept() -> None:
     """'Fisher information matrices' is the matrix, not 'Fisher information'."""
-    assert read("What are the prerequisites of Fisher information matrices?").subject == "fisher_information_matrix"
+    assert (
+        read("What are the prerequisites of Fisher information matrices?").subject
+        == "fisher_information_matrix"
+    )
     assert read("what does the fisher information matrix need").subject == "fisher_information_matrix"
 
 
