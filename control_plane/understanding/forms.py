@@ -46,8 +46,25 @@ from typing import Final
 
 from control_plane.understanding.analysis import Parse
 from control_plane.understanding.frames import FRAMES, read_frames
-from control_plane.understanding.grammar import _intent_of, _Role
-from control_plane.understanding.lexicon import BUILD, DEP, LEARN, PART, POLITE, PREREQ, PRONOUNS, WH, WHOLE
+from control_plane.understanding.grammar import _any, _intent_of, _Role
+from control_plane.understanding.lexicon import (
+    ABOUT,
+    AFTER_MARKERS,
+    BEFORE_MARKERS,
+    BUILD,
+    CONTRAST,
+    DEP,
+    LEARN,
+    NEIGHBOUR,
+    PART,
+    PATH,
+    POLITE,
+    PREREQ,
+    PRONOUNS,
+    RELATED_WORDS,
+    WH,
+    WHOLE,
+)
 from control_plane.understanding.names import normalise
 from control_plane.understanding.reading import LEARNING, Mention, Reading, Subject
 
@@ -68,6 +85,8 @@ YES_NO_AUX: Final = _words(
 )
 # "can you / could you / would you (please) tell me ...": a request, not a yes/no question.
 _REQUEST_AUX: Final = _words("can could would will")
+# Whom a request is made of: "can you / can someone / could anybody (tell me ...)".
+_ASKED: Final = _words("you u ya someone somebody anyone anybody")
 # Existential "is there / are there (any)": asks for the things, not yes or no.
 _THERE: Final = _words("there")
 ORDER_WORDS: Final = _phrases(
@@ -86,6 +105,16 @@ WHY_OPENERS: Final = _phrases(
 )
 COUNT_WORDS: Final = _phrases("how many", "the number of", "total number of", "what number of", "count of")
 NEXT_WORDS: Final = _words("next now then after learn study tackle take move unlock unlocked open")
+# What may follow "how" in a question the graph can answer ("how do ...", "how many", "how far",
+# "how X leads to Y"): auxiliaries, persons and a few degree words of its own. Anything else asks
+# for a degree the graph does not record ("how long", "how hard", "how useful").
+HOW_FOLLOWERS: Final = YES_NO_AUX | _words(
+    "i we you it they he she one to come many much far exactly about would will are is be"
+)
+# Question words asking for people or dates, which the graph does not record.
+PEOPLE_OR_DATES: Final = _words("who whom whose when")
+# Words that make a one-concept yes/no question ask whether a set is empty ("does X need anything?").
+EXISTENTIAL: Final = _words("any anything something else")
 
 
 def _asking(p: Parse) -> list[int]:
@@ -135,8 +164,10 @@ def _yes_no(p: Parse) -> bool:
     if not words or p.toks[words[0]] not in YES_NO_AUX:
         return False
     toks = [p.toks[i] for i in words]
-    if toks[1:2] == ["you"] and toks[0] in _REQUEST_AUX | _words("do"):
-        return False  # "can you list ...", "do you know what ...": a request
+    if toks[1:2] and toks[1] in _ASKED and toks[0] in _REQUEST_AUX | _words("do"):
+        return False  # "can you list ...", "can someone describe ...", "do you know what ...": a request
+    if toks[1:3] and toks[1] == "i" and toks[2] in _words("get have see"):
+        return False  # "can I get the list of ...": a request
     if toks[1:2] == ["not"]:
         return False  # "do not include ...": an instruction
     if not any(i in p.masked or p.toks[i] in PRONOUNS for i in words):
@@ -144,6 +175,47 @@ def _yes_no(p: Parse) -> bool:
     if toks[1:2] and toks[1] in _THERE:
         return False  # "are there prerequisites for X?": asks for them
     return not any(t in WH for t in toks[1:] if t not in {"anything", "something"})
+
+
+def _cued(p: Parse) -> bool:
+    """Does a word of some relation (a relational verb or noun, a lesson or plan word, a marker
+    such as "before", "versus", "related", "path") stand in the question?"""
+    asking = set(_asking(p))
+    if p.lesson or p.plan or any(start in asking for start, _, _ in (*p.verbs, *p.nouns)):
+        return True
+    return _any(
+        p.toks, (*BEFORE_MARKERS, *AFTER_MARKERS, *PATH, *CONTRAST, *RELATED_WORDS, *NEIGHBOUR), p.masked
+    )
+
+
+def _unsupported(p: Parse) -> Reading | None:
+    """ "How long does it take to learn X?", "who invented X?", "when was X added?": a degree,
+    a person or a date, which the graph does not record, asked with no relation word."""
+    if _cued(p):
+        return None
+    words = _opening(p)
+    toks = [p.toks[i] for i in words]
+    asked = ""
+    if toks[1:] and toks[0] in PEOPLE_OR_DATES and (toks[0] != "when" or toks[1] in YES_NO_AUX):
+        asked = toks[0]  # "who invented X", "when was X added" (not "when lecturers introduce X, ...")
+    for k, i in enumerate(words[:-1]):
+        nxt = words[k + 1]
+        if p.toks[i] == "how" and nxt not in p.masked and p.toks[nxt] not in HOW_FOLLOWERS:
+            asked = f"how {p.toks[nxt]}"
+    if not asked:
+        return None
+    names = " and ".join(p.words_of[m.concept_id] for m in p.ordered)
+    return replace(
+        p.build("about", [p.sub(p.main)], sureness=0.0, read_by="none"),
+        problem=f"the question asks {asked!r} about {names}; the graph records how concepts depend on "
+        "each other, not that",
+        suggestions=_suggestions_for(p),
+    )
+
+
+def _suggestions_for(p: Parse) -> tuple[str, ...]:
+    x = p.words_of[p.main.concept_id]
+    return (f"What do I need before {x}?", f"What comes after {x}?", f"What is {x}?")
 
 
 def _order(p: Parse) -> Reading | None:
@@ -316,14 +388,57 @@ def _next(p: Parse) -> Reading | None:
 
 
 def _check(p: Parse) -> Reading | None:
-    """ "Is X a prerequisite for Y?", "do I need X before I start Y?", "does Y depend on X?"."""
-    if not _yes_no(p) or _pair(p) is None:
+    """ "Is X a prerequisite for Y?", "do I need X before I start Y?", "does Y depend on X?". With
+    one concept, only a question whether a set is empty ("does X have prerequisites?", "do I need
+    anything before X?") is read, as that set; "do I need a GPU for X?" names something the graph
+    lacks. Two questions in one ("is A needed for B and is B needed for A?") are not guessed."""
+    if not _yes_no(p):
         return None
-    return _candidate_reading(p, "yes_no")
+    if _two_questions(p):
+        return replace(
+            p.build("about", [p.sub(p.main)], sureness=0.0, read_by="none"),
+            problem="the question asks two yes/no questions at once; ask them one at a time",
+            suggestions=_suggestions_for(p),
+        )
+    if _pair(p) is None:
+        asking = _asking(p)
+        if p.nouns or any(p.toks[i] in EXISTENTIAL for i in asking) or _any(p.toks, ABOUT, p.masked):
+            return None  # whether a set is empty (the set answers it), or a request to describe X
+        return replace(
+            p.build("about", [p.sub(p.main)], sureness=0.0, read_by="none"),
+            problem=f"the question asks a yes/no question about {p.words_of[p.main.concept_id]} "
+            "alone; the graph answers whether one concept is needed for another",
+            suggestions=_suggestions_for(p),
+        )
+    reading = _candidate_reading(p, "yes_no")
+    if reading is not None and reading.problem is not None:
+        # no learning role told the two apart: a symmetric relation ("does A contrast with B?",
+        # "is A related to B?") asks whether the other concept is among the first one's
+        base = read_frames(p, FRAMES)
+        if base.sure and base.intent in ("contrasts", "related") and base.other is not None:
+            a, b = base.subject, base.other
+            subs = tuple(
+                replace(s, role="candidate") if s.concept_id == b else s
+                for s in base.subjects
+                if s.concept_id in (a, b)
+            )
+            return replace(base, subjects=subs, combine="", form="yes_no")
+    return reading
+
+
+def _two_questions(p: Parse) -> bool:
+    """Does a second yes/no question follow the first in the asking sentence ("..., and is B ...")?"""
+    words = _opening(p)
+    toks = [p.toks[i] for i in words]
+    return any(
+        toks[k] in {"and", "or"} and toks[k + 1] in YES_NO_AUX and words[k + 2] in p.masked
+        for k in range(1, len(toks) - 2)
+    )
 
 
 # The form frames, tried before the relation frames (``frames.FRAMES``).
 FORM_FRAMES: Final = (
+    ("not recorded in the graph", _unsupported),
     ("which first", _order),
     ("how related", _relate),
     ("why", _why),
