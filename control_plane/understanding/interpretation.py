@@ -71,6 +71,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from types import EllipsisType
+from typing import Final
 
 from control_plane.understanding.analysis import analyse
 from control_plane.understanding.forms import FORM_FRAMES
@@ -107,6 +108,11 @@ def interpret(
         )
 
 
+# The frames in the order they are tried: words standing where a concept stands but naming none
+# first (so an unknown concept is named as such), then the question forms, then the relations.
+READING_ORDER: Final = (*FRAMES[:1], *FORM_FRAMES, *FRAMES[1:])
+
+
 def _interpret(
     question: str,
     mentions: Sequence[Mention],
@@ -115,4 +121,4 @@ def _interpret(
     model: IntentModel | None,
 ) -> Reading:
     parsed = analyse(question, mentions, now, counts, model)
-    return parsed if isinstance(parsed, Reading) else read_frames(parsed, FORM_FRAMES + FRAMES)
+    return parsed if isinstance(parsed, Reading) else read_frames(parsed, READING_ORDER)
