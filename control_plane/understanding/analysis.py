@@ -109,6 +109,8 @@ DOUBTED: Final = 0.5
 def checked(reading: Reading, tokens: Sequence[str], model: IntentModel | None) -> Reading:
     """``reading``, made unsure when the learnt ``model`` (intent_model) finds another intent far
     more likely than any the reading answers; the reading says which."""
+    if reading.form in ("yes_no", "why") or reading.intent in ("order", "relate", "next"):
+        return reading  # the corpus the model learnt from has no label for these forms
     # combined questions, and neighbourhoods wider than one hop, have no label in the corpus
     combined = bool(reading.combine) or reading.intent == "before_uses" or reading.hops > 1
     labels = compatible_labels(reading.intent, transitive=reading.transitive, combined=combined)
@@ -194,6 +196,7 @@ class Parse:
         read_by: str = "grammar",
         asked: tuple[str, ...] | None = None,
         alternatives: tuple[str, ...] = (),
+        form: str = "",
     ) -> Reading:
         """The reading of ``intent`` about ``subs``, with what the parse knows (known and excluded
         concepts, time, relations fitted to the graph), checked by the learnt model when sure."""
@@ -235,6 +238,7 @@ class Parse:
             cue=cue,
             alternatives=alternatives,
             names=self.names,
+            form=form,
         )
         if reading.sure:
             reading = checked(reading, self.model_toks, self.model)

@@ -322,14 +322,14 @@ def _candidate_reading(p: Parse, form: str) -> Reading | None:
         return None
     if form == "why" and intent != "needed_before":
         intent, asked = "needed_before", LEARNING  # the chain is read in learning order
-    reading = p.build(
+    return p.build(
         intent,
         [_sub(p, subject), _sub(p, candidate, "candidate")],
         transitive=transitive,
         cue=f"{form}: {role.cue}",
         asked=asked,
+        form=form,
     )
-    return replace(reading, form=form)
 
 
 def _why(p: Parse) -> Reading | None:
