@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
 from control_plane.evidence import EvidenceGraph
+from control_plane.planning.coverage import quoted_records
 from control_plane.planning.verify import verify
 from control_plane.synthesizers.base import Focus, SynthesisRequest, Synthesizer
 from control_plane.understanding.names import NameIndex
@@ -129,9 +130,13 @@ class _OneShot:
         )
         draft = self.synthesizer.synthesize(request)
         verdict = verify(draft, evidence, threshold=self.threshold)
+        if verdict.accepted and verdict.draft is not None:
+            draft = verdict.draft
+        result = draft.result if verdict.accepted else None
         return Response(
             abstained=not verdict.accepted,
             cited=tuple(draft.concept_ids) if verdict.accepted else (),
+            members=None if result is None else result.members,
             evidence=tuple(sorted(evidence.concepts)),
             confidence=verdict.confidence,
             rounds=1,
@@ -146,6 +151,7 @@ class _OneShot:
             abstain_reason=None if verdict.accepted else verdict.reason,
             error=draft.error,
             extra={"seeds": seeds, "evidence_edges": len(evidence.edges)},
+            quoted=quoted_records(evidence, draft.concept_ids, draft.lesson_refs) if verdict.accepted else (),
         )
 
 
@@ -311,7 +317,11 @@ class LoopSystem:
             abstain_reason=answer.abstain_reason,
             extra={"seeds": list(answer.seeds), "evidence_edges": len(answer.evidence.edges)},
             lessons=cited_lessons(answer.to_dict()),
+            members=None if answer.result is None or answer.abstained else answer.result.members,
             as_of_valid=answer.as_of.to_dict()["valid_at"],
+            quoted=quoted_records(
+                answer.evidence, answer.cited_concept_ids, answer.extra.get("cited_lesson_links", ())
+            ),
         )
 
 

@@ -3,9 +3,11 @@
 Scoring rules (also in docs/evals.md):
 
 * **Answerable question** (``expect.abstain`` false). If the system answers, precision, recall and
-  F1 compare the set of cited concept ids with the gold set (no citations: P = R = F1 = 0). If it
+  F1 compare its *answer set* with the gold set: the members of the answer's ``result`` (the set
+  its text states) when it has one, else its cited concept ids (baselines and answers older than
+  ``result``; no citations: P = R = F1 = 0). If it
   abstains, P = R = F1 = 0 (a missed answer costs full recall and is not excused by precision).
-  *Exact match* means the cited set equals the gold set. *Evidence recall* is the share of gold
+  *Exact match* means the answer set equals the gold set. *Evidence recall* is the share of gold
   concepts present in the evidence sub-graph, whether or not the system then answered.
 * **Abstain question** (``expect.abstain`` true). P/R/F1 and evidence recall are not computed
   (``None``, left out of averages); the response is correct, and counts as an exact match, only if
@@ -26,6 +28,9 @@ Scoring rules (also in docs/evals.md):
   gold was computed at that time, so a system that ignores the words usually misses the set too.
 * **Crash**: a system that raises something other than a ``KGError`` on a question has answered
   it wrongly (not abstained): bad input must give a clear abstention or error, never a traceback.
+* **Citation coverage**: of the concepts an answer's text names (``Response.named``, found by
+  ``control_plane.planning.coverage``), the share it cites; summed over answered questions
+  (named and cited / named), ``None`` when no answer names a concept.
 * **Calibration** (ECE): over answered questions, confidence against exact-match correctness, in
   equal-width bins; the reliability diagram plots the same bins.
 """
@@ -76,6 +81,12 @@ class Response:
     lessons: tuple[str, ...] = ()
     as_of_valid: str | None = None  # the valid time the system says it answered at
     crashed: bool = False
+    # The answer set its text states (``result.members``); None: not given, the cited set counts.
+    members: tuple[str, ...] | None = None
+    # Text quoted from cited records (summaries, lesson titles): names in it are not claims.
+    quoted: tuple[str, ...] = ()
+    # The concepts the text names (the runner fills this in); None: not computed.
+    named: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -103,6 +114,8 @@ class Score:
     reasoning_tokens: int = 0
     cache_hit_tokens: int = 0
     cost_usd: float = 0.0
+    named: int | None = None  # concepts the answer's text names (answered questions only)
+    named_cited: int | None = None  # ... of which the answer cites
 
     @property
     def answered(self) -> bool:
@@ -127,6 +140,8 @@ class Score:
             "reasoning_tokens": self.reasoning_tokens,
             "cache_hit_tokens": self.cache_hit_tokens,
             "cost_usd": round(self.cost_usd, 8),
+            "named": self.named,
+            "named_cited": self.named_cited,
         }
 
 
@@ -171,8 +186,11 @@ def score(
             abstained=False, confidence=response.confidence, latency_ms=response.latency_ms, crashed=True
         )
     cited: Sequence[str] = response.cited
+    answer_set: Sequence[str] = response.members if response.members is not None else cited
     if gold_lessons:
         gold, cited = gold_lessons, response.lessons
+        answer_set = cited
+    named = set(response.named) if response.named is not None and not response.abstained else None
     common: dict[str, Any] = {
         "question_id": question_id,
         "type": qtype,
@@ -190,6 +208,8 @@ def score(
         "reasoning_tokens": response.reasoning_tokens,
         "cache_hit_tokens": response.cache_hit_tokens,
         "cost_usd": response.cost_usd,
+        "named": None if named is None else len(named),
+        "named_cited": None if named is None else len(named & set(response.cited)),
     }
     if expect_abstain:
         return Score(
@@ -224,12 +244,12 @@ def score(
             evidence_recall=evidence_recall,
             **common,
         )
-    p, r, f = prf(cited, gold)
+    p, r, f = prf(answer_set, gold)
     return Score(
         precision=p,
         recall=r,
         f1=f,
-        exact_match=set(cited) == set(gold),
+        exact_match=set(answer_set) == set(gold),
         evidence_recall=evidence_recall,
         **common,
     )
@@ -294,6 +314,7 @@ def summarise(scores: Sequence[Score]) -> dict[str, Any]:
     latencies = [s.latency_ms for s in scores]
     confs = [s.confidence for s in answered]
     correct = [s.exact_match for s in answered]
+    named = sum(s.named or 0 for s in scores)
     return {
         "n": n,
         "n_answerable": n - len(should),
@@ -309,6 +330,8 @@ def summarise(scores: Sequence[Score]) -> dict[str, Any]:
         "coverage": len(answered) / n if n else None,
         "selective_accuracy": _mean(1.0 if s.exact_match else 0.0 for s in answered),
         "ece": expected_calibration_error(confs, correct),
+        "citation_coverage": sum(s.named_cited or 0 for s in scores) / named if named else None,
+        "named_uncited": named - sum(s.named_cited or 0 for s in scores),
         "time_accuracy": _mean(None if s.time_ok is None else float(s.time_ok) for s in scores),
         "crashes": sum(1 for s in scores if s.crashed),
         "mean_rounds": _mean(float(s.rounds) for s in scores),

@@ -11,12 +11,12 @@
 
 A ``Summary`` is :func:`evals.metrics.summarise` (n, precision, recall, f1, exact_match,
 evidence_recall, abstention_precision, abstention_recall, coverage, selective_accuracy, ece,
-mean_rounds, mean_llm_calls, mean_prompt_tokens, mean_completion_tokens, mean_reasoning_tokens,
-cache_hit_rate, mean_cost_usd, total_cost_usd, mean_latency_ms, time_accuracy, crashes, ...).
+citation_coverage, named_uncited, mean_rounds, mean_llm_calls, mean_prompt_tokens,
+mean_completion_tokens, mean_reasoning_tokens, cache_hit_rate, mean_cost_usd, total_cost_usd, mean_latency_ms, time_accuracy, crashes, ...).
 
 :func:`intent_table` and :func:`failure_table` are the per-intent view the paraphrase corpus is
 judged by: coverage, selective accuracy, F1 on answerable questions, abstention precision and
-recall, time read right; and every question a system got wrong, with its phrasing template.
+recall, time read right, citation coverage; and every question a system got wrong, with its phrasing template.
 """
 
 from __future__ import annotations
@@ -50,6 +50,7 @@ COLUMNS = (
     ("abstention_recall", "abst. R"),
     ("coverage", "coverage"),
     ("selective_accuracy", "sel. acc"),
+    ("citation_coverage", "cit. cov."),
     ("mean_rounds", "rounds"),
     ("mean_llm_calls", "LLM calls"),
     ("mean_prompt_tokens", "prompt tok"),
@@ -70,6 +71,7 @@ INTENT_COLUMNS = (
     ("abstention_precision", "abst. P"),
     ("abstention_recall", "abst. R"),
     ("time_accuracy", "time read"),
+    ("citation_coverage", "cit. cov."),
     ("crashes", "crashes"),
 )
 
@@ -135,10 +137,11 @@ def failure_table(questions: Sequence[Mapping[str, Any]], system: str) -> tuple[
         elif r["abstained"]:
             got = f"abstained: {r.get('abstain_reason') or r.get('error')}"
         else:
+            answer_set = r["cited"] if r.get("members") is None else r["members"]
             got = (
                 ", ".join(r.get("cited_lessons") or r["cited"])
                 if expect.get("lessons")
-                else ", ".join(r["cited"])
+                else ", ".join(answer_set)
             )
             got = got or "(nothing cited)"
         if r.get("time_ok") is False:

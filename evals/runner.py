@@ -21,10 +21,14 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from control_plane.planning.coverage import named_concepts
+from control_plane.understanding.names import NameIndex
+from data_plane.clock import parse_time
 from data_plane.database import connect
 from data_plane.errors import InputError, KGError
 from data_plane.reads import GraphReader
@@ -95,6 +99,25 @@ def _synthesizer(name: str) -> Any:
     return build_synthesizer(Settings.from_env(os.environ, synthesizer=name))
 
 
+@dataclass
+class _Namer:
+    """Which concepts an answer's text names, by the names in force when it was answered (the
+    valid time the system reports, else the question's), one index per distinct time."""
+
+    reader: GraphReader
+    _indexes: dict[tuple[str | None, str | None], NameIndex] = field(default_factory=dict)
+
+    def named(self, question: Question, response: Response) -> tuple[str, ...] | None:
+        if response.abstained or not response.text:
+            return None
+        key = (response.as_of_valid or question.as_of, question.known_at)
+        if key not in self._indexes:
+            valid = parse_time(key[0], field="as_of") if key[0] else None
+            as_of = self.reader.as_of(valid, question.known_at_time)
+            self._indexes[key] = NameIndex.build(self.reader.all_concepts(as_of=as_of))
+        return tuple(sorted(named_concepts(response.text, self._indexes[key], quoted=response.quoted)))
+
+
 def run_eval(
     questions: Sequence[Question],
     *,
@@ -121,6 +144,7 @@ def run_eval(
                 if s.name == "loop":
                     s.record = True  # type: ignore[attr-defined]
         scores: dict[str, list[Score]] = {s.name: [] for s in built}
+        namer = _Namer(reader)
         rows: list[dict[str, Any]] = []
         started = time.perf_counter()
         for done, q in enumerate(questions):
@@ -134,6 +158,7 @@ def run_eval(
                     resp = Response(abstained=True, error=f"{type(exc).__name__}: {exc}")
                 except Exception as exc:  # a traceback: scored as a wrong answer (evals.metrics)
                     resp = Response(abstained=False, error=f"{type(exc).__name__}: {exc}", crashed=True)
+                resp = replace(resp, named=namer.named(q, resp))
                 sc = score(
                     q.id,
                     q.type,
@@ -149,6 +174,8 @@ def run_eval(
                 results[system.name] = {
                     **sc.to_dict(),
                     "cited": list(resp.cited),
+                    "members": None if resp.members is None else list(resp.members),
+                    "named": None if resp.named is None else list(resp.named),
                     "evidence_size": len(resp.evidence),
                     "text": resp.text,
                     "abstain_reason": resp.abstain_reason,
@@ -308,7 +335,8 @@ def summary_lines(report: dict[str, Any], out: Path) -> list[str]:
         s = overall[name]
         lines.append(
             f"{name:12s} F1 {s['f1'] if s['f1'] is not None else float('nan'):.3f}  EM {s['exact_match']:.3f}  "
-            f"abstain P/R {s['abstention_precision']}/{s['abstention_recall']}  LLM calls {s['mean_llm_calls']:.2f}"
+            f"abstain P/R {s['abstention_precision']}/{s['abstention_recall']}  LLM calls {s['mean_llm_calls']:.2f}  "
+            f"citation coverage {'n/a' if s['citation_coverage'] is None else format(s['citation_coverage'], '.3f')}"
         )
     lines.append(f"wrote {out / 'report.json'}, {out / 'report.md'} and {len(report['meta']['plots'])} plots")
     return lines

@@ -176,6 +176,10 @@ def test_eval_runs_every_system_on_an_imported_database(database_url: str, tmp_p
     }
     assert len(report["questions"]) == 10 and (tmp_path / "out" / "f1_by_type.png").exists()
     assert report["summary"]["overall"]["loop"]["f1"] is not None
+    # Every concept an answer's text names is cited, for every system, in every question type.
+    for per_type in [report["summary"]["overall"], *report["summary"]["by_type"].values()]:
+        for system, summary in per_type.items():
+            assert summary["citation_coverage"] in (None, 1.0), (system, summary["named_uncited"])
 
 
 def test_eval_reports_progress_question_by_question(engine: Engine) -> None:

@@ -67,21 +67,35 @@ def test_worked_example_intent_picks_subject_after_before_cue() -> None:
 
 
 def test_complete_closure_answers_with_high_confidence() -> None:
-    """With everything expanded, the intersection is answered at 0.9, citing only the answer set."""
+    """With everything expanded, the intersection is answered at 0.9: the answer set is what Y
+    builds on, and the citations cover every concept the text names (the whole closure)."""
     ev = make_evidence(CONCEPTS, EDGES, seeds=SEEDS)
     d = OfflineSynthesizer().synthesize(make_request(WORKED, ev))
-    assert d.confidence >= 0.9 and d.concept_ids == ("prompting_fundamentals",)
+    assert d.confidence >= 0.9 and d.result is not None
+    assert d.result.intent == "before_uses" and d.result.members == ("prompting_fundamentals",)
+    assert set(d.concept_ids) == {
+        "agent_orchestration",
+        "rag",
+        "agent_memory",
+        "function_calling",
+        "prompting_fundamentals",
+    }
     assert "Prompting fundamentals".lower() in d.answer.lower()
     assert verify(d, ev).accepted
 
 
 def test_cited_edges_justify_the_answer() -> None:
-    """The cited edges are a path to the subject plus the 'builds on' edge of the other seed."""
+    """The cited edges are a path from every listed closure concept to the subject plus the
+    'builds on' edge of the other seed: each part of the compound answer cites its own part."""
     ev = make_evidence(CONCEPTS, EDGES, seeds=SEEDS)
     d = OfflineSynthesizer().synthesize(make_request(WORKED, ev))
     cited = {(ev.edges[r].source_id, ev.edges[r].target_id, ev.edges[r].relation) for r in d.edge_ids}
-    assert ("rag", "prompting_fundamentals", "builds_on") in cited
-    assert any(t == "agent_orchestration" for _, t, _ in cited)
+    assert cited == {
+        ("function_calling", "agent_orchestration", "prerequisite"),
+        ("agent_memory", "agent_orchestration", "prerequisite"),
+        ("function_calling", "prompting_fundamentals", "builds_on"),
+        ("rag", "prompting_fundamentals", "builds_on"),
+    }
 
 
 def test_partial_closure_stays_below_threshold_and_names_what_is_missing() -> None:
@@ -111,7 +125,7 @@ def test_direct_prerequisites() -> None:
     """'What is a prerequisite of X' lists the direct ones (prerequisite into X, builds_on out of X)."""
     ev = make_evidence(CONCEPTS, EDGES, seeds=("agent_orchestration",))
     d = OfflineSynthesizer().synthesize(make_request("prerequisites of agent orchestration", ev))
-    assert set(d.concept_ids) == {"function_calling", "agent_memory"} and d.confidence >= 0.8
+    assert set(d.result.members) == {"function_calling", "agent_memory"} and d.confidence >= 0.8
 
 
 def test_transitive_prerequisites() -> None:
@@ -120,21 +134,21 @@ def test_transitive_prerequisites() -> None:
     d = OfflineSynthesizer().synthesize(
         make_request("everything I need to know before agent orchestration", ev)
     )
-    assert set(d.concept_ids) == {"function_calling", "agent_memory", "prompting_fundamentals"}
+    assert set(d.result.members) == {"function_calling", "agent_memory", "prompting_fundamentals"}
 
 
 def test_foundations_of_a_concept() -> None:
     """'What does RAG build on' lists RAG's builds_on targets."""
     ev = make_evidence(CONCEPTS, EDGES, seeds=("rag",))
     d = OfflineSynthesizer().synthesize(make_request("what does rag build on?", ev))
-    assert set(d.concept_ids) == {"prompting_fundamentals", "chunking"}
+    assert set(d.result.members) == {"prompting_fundamentals", "chunking"}
 
 
 def test_what_builds_on_a_concept() -> None:
     """'What builds on prompting fundamentals' lists the sources of builds_on edges into it."""
     ev = make_evidence(CONCEPTS, EDGES, seeds=("prompting_fundamentals",))
     d = OfflineSynthesizer().synthesize(make_request("what builds on prompting fundamentals?", ev))
-    assert set(d.concept_ids) == {"function_calling", "agent_memory", "rag"}
+    assert set(d.result.members) == {"function_calling", "agent_memory", "rag"}
 
 
 def test_parts_and_contrasts() -> None:
@@ -149,10 +163,10 @@ def test_parts_and_contrasts() -> None:
         seeds=("rag_pipeline",),
     )
     parts = OfflineSynthesizer().synthesize(make_request("what are the components of the rag pipeline?", ev))
-    assert set(parts.concept_ids) == {"retriever", "reranking"}
+    assert parts.result is not None and set(parts.result.members) == {"retriever", "reranking"}
     ev.seeds = ("rag",)
     contrast = OfflineSynthesizer().synthesize(make_request("what is the alternative to rag?", ev))
-    assert contrast.concept_ids == ("fine_tuning",)
+    assert contrast.result is not None and contrast.result.members == ("fine_tuning",)
 
 
 def test_path_between_two_seeds() -> None:
@@ -160,8 +174,8 @@ def test_path_between_two_seeds() -> None:
     ev = make_evidence(CONCEPTS, EDGES, seeds=("prompting_fundamentals", "agent_orchestration"))
     question = "how does prompting fundamentals lead to agent orchestration?"
     d = OfflineSynthesizer().synthesize(make_request(question, ev))
-    assert d.confidence >= 0.8 and d.concept_ids[0] == "prompting_fundamentals"
-    assert d.concept_ids[-1] == "agent_orchestration" and len(d.concept_ids) == 3
+    assert d.confidence >= 0.8 and d.result is not None
+    assert d.result.members == ("prompting_fundamentals", "function_calling", "agent_orchestration")
     assert verify(d, ev).accepted
 
 
@@ -209,10 +223,11 @@ SEM_EDGES = [
 
 
 def sem(question: str, *seeds: str, unexpanded: frozenset[str] = frozenset()) -> tuple[str, ...]:
-    """The concepts the offline synthesizer cites for ``question`` on the semantic graph, if accepted."""
+    """The answer set the offline synthesizer states for ``question`` on the semantic graph, if accepted."""
     ev = make_evidence(SEM_CONCEPTS, SEM_EDGES, seeds=seeds)
     d = OfflineSynthesizer().synthesize(make_request(question, ev, unexpanded=unexpanded))
-    return tuple(sorted(d.concept_ids)) if verify(d, ev).accepted else ("<not accepted>",)
+    accepted = verify(d, ev).accepted and d.result is not None
+    return tuple(sorted(d.result.members)) if accepted and d.result else ("<not accepted>",)
 
 
 def test_path_follows_learning_order_only() -> None:
@@ -299,7 +314,7 @@ def test_cue_inside_a_concept_name_is_ignored() -> None:
     )
     q = "Before chain-of-thought, which styles are prerequisites?"
     d = OfflineSynthesizer().synthesize(make_request(q, ev))
-    assert d.concept_ids == ("few_shot",)
+    assert d.result is not None and d.result.members == ("few_shot",)
 
 
 def test_open_closure_is_below_the_threshold() -> None:

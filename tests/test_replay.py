@@ -49,7 +49,8 @@ def test_replay_shows_an_invalidated_evidence_edge(sqlite_engine: Engine) -> Non
     original = Planner(reader, synth, store=SQLPropertyGraphStore(reader), gateway=gateway, clock=clock).ask(
         QUESTION
     )
-    assert set(original.cited_concept_ids) == {"prompting_fundamentals", "embeddings"}
+    assert original.result is not None
+    assert set(original.result.members) == {"prompting_fundamentals", "embeddings"}
     removed = reader.edge("rag", "embeddings", "builds_on")
     gateway.invalidate_edge(
         "rag", "embeddings", "builds_on", grounding=grounding("dropped from the RAG lesson")
@@ -64,7 +65,7 @@ def test_replay_shows_an_invalidated_evidence_edge(sqlite_engine: Engine) -> Non
     assert report["then"]["text"] == original.text
     changes = report["changes"]
     assert changes["answer_changed"] is True
-    assert changes["cited_concepts"]["removed"] == ["embeddings"]
+    assert changes["members"]["removed"] == ["embeddings"]
     assert removed.stamp.version_id in changes["evidence_edges"]["removed_version_ids"]
     assert "rag>builds_on>embeddings" in changes["evidence_edges"]["removed_keys"]
 

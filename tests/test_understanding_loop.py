@@ -61,7 +61,7 @@ def test_builds_on_words_use_prerequisite_edges_and_say_so(
     prereq_map(gw)
     a = ask(rd, clock, "Which concepts build directly on calculus?")
     assert not a["abstained"] and a["confidence"] >= 0.8
-    assert {c["id"] for c in a["cited_concepts"]} == {"optimisation", "physics"}
+    assert set(a["result"]["members"]) == {"optimisation", "physics"}
     assert "prerequisite edges" in str(a["text"])
     assert a["reading"]["relations"] == ["prerequisite"]  # type: ignore[index]
 
@@ -72,11 +72,11 @@ def test_depends_on_and_unlocks_on_a_prerequisite_only_graph(
     """'What does X depend on' and 'what does X unlock' follow prerequisite edges each way."""
     prereq_map(gw)
     on = ask(rd, clock, "Which concepts does optimisation directly depend on?")
-    assert {c["id"] for c in on["cited_concepts"]} == {"calculus"}  # type: ignore[union-attr]
+    assert set(on["result"]["members"]) == {"calculus"}  # type: ignore[union-attr]
     unlocks = ask(rd, clock, "What does calculus unlock?")
-    assert {c["id"] for c in unlocks["cited_concepts"]} == {"optimisation", "physics"}  # type: ignore[union-attr]
+    assert set(unlocks["result"]["members"]) == {"optimisation", "physics"}  # type: ignore[union-attr]
     after = ask(rd, clock, "Which concepts have algebra as a prerequisite?")
-    assert {c["id"] for c in after["cited_concepts"]} == {"calculus"}  # type: ignore[union-attr]
+    assert set(after["result"]["members"]) == {"calculus"}  # type: ignore[union-attr]
     assert str(after["text"]).startswith("Concepts that have algebra as a prerequisite: calculus")
 
 
@@ -119,12 +119,12 @@ def test_time_words_in_the_question_set_valid_time_unless_as_of_is_given(
     gw.invalidate_edge("calculus", "physics", "prerequisite", grounding=grounding("moved"))
     clock.set(datetime(2026, 1, 1, tzinfo=UTC))
     old = ask(rd, clock, "Back in mid-2024, what did calculus unlock?")
-    assert {c["id"] for c in old["cited_concepts"]} == {"optimisation", "physics"}  # type: ignore[union-attr]
+    assert set(old["result"]["members"]) == {"optimisation", "physics"}  # type: ignore[union-attr]
     assert "mid" in str(old["text"]) and old["as_of"]["valid_at"].startswith("2024-07-01")  # type: ignore[index]
     explicit = ask(
         rd, clock, "Back in mid-2024, what did calculus unlock?", as_of=datetime(2026, 1, 1, tzinfo=UTC)
     )
-    assert {c["id"] for c in explicit["cited_concepts"]} == {"optimisation"}  # type: ignore[union-attr]
+    assert set(explicit["result"]["members"]) == {"optimisation"}  # type: ignore[union-attr]
     assert "--as-of" in str(explicit["text"])
 
 
@@ -213,5 +213,5 @@ def test_study_plan_layers_what_is_needed_minus_what_is_known() -> None:
     )
     q = "Make me a study plan for x, I already know k"
     d = OfflineSynthesizer().synthesize(make_request(q, ev))
-    assert set(d.concept_ids) == {"a", "b", "c"} and d.confidence >= 0.8
+    assert d.result is not None and set(d.result.members) == {"a", "b", "c"} and d.confidence >= 0.8
     assert d.answer.index("1. a, c") < d.answer.index("2. b") < d.answer.index("then x")

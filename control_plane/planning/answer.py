@@ -10,9 +10,12 @@ JSON schema (``Answer.to_dict``), version ``answer/1``::
       "abstained": bool,
       "abstain_reason": str | null,
       "confidence": float,              # in [0, 1]; >= 0.80 whenever abstained is false
-      "cited_concepts": [{"id": str, "name": str}],
+      "cited_concepts": [{"id": str, "name": str}],   # every concept the text names, and
+                                        # every concept on the cited paths that back it
       "cited_edges": [str],             # edge ids ("e" + version id), all in evidence.edges
       "cited_lessons": [str],           # lesson ids whose active links the answer cites
+      "result": {"intent": str, "members": [str], ...} | null,
+                                        # what the text states, as data; null when abstained
       "reading": {...},                 # how the question was read (Reading.to_dict)
       "seeds": [str],
       "evidence": {"seeds": [...], "concepts": [Concept], "edges": [Edge + "edge_id"]},
@@ -33,6 +36,12 @@ JSON schema (``Answer.to_dict``), version ``answer/1``::
       # only when abstained with a best draft: "partial": {"text", "confidence", ...}
     }
 
+``result`` is the answer contract (``synthesizers.base.Result``): ``members`` is the answer set
+the text states (for "which of those does Y build on" the concepts found, not the closure the
+text also lists), distinct from ``cited_concepts``; form-specific keys (``holds``, ``direct``,
+``count``, ``first``, ``how``) sit beside it. A synthesizer that states no result (a scripted one)
+gives ``{"intent": <the reading's>, "members": <cited concepts>}``.
+
 ``closure.partial`` is true when a walk stopped at its row budget and its boundary (``open``)
 was never expanded: such an answer is never accepted (it abstains below 0.80). ``study_plan``
 layers go from what can be learned first to the subject's direct needs
@@ -52,7 +61,7 @@ from datetime import datetime
 from typing import Any
 
 from control_plane.evidence import EvidenceGraph
-from control_plane.synthesizers.base import Focus, SynthesizerInfo
+from control_plane.synthesizers.base import Focus, Result, SynthesizerInfo
 from data_plane.clock import format_time
 from data_plane.records import Concept, Edge
 from data_plane.temporal import AsOf
@@ -123,6 +132,7 @@ class Answer:
     latency_ms: float = 0.0
     extra: dict[str, Any] = field(default_factory=dict)
     cited_lessons: tuple[str, ...] = ()
+    result: Result | None = None  # None when abstained
 
     @property
     def llm_calls(self) -> int:
@@ -172,6 +182,7 @@ class Answer:
             "cited_concepts": [{"id": cid, "name": name} for cid, name in self.cited_concepts],
             "cited_edges": list(self.cited_edges),
             "cited_lessons": list(self.cited_lessons),
+            "result": None if self.result is None or self.abstained else self.result.to_dict(),
             "seeds": list(self.seeds),
             "evidence": self.evidence.to_dict(),
             "as_of": self.as_of.to_dict(),

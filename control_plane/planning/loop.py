@@ -61,7 +61,7 @@ from control_plane.planning.ranking import Ranking, follows
 from control_plane.planning.study_plan import StudyPlan, study_plan
 from control_plane.planning.verify import Verdict, verify
 from control_plane.planning.walk_order import WalkOrder, walk_order
-from control_plane.synthesizers.base import Draft, Focus, SynthesisRequest, Synthesizer, Usage
+from control_plane.synthesizers.base import Draft, Focus, Result, SynthesisRequest, Synthesizer, Usage
 from control_plane.understanding.intent_model import IntentModel, default_model
 from control_plane.understanding.interpretation import Reading
 from control_plane.understanding.names import NameIndex
@@ -327,10 +327,18 @@ class Planner:
         """Read ``question`` before round 1 (``understanding.reader``, one pass): the reading, the
         time point to answer at (time words move the valid time unless it was given
         explicitly) and the seeds as of that time."""
+        reading, point, seeds, _ = self._read(question, point, explicit=explicit, now=now)
+        return reading, point, seeds
+
+    def _read(
+        self, question: str, point: AsOf, *, explicit: bool, now: datetime
+    ) -> tuple[Reading, AsOf, list[Concept], NameIndex]:
+        """:meth:`read`, and the name index in force at the question's time (what the verifier
+        looks for in a draft's text)."""
         top_concept, top_edge = _tops(self.reader)
         vocabulary = _Vocabulary(self, top_concept, top_edge)
         u = understand(question, vocabulary, point, explicit=explicit, now=now, model=self.intent_model)
-        return u.reading, u.point, list(u.seeds)
+        return u.reading, u.point, list(u.seeds), u.names
 
     def seeds(self, question: str, as_of: AsOf) -> list[Concept]:
         """The concepts ``question`` names as of ``as_of`` (at most 3, most specific first)."""
@@ -387,7 +395,7 @@ class Planner:
         created_at = ensure_utc(self.clock(), field="clock")
         point = AsOf(as_of or created_at, known_at or created_at)
         answer_id = uuid.uuid4().hex
-        reading, point, seeds = self.read(question, point, explicit=as_of is not None, now=created_at)
+        reading, point, seeds, names = self._read(question, point, explicit=as_of is not None, now=created_at)
         read_as = reading.to_dict()
         log.info("loop.reading", question_id=answer_id, **read_as)
         # Thin rows while the loop runs; full records only for the answer (``_ground``).
@@ -481,7 +489,7 @@ class Planner:
                 # rather than fail the question (a rejected request, LLMRejected, still raises).
                 unavailable = exc
                 draft = Draft("", 0.0, (), (), "", focus, Usage(calls=max(1, exc.attempts)), error=str(exc))
-            verdict = verify(draft, evidence, threshold=self.threshold, reading=reading)
+            verdict = verify(draft, evidence, threshold=self.threshold, reading=reading, names=names)
             if verdict.accepted and budget_open:
                 # A walk stopped at its row budget: the closure is partial whatever the draft says.
                 verdict = Verdict(
@@ -490,7 +498,7 @@ class Planner:
                     f"{PARTIAL} ({len(budget_open)} concepts on its boundary)",
                 )
             if verdict.accepted:
-                accepted = draft
+                accepted = verdict.draft or draft
                 decision = "answer"
             elif unavailable is not None or round_no >= self.max_rounds:
                 decision = "abstain"
@@ -507,14 +515,21 @@ class Planner:
                     draft,
                     t0,
                     verdict.confidence,
-                    verdict.reason,
+                    verdict.reason
+                    + (
+                        f" (cited what it left out for: {', '.join(verdict.repaired)})"
+                        if verdict.repaired
+                        else ""
+                    ),
                     decision,
                 )
             )
             self._log_round(answer_id, traces[-1], expanded)
             if accepted is not None:
                 break
-            focus = self._next_focus(draft, verdict.unknown_concepts, verdict.unknown_edges)
+            focus = self._next_focus(
+                draft, (*verdict.unknown_concepts, *verdict.uncited), verdict.unknown_edges
+            )
             if direction and not focus.direction:
                 focus = replace(focus, direction=direction)
             if budget_open and not set(focus.concept_ids) & budget_open and order is not None:
@@ -763,6 +778,7 @@ class Planner:
             cited_concepts=cited,
             cited_edges=edges,
             cited_lessons=lessons,
+            result=accepted.result if accepted is not None else None,
             seeds=evidence.seeds,
             evidence=evidence,
             as_of=point,
@@ -819,6 +835,9 @@ def _with_reading(answer: Answer, reading: Reading, *, explicit: bool) -> Answer
     """The answer with its reading, the lessons it cites, and what valid time it used and why."""
     extra = dict(answer.extra)
     extra["reading"] = reading.to_dict()
+    if answer.result is None and not answer.abstained:
+        # A synthesizer that states no result: what it cites is what it answers.
+        answer = replace(answer, result=Result(reading.intent, answer.cited_concept_ids))
     text = answer.text
     if reading.time is not None and not answer.abstained:
         at = answer.as_of.valid_at

@@ -24,11 +24,17 @@ def _edges(a: Answer) -> dict[int, str]:
     return {e.version_id: e.key for e in a.evidence.edges.values()}
 
 
+def _members(a: Answer) -> set[str]:
+    return set(a.result.members) if a.result is not None and not a.abstained else set()
+
+
 def compare(before: Answer, after: Answer) -> dict[str, Any]:
-    """What changed from ``before`` to ``after``: text, confidence, citations, evidence edges (pure)."""
+    """What changed from ``before`` to ``after``: text, confidence, answer set (``result``
+    members), citations, evidence edges (pure)."""
     eb, ea = _edges(before), _edges(after)
     kb, ka = set(eb.values()), set(ea.values())
     cb, ca = set(before.cited_concept_ids), set(after.cited_concept_ids)
+    mb, ma = _members(before), _members(after)
     return {
         "answer_changed": before.text != after.text or before.abstained != after.abstained,
         "text": {"before": before.text, "after": after.text},
@@ -38,6 +44,7 @@ def compare(before: Answer, after: Answer) -> dict[str, Any]:
             "after": after.confidence,
             "delta": round(after.confidence - before.confidence, 4),
         },
+        "members": {"added": sorted(ma - mb), "removed": sorted(mb - ma)},
         "cited_concepts": {"added": sorted(ca - cb), "removed": sorted(cb - ca)},
         "evidence_edges": {
             "added_version_ids": sorted(set(ea) - set(eb)),
@@ -95,6 +102,7 @@ def _summary(a: Answer) -> dict[str, Any]:
         "abstained": a.abstained,
         "abstain_reason": a.abstain_reason,
         "confidence": a.confidence,
+        "members": sorted(_members(a)),
         "cited_concepts": list(a.cited_concept_ids),
         "cited_edges": list(a.cited_edges),
         "edge_version_ids": a.edge_version_ids(),

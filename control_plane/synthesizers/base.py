@@ -7,6 +7,7 @@ the deterministic, graph-grounded ``control_plane.synthesizers.offline``; tests 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -72,6 +73,23 @@ class SynthesisRequest:
 
 
 @dataclass(frozen=True)
+class Result:
+    """What an answer states, as data: the answer contract's ``result``.
+
+    ``members`` is the answer set the text states (for "what is needed before X" the closure, for
+    "which of those does Y build on" only the concepts found, for a path its nodes); the cited
+    concepts are wider (every concept the text names, and the paths that back it). ``facts``
+    holds a form's other keys (``holds``, ``direct``, ``count``, ``first``, ``how``)."""
+
+    intent: str
+    members: tuple[str, ...] = ()
+    facts: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"intent": self.intent, "members": list(self.members), **self.facts}
+
+
+@dataclass(frozen=True)
 class Draft:
     """A synthesizer's proposal. ``error`` is set when the model's output could not be used
     (malformed JSON, wrong types); such a draft has confidence 0 and cites nothing."""
@@ -85,6 +103,7 @@ class Draft:
     usage: Usage = field(default_factory=Usage)
     error: str | None = None
     lesson_refs: tuple[str, ...] = ()  # cited lesson links ("l" + version id), all in the evidence
+    result: Result | None = None  # what the answer states (None: a synthesizer that does not say)
 
 
 @dataclass(frozen=True)

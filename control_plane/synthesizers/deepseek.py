@@ -198,11 +198,12 @@ class DeepSeekSynthesizer:
         messages = build_closure_messages(request) if compact else build_messages(request)
         replies: list[_Reply] = []
         draft: Draft | None = None
+        intent = request.reading.intent if request.reading is not None else "unknown"
         for calls in (1, 2):  # the first call, and at most one repair call
             reply = self._call(messages)
             replies.append(reply)
             usage = self._usage(replies, started)
-            draft = parse_draft(reply.content, usage)
+            draft = parse_draft(reply.content, usage, intent=intent)
             if draft.error is None:
                 return draft
             error = draft.error

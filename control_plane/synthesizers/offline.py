@@ -7,6 +7,16 @@ reflects how complete that evidence is. It counts as the round's one synthesis c
 (``usage.calls == 1``, zero tokens). A request without a reading (a caller that did not
 interpret the question) is read here from the evidence's seeds.
 
+**One source for text and citations.** Each intent is one small function in :data:`INTENTS`
+that computes a :class:`Finding`: the answer set (``members``, the draft's ``result``), the
+sub-graph that backs it (the edges of a path from every concept it names to the subject, the
+lesson links it names) and the text as pieces in which concepts are references, not words.
+:func:`render` turns the pieces into the text and reports which concepts it named; the draft
+cites exactly those, every end of a cited edge, and the members. So the text never names a
+concept the draft does not cite, and never states a member without its path. A new intent is
+a new function in the table; every other intent is a set answer (:func:`set_answer`), whose
+sentences are data (:data:`SET_WORDS`).
+
 ==============  ============================================================================
 intent          answer
 ==============  ============================================================================
@@ -19,14 +29,16 @@ built_by        fits them to prerequisite edges and the answer says so)
 parts, wholes   part_of edges into / out of X; contrasts, related: symmetric edges
 neighbours      any relation, within / exactly N hops
 path            how A leads to B: the shortest learning-order path from A to B
-before_uses     what is needed before X intersected with what Y builds on
+before_uses     what is needed before X (listed, with its paths), and of those what Y builds on
 study_plan      the needed-before closure of X minus what is already known, in layers
 lessons_*       active lesson links of X (covering) or of what is needed before X
 about           the summary of X and its relations
 ==============  ============================================================================
 
 Two subjects combine: "both" (intersection), "either" (union), "except" (minus the other's
-answer and the other itself).
+answer and the other itself). A list of more than :data:`LONG_LIST` concepts in learning order is
+written in at most four groups by learning stage ("first ...; then ...; last ..."), so a
+28-concept closure reads as a short paragraph.
 
 Confidence: 0.9 when every concept the answer depends on has been expanded (none is in
 ``request.unexpanded``). 0.85 for a before+uses answer whose closure is still open but where
@@ -37,27 +49,52 @@ stated with complete evidence, and never when the asked relation has no edge in 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+import math
+import string
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Final
 
 from control_plane.evidence import EvidenceGraph
-from control_plane.synthesizers.base import Draft, Focus, SynthesisRequest, SynthesizerInfo, Usage
+from control_plane.learning_order import layers, needs_from_edges
+from control_plane.synthesizers.base import (
+    Draft,
+    Focus,
+    Result,
+    SynthesisRequest,
+    SynthesizerInfo,
+    Usage,
+)
 from control_plane.understanding.interpretation import Reading, interpret, mentions_in
 from control_plane.understanding.names import NameIndex
-from control_plane.understanding.relating import adjacency, mode_of, walk
+from control_plane.understanding.relating import Walk, adjacency, mode_of, walk
 from data_plane.relations import BUILDS_ON, PREREQUISITE, RELATIONS
 
-__all__ = ["RULES_VERSION", "OfflineSynthesizer", "read_request"]
+__all__ = [
+    "INTENTS",
+    "LONG_LIST",
+    "RULES_VERSION",
+    "SET_WORDS",
+    "Finding",
+    "Name",
+    "Names",
+    "OfflineSynthesizer",
+    "read_request",
+    "render",
+    "set_answer",
+]
 
-RULES_VERSION: Final = "offline-rules-3"
+RULES_VERSION: Final = "offline-rules-4"
 COMPLETE: Final = 0.9
 DECIDED: Final = 0.85
 PARTIAL_MAX: Final = 0.7
 NO_PATH: Final = 0.5
 NOTHING: Final = 0.2
 _LEARNING: Final = (PREREQUISITE, BUILDS_ON)
+# A list in learning order longer than this is written in groups by learning stage.
+LONG_LIST: Final = 8
+_MAX_GROUPS: Final = 4
 
 
 def read_request(request: SynthesisRequest) -> Reading:
@@ -71,22 +108,163 @@ def read_request(request: SynthesisRequest) -> Reading:
     return interpret(request.question, mentions_in(request.question, index), now=now)
 
 
-def _names(evidence: EvidenceGraph[Any, Any], ids: Iterable[str]) -> str:
-    return ", ".join(evidence.name(i) for i in ids)
-
-
-def _by_ref(refs: Iterable[str]) -> list[str]:
-    return sorted(set(refs), key=lambda r: int(r[1:]))
+# -- the finding and its words ----------------------------------------------------------------
 
 
 @dataclass(frozen=True)
-class _Result:
-    """One subject's answer set, the edges that justify it, and what is still unexplored."""
+class Name:
+    """A concept named in the text (rendered as its name)."""
 
-    members: frozenset[str]
-    edges: dict[str, tuple[str, ...]]  # member -> edge refs that justify it
-    open: frozenset[str]
-    relations: tuple[str, ...]
+    id: str
+
+
+@dataclass(frozen=True)
+class Names:
+    """Concepts listed in the text, by name; ``staged``: a list in learning order, grouped by
+    learning stage when it is long."""
+
+    ids: tuple[str, ...]
+    staged: bool = False
+
+
+Piece = str | Name | Names
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One intent's answer over the evidence, before it is put into words: the one source of the
+    draft's text (``says``), result (``members``, ``facts``) and citations (what the text names,
+    ``edges``, ``lessons``)."""
+
+    members: tuple[str, ...]
+    says: tuple[Piece, ...]
+    edges: tuple[str, ...] = ()
+    lessons: tuple[str, ...] = ()
+    confidence: float = COMPLETE
+    missing: str = ""
+    focus: Focus = field(default_factory=Focus)
+    facts: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class _Ask:
+    """What every intent function looks at."""
+
+    request: SynthesisRequest
+    reading: Reading
+
+    @property
+    def ev(self) -> EvidenceGraph[Any, Any]:
+        return self.request.evidence
+
+    @property
+    def unexpanded(self) -> frozenset[str]:
+        return self.request.unexpanded
+
+
+def _stages(ids: Sequence[str], ev: EvidenceGraph[Any, Any]) -> list[list[str]]:
+    """``ids`` in at most four groups of consecutive learning-order layers, each group closed
+    where that keeps it nearest an equal share of what is left."""
+    needs = needs_from_edges((e.source_id, e.target_id, e.relation) for e in ev.edges.values())
+    order = layers(ids, needs)
+    groups = min(_MAX_GROUPS, math.ceil(len(ids) / LONG_LIST), len(order))
+    out: list[list[str]] = [[]]
+    left = len(ids)  # concepts not in a closed group
+    for layer in order:
+        share = left / (groups - len(out) + 1)
+        size = len(out[-1])
+        if size and len(out) < groups and abs(size + len(layer) - share) > abs(size - share):
+            left -= size
+            out.append([])
+        out[-1].extend(layer)
+    return out
+
+
+def _listed(ids: Sequence[str], ev: EvidenceGraph[Any, Any]) -> str:
+    return ", ".join(ev.name(i) for i in sorted(ids, key=lambda c: (ev.name(c).lower(), c)))
+
+
+def _names_text(piece: Names, ev: EvidenceGraph[Any, Any]) -> str:
+    if not piece.staged or len(piece.ids) <= LONG_LIST:
+        return _listed(piece.ids, ev)
+    groups = _stages(piece.ids, ev)
+    if len(groups) < 2:
+        return _listed(piece.ids, ev)
+    words = ["first", *["then"] * (len(groups) - 2), "and last"]
+    body = "; ".join(f"{w} {_listed(g, ev)}" for w, g in zip(words, groups, strict=True))
+    return f"{len(piece.ids)} concepts, in learning order: {body}"
+
+
+def render(says: Iterable[Piece], ev: EvidenceGraph[Any, Any]) -> tuple[str, tuple[str, ...]]:
+    """The text of ``says`` and the concepts it names, in order of appearance."""
+    words: list[str] = []
+    named: list[str] = []
+    for piece in says:
+        if isinstance(piece, str):
+            words.append(piece)
+        elif isinstance(piece, Name):
+            words.append(ev.name(piece.id))
+            named.append(piece.id)
+        else:
+            words.append(_names_text(piece, ev))
+            named.extend(piece.ids)
+    return "".join(words), tuple(dict.fromkeys(named))
+
+
+def _fill(template: str, **slots: Sequence[Piece] | str) -> tuple[Piece, ...]:
+    """A sentence template (``{x}`` slots) as pieces; a slot is text or pieces."""
+    out: list[Piece] = []
+    for literal, name, _, _ in string.Formatter().parse(template):
+        if literal:
+            out.append(literal)
+        if name is not None:
+            value = slots[name]
+            out.extend([value] if isinstance(value, str) else value)
+    return tuple(out)
+
+
+def _draft(finding: Finding, ev: EvidenceGraph[Any, Any], intent: str) -> Draft:
+    text, named = render(finding.says, ev)
+    ends = [c for ref in finding.edges for c in (ev.edges[ref].source_id, ev.edges[ref].target_id)]
+    cited = tuple(dict.fromkeys([*named, *ends, *finding.members]))
+    return Draft(
+        text,
+        finding.confidence,
+        cited,
+        finding.edges,
+        finding.missing,
+        finding.focus,
+        Usage(calls=1),
+        lesson_refs=finding.lessons,
+        result=Result(intent, finding.members, finding.facts),
+    )
+
+
+def _by_ref(refs: Iterable[str]) -> tuple[str, ...]:
+    return tuple(sorted(set(refs), key=lambda r: int(r[1:])))
+
+
+def _by_name(ids: Iterable[str], ev: EvidenceGraph[Any, Any]) -> tuple[str, ...]:
+    return tuple(sorted(set(ids), key=lambda c: (ev.name(c).lower(), c)))
+
+
+def _partial(
+    finding: Finding, open_: Sequence[str], ev: EvidenceGraph[Any, Any], relations: tuple[str, ...]
+) -> Finding:
+    """``finding`` from incomplete evidence: below 0.80, naming what is still unexplored."""
+    n = len(finding.members)
+    share = n / (n + len(open_)) if n or open_ else 0.0
+    names = ", ".join(ev.name(c) for c in open_)
+    return Finding(
+        finding.members,
+        finding.says,
+        finding.edges,
+        finding.lessons,
+        round(min(PARTIAL_MAX, 0.3 + 0.4 * share) if n else NOTHING, 2),
+        f"unexplored: {names}",
+        Focus(relations, tuple(open_), f"expand {names}"),
+        finding.facts,
+    )
 
 
 def _relations_used(reading: Reading) -> str:
@@ -99,11 +277,365 @@ def _relations_used(reading: Reading) -> str:
     return f" (from {rels} edges)"
 
 
+# -- set answers: one relation from one or two subjects -----------------------------------------
+
+# (answer head, the whole sentence when the answer is empty). Slots: {x} the subject(s), {but}
+# what is left out, {reach} a distance, {build}/{is}/{contrast} a verb agreeing with {x}.
+SET_WORDS: Final[dict[str, tuple[str, str]]] = {
+    "prerequisites": (
+        "The direct prerequisites of {x}{but}",
+        "{x} has no direct prerequisites in the graph{but}",
+    ),
+    "needed_before": (
+        "Before {x}{but} a learner must master",
+        "Nothing needs to be learned before {x}{but}, according to the graph",
+    ),
+    "needed_before/direct": (
+        "What comes directly before {x}{but}",
+        "Nothing comes directly before {x}{but}, according to the graph",
+    ),
+    "dependents": ("What comes after {x}{but}", "Nothing comes after {x}{but}, according to the graph"),
+    "dependents/direct": (
+        "What comes directly after {x}{but}",
+        "Nothing comes directly after {x}{but}, according to the graph",
+    ),
+    "dependents/prerequisite": (
+        "Concepts that have {x} as a prerequisite{but}",
+        "No concept has {x} as a prerequisite{but}, according to the graph",
+    ),
+    "builds_on": ("{x} {build} on{but}", "{x} {build} on nothing else{but}, according to the graph"),
+    "built_by": ("Concepts that build on {x}{but}", "Nothing builds on {x}{but}, according to the graph"),
+    "parts": ("The parts of {x}{but}", "{x} has no parts in the graph{but}"),
+    "wholes": ("{x} {is} part of{but}", "{x} is not part of anything else{but}, according to the graph"),
+    "contrasts": ("{x} {contrast} with{but}", "Nothing contrasts with {x}{but}, according to the graph"),
+    "related": ("{x} {is} related to{but}", "Nothing is related to {x}{but}, according to the graph"),
+    "neighbours": ("Concepts {reach} {x}{but}", "No concept is {reach} {x}{but}, according to the graph"),
+    "about": (
+        "{x}: {summary} It is connected to",
+        "{x}: {summary} It is connected to nothing else in the graph",
+    ),
+}
+
+
+def _words_key(reading: Reading) -> str:
+    intent = reading.intent
+    if intent == "needed_before" and not reading.transitive:
+        return "needed_before/direct"
+    if intent == "dependents":
+        if reading.asked_relations == (PREREQUISITE,) and not reading.transitive:
+            return "dependents/prerequisite"
+        return "dependents" if reading.transitive else "dependents/direct"
+    return intent if intent in SET_WORDS else "about"
+
+
+def _sentence(
+    reading: Reading, ev: EvidenceGraph[Any, Any], subjects: list[str]
+) -> tuple[tuple[Piece, ...], tuple[Piece, ...]]:
+    """(answer head, the whole sentence when the answer is empty) as pieces."""
+    x0 = subjects[0]
+    two = len(subjects) > 1
+    x: tuple[Piece, ...] = (Name(x0),)
+    if reading.combine == "both" and two:
+        x = ("both ", Name(x0), " and ", Name(subjects[1]))
+    elif reading.combine == "either" and two:
+        x = (Name(x0), " and ", Name(subjects[1]))
+    but: tuple[Piece, ...] = (
+        (" (leaving out ", Name(subjects[1]), " and what it needs)")
+        if reading.combine == "except" and two
+        else ()
+    )
+    plural = reading.combine in ("both", "either") and two
+    reach = f"exactly {reading.hops} hops from" if reading.exact else f"within {reading.hops} hops of"
+    if reading.hops == 1 and not reading.exact:
+        reach = "directly connected to"
+    slots: dict[str, Sequence[Piece] | str] = {
+        "x": x,
+        "but": but,
+        "reach": reach,
+        "build": "build" if plural else "builds",
+        "is": "are" if plural else "is",
+        "contrast": "contrast" if plural else "contrasts",
+        "summary": ev.concepts[x0].summary,
+    }
+    head, none = SET_WORDS[_words_key(reading)]
+    return _fill(head, **slots), _fill(none, **slots)
+
+
+@dataclass(frozen=True)
+class _Set:
+    """One subject's answer set, the edges that justify each member, and what is unexplored."""
+
+    members: frozenset[str]
+    edges: dict[str, tuple[str, ...]]  # member -> edge refs of its path to the subject
+    open: frozenset[str]
+    relations: tuple[str, ...]
+
+
+def _solve(ask: _Ask, x: str) -> _Set:
+    """The answer set of the reading for subject ``x`` (one subject, no combination)."""
+    ev, reading, unexpanded = ask.ev, ask.reading, ask.unexpanded
+    mode = mode_of(reading)
+    if mode is None:  # about: every neighbour
+        hits: dict[str, list[str]] = {}
+        for ref, e in ev.edges.items():
+            if x in (e.source_id, e.target_id):
+                other = e.target_id if e.source_id == x else e.source_id
+                hits.setdefault(other, []).append(ref)
+        return _Set(
+            frozenset(hits), {m: tuple(r) for m, r in hits.items()}, frozenset({x} & unexpanded), RELATIONS
+        )
+    neighbours = reading.intent == "neighbours"
+    relations = () if neighbours else reading.relations
+    depth = reading.hops if neighbours else (None if reading.transitive else 1)
+    w = walk(x, adjacency(ev, relations, mode), depth=depth)
+    if neighbours:
+        members = frozenset(
+            c
+            for c, d in w.dist.items()
+            if c != x and (d == reading.hops if reading.exact else 1 <= d <= reading.hops)
+        )
+        inner = {c for c, d in w.dist.items() if d < reading.hops}
+    else:
+        members = frozenset(w.parent) - {x}
+        inner = {x, *members} if reading.transitive else {x}
+    edges = {m: tuple(w.path_edges(m)) for m in members}
+    return _Set(members, edges, frozenset(inner & unexpanded), tuple(relations) or RELATIONS)
+
+
+def _in_learning_order(reading: Reading) -> bool:
+    return mode_of(reading) in ("before", "after") and reading.transitive
+
+
+def set_answer(ask: _Ask) -> Finding:
+    """Every intent without a function of its own: one relation from the subject (or two)."""
+    ev, reading, x, y = ask.ev, ask.reading, ask.reading.subject, ask.reading.other
+    assert x is not None
+    a = _solve(ask, x)
+    members, open_, edges = set(a.members), set(a.open), dict(a.edges)
+    if reading.combine and y is not None and y in ev.concepts:
+        b = _solve(ask, y)
+        open_ |= b.open
+        if reading.combine == "both":
+            members &= b.members
+            edges = {m: a.edges[m] + b.edges[m] for m in members}
+        elif reading.combine == "either":
+            members |= b.members
+            edges = {m: a.edges.get(m, ()) + b.edges.get(m, ()) for m in members}
+        else:
+            members -= b.members | {y}
+    elif reading.intent == "contrasts" and y is not None and y in ev.concepts:
+        members &= {y}  # "A versus B": only the contrast between the two
+    members -= set(reading.known)
+    ordered = _by_name(members, ev)
+    refs = _by_ref(r for m in ordered for r in edges.get(m, ()))
+    subjects = [x, y] if reading.combine and y is not None and y in ev.concepts else [x]
+    head, none = _sentence(reading, ev, subjects)
+    used = _relations_used(reading)
+    listed = Names(ordered, staged=_in_learning_order(reading))
+    if open_:
+        found = Finding(ordered, (*head, ", so far: ", listed, f"{used}."), refs)
+        return _partial(found, sorted(open_), ev, a.relations)
+    if not ordered:
+        about = reading.intent == "about"
+        return Finding(
+            (),
+            (*none, "." if about else f"{used}."),
+            confidence=NOTHING if about else COMPLETE,
+            missing="nothing connected" if about else "",
+        )
+    return Finding(ordered, (*head, ": ", listed, f"{used}."), refs)
+
+
+# -- intents with a function of their own ------------------------------------------------------
+
+
+def before_uses(ask: _Ask) -> Finding:
+    """What is needed before X (each with its path to X), and of those what Y builds on (each
+    with its builds_on edge from Y): both parts cited."""
+    ev, reading, x, y = ask.ev, ask.reading, ask.reading.subject, ask.reading.other
+    if x is None or y is None or y not in ev.concepts:
+        return set_answer(ask)
+    w = walk(x, adjacency(ev, reading.relations, "before"))
+    closure = _by_name((c for c in w.parent if c != x), ev)
+    uses = {
+        e.target_id: ref
+        for ref, e in ev.edges.items()
+        if e.relation == BUILDS_ON and e.source_id == y and e.target_id != y
+    }
+    found = _by_name((c for c in uses if c in closure), ev)
+    open_closure = sorted(c for c in [x, *closure] if c in ask.unexpanded)
+    # A concept Y builds on that is not (yet) on a path to X is decided once it has been
+    # expanded: its links into the explored closure would then be in the evidence.
+    undecided = sorted(c for c in uses if c not in closure and c in ask.unexpanded)
+    y_open = y in ask.unexpanded
+    edges = _by_ref([r for c in closure for r in w.path_edges(c)] + [uses[c] for c in found])
+    among = "" if not open_closure else ", among others,"
+    says: tuple[Piece, ...]
+    if not closure:
+        says = ("None of the concepts needed before ", Name(x), " is one that ", Name(y), " builds on.")
+    elif found:
+        says = (
+            "Before ", Name(x), f" a learner must master{among} ", Names(closure, staged=True),
+            ". Of those, ", Name(y), " builds on: ", Names(found), ".",
+        )  # fmt: skip
+    else:
+        says = (
+            "Before ", Name(x), f" a learner must master{among} ", Names(closure, staged=True),
+            ". None of those is one that ", Name(y), " builds on.",
+        )  # fmt: skip
+    finding = Finding(found, says, edges)
+    if not open_closure and not y_open:
+        return finding
+    if found and not undecided and not y_open:
+        return Finding(found, says, edges, confidence=DECIDED)
+    todo = sorted({*undecided, *open_closure, *([y] if y_open else [])})
+    return _partial(finding, todo, ev, _LEARNING)
+
+
+def _path_nodes(ev: EvidenceGraph[Any, Any], a: str, refs: Sequence[str]) -> tuple[str, ...]:
+    nodes = [a]
+    for ref in refs:
+        e = ev.edges[ref]
+        nodes.append(e.target_id if e.relation == PREREQUISITE else e.source_id)
+    return tuple(nodes)
+
+
+def path(ask: _Ask) -> Finding:
+    """How A leads to B: walk back from B in learning order until A is reached."""
+    ev, reading, a, b = ask.ev, ask.reading, ask.reading.subject, ask.reading.other
+    if a is None or b is None or b not in ev.concepts:
+        return Finding(
+            (), ("The question names only one end of the path.",), confidence=NOTHING, missing="the other end"
+        )
+    w = walk(b, adjacency(ev, reading.relations, "before"))
+    if a in w.parent:
+        refs = tuple(w.path_edges(a))  # from A forward to B
+        says: list[Piece] = [Name(a), " leads to ", Name(b), ": "]
+        for i, ref in enumerate(refs):
+            e = ev.edges[ref]
+            verb = (
+                " must be mastered before "
+                if e.relation == PREREQUISITE
+                else f" {e.relation.replace('_', ' ')} "
+            )
+            says += [*(["; "] if i else []), Name(e.source_id), verb, Name(e.target_id)]
+        says.append(".")
+        finding = Finding(_path_nodes(ev, a, refs), tuple(says), refs)
+        # Shortest only if no concept closer to B than A could still have an unseen shortcut.
+        closer = sorted(c for c, d in w.dist.items() if d < w.dist[a] and c in ask.unexpanded)
+        return _partial(finding, closer, ev, _LEARNING) if closer else finding
+    open_ = sorted(c for c in w.parent if c in ask.unexpanded)
+    if open_:
+        return Finding(
+            (),
+            ("No learning path from ", Name(a), " to ", Name(b), " has been found yet."),
+            confidence=NOTHING,
+            missing="unexplored: " + ", ".join(ev.name(c) for c in open_),
+            focus=Focus(_LEARNING, tuple(open_), f"what comes before {ev.name(b)}"),
+        )
+    return Finding(
+        (),
+        ("Nothing in the graph says that ", Name(a), " leads to ", Name(b), "."),
+        confidence=NO_PATH,
+        missing="no learning path in the graph",
+    )
+
+
+def _closure(ask: _Ask, x: str) -> tuple[list[str], Walk, list[str]]:
+    """(members needed before ``x`` minus what is known and what that needs, the walk back from
+    ``x``, members and ``x`` still open)."""
+    ev, reading = ask.ev, ask.reading
+    adj = adjacency(ev, reading.relations, "before")
+    w = walk(x, adj)
+    members = set(w.parent) - {x}
+    known: set[str] = set()
+    for k in reading.known:
+        if k in ev.concepts:
+            known |= set(walk(k, adj).parent)
+    open_ = sorted(c for c in {x, *members} if c in ask.unexpanded)
+    return sorted(members - known), w, open_
+
+
+def study_plan(ask: _Ask) -> Finding:
+    """The needed-before closure of X minus what is known, in learning-order layers."""
+    ev, reading, x = ask.ev, ask.reading, ask.reading.subject
+    assert x is not None
+    members, _, open_ = _closure(ask, x)
+    keep = set(members)
+    needs = needs_from_edges(
+        (e.source_id, e.target_id, e.relation) for e in ev.edges.values() if e.relation in reading.relations
+    )
+    refs = _by_ref(
+        ref
+        for ref, e in ev.edges.items()
+        if e.relation in reading.relations and {e.source_id, e.target_id} <= keep | {x}
+    )
+    knew = tuple(k for k in reading.known if k in ev.concepts)
+    known: tuple[Piece, ...] = (" (leaving out what you already know: ", Names(knew), ")") if knew else ()
+    if not members and not open_:
+        return Finding(
+            (), ("Nothing needs to be learned before ", Name(x), *known, ", according to the graph.")
+        )
+    says: list[Piece] = ["A study plan for ", Name(x), *known, ", in this order: "]
+    for i, layer in enumerate(layers(members, needs)):
+        says += [*(["; "] if i else []), f"{i + 1}. ", Names(tuple(layer))]
+    says += ["; then ", Name(x), "."]
+    finding = Finding(tuple(members), tuple(says), refs)
+    return _partial(finding, open_, ev, _LEARNING) if open_ else finding
+
+
+def lessons(ask: _Ask) -> Finding:
+    """Active lesson links of X (covering), or of what is needed before X (without the lessons
+    that cover X itself), each listed concept with its path to X."""
+    ev, reading, x = ask.ev, ask.reading, ask.reading.subject
+    assert x is not None
+    paths: dict[str, list[str]] = {}
+    if reading.intent == "lessons_covering":
+        concepts, open_ = [x], list[str]()
+        head: tuple[Piece, ...] = ("Lessons that cover ", Name(x))
+        none: tuple[Piece, ...] = ("No active lesson covers ", Name(x), ", according to the graph.")
+    else:
+        concepts, w, open_ = _closure(ask, x)
+        if not reading.transitive:
+            concepts = [b for b, _ in adjacency(ev, reading.relations, "before").get(x, [])]
+        paths = {c: w.path_edges(c) for c in concepts if c in w.parent}
+        head = ("Lessons to take before ", Name(x))
+        none = ("No active lesson covers what is needed before ", Name(x), ", according to the graph.")
+    links = [link for c in concepts for link in ev.lessons_of(c)]
+    if reading.intent == "lessons_before":
+        # A lesson that covers X itself is not one to take before X.
+        own = {link.lesson_id for link in ev.lessons_of(x)}
+        links = [link for link in links if link.lesson_id not in own]
+    titles: dict[str, str] = {}
+    for link in links:
+        titles.setdefault(link.lesson_id, link.title or link.lesson_id)
+    covered = tuple(sorted({link.concept_id for link in links}))
+    members = (x,) if reading.intent == "lessons_covering" else covered
+    edges = _by_ref(r for c in covered for r in paths.get(c, ()))
+    says = (
+        (*head, ": " + ", ".join(f"{t} ({lid})" for lid, t in sorted(titles.items())) + ".")
+        if titles
+        else none
+    )
+    finding = Finding(members, says, edges, _by_ref(link.ref for link in links))
+    return _partial(finding, open_, ev, _LEARNING) if open_ else finding
+
+
+# Intents with their own function; every other intent is a set answer.
+INTENTS: Final[dict[str, Callable[[_Ask], Finding]]] = {
+    "path": path,
+    "before_uses": before_uses,
+    "study_plan": study_plan,
+    "lessons_covering": lessons,
+    "lessons_before": lessons,
+}
+
+
 class OfflineSynthesizer:
     """Deterministic answers from the evidence sub-graph (see the module docstring)."""
 
     def __init__(self) -> None:
-        self._info = SynthesizerInfo("offline", "graph-rules-v3", RULES_VERSION, offline=True)
+        self._info = SynthesizerInfo("offline", "graph-rules-v4", RULES_VERSION, offline=True)
 
     @property
     def info(self) -> SynthesizerInfo:
@@ -114,373 +646,21 @@ class OfflineSynthesizer:
         reading = read_request(request)
         x = reading.subject
         if x is None or x not in ev.concepts:
-            return _draft(
-                "The evidence names no concept from the question.",
-                0.0,
+            finding = Finding(
                 (),
+                ("The evidence names no concept from the question.",),
+                confidence=0.0,
+                missing="a concept named in the question",
+                focus=Focus(RELATIONS, (), request.question),
+            )
+        elif reading.relations_missing:
+            asked = " or ".join(reading.asked_relations)
+            finding = Finding(
                 (),
-                "a concept named in the question",
-                Focus(RELATIONS, (), request.question),
-            )
-        if reading.relations_missing:
-            return _draft(
-                f"The question asks about {' or '.join(reading.asked_relations)} links, and this graph has none.",
-                NOTHING,
-                (),
-                (),
-                reading.relation_note,
-                Focus(),
-            )
-        if reading.intent == "path":
-            return self._path(request, reading)
-        if reading.intent == "before_uses":
-            return self._before_uses(request, reading)
-        if reading.intent == "study_plan":
-            return self._study_plan(request, reading)
-        if reading.intent in ("lessons_covering", "lessons_before"):
-            return self._lessons(request, reading)
-        return self._set_answer(request, reading)
-
-    # -- answer sets ------------------------------------------------------------------------
-
-    def _solve(self, request: SynthesisRequest, reading: Reading, x: str) -> _Result:
-        """The answer set of ``reading`` for subject ``x`` (one subject, no combination)."""
-        ev, unexpanded = request.evidence, request.unexpanded
-        mode = mode_of(reading)
-        if mode is None:  # about: every neighbour
-            hits: dict[str, list[str]] = {}
-            for ref, e in ev.edges.items():
-                if x in (e.source_id, e.target_id):
-                    other = e.target_id if e.source_id == x else e.source_id
-                    hits.setdefault(other, []).append(ref)
-            return _Result(
-                frozenset(hits),
-                {m: tuple(r) for m, r in hits.items()},
-                frozenset({x} & unexpanded),
-                RELATIONS,
-            )
-        neighbours = reading.intent == "neighbours"
-        relations = () if neighbours else reading.relations
-        depth = reading.hops if neighbours else (None if reading.transitive else 1)
-        w = walk(x, adjacency(ev, relations, mode), depth=depth)
-        if neighbours:
-            members = frozenset(
-                c
-                for c, d in w.dist.items()
-                if c != x and (d == reading.hops if reading.exact else 1 <= d <= reading.hops)
-            )
-            inner = {c for c, d in w.dist.items() if d < reading.hops}
-        else:
-            members = frozenset(w.parent) - {x}
-            inner = {x, *members} if reading.transitive else {x}
-        edges = {m: tuple(w.path_edges(m)) for m in members}
-        return _Result(members, edges, frozenset(inner & unexpanded), tuple(relations) or RELATIONS)
-
-    def _set_answer(self, request: SynthesisRequest, reading: Reading) -> Draft:
-        ev, x, y = request.evidence, reading.subject, reading.other
-        assert x is not None
-        a = self._solve(request, reading, x)
-        members, open_, edges = set(a.members), set(a.open), dict(a.edges)
-        if reading.combine and y is not None and y in ev.concepts:
-            b = self._solve(request, reading, y)
-            open_ |= b.open
-            if reading.combine == "both":
-                members &= b.members
-                edges = {m: a.edges[m] + b.edges[m] for m in members}
-            elif reading.combine == "either":
-                members |= b.members
-                edges = {m: a.edges.get(m, ()) + b.edges.get(m, ()) for m in members}
-            else:
-                members -= b.members | {y}
-        elif reading.intent == "contrasts" and y is not None and y in ev.concepts:
-            members &= {y}  # "A versus B": only the contrast between the two
-        members -= set(reading.known)
-        ordered = sorted(members, key=lambda c: (ev.name(c).lower(), c))
-        refs = _by_ref(r for m in ordered for r in edges.get(m, ()))
-        subjects = [x, y] if reading.combine and y is not None else [x]
-        head, none = self._phrase(reading, ev, subjects)
-        used = _relations_used(reading)
-        if open_:
-            return _partial(
-                f"{head}, so far: {_names(ev, ordered)}{used}.", ordered, refs, sorted(open_), ev, a.relations
-            )
-        if not ordered:
-            about = reading.intent == "about"
-            return _draft(
-                f"{none}{used}." if not about else f"{head} nothing else in the graph.",
-                NOTHING if about else COMPLETE,
-                tuple(subjects),
-                (),
-                "nothing connected" if about else "",
-                Focus(),
-            )
-        return _draft(
-            f"{head}: {_names(ev, ordered)}{used}.", COMPLETE, tuple(ordered), tuple(refs), "", Focus()
-        )
-
-    @staticmethod
-    def _phrase(reading: Reading, ev: EvidenceGraph[Any, Any], subjects: list[str]) -> tuple[str, str]:
-        """(answer head, the whole sentence when the answer is empty)."""
-        x = ev.name(subjects[0])
-        if reading.combine == "both" and len(subjects) > 1:
-            x = f"both {ev.name(subjects[0])} and {ev.name(subjects[1])}"
-        elif reading.combine == "either" and len(subjects) > 1:
-            x = f"{ev.name(subjects[0])} and {ev.name(subjects[1])}"
-        but = (
-            f" (leaving out {ev.name(subjects[1])} and what it needs)"
-            if reading.combine == "except" and len(subjects) > 1
-            else ""
-        )
-        plural = reading.combine in ("both", "either") and len(subjects) > 1
-        if reading.intent == "neighbours":
-            reach = f"exactly {reading.hops} hops from" if reading.exact else f"within {reading.hops} hops of"
-            if reading.hops == 1 and not reading.exact:
-                reach = "directly connected to"
-            return f"Concepts {reach} {x}{but}", f"No concept is {reach} {x}{but}, according to the graph"
-        how = "" if reading.transitive else "directly "
-        prereq_only = reading.asked_relations == (PREREQUISITE,)
-        table = {
-            "prerequisites": (
-                f"The direct prerequisites of {x}{but}",
-                f"{x} has no direct prerequisites in the graph{but}",
-            ),
-            "needed_before": (
-                (
-                    f"Before {x}{but} a learner must master",
-                    f"Nothing needs to be learned before {x}{but}, according to the graph",
-                )
-                if reading.transitive
-                else (
-                    f"What comes directly before {x}{but}",
-                    f"Nothing comes directly before {x}{but}, according to the graph",
-                )
-            ),
-            "dependents": (
-                (
-                    f"Concepts that have {x} as a prerequisite{but}",
-                    f"No concept has {x} as a prerequisite{but}, according to the graph",
-                )
-                if prereq_only and not reading.transitive
-                else (
-                    f"What comes {how}after {x}{but}",
-                    f"Nothing comes {how}after {x}{but}, according to the graph",
-                )
-            ),
-            "builds_on": (
-                f"{x} {'build' if plural else 'builds'} on{but}",
-                f"{x} {'build' if plural else 'builds'} on nothing else{but}, according to the graph",
-            ),
-            "built_by": (
-                f"Concepts that build on {x}{but}",
-                f"Nothing builds on {x}{but}, according to the graph",
-            ),
-            "parts": (f"The parts of {x}{but}", f"{x} has no parts in the graph{but}"),
-            "wholes": (
-                f"{x} {'are' if plural else 'is'} part of{but}",
-                f"{x} is not part of anything else{but}, according to the graph",
-            ),
-            "contrasts": (
-                f"{x} {'contrast' if plural else 'contrasts'} with{but}",
-                f"Nothing contrasts with {x}{but}, according to the graph",
-            ),
-            "related": (
-                f"{x} {'are' if plural else 'is'} related to{but}",
-                f"Nothing is related to {x}{but}, according to the graph",
-            ),
-            "about": (f"{x}: {ev.concepts[subjects[0]].summary} It is connected to", ""),
-        }
-        return table.get(reading.intent, table["about"])
-
-    # -- two-seed intents -------------------------------------------------------------------
-
-    def _before_uses(self, request: SynthesisRequest, reading: Reading) -> Draft:
-        ev, x, y = request.evidence, reading.subject, reading.other
-        if x is None or y is None or y not in ev.concepts:
-            return self._set_answer(request, reading)
-        w = walk(x, adjacency(ev, reading.relations, "before"))
-        members = sorted(c for c in w.parent if c != x)
-        closure = set(members)
-        uses = {
-            e.target_id: ref
-            for ref, e in ev.edges.items()
-            if e.relation == BUILDS_ON and e.source_id == y and e.target_id != y
-        }
-        found = sorted(c for c in uses if c in closure)
-        open_closure = sorted(c for c in [x, *members] if c in request.unexpanded)
-        # A concept Y builds on that is not (yet) on a path to X is decided once it has been
-        # expanded: its links into the explored closure would then be in the evidence.
-        undecided = sorted(c for c in uses if c not in closure and c in request.unexpanded)
-        y_open = y in request.unexpanded
-        edges = _by_ref([r for c in found for r in w.path_edges(c)] + [uses[c] for c in found])
-        if found:
-            among = "" if not open_closure else ", among others,"
-            text = (
-                f"Before {ev.name(x)} a learner must master{among} {_names(ev, members)}. "
-                f"Of those, {ev.name(y)} builds on: {_names(ev, found)}."
+                (f"The question asks about {asked} links, and this graph has none.",),
+                confidence=NOTHING,
+                missing=reading.relation_note,
             )
         else:
-            text = f"None of the concepts needed before {ev.name(x)} is one that {ev.name(y)} builds on."
-        if not open_closure and not y_open:
-            return _draft(text, COMPLETE, tuple(found) or (x, y), tuple(edges), "", Focus())
-        if found and not undecided and not y_open:
-            return _draft(text, DECIDED, tuple(found), tuple(edges), "", Focus())
-        todo = sorted({*undecided, *open_closure, *([y] if y_open else [])})
-        return _partial(text, found, edges, todo, ev, _LEARNING)
-
-    def _path(self, request: SynthesisRequest, reading: Reading) -> Draft:
-        """How A leads to B: walk back from B in learning order until A is reached."""
-        ev, a, b = request.evidence, reading.subject, reading.other
-        if a is None or b is None or b not in ev.concepts:
-            return _draft(
-                "The question names only one end of the path.", NOTHING, (), (), "the other end", Focus()
-            )
-        w = walk(b, adjacency(ev, reading.relations, "before"))
-        if a in w.parent:
-            refs = w.path_edges(a)  # from A forward to B
-            nodes = [a]
-            for ref in refs:
-                e = ev.edges[ref]
-                nodes.append(e.target_id if e.relation == PREREQUISITE else e.source_id)
-            steps = [
-                f"{ev.name(e.source_id)} {'must be mastered before' if e.relation == PREREQUISITE else e.relation.replace('_', ' ')} {ev.name(e.target_id)}"
-                for e in (ev.edges[r] for r in refs)
-            ]
-            text = f"{ev.name(a)} leads to {ev.name(b)}: " + "; ".join(steps) + "."
-            # Shortest only if no concept closer to B than A could still have an unseen shortcut.
-            closer = sorted(c for c, d in w.dist.items() if d < w.dist[a] and c in request.unexpanded)
-            if not closer:
-                return _draft(text, COMPLETE, tuple(nodes), tuple(refs), "", Focus())
-            return _partial(text, nodes, refs, closer, ev, _LEARNING)
-        open_ = sorted(c for c in w.parent if c in request.unexpanded)
-        if open_:
-            text = f"No learning path from {ev.name(a)} to {ev.name(b)} has been found yet."
-            return _draft(
-                text,
-                NOTHING,
-                (),
-                (),
-                f"unexplored: {_names(ev, open_)}",
-                Focus(_LEARNING, tuple(open_), f"what comes before {ev.name(b)}"),
-            )
-        text = f"Nothing in the graph says that {ev.name(a)} leads to {ev.name(b)}."
-        return _draft(text, NO_PATH, (), (), "no learning path in the graph", Focus())
-
-    # -- plans and lessons ------------------------------------------------------------------
-
-    def _closure(
-        self, request: SynthesisRequest, reading: Reading, x: str
-    ) -> tuple[list[str], dict[str, list[str]], list[str]]:
-        """(members needed before ``x`` minus what is known, before-adjacency, still open)."""
-        ev = request.evidence
-        adj = adjacency(ev, reading.relations, "before")
-        members = set(walk(x, adj).parent) - {x}
-        known: set[str] = set()
-        for k in reading.known:
-            if k in ev.concepts:
-                known |= set(walk(k, adj).parent)
-        open_ = sorted(c for c in {x, *members} if c in request.unexpanded)
-        before = {c: [b for b, _ in adj.get(c, [])] for c in members | {x}}
-        return sorted(members - known), before, open_
-
-    def _study_plan(self, request: SynthesisRequest, reading: Reading) -> Draft:
-        ev, x = request.evidence, reading.subject
-        assert x is not None
-        members, before, open_ = self._closure(request, reading, x)
-        keep = set(members)
-        level: dict[str, int] = {}
-
-        def depth(c: str, seen: frozenset[str] = frozenset()) -> int:
-            if c not in level:
-                prior = [b for b in before.get(c, []) if b in keep and b not in seen]
-                level[c] = 1 + max((depth(b, seen | {c}) for b in prior), default=-1)
-            return level[c]
-
-        layers: dict[int, list[str]] = {}
-        for c in members:
-            layers.setdefault(depth(c), []).append(c)
-        steps = [
-            f"{i + 1}. {_names(ev, sorted(layers[n], key=lambda c: ev.name(c).lower()))}"
-            for i, n in enumerate(sorted(layers))
-        ]
-        refs = _by_ref(
-            ref
-            for ref, e in ev.edges.items()
-            if e.relation in reading.relations and {e.source_id, e.target_id} <= keep | {x}
-        )
-        known = f" (leaving out what you already know: {_names(ev, reading.known)})" if reading.known else ""
-        if not members and not open_:
-            return _draft(f"Nothing needs to be learned before {ev.name(x)}{known}, according to the graph.",
-                          COMPLETE, (x,), (), "", Focus())  # fmt: skip
-        text = (
-            f"A study plan for {ev.name(x)}{known}, in this order: "
-            + "; ".join(steps)
-            + f"; then {ev.name(x)}."
-        )
-        if open_:
-            return _partial(text, members, refs, open_, ev, _LEARNING)
-        return _draft(text, COMPLETE, tuple(members), tuple(refs), "", Focus())
-
-    def _lessons(self, request: SynthesisRequest, reading: Reading) -> Draft:
-        ev, x = request.evidence, reading.subject
-        assert x is not None
-        if reading.intent == "lessons_covering":
-            concepts, open_ = [x], list[str]()
-            head = f"Lessons that cover {ev.name(x)}"
-        else:
-            concepts, _, open_ = self._closure(request, reading, x)
-            if not reading.transitive:
-                concepts = [b for b, _ in adjacency(ev, reading.relations, "before").get(x, [])]
-            head = f"Lessons to take before {ev.name(x)}"
-        links = [link for c in concepts for link in ev.lessons_of(c)]
-        if reading.intent == "lessons_before":
-            # A lesson that covers X itself is not one to take before X.
-            own = {link.lesson_id for link in ev.lessons_of(x)}
-            links = [link for link in links if link.lesson_id not in own]
-        titles: dict[str, str] = {}
-        for link in links:
-            titles.setdefault(link.lesson_id, link.title or link.lesson_id)
-        refs = _by_ref(link.ref for link in links)
-        text = (
-            f"{head}: " + ", ".join(f"{t} ({lid})" for lid, t in sorted(titles.items())) + "."
-            if titles
-            else f"No active lesson covers {ev.name(x) if reading.intent == 'lessons_covering' else 'what is needed before ' + ev.name(x)}, according to the graph."
-        )
-        cited = tuple(sorted({link.concept_id for link in links})) or (x,)
-        if open_:
-            draft = _partial(text, list(cited), [], open_, ev, _LEARNING)
-        else:
-            draft = _draft(text, COMPLETE, cited, (), "", Focus())
-        return Draft(draft.answer, draft.confidence, draft.concept_ids, draft.edge_ids, draft.missing,
-                     draft.next_focus, draft.usage, lesson_refs=tuple(refs))  # fmt: skip
-
-
-def _draft(
-    text: str,
-    confidence: float,
-    concepts: tuple[str, ...],
-    edges: tuple[str, ...],
-    missing: str,
-    focus: Focus,
-) -> Draft:
-    return Draft(text, confidence, concepts, edges, missing, focus, Usage(calls=1))
-
-
-def _partial(
-    text: str,
-    members: list[str],
-    edges: list[str],
-    open_: list[str],
-    ev: EvidenceGraph[Any, Any],
-    relations: tuple[str, ...],
-) -> Draft:
-    """An answer from incomplete evidence: below 0.80, naming what is still unexplored."""
-    share = len(members) / (len(members) + len(open_)) if members or open_ else 0.0
-    conf = round(min(PARTIAL_MAX, 0.3 + 0.4 * share) if members else NOTHING, 2)
-    return _draft(
-        text,
-        conf,
-        tuple(members),
-        tuple(edges),
-        f"unexplored: {_names(ev, open_)}",
-        Focus(relations, tuple(open_), f"expand {_names(ev, open_)}"),
-    )
+            finding = INTENTS.get(reading.intent, set_answer)(_Ask(request, reading))
+        return _draft(finding, ev, reading.intent)

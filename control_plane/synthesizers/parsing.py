@@ -13,16 +13,18 @@ from __future__ import annotations
 import json
 import math
 import re
+from dataclasses import dataclass
 from typing import Any, Final
 
-from control_plane.synthesizers.base import Draft, Focus, Usage
+from control_plane.synthesizers.base import Draft, Focus, Result, Usage
 from data_plane.relations import RELATIONS
 
 __all__ = ["error_draft", "parse_draft"]
 
 TOP_KEYS: Final = frozenset({"answer", "confidence", "concept_ids", "edge_ids", "missing", "next_focus"})
-# Keys a reply may leave out: replies to prompts older than lesson citations have no lesson_link_ids.
-OPTIONAL_KEYS: Final = frozenset({"lesson_link_ids"})
+# Keys a reply may leave out: replies to prompts older than lesson citations have no
+# lesson_link_ids, and replies to prompts older than the answer contract no answer_ids.
+OPTIONAL_KEYS: Final = frozenset({"lesson_link_ids", "answer_ids"})
 FOCUS_KEYS: Final = frozenset({"relations", "concept_ids", "text"})
 _FENCE_RE: Final = re.compile(r"```(?:json|JSON)?[ \t]*\n(.*)\n[ \t]*```", re.DOTALL)
 
@@ -99,7 +101,19 @@ def _confidence(value: Any) -> float:
     return float(value)
 
 
-def _parse(text: str) -> tuple[str, float, tuple[str, ...], tuple[str, ...], str, Focus, tuple[str, ...]]:
+@dataclass(frozen=True)
+class _Reply:
+    answer: str
+    confidence: float
+    concept_ids: tuple[str, ...]
+    edge_ids: tuple[str, ...]
+    missing: str
+    focus: Focus
+    lesson_refs: tuple[str, ...]
+    answer_ids: tuple[str, ...] | None
+
+
+def _parse(text: str) -> _Reply:
     body = _unfence(text)
     if not body:
         raise _Malformed("the reply is empty")
@@ -122,7 +136,7 @@ def _parse(text: str) -> tuple[str, float, tuple[str, ...], tuple[str, ...], str
     unknown = [r for r in relations if r not in RELATIONS]
     if unknown:
         raise _Malformed(f"next_focus.relations has unknown relation type(s) {', '.join(map(repr, unknown))}")
-    return (
+    return _Reply(
         _str(obj["answer"], "answer"),
         _confidence(obj["confidence"]),
         _str_list(obj["concept_ids"], "concept_ids"),
@@ -134,24 +148,30 @@ def _parse(text: str) -> tuple[str, float, tuple[str, ...], tuple[str, ...], str
             text=_str(focus["text"], "next_focus.text"),
         ),
         _str_list(obj.get("lesson_link_ids", []), "lesson_link_ids"),
+        _str_list(obj["answer_ids"], "answer_ids") if "answer_ids" in obj else None,
     )
 
 
-def parse_draft(text: str, usage: Usage) -> Draft:
-    """The ``Draft`` in ``text``, or an error draft (confidence 0, no citations) saying what is wrong."""
+def parse_draft(text: str, usage: Usage, *, intent: str = "unknown") -> Draft:
+    """The ``Draft`` in ``text``, or an error draft (confidence 0, no citations) saying what is wrong.
+
+    The reply's ``answer_ids`` become the draft's result (``Result(intent, answer_ids)``); a reply
+    without them states no result. Whether they are cited, in the evidence and in the asked
+    relation is the verifier's business, not the parser's."""
     try:
-        answer, confidence, concept_ids, edge_ids, missing, focus, lesson_refs = _parse(text)
+        reply = _parse(text)
     except _Malformed as exc:
         return error_draft(f"malformed model reply: {exc}", usage)
     except RecursionError:
         return error_draft("malformed model reply: nested too deeply", usage)
     return Draft(
-        answer=answer,
-        confidence=confidence,
-        concept_ids=concept_ids,
-        edge_ids=edge_ids,
-        missing=missing,
-        next_focus=focus,
+        answer=reply.answer,
+        confidence=reply.confidence,
+        concept_ids=reply.concept_ids,
+        edge_ids=reply.edge_ids,
+        missing=reply.missing,
+        next_focus=reply.focus,
         usage=usage,
-        lesson_refs=lesson_refs,
+        lesson_refs=reply.lesson_refs,
+        result=None if reply.answer_ids is None else Result(intent, reply.answer_ids),
     )

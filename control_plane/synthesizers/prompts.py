@@ -37,7 +37,7 @@ __all__ = [
     "repair_messages",
 ]
 
-PROMPT_VERSION: Final = "2026-11-23.5"
+PROMPT_VERSION: Final = "2026-11-27.1"
 
 SYSTEM_PROMPT: Final = f"""\
 You answer a learner's question about a curriculum using ONLY the evidence sub-graph you are given.
@@ -50,16 +50,22 @@ Rules:
 3. Cite only ids that appear in the evidence: concept ids (slugs such as "rag"), edge ids
    (such as "e12") and, when the answer names lessons, the lesson link ids it relies on (such as
    "l7", from LESSONS). Never invent an id.
-4. Relation directions: prerequisite: source must be mastered before target; builds_on: source builds
+4. Every concept your answer names, by name or id, must be in "concept_ids", with the "edge_ids"
+   of a path linking it to the question's concept in the relation asked about. An answer that
+   names a concept it does not cite, or a concept outside the evidence, is rejected.
+5. "answer_ids" are the concepts that ARE the answer: the set the question asks for (for "what is
+   needed before X, and which of those does Y build on", only the ones Y builds on), all of them
+   also in "concept_ids".
+6. Relation directions: prerequisite: source must be mastered before target; builds_on: source builds
    on target; part_of: source is part of target; related and contrasts_with are symmetric.
-5. Confidence is a number from 0 to 1. Lower it when the evidence is incomplete, indirect or weakly
+7. Confidence is a number from 0 to 1. Lower it when the evidence is incomplete, indirect or weakly
    grounded (low edge confidence).
-6. If more evidence would help, say so in "missing" and ask for it in "next_focus": relation types
+8. If more evidence would help, say so in "missing" and ask for it in "next_focus": relation types
    from {json.dumps(list(RELATIONS))}, concept ids to expand next, and a short text.
 
 Return ONLY one JSON object, no prose and no code fences, with exactly these keys:
-{{"answer": string, "confidence": number between 0 and 1, "concept_ids": [string], "edge_ids": [string],
- "lesson_link_ids": [string], "missing": string,
+{{"answer": string, "confidence": number between 0 and 1, "answer_ids": [string], "concept_ids": [string],
+ "edge_ids": [string], "lesson_link_ids": [string], "missing": string,
  "next_focus": {{"relations": [string], "concept_ids": [string], "text": string}}}}
 """
 

@@ -58,11 +58,13 @@ class Vocabulary(Protocol):
 
 @dataclass(frozen=True)
 class Understanding:
-    """A question read: the reading, the (valid, recorded) time to answer at, the seed records."""
+    """A question read: the reading, the (valid, recorded) time to answer at, the seed records, and
+    the name index in force then (what an answer's text may name)."""
 
     reading: Reading
     point: AsOf
     seeds: tuple[Concept, ...]
+    names: NameIndex
 
 
 def understand(
@@ -118,7 +120,7 @@ def understand(
                 + "?",
                 did_you_mean=offered,
             )
-    return Understanding(reading, point, seeds)
+    return Understanding(reading, point, seeds, index)
 
 
 def _close_names(

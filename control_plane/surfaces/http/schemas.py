@@ -275,6 +275,19 @@ class SynthesizerOut(BaseModel):
     offline: bool
 
 
+class ResultOut(BaseModel):
+    """What the answer states, as data. Form-specific keys (``holds``, ``direct``, ``count``,
+    ``first``, ``how``) appear beside ``members`` for the forms that have them."""
+
+    model_config = ConfigDict(extra="allow")
+
+    intent: str
+    members: list[str] = Field(
+        description="The answer set the text states (e.g. for 'which of those does Y build on' the "
+        "concepts found); cited_concepts is wider: every concept the text names."
+    )
+
+
 class AnswerOut(BaseModel):
     """The ``answer/1`` object: the answer, or an abstention with its reason, and the evidence
     sub-graph it rests on. Later minor additions appear as extra fields (e.g. ``partial``)."""
@@ -290,6 +303,7 @@ class AnswerOut(BaseModel):
     confidence: float = Field(ge=0.0, le=1.0)
     cited_concepts: list[CitedConcept]
     cited_edges: list[str] = Field(description="Edge ids, all in evidence.edges.")
+    result: ResultOut | None = Field(default=None, description="null when abstained")
     seeds: list[str]
     evidence: EvidenceOut
     as_of: AsOfOut
@@ -320,6 +334,7 @@ class ReplayRunOut(BaseModel):
     abstained: bool
     abstain_reason: str | None
     confidence: float
+    members: list[str] = Field(default_factory=list, description="The answer set (result.members).")
     cited_concepts: list[str]
     cited_edges: list[str]
     edge_version_ids: list[int]
@@ -359,6 +374,7 @@ class ChangesOut(BaseModel):
     text: BeforeAfterText
     abstained: BeforeAfterFlag
     confidence: ConfidenceChange
+    members: CitationChange = Field(default_factory=lambda: CitationChange(added=[], removed=[]))
     cited_concepts: CitationChange
     evidence_edges: EvidenceChange
 
