@@ -425,12 +425,23 @@ def _fringe_statement(forward: bool, backward: bool) -> sa.Select[Any]:
         sa.select(capped.c.node, sa.literal(0, sa.Integer()).label("kind")),
         sa.select(successors.c.node, sa.literal(1, sa.Integer()).label("kind")),
     ).cte("nodes")
-    reached = C.alias("reached")
-    joined = nodes.outerjoin(
-        E, sa.and_(_step_condition(nodes.c.node, forward, backward), in_force(E, as_of_valid, as_of_recorded))
-    ).outerjoin(
-        reached,
-        sa.and_(reached.c.concept_id == _far(nodes.c.node), in_force(reached, as_of_valid, as_of_recorded)),
+    reached, here = C.alias("reached"), C.alias("here")
+    joined = (
+        nodes.outerjoin(
+            E,
+            sa.and_(
+                _step_condition(nodes.c.node, forward, backward), in_force(E, as_of_valid, as_of_recorded)
+            ),
+        )
+        .outerjoin(
+            reached,
+            sa.and_(
+                reached.c.concept_id == _far(nodes.c.node), in_force(reached, as_of_valid, as_of_recorded)
+            ),
+        )
+        .outerjoin(
+            here, sa.and_(here.c.concept_id == nodes.c.node, in_force(here, as_of_valid, as_of_recorded))
+        )
     )
     return sa.select(
         nodes.c.node,
@@ -444,6 +455,9 @@ def _fringe_statement(forward: bool, backward: bool) -> sa.Select[Any]:
         reached.c.concept_id,
         reached.c.name,
         reached.c.summary,
+        here.c.version_id,
+        here.c.name,
+        here.c.summary,
     ).select_from(joined)
 
 
@@ -473,27 +487,36 @@ def fringe(
         rows = conn.execute(_fringe_statement(forward, backward), params).all()
     closure = {r[0] for r in rows if r[1] == 0}
     after_closure = {r[0] for r in rows if r[1] == 1}
-    steps: list[tuple[str, str]] = []
+    steps: list[tuple[str, str]] = []  # (a concept, one of its needs)
     taken: dict[int, Neighbour] = {}
-    for node, _, vid, source, target, relation, confidence, cvid, cid, name, summary in rows:
-        if vid is None or cvid is None:
+    needs: dict[int, tuple[str, str]] = {}
+    for node, _, vid, source, target, relation, confidence, cvid, cid, name, summary, *own in rows:
+        if vid is None or cvid is None or own[0] is None:
             continue
         steps.append((node, cid))
+        needs.setdefault(int(vid), (node, cid))
+        edge = EdgeRow(int(vid), source, target, relation, float(confidence))
+        if node in after_closure and cid in closure:
+            # a concept after the closure, reached from its need inside the closure
+            reached_from, concept = cid, ConceptRow(int(own[0]), node, own[1], own[2])
+        else:
+            reached_from, concept = node, ConceptRow(int(cvid), cid, name, summary)
         taken.setdefault(
             int(vid),
             Neighbour(
-                edge=EdgeRow(int(vid), source, target, relation, float(confidence)),
-                concept=ConceptRow(int(cvid), cid, name, summary),
-                from_id=node,
-                direction="out" if source == node else "in",
+                edge=edge,
+                concept=concept,
+                from_id=reached_from,
+                direction="out" if source == reached_from else "in",
             ),
         )
     depths = _distances(params["starts"], steps)
     depths.update({c: 1 for c in after_closure})
     depths.update({n.concept.concept_id: 2 for n in taken.values() if n.concept.concept_id not in depths})
+    # a row goes in the needed-before direction, as a walk's rows do: ``to_id`` is the need
     ordered = tuple(
         WalkRow(vid, n.edge.source_id, n.edge.target_id, n.edge.relation, n.edge.confidence,
-                depths.get(n.from_id, 0) + 1, n.from_id, n.concept.concept_id)
+                depths.get(needs[vid][0], 0) + 1, *needs[vid])
         for vid, n in sorted(taken.items())
     )  # fmt: skip
     return Walk(

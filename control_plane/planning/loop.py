@@ -428,6 +428,9 @@ class Planner:
         reserve = _Reserve(asked, direction)
         ranking = Ranking(question)
         round_no = 0
+        # Relations a walked question turns to that its walk does not follow ("how are A and B
+        # related", when no learning link joins them): that round expands one hop over them.
+        hop_over: tuple[str, ...] = ()
         while seeds and reason is None and round_no < self.max_rounds:
             round_no += 1
             t0 = time.perf_counter()
@@ -437,7 +440,7 @@ class Planner:
                 )
                 reason = self._stopped(best)
                 break
-            if order is not None:
+            if order is not None and not hop_over:
                 # A learning-order round: one recursive walk from the frontier gathers the
                 # closure as evidence; the frontier itself stays capped.
                 walk = self.store.walk(
@@ -460,7 +463,9 @@ class Planner:
                     budget_open |= walk.unexpanded
                 budget_open -= walked
             else:
-                found = self.store.neighbours(frontier, as_of=point, exclude=visited)
+                found = self.store.neighbours(
+                    frontier, as_of=point, exclude=visited, relations=hop_over or None
+                )
                 visited.update(frontier)
                 for cid in frontier:
                     pending.pop(cid, None)
@@ -474,12 +479,14 @@ class Planner:
             request = SynthesisRequest(
                 question=question,
                 focus=focus,
-                evidence=evidence,
+                # "why do I need X for Y" tells the reasons on the chain's edges: full records
+                evidence=self._ground(evidence) if reading.form == "why" else evidence,
                 round_no=round_no,
                 max_rounds=self.max_rounds,
                 as_of=point,
                 unexpanded=frozenset((set(evidence.concepts) - visited - walked) | incomplete),
                 reading=reading,
+                visited=frozenset(visited),
             )
             unavailable: LLMUnavailable | None = None
             try:
@@ -489,7 +496,7 @@ class Planner:
                 # rather than fail the question (a rejected request, LLMRejected, still raises).
                 unavailable = exc
                 draft = Draft("", 0.0, (), (), "", focus, Usage(calls=max(1, exc.attempts)), error=str(exc))
-            verdict = verify(draft, evidence, threshold=self.threshold, reading=reading, names=names)
+            verdict = verify(draft, request.evidence, threshold=self.threshold, reading=reading, names=names)
             if verdict.accepted and budget_open:
                 # A walk stopped at its row budget: the closure is partial whatever the draft says.
                 verdict = Verdict(
@@ -535,9 +542,15 @@ class Planner:
             if budget_open and not set(focus.concept_ids) & budget_open and order is not None:
                 relations = tuple(dict.fromkeys((*focus.relations, *order.relations)))
                 focus = Focus(relations, tuple(sorted(budget_open)), f"continue: {PARTIAL}", focus.direction)
-            frontier = [
-                n.concept.concept_id for n in ranking.rank(pending.values(), focus, limit=self.frontier_cap)
-            ]
+            hop_over = ()
+            if order is not None and focus.relations and not set(focus.relations) <= set(order.relations):
+                hop_over = focus.relations
+                frontier = [c for c in focus.concept_ids if c not in visited][: self.frontier_cap]
+            else:
+                frontier = [
+                    n.concept.concept_id
+                    for n in ranking.rank(pending.values(), focus, limit=self.frontier_cap)
+                ]
             if unavailable is not None:
                 reason = f"the model is unavailable: {unavailable}"
                 break

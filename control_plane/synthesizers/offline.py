@@ -79,6 +79,7 @@ from control_plane.synthesizers.findings import (
     partial,
     relations_used,
 )
+from control_plane.synthesizers.form_answers import FORMS, count, next_concepts
 from control_plane.understanding.interpretation import Reading, interpret, mentions_in
 from control_plane.understanding.names import NameIndex
 from control_plane.understanding.relating import Walk, adjacency, mode_of, walk
@@ -226,6 +227,12 @@ def _solve(ask: Ask, x: str) -> _Set:
     return _Set(members, edges, frozenset(inner & unexpanded), tuple(relations) or RELATIONS)
 
 
+def _known_closure(ask: Ask, known: Sequence[str]) -> set[str]:
+    """What the learner says they know and everything it rests on (learning order)."""
+    adj = adjacency(ask.ev, ask.reading.relations, "before")
+    return set().union(*(walk(k, adj).parent for k in known)) if known else set()
+
+
 def _in_learning_order(reading: Reading) -> bool:
     return mode_of(reading) in ("before", "after") and reading.transitive
 
@@ -249,11 +256,21 @@ def set_answer(ask: Ask) -> Finding:
             members -= b.members | {y}
     elif reading.intent == "contrasts" and y is not None and y in ev.concepts:
         members &= {y}  # "A versus B": only the contrast between the two
-    members -= set(reading.known)
+    known = tuple(k for k in reading.known if k in ev.concepts)
+    rests = _known_closure(ask, known) if mode_of(reading) == "before" and reading.transitive else set(known)
+    members -= rests
+    open_ |= {c for c in rests if c in ask.unexpanded}
     ordered = by_name(members, ev)
     refs = by_ref(r for m in ordered for r in edges.get(m, ()))
     subjects = [x, y] if reading.combine and y is not None and y in ev.concepts else [x]
     head, none = _sentence(reading, ev, subjects)
+    if known and rests != set(known) and _words_key(reading) == "needed_before":
+        # "I already know A and B, what's left before X": not A, B, nor what they rest on
+        they = "they rest" if len(known) > 1 else "it rests"
+        head = ("Before ", Name(x), ", leaving out ", Names(by_name(known, ev)), f" and what {they} on, "
+                "a learner still needs")  # fmt: skip
+        none = ("Nothing is left to learn before ", Name(x), " besides ", Names(by_name(known, ev)),
+                f" and what {they} on, according to the graph")  # fmt: skip
     used = relations_used(reading)
     listed = Names(ordered, staged=_in_learning_order(reading))
     if open_:
@@ -455,6 +472,10 @@ INTENTS: Final[dict[str, Callable[[Ask], Finding]]] = {
 }
 
 
+# What an answer's result calls a question form (its intent otherwise).
+RESULT_INTENT: Final = {"yes_no": "check", "count": "count", "why": "why"}
+
+
 class OfflineSynthesizer:
     """Deterministic answers from the evidence sub-graph (see the module docstring)."""
 
@@ -469,6 +490,9 @@ class OfflineSynthesizer:
         ev = request.evidence
         reading = read_request(request)
         x = reading.subject
+        ask = Ask(request, reading)
+        if reading.intent == "next":  # about what is known: no subject
+            return draft_of(next_concepts(ask), ev, "next")
         if x is None or x not in ev.concepts:
             finding = Finding(
                 (),
@@ -485,6 +509,10 @@ class OfflineSynthesizer:
                 confidence=NOTHING,
                 missing=reading.relation_note,
             )
+        elif reading.form == "count":
+            finding = count(ask, INTENTS.get(reading.intent, set_answer))
+        elif reading.form in FORMS:
+            finding = FORMS[reading.form](ask)
         else:
-            finding = INTENTS.get(reading.intent, set_answer)(Ask(request, reading))
-        return draft_of(finding, ev, reading.intent)
+            finding = INTENTS.get(reading.intent, FORMS.get(reading.intent, set_answer))(ask)
+        return draft_of(finding, ev, RESULT_INTENT.get(reading.form, reading.intent))
