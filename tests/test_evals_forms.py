@@ -1,0 +1,196 @@
+"""The question forms' gold oracle (evals.gold), checked on tiny graphs whose answers are worked out
+by hand: ties between shortest paths, cycles, roots, the reversed direction, builds_on edges."""
+
+from __future__ import annotations
+
+import networkx as nx
+import pytest
+
+from evals import gold
+
+P, B = "prerequisite", "builds_on"
+
+
+def _order(*edges: tuple[str, str]) -> nx.DiGraph:
+    """An order graph from (before, after) pairs."""
+    return gold.before_graph(gold.GraphView.of({n for e in edges for n in e}, [(s, t, P) for s, t in edges]))
+
+
+@pytest.fixture
+def diamond() -> nx.DiGraph:
+    """a before b and c, both before d, d before e; z stands alone (a root with nothing after it)."""
+    g = _order(("a", "b"), ("a", "c"), ("b", "d"), ("c", "d"), ("d", "e"))
+    g.add_node("z")
+    return g
+
+
+# -- check -------------------------------------------------------------------------------------------
+
+
+def test_check_direct_holds_only_for_an_edge(diamond: nx.DiGraph) -> None:
+    """Directly: a before b yes; a before d no (only through b or c); the reverse never."""
+    assert gold.holds_before(diamond, "a", "b", direct=True)
+    assert not gold.holds_before(diamond, "a", "d", direct=True)
+    assert not gold.holds_before(diamond, "b", "a", direct=True)
+
+
+def test_check_transitive_holds_through_others_but_not_reversed_or_unrelated(diamond: nx.DiGraph) -> None:
+    """At all: a before e (through b, d) yes; e before a no; b and c are unrelated; z is unrelated."""
+    assert gold.holds_before(diamond, "a", "e")
+    assert not gold.holds_before(diamond, "e", "a")
+    assert not gold.holds_before(diamond, "b", "c") and not gold.holds_before(diamond, "c", "b")
+    assert not gold.holds_before(diamond, "z", "e")
+
+
+def test_check_gold_carries_holds_and_asks_for_both_ends(diamond: nx.DiGraph) -> None:
+    """The finding is {"holds": ...}; the answer must be about x and y (contains)."""
+    g = gold.check_gold(diamond, "a", "d", direct=False)
+    assert g == gold.FormGold({"holds": True}, frozenset("ad"), "contains")
+    assert gold.check_gold(diamond, "a", "d", direct=True).finding == {"holds": False}
+
+
+def test_builds_on_edges_count_in_the_learning_order_and_alone_on_request() -> None:
+    """x builds_on f puts f before x; with only=builds_on the prerequisite edge a -> x is left out."""
+    view = gold.GraphView.of("axf", [("a", "x", P), ("x", "f", B)])
+    both, only = gold.before_graph(view), gold.before_graph(view, only=B)
+    assert gold.holds_before(both, "f", "x", direct=True) and gold.holds_before(both, "a", "x")
+    assert gold.holds_before(only, "f", "x") and not gold.holds_before(only, "a", "x")
+
+
+# -- why ---------------------------------------------------------------------------------------------
+
+
+def test_why_unions_every_shortest_path_when_several_tie(diamond: nx.DiGraph) -> None:
+    """a to d has two shortest paths (through b, through c): both are the reason."""
+    assert gold.shortest_chain(diamond, "a", "d") == {"a", "b", "c", "d"}
+    assert gold.why_gold(diamond, "a", "e") == gold.FormGold({"holds": True}, frozenset("abcde"))
+
+
+def test_why_a_direct_need_is_the_two_ends(diamond: nx.DiGraph) -> None:
+    """d directly before e: the chain is d, e."""
+    assert gold.shortest_chain(diamond, "d", "e") == {"d", "e"}
+
+
+def test_why_the_reversed_or_unrelated_pair_does_not_hold(diamond: nx.DiGraph) -> None:
+    """e is not needed for a, b not for c: holds false, the answer must be about both."""
+    assert gold.shortest_chain(diamond, "e", "a") is None
+    assert gold.why_gold(diamond, "b", "c") == gold.FormGold({"holds": False}, frozenset("bc"), "contains")
+
+
+def test_why_takes_the_shortest_path_not_every_path() -> None:
+    """a before c directly and through b: only the direct edge is the shortest chain."""
+    g = _order(("a", "b"), ("b", "c"), ("a", "c"))
+    assert gold.shortest_chain(g, "a", "c") == {"a", "c"}
+
+
+# -- order -------------------------------------------------------------------------------------------
+
+
+def test_order_names_the_one_needed_first_in_either_argument_order(diamond: nx.DiGraph) -> None:
+    """a comes before e whichever is asked first; b and c have no order."""
+    assert gold.first_of(diamond, "a", "e") == "a" and gold.first_of(diamond, "e", "a") == "a"
+    assert gold.first_of(diamond, "b", "c") is None
+    assert gold.order_gold(diamond, "e", "a") == gold.FormGold({"first": "a"}, frozenset("ae"), "contains")
+
+
+def test_order_on_a_cycle_is_neither() -> None:
+    """p before q and q before p: no order between them."""
+    g = _order(("p", "q"), ("q", "p"))
+    assert gold.first_of(g, "p", "q") is None
+
+
+# -- relate ------------------------------------------------------------------------------------------
+
+
+def test_relate_prefers_a_path_in_either_direction(diamond: nx.DiGraph) -> None:
+    """a and e: the path's nodes (both shortest ones), whichever is named first."""
+    assert gold.relation_between(_view(diamond), "a", "e") == ("path", set("abcde"))
+    assert gold.relation_between(_view(diamond), "e", "a") == ("path", set("abcde"))
+
+
+def test_relate_a_path_beats_shared_foundations() -> None:
+    """a before b and c, b before c: b and c share a but are related by the path b, c."""
+    view = _view(_order(("a", "b"), ("a", "c"), ("b", "c")))
+    assert gold.relation_between(view, "c", "b") == ("path", {"b", "c"})
+
+
+def test_relate_without_a_path_gives_the_nearest_shared_foundations(diamond: nx.DiGraph) -> None:
+    """b and c share only a."""
+    assert gold.relate_gold(_view(diamond), "b", "c") == gold.FormGold(
+        {"how": "shared_foundations"}, frozenset("a")
+    )
+
+
+def test_nearest_shared_foundations_drop_the_ones_further_back() -> None:
+    """r before s, s before x and y: both share r and s; s is the nearest, r is behind it."""
+    g = _order(("r", "s"), ("s", "x"), ("s", "y"), ("r", "x"))
+    assert gold.nearest_shared_foundations(g, "x", "y") == {"s"}
+
+
+def test_nearest_shared_foundations_keep_a_whole_cycle() -> None:
+    """s1 and s2 form a cycle before x and y, r comes before the cycle: nearest are s1 and s2."""
+    g = _order(("r", "s1"), ("s1", "s2"), ("s2", "s1"), ("s2", "x"), ("s2", "y"))
+    assert gold.nearest_shared_foundations(g, "x", "y") == {"s1", "s2"}
+
+
+def test_relate_on_a_cycle_takes_both_directions() -> None:
+    """p before q and q before p, one hop each: the path is p, q."""
+    view = _view(_order(("p", "q"), ("q", "p")))
+    assert gold.relation_between(view, "p", "q") == ("path", {"p", "q"})
+
+
+def test_relate_falls_back_to_a_direct_edge_of_another_relation_then_none() -> None:
+    """u related to v (no learning order): direct; w contrasts with u: direct; w and v: none."""
+    view = gold.GraphView.of("uvw", [("u", "v", "related"), ("w", "u", "contrasts_with")])
+    assert gold.relate_gold(view, "v", "u") == gold.FormGold({"how": "direct"}, frozenset("uv"), "contains")
+    assert gold.relation_between(view, "u", "w") == ("direct", {"u", "w"})
+    assert gold.relate_gold(view, "w", "v") == gold.FormGold({"how": "none"}, frozenset("vw"), "contains")
+
+
+def test_relate_two_roots_are_unrelated(diamond: nx.DiGraph) -> None:
+    """a and z: nothing before either, no path, no edge."""
+    assert gold.relation_between(_view(diamond), "a", "z") == ("none", {"a", "z"})
+
+
+# -- next and remaining ------------------------------------------------------------------------------------
+
+
+def test_next_is_the_outer_fringe_of_what_is_known(diamond: nx.DiGraph) -> None:
+    """Knowing a: b and c. Knowing b (so a too): c, not d (c is missing). Knowing b and c: d."""
+    assert gold.learn_next(diamond, ["a"]) == {"b", "c"}
+    assert gold.learn_next(diamond, ["b"]) == {"c"}
+    assert gold.next_gold(diamond, ["b", "c"]) == gold.FormGold(concepts=frozenset("d"))
+
+
+def test_next_leaves_out_roots(diamond: nx.DiGraph) -> None:
+    """z and a have nothing before them: never "next", even for someone who knows nothing of them."""
+    assert gold.learn_next(diamond, ["d"]) == {"e"}
+    assert "z" not in gold.learn_next(diamond, ["e"]) and gold.learn_next(diamond, ["e"]) == set()
+
+
+def test_remaining_is_what_comes_before_the_goal_less_what_is_known(diamond: nx.DiGraph) -> None:
+    """Before e: a, b, c, d; knowing b (and so a): c and d are left; knowing d: nothing."""
+    assert gold.left_before(diamond, ["b"], "e") == {"c", "d"}
+    assert gold.remaining_gold(diamond, ["b", "c"], "e") == gold.FormGold(concepts=frozenset("d"))
+    assert gold.left_before(diamond, ["d"], "e") == set()
+
+
+# -- shared and count ------------------------------------------------------------------------------------
+
+
+def test_shared_direct_and_transitive(diamond: nx.DiGraph) -> None:
+    """b and c both directly need a; d and e both need a, b and c (e through d)."""
+    assert gold.shared_needs(diamond, "b", "c", direct=True) == {"a"}
+    assert gold.shared_needs(diamond, "d", "e", direct=True) == set()
+    assert gold.shared_gold(diamond, "d", "e", direct=False) == gold.FormGold(concepts=frozenset("abc"))
+
+
+def test_count_is_the_set_size_and_zero_asks_about_the_subject() -> None:
+    """Three members: count 3, the set exact; none: count 0, the answer must be about x."""
+    assert gold.count_gold({"p", "q", "r"}, "x") == gold.FormGold({"count": 3}, frozenset("pqr"))
+    assert gold.count_gold(set(), "x") == gold.FormGold({"count": 0}, frozenset("x"), "contains")
+
+
+def _view(g: nx.DiGraph) -> gold.GraphView:
+    """The order graph as prerequisite edges."""
+    return gold.GraphView.of(g.nodes, [(s, t, P) for s, t in g.edges])
