@@ -28,7 +28,6 @@ from data_plane.clock import parse_time
 from data_plane.relations import BUILDS_ON, CONTRASTS_WITH, PART_OF, PREREQUISITE, RELATED
 
 __all__ = [
-    "HOWS",
     "FormGold",
     "GraphView",
     "before_graph",
@@ -164,8 +163,6 @@ def unique_path(view: GraphView, a: str, b: str) -> list[str] | None:
 
 # -- question forms ------------------------------------------------------------------------------------
 
-HOWS = ("path", "shared_foundations", "direct", "none")
-"""How two concepts can be related, in the order :func:`relate_gold` tries them."""
 _OTHER_RELATIONS = (RELATED, CONTRASTS_WITH, PART_OF)
 
 
@@ -218,7 +215,7 @@ def nearest_shared_foundations(g: nx.DiGraph, a: str, b: str) -> set[str]:
 
 
 def relation_between(view: GraphView, a: str, b: str) -> tuple[str, set[str]]:
-    """How ``a`` and ``b`` are related (one of :data:`HOWS`, the first that applies) and the
+    """How ``a`` and ``b`` are related (``evals.questions.HOWS``, the first that applies) and the
     concepts that show it: the nodes of every shortest learning path between them (in the
     direction(s) with the shortest one); else their nearest shared foundations; else both ends,
     for a direct edge of another relation (related, contrasts_with, part_of) or for none."""

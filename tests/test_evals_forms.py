@@ -3,10 +3,14 @@ by hand: ties between shortest paths, cycles, roots, the reversed direction, bui
 
 from __future__ import annotations
 
+from typing import Any
+
 import networkx as nx
 import pytest
 
+from data_plane.errors import InputError
 from evals import gold
+from evals.questions import parse_question
 
 P, B = "prerequisite", "builds_on"
 
@@ -194,3 +198,50 @@ def test_count_is_the_set_size_and_zero_asks_about_the_subject() -> None:
 def _view(g: nx.DiGraph) -> gold.GraphView:
     """The order graph as prerequisite edges."""
     return gold.GraphView.of(g.nodes, [(s, t, P) for s, t in g.edges])
+
+
+# -- question format ---------------------------------------------------------------------------------
+
+
+def _q(**expect: Any) -> dict[str, Any]:
+    return {"id": "q", "question": "Is A needed before B?", "type": "check", "expect": expect}
+
+
+def test_finding_and_suggest_round_trip() -> None:
+    """expect.finding and expect.suggest survive a round trip in the order written."""
+    obj = _q(concepts=["a", "b"], finding={"holds": True, "direct": False}, abstain=False, match="contains")
+    q = parse_question(obj)
+    assert q.findings == {"holds": True, "direct": False} and q.to_dict() == obj
+    typo = _q(concepts=[], suggest=["embeddings"], abstain=True)
+    assert parse_question(typo).suggest == ("embeddings",) and parse_question(typo).to_dict() == typo
+
+
+def test_a_finding_alone_makes_a_question_answerable() -> None:
+    """ "How many prerequisites has X?" with none: count 0 is a gold answer without concepts."""
+    assert parse_question(_q(finding={"count": 0})).findings == {"count": 0}
+    assert parse_question(_q(finding={"first": None})).findings == {"first": None}
+
+
+@pytest.mark.parametrize(
+    ("expect", "field"),
+    [
+        ({"concepts": []}, "expect.concepts"),
+        ({"finding": "holds"}, "expect.finding"),
+        ({"finding": {}}, "expect.finding"),
+        ({"finding": {"verdict": True}}, "expect.finding"),
+        ({"finding": {"holds": "yes"}}, "expect.finding.holds"),
+        ({"finding": {"direct": 1}}, "expect.finding.direct"),
+        ({"finding": {"count": -1}}, "expect.finding.count"),
+        ({"finding": {"count": True}}, "expect.finding.count"),
+        ({"finding": {"first": ""}}, "expect.finding.first"),
+        ({"finding": {"how": "somehow"}}, "expect.finding.how"),
+        ({"abstain": True, "suggest": "rag"}, "expect.suggest"),
+        ({"abstain": True, "suggest": [""]}, "expect.suggest"),
+        ({"concepts": ["rag"], "suggest": ["rag"]}, "expect.suggest"),
+    ],
+)
+def test_bad_finding_or_suggest_is_refused_by_name(expect: dict[str, Any], field: str) -> None:
+    """Each malformed field is refused with an InputError naming it."""
+    with pytest.raises(InputError) as info:
+        parse_question(_q(**expect))
+    assert info.value.field == field
