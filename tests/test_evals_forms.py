@@ -10,7 +10,10 @@ import pytest
 
 from data_plane.errors import InputError
 from evals import gold
+from evals.baselines import LoopSystem, answer_result, did_you_mean
+from evals.metrics import Response, score, summarise
 from evals.questions import parse_question
+from evals.report import failure_table, intent_table
 
 P, B = "prerequisite", "builds_on"
 
@@ -245,3 +248,175 @@ def test_bad_finding_or_suggest_is_refused_by_name(expect: dict[str, Any], field
     with pytest.raises(InputError) as info:
         parse_question(_q(**expect))
     assert info.value.field == field
+
+
+# -- scoring -----------------------------------------------------------------------------------------
+
+
+def test_result_members_are_the_answer_set_when_there_is_a_result() -> None:
+    """With a result, its members are compared with the gold set, not the citations; without
+    one (baselines, older answers), the citations are."""
+    stated = Response(abstained=False, cited=("a", "b", "c"), result={"members": ["a", "b"]})
+    assert score("q", "next", ["a", "b"], False, stated).exact_match
+    wrong = Response(abstained=False, cited=("a", "b"), result={"members": ["a"]})
+    s = score("q", "next", ["a", "b"], False, wrong)
+    assert not s.exact_match and s.recall == 0.5
+    assert not score(
+        "q", "next", ["a", "b"], False, Response(abstained=False, cited=("a", "b", "c"))
+    ).exact_match
+
+
+def test_exact_match_needs_every_finding_key_right() -> None:
+    """A check about x and y: the right verdict is exact; the wrong one or no result is not, yet
+    F1 over the concepts is still reported."""
+
+    def check(result: dict[str, Any] | None) -> Any:
+        resp = Response(abstained=False, cited=("x", "y"), result=result)
+        return score("q", "check", ["x", "y"], False, resp, match="contains", finding={"holds": True})
+
+    right, wrong, missing = check({"holds": True, "members": []}), check({"holds": False}), check(None)
+    assert right.exact_match and right.finding_ok
+    assert not wrong.exact_match and wrong.finding_ok is False and wrong.f1 == 1.0
+    assert not missing.exact_match and missing.f1 == 1.0
+
+
+def test_a_finding_value_must_have_the_gold_type() -> None:
+    """count 1 is not holds true (1 == True in Python): the types must agree."""
+    resp = Response(abstained=False, result={"members": ["a"], "count": True})
+    assert not score("q", "count", ["a"], False, resp, finding={"count": 1}).exact_match
+    resp = Response(abstained=False, result={"members": ["a"], "count": 1})
+    assert score("q", "count", ["a"], False, resp, finding={"count": 1}).exact_match
+
+
+def test_exact_finding_and_set_must_both_hold() -> None:
+    """A why answer with the right verdict and a wrong chain is not exact."""
+    resp = Response(abstained=False, result={"holds": True, "members": ["a", "c"]})
+    s = score("q", "why", ["a", "b", "c"], False, resp, finding={"holds": True})
+    assert s.finding_ok and not s.exact_match
+
+
+def test_contains_questions_still_read_citations_and_seeds() -> None:
+    """An order answer whose members are empty is about x and y through its seeds."""
+    resp = Response(abstained=False, result={"first": "x", "members": []}, extra={"seeds": ["x", "y"]})
+    assert score("q", "order", ["x", "y"], False, resp, match="contains", finding={"first": "x"}).exact_match
+
+
+def test_suggestion_recall_counts_did_you_mean_holding_every_suggested_id() -> None:
+    """Three misspelt names: one offered in full, one partly, one answered; only the first counts
+    for suggestion recall, and answering is still wrong."""
+    full = score(
+        "a", "misspelt", [], True, Response(abstained=True, did_you_mean=("rag", "llm")), suggest=["rag"]
+    )
+    part = score(
+        "b", "misspelt", [], True, Response(abstained=True, did_you_mean=("llm",)), suggest=["rag", "llm"]
+    )
+    answered = score(
+        "c", "misspelt", [], True, Response(abstained=False, did_you_mean=("rag",)), suggest=["rag"]
+    )
+    assert (full.suggest_ok, part.suggest_ok) == (True, False) and full.exact_match
+    assert answered.suggest_ok and not answered.exact_match
+    assert summarise([full, part, answered])["suggestion_recall"] == pytest.approx(2 / 3)
+    assert summarise([score("d", "t", ["a"], False, Response(abstained=True))])["suggestion_recall"] is None
+
+
+def test_the_answer_dict_gives_result_and_did_you_mean() -> None:
+    """The contract with answer/1: ``result`` is an object or absent; ``did_you_mean`` objects
+    with an id (or ids)."""
+    assert answer_result({"result": {"holds": True, "members": []}}) == {"holds": True, "members": []}
+    assert answer_result({"result": None}) is None and answer_result({}) is None
+    assert did_you_mean({"did_you_mean": [{"id": "rag", "name": "RAG"}, "llm_basics"]}) == (
+        "rag",
+        "llm_basics",
+    )
+    assert did_you_mean({}) == ()
+
+
+class _Answer:
+    """The parts of an answer the loop adapter reads, with the given answer/1 dict."""
+
+    def __init__(self, d: dict[str, Any]) -> None:
+        self._d = d
+        self.abstained = d.get("result") is None
+        self.cited_concept_ids, self.seeds, self.rounds = ("x",), ("x",), ()
+        self.evidence = type("Ev", (), {"concepts": {"x": None}, "edges": {}})()
+        self.confidence, self.llm_calls, self.prompt_tokens, self.completion_tokens = 0.9, 0, 0, 0
+        self.reasoning_tokens, self.cache_hit_tokens, self.cost_usd, self.latency_ms = 0, 0, 0.0, 1.0
+        self.text, self.abstain_reason = "", None
+        self.as_of = type("AsOf", (), {"to_dict": lambda _: {"valid_at": None}})()
+
+    def to_dict(self) -> dict[str, Any]:
+        return self._d
+
+
+class _Planner:
+    """Answers every question with one scripted answer/1 dict."""
+
+    def __init__(self, d: dict[str, Any]) -> None:
+        self.d = d
+
+    def ask(self, question: str, **_: Any) -> _Answer:
+        return _Answer(self.d)
+
+
+def test_the_loop_adapter_carries_result_and_did_you_mean_into_the_response() -> None:
+    """What the loop's answer states reaches the scorer: its result, its suggestions."""
+    q = parse_question(_q(concepts=["x"], finding={"holds": True}, match="contains"))
+    found = LoopSystem(_Planner({"result": {"intent": "check", "holds": True, "members": []}})).run(q)
+    assert found.result == {"intent": "check", "holds": True, "members": []} and found.did_you_mean == ()
+    offered = LoopSystem(_Planner({"did_you_mean": [{"id": "rag", "name": "RAG"}]})).run(q)
+    assert offered.result is None and offered.did_you_mean == ("rag",)
+
+
+def test_intent_table_reports_exact_match_and_suggestion_recall_with_dashes() -> None:
+    """Per form: n, coverage, selective accuracy, F1, EM, abstention P/R, suggestion recall; an
+    undefined figure is ``-``, never None or n/a."""
+    scores = [
+        score(
+            "c1",
+            "check",
+            ["x", "y"],
+            False,
+            Response(abstained=False, cited=("x", "y"), result={"holds": True}),
+            intent="check",
+            match="contains",
+            finding={"holds": True},
+        ),
+        score(
+            "m1",
+            "misspelt",
+            [],
+            True,
+            Response(abstained=True, did_you_mean=("rag",)),
+            intent="misspelt",
+            suggest=["rag"],
+        ),
+    ]
+    by_intent = {s.intent: {"loop": summarise([s])} for s in scores}
+    table = intent_table(by_intent, {"loop": summarise(scores)}, "loop")
+    head, _, check, misspelt, _ = table.splitlines()
+    assert "| EM |" in head and "| suggest R |" in head and "| abst. P | abst. R |" in head
+    assert check.startswith("| check | 1 | 1 | 1.00 | 1.00 | 1.00 | 1.00 | - | - | - |")
+    assert misspelt.startswith("| misspelt | 1 | 0 | 0.00 | - | - | 1.00 | 1.00 | 1.00 | 1.00 |")
+    assert "None" not in table and "n/a" not in table
+
+
+def test_failure_table_shows_the_gold_finding_and_the_answers_result() -> None:
+    """A check answered the wrong way lists holds=true as gold and holds=false as got."""
+    row = {
+        "id": "c1",
+        "question": "is x needed before y",
+        "type": "check",
+        "intent": "check",
+        "template": "fm-check-01",
+        "expect": {"concepts": ["x", "y"], "finding": {"holds": True}, "abstain": False, "match": "contains"},
+        "results": {
+            "loop": {
+                "exact_match": False,
+                "abstained": False,
+                "cited": ["x", "y"],
+                "result": {"holds": False, "members": []},
+            }
+        },
+    }
+    n, table = failure_table([row], "loop")
+    assert n == 1 and "holds=true; x, y" in table and "holds=false; (no members)" in table
