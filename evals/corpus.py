@@ -9,15 +9,19 @@ from :mod:`evals.gold` (networkx over the bundle files), never from the system u
 
 from __future__ import annotations
 
+import argparse
 import csv
 import hashlib
+import importlib.util
 import json
 import random
 import re
-from collections.abc import Callable, Iterable
+import sys
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import networkx as nx
@@ -25,6 +29,7 @@ import networkx as nx
 from data_plane.relations import BUILDS_ON, CONTRASTS_WITH, PART_OF, PREREQUISITE, RELATED
 from evals import gold
 from evals.prereqmap import default_bundle
+from evals.questions import Question, dump_questions, parse_question
 
 __all__ = [
     "DEALT",
@@ -42,9 +47,12 @@ __all__ = [
     "eligible",
     "fill",
     "gold_for",
+    "load_builder",
     "load_graph",
     "read_rows",
     "render",
+    "round_tripped",
+    "run_builder",
     "split_of",
     "unambiguous_direct",
 ]
@@ -272,3 +280,62 @@ def split_of(templates: list[tuple[str, str]]) -> dict[str, str]:
         for i, tid in enumerate(ordered):
             out[tid] = DEALT[i % 2]
     return out
+
+
+# -- writing ---------------------------------------------------------------------------------------------
+
+
+def round_tripped(questions: Sequence[Question]) -> list[Question]:
+    """``questions``, after checking that every record loads back as written."""
+    for q in questions:
+        if parse_question(q.to_dict(), where=q.id) != q:
+            raise ValueError(f"{q.id} does not round-trip")
+    return list(questions)
+
+
+def run_builder(
+    argv: list[str] | None,
+    *,
+    doc: str | None,
+    outputs: Callable[[], Mapping[Path, Sequence[Question]]],
+    script: str,
+) -> int:
+    """A builder's command line: write its files, or with ``--check`` fail when one is stale."""
+    parser = argparse.ArgumentParser(description=(doc or "").splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="fail if a committed file differs")
+    args = parser.parse_args(argv)
+    return _write_or_check(outputs(), check=args.check, script=script)
+
+
+def load_builder(name: str) -> ModuleType:
+    """``evals/questions/<name>.py`` as a module (a script: ``evals/questions`` is not a package)."""
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, ROOT / "evals" / "questions" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _write_or_check(files: Mapping[Path, Sequence[Question]], *, check: bool, script: str) -> int:
+    """Write every file, or (``check``) compare each with the committed one and list the stale
+    ones; the exit status of a builder's command line."""
+    stale = []
+    for path, questions in files.items():
+        if check:
+            tmp = path.with_suffix(".check.jsonl")
+            dump_questions(questions, tmp)
+            if not path.exists() or tmp.read_text(encoding="utf-8") != path.read_text(encoding="utf-8"):
+                stale.append(path.name)
+            tmp.unlink()
+        else:
+            dump_questions(questions, path)
+            print(f"wrote {len(questions)} questions to {path}")
+    if stale:
+        print(f"stale: {', '.join(stale)}: rerun {script}")
+        return 1
+    if check:
+        print("up to date")
+    return 0

@@ -90,7 +90,6 @@ without ``holdout26``; 34 repeats dropped unread, and two unknown names that con
 
 from __future__ import annotations
 
-import argparse
 import functools
 import random
 import sys
@@ -119,10 +118,12 @@ from evals.corpus import (  # noqa: E402
     gold_for,
     load_graph,
     render,
+    round_tripped,
+    run_builder,
     split_of,
 )
 from evals.corpus import read_rows as _read_rows  # noqa: E402
-from evals.questions import Question, dump_questions, parse_question  # noqa: E402
+from evals.questions import Question  # noqa: E402
 
 HERE = Path(__file__).parent
 PER_TEMPLATE = 2
@@ -395,34 +396,12 @@ def outputs() -> dict[Path, list[Question]]:
     files: dict[Path, list[Question]] = {}
     for graph in graphs:
         for split, questions in build_graph(graph).items():
-            for q in questions:  # every record must load back as written
-                if parse_question(q.to_dict(), where=q.id) != q:
-                    raise ValueError(f"{q.id} does not round-trip")
-            files[HERE / f"paraphrase_{graph.name}_{split}.jsonl"] = questions
+            files[HERE / f"paraphrase_{graph.name}_{split}.jsonl"] = round_tripped(questions)
     return files
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="fail if a committed file differs")
-    args = parser.parse_args(argv)
-    stale = []
-    for path, questions in outputs().items():
-        if args.check:
-            tmp = path.with_suffix(".check.jsonl")
-            dump_questions(questions, tmp)
-            if not path.exists() or tmp.read_text(encoding="utf-8") != path.read_text(encoding="utf-8"):
-                stale.append(path.name)
-            tmp.unlink()
-        else:
-            dump_questions(questions, path)
-            print(f"wrote {len(questions)} questions to {path}")
-    if stale:
-        print(f"stale: {', '.join(stale)}: rerun build_paraphrases.py")
-        return 1
-    if args.check:
-        print("up to date")
-    return 0
+    return run_builder(argv, doc=__doc__, outputs=outputs, script="build_paraphrases.py")
 
 
 if __name__ == "__main__":
