@@ -848,6 +848,9 @@ def _with_reading(answer: Answer, reading: Reading, *, explicit: bool) -> Answer
     """The answer with its reading, the lessons it cites, and what valid time it used and why."""
     extra = dict(answer.extra)
     extra["reading"] = reading.to_dict()
+    if reading.did_you_mean and answer.abstained:
+        # a name that matched nothing but is close to these: offered, never guessed
+        extra["did_you_mean"] = [{"id": cid, "name": name} for cid, name in reading.did_you_mean]
     if answer.result is None and not answer.abstained:
         # A synthesizer that states no result: what it cites is what it answers.
         answer = replace(answer, result=Result(reading.intent, answer.cited_concept_ids))

@@ -46,75 +46,48 @@ from typing import Final
 
 from control_plane.understanding.analysis import Parse
 from control_plane.understanding.frames import FRAMES, read_frames
-from control_plane.understanding.grammar import _any, _intent_of, _Role
+from control_plane.understanding.grammar import _any, _intent_of, _Role, _surface
 from control_plane.understanding.lexicon import (
     ABOUT,
+    ADVERBS,
     AFTER_MARKERS,
+    ASKED,
     BEFORE_MARKERS,
+    BOTH,
     BUILD,
     CONTRAST,
+    COUNT_WORDS,
     DEP,
+    EXISTENTIAL,
+    HOW_FOLLOWERS,
     LEARN,
     NEIGHBOUR,
+    NEXT_WORDS,
+    ORDER_WORDS,
     PART,
     PATH,
+    PEOPLE_OR_DATES,
+    PERSONS,
     POLITE,
     PREREQ,
     PRONOUNS,
     RELATED_WORDS,
+    RELATION_NOUNS,
+    RELATION_PHRASES,
+    RELATION_WORDS,
+    REQUEST_AUX,
+    SYMMETRIC,
+    THERE,
+    VOCABULARY,
     WH,
     WHOLE,
+    WHY_OPENERS,
+    YES_NO_AUX,
 )
 from control_plane.understanding.names import normalise
 from control_plane.understanding.reading import LEARNING, Mention, Reading, Subject
 
 __all__ = ["FORM_FRAMES"]
-
-
-def _words(text: str) -> frozenset[str]:
-    return frozenset(normalise(text))
-
-
-def _phrases(*texts: str) -> tuple[tuple[str, ...], ...]:
-    return tuple(normalise(t) for t in texts)
-
-
-# Auxiliaries that open a yes/no question ("does" normalises to "doe").
-YES_NO_AUX: Final = _words(
-    "is are was were am do does did can could should would will must may might shall has have"
-)
-# "can you / could you / would you (please) tell me ...": a request, not a yes/no question.
-_REQUEST_AUX: Final = _words("can could would will")
-# Whom a request is made of: "can you / can someone / could anybody (tell me ...)".
-_ASKED: Final = _words("you u ya someone somebody anyone anybody")
-# Existential "is there / are there (any)": asks for the things, not yes or no.
-_THERE: Final = _words("there")
-ORDER_WORDS: Final = _phrases(
-    "first", "earlier", "start with", "begin with", "starting with", "beginning with", "start by",
-    "come first", "go first", "what order", "which order", "in order", "the other", "precede",
-)  # fmt: skip
-# Words of relation in "how are A and B related" ("different" too: how they differ in the graph).
-RELATION_WORDS: Final = _words(
-    "related relate relates relating relation relationship connected connection linked tied different differ similar"
-)
-RELATION_PHRASES: Final = _phrases("fit together", "go together", "tie together", "tie in", "have in common")
-# Nouns that, before "between", ask how two things relate ("the connection between A and B").
-RELATION_NOUNS: Final = _words("relation relationship connection link tie")
-WHY_OPENERS: Final = _phrases(
-    "why", "how come", "what make", "what makes", "reason", "the reason", "what is the reason"
-)
-COUNT_WORDS: Final = _phrases("how many", "the number of", "total number of", "what number of", "count of")
-NEXT_WORDS: Final = _words("next now then after learn study tackle take move unlock unlocked open")
-# What may follow "how" in a question the graph can answer ("how do ...", "how many", "how far",
-# "how X leads to Y"): auxiliaries, persons and a few degree words of its own. Anything else asks
-# for a degree the graph does not record ("how long", "how hard", "how useful").
-HOW_FOLLOWERS: Final = YES_NO_AUX | _words(
-    "i we you it they he she one to come many much far exactly about would will are is be"
-)
-# Question words asking for people or dates, which the graph does not record.
-PEOPLE_OR_DATES: Final = _words("who whom whose when")
-# Words that make a one-concept yes/no question ask whether a set is empty ("does X need anything?").
-EXISTENTIAL: Final = _words("any anything something else")
 
 
 def _asking(p: Parse) -> list[int]:
@@ -158,21 +131,24 @@ def _pair(p: Parse) -> tuple[Mention, Mention] | None:
     return distinct[0], distinct[1]
 
 
+_MAY: Final = frozenset(normalise("can could may"))
+
+
 def _yes_no(p: Parse) -> bool:
     """Does an auxiliary open the asking sentence as a yes/no question?"""
     words = _opening(p)
     if not words or p.toks[words[0]] not in YES_NO_AUX:
         return False
     toks = [p.toks[i] for i in words]
-    if toks[1:2] and toks[1] in _ASKED and toks[0] in _REQUEST_AUX | _words("do"):
+    if toks[1:2] and toks[1] in ASKED and toks[0] in REQUEST_AUX | frozenset(normalise("do")):
         return False  # "can you list ...", "can someone describe ...", "do you know what ...": a request
-    if toks[1:3] and toks[1] == "i" and toks[2] in _words("get have see"):
-        return False  # "can I get the list of ...": a request
+    if toks[2:3] and toks[0] in _MAY and toks[1] == "i" and toks[2] in frozenset(normalise("get have see")):
+        return False  # "can I get the list of ...": a request (not "must I have X down")
     if toks[1:2] == ["not"]:
         return False  # "do not include ...": an instruction
     if not any(i in p.masked or p.toks[i] in PRONOUNS for i in words):
         return False  # the yes/no sentence asks about no concept
-    if toks[1:2] and toks[1] in _THERE:
+    if toks[1:2] and toks[1] in THERE:
         return False  # "are there prerequisites for X?": asks for them
     return not any(t in WH for t in toks[1:] if t not in {"anything", "something"})
 
@@ -220,47 +196,117 @@ def _suggestions_for(p: Parse) -> tuple[str, ...]:
 
 def _order(p: Parse) -> Reading | None:
     """ "Which should I learn first, A or B?", "A or B first?", "do I learn A before B or B before
-    A?", "in what order should I learn A and B?"."""
+    A?", "is it A first and then B, or the other way round?", "A, B: which is earlier?", "in what
+    order should I learn A and B?"."""
+    asking = _asking(p)
+    ordered = _has(p, asking, ORDER_WORDS)
+    # "A before B or B before A", "..., or the other way round": both orders offered
+    symmetric = _has(p, asking, SYMMETRIC) or any(
+        m.start > n.start
+        and m.concept_id != n.concept_id
+        and "or" in p.toks[n.end : m.start]
+        and any(o.concept_id == m.concept_id and o.start < n.start for o in p.mentions)
+        for m in p.mentions
+        for n in p.mentions
+    )
+    words = [p.toks[i] for i in asking if i not in p.masked]
     pair = _pair(p)
     if pair is None:
+        # "which first, tensor decompositions or X?": one of the two names nothing the graph has
+        if ordered and _or_beside_unknown(p):
+            return _one_of_two_unknown(p, "which comes first")
         return None
     a, b = pair
-    asking = _asking(p)
-    between = [t for t in p.toks[a.end : b.start] if t not in _words("the a an")]
-    # "A before B or B before A": a name comes back after the other one, "or" between
-    symmetric = "or" in p.toks[b.end :] and any(
-        m.concept_id == a.concept_id and m.start > b.start for m in p.mentions
+    between = [t for t in p.toks[a.end : b.start] if t not in _BETWEEN_FILLER]
+    alternatives = (between in ([], ["or"]) and "or" in p.toks[a.end : b.start]) or (
+        between == [] and ("which" in words or "what" in words)
     )
-    ordered = _has(p, asking, ORDER_WORDS)
-    in_order = (
-        between == ["and"] and _has(p, asking, _phrases("what order", "which order")) and not p.said_known
-    )
-    if not ((between == ["or"] and ordered) or symmetric or in_order):
+    in_order = between == ["and"] and _has(p, asking, (normalise("what order"), normalise("which order")))
+    if not ((alternatives and ordered) or symmetric or in_order) or _has(p, asking, BOTH) or p.said_known:
         return None
+    governed = any(
+        (r := p.roles.get(m.concept_id)) is not None and r.strength == 3 and not r.purpose for m in pair
+    )
+    if governed and not symmetric:
+        return None  # "what do I need before A or B?": the concepts are what "before" governs
     return p.build("order", [_sub(p, a), _sub(p, b, "other")], transitive=True, cue="which first")
 
 
+def _or_beside_unknown(p: Parse) -> bool:
+    """Is an "or" next to both a known name and words that name nothing ("X or <words>")?"""
+    for i, t in enumerate(p.toks):
+        if t != "or" or i in p.masked or not 0 < i < len(p.toks) - 1:
+            continue
+        sides = (i - 1, i + 1)
+        named = [k in p.masked for k in sides]
+        unknown = [p.toks[k].isalpha() and p.toks[k] not in VOCABULARY and k not in p.masked for k in sides]
+        if (named[0] and unknown[1]) or (named[1] and unknown[0]):
+            return True
+    return False
+
+
+# What may stand between the two names of a which-first question ("A first or B", "A, then B").
+_BETWEEN_FILLER: Final = frozenset(normalise("the a an first then or earlier later before after"))
+
+
+def _one_of_two_unknown(p: Parse, form: str) -> Reading:
+    """A two-concept form that names only one known concept: the other words name something the
+    graph lacks, and an answer about the one concept would answer another question."""
+    words = _unexplained_words(p)
+    named = p.words_of[p.main.concept_id]
+    other = (
+        f"{words!r}, which is not a concept in this graph" if words else "a second concept it does not name"
+    )
+    return replace(
+        p.build("about", [p.sub(p.main)], sureness=0.0, read_by="none"),
+        problem=f"the question asks {form} of {named} and {other}",
+        suggestions=_suggestions_for(p),
+    )
+
+
+def _unexplained_words(p: Parse) -> str:
+    """The first run of words in the asking sentences that no vocabulary here explains and that
+    names no concept ("tensor decompositions")."""
+    asking = set(_asking(p))
+    run: list[int] = []
+    for i, t in enumerate(p.toks):
+        if i in asking and i not in p.masked and t.isalpha() and t not in VOCABULARY:
+            if run and run[-1] != i - 1:
+                break
+            run.append(i)
+    return _surface(p.question, run[0], run[-1] + 1) if run else ""
+
+
 def _relate(p: Parse) -> Reading | None:
-    """ "How are A and B related?", "what's the connection between A and B?", "what does A have to
-    do with B?", "are A and B connected?"."""
-    pair = _pair(p)
-    if pair is None:
-        return None
+    """ "How are A and B related?", "could you explain how A relates to B?", "what's the connection
+    between A and B?", "what does A have to do with B?", "are A and B connected?"."""
     asking = _asking(p)
     toks = [p.toks[i] for i in asking if i not in p.masked]
     relation_word = any(t in RELATION_WORDS for t in toks) or _has(p, asking, RELATION_PHRASES)
-    how = "how" in toks[:3] or _starts(p, _opening(p), _phrases("in what way", "in which way"))
+    how = "how" in toks or _has(p, asking, (normalise("in what way"), normalise("in which way")))
     noun_between = any(
         p.toks[i] in RELATION_NOUNS and p.toks[i + 1 : i + 2] == ("between",)
         for i in asking
         if i + 1 < len(p.toks)
     )
-    to_do_with = _has(p, asking, _phrases("have to do with", "has to do with"))
+    to_do_with = _has(p, asking, (normalise("to do with"),))
     yes_no = _yes_no(p) and relation_word and "to" not in toks  # "are A and B related?"
     if not ((how and relation_word) or noun_between or to_do_with or yes_no):
         return None
+    if _has(p, asking, WHAT_IS_RELATED):
+        return None  # "what is related to both A and B?": concepts, not how the two relate
+    pair = _pair(p)
+    if pair is None:
+        return _one_of_two_unknown(p, "how it relates")
     a, b = pair
     return p.build("relate", [_sub(p, a), _sub(p, b, "other")], transitive=True, cue="how related")
+
+
+# "What is / which concepts are related to ...": asks for concepts, not how two relate.
+WHAT_IS_RELATED: Final = tuple(
+    normalise(m) for m in ("what is related", "what s related", "which are related", "what else is related",
+                           "what concepts are related", "which concepts are related", "what topics are related")
+)  # fmt: skip
 
 
 def _sub(p: Parse, m: Mention, role: str = "subject") -> Subject:
@@ -275,6 +321,10 @@ def _subject_and_candidate(p: Parse, a: Mention, b: Mention) -> tuple[Mention, M
     """(subject, candidate, the role that makes the subject one) for a two-concept form, from the
     roles the grammar gave them; None when the roles do not tell them apart."""
     ra, rb = p.roles.get(a.concept_id), p.roles.get(b.concept_id)
+    if ra is not None and rb is not None and ra.role == rb.role == DEP and ra.purpose != rb.purpose:
+        # "why do I have to learn X before Y": the learner's purpose ("to learn X") names the
+        # candidate; the ordering word ("before Y") the subject
+        return (b, a, rb) if ra.purpose else (a, b, ra)
     if ra is not None and ra.role in _SUBJECT_ROLES and (rb is None or rb.role not in _SUBJECT_ROLES):
         return a, b, ra
     if rb is not None and rb.role in _SUBJECT_ROLES and (ra is None or ra.role not in _SUBJECT_ROLES):
@@ -333,19 +383,28 @@ def _candidate_reading(p: Parse, form: str) -> Reading | None:
 
 
 def _why(p: Parse) -> Reading | None:
-    """ "Why do I need X to learn Y?", "why is X a prerequisite for Y?"."""
-    if not _starts(p, _opening(p), WHY_OPENERS):
+    """ "Why do I need X to learn Y?", "why is X a prerequisite for Y?", "what's the reason X is
+    needed before Y", "... walk me through why it's needed". A why question about one concept
+    ("why is X important?") or with words the graph lacks in the other place is not guessed;
+    "what is X and why does it matter?" is about X."""
+    opens = _starts(p, _opening(p), WHY_OPENERS)
+    anywhere = any(p.toks[i] == "why" for i in _asking(p) if i not in p.masked)
+    pair = _pair(p)
+    if pair is not None and (opens or anywhere):
+        return _candidate_reading(p, "why")
+    if pair is not None or not opens:
         return None
-    if _pair(p) is None:
-        names = ", ".join(p.words_of[m.concept_id] for m in p.ordered)
-        return replace(
-            p.build("needed_before", [p.sub(p.main)], sureness=0.0, read_by="fallback"),
-            form="why",
-            problem=f"the question asks why about {names}, and the graph answers why one concept is needed "
-            "for another",
-            suggestions=_two_concept_suggestions(p),
-        )
-    return _candidate_reading(p, "why")
+    if _cued(p) and _unexplained_words(p):
+        # "why do I need <words the graph lacks> to learn X?"
+        return _one_of_two_unknown(p, "why one is needed for the other")
+    names = ", ".join(p.words_of[m.concept_id] for m in p.ordered)
+    return replace(
+        p.build("needed_before", [p.sub(p.main)], sureness=0.0, read_by="fallback"),
+        form="why",
+        problem=f"the question asks why about {names}, and the graph answers why one concept is needed "
+        "for another",
+        suggestions=_two_concept_suggestions(p),
+    )
 
 
 def _two_concept_suggestions(p: Parse) -> tuple[str, ...]:
@@ -402,6 +461,9 @@ def _check(p: Parse) -> Reading | None:
         )
     if _pair(p) is None:
         asking = _asking(p)
+        if _unknown_candidate(p):
+            # "Is glacier dynamics a prerequisite of X?", "do I need a GPU for X?"
+            return _one_of_two_unknown(p, "whether one is needed for the other")
         if p.nouns or any(p.toks[i] in EXISTENTIAL for i in asking) or _any(p.toks, ABOUT, p.masked):
             return None  # whether a set is empty (the set answers it), or a request to describe X
         return replace(
@@ -427,13 +489,37 @@ def _check(p: Parse) -> Reading | None:
 
 
 def _two_questions(p: Parse) -> bool:
-    """Does a second yes/no question follow the first in the asking sentence ("..., and is B ...")?"""
+    """Does a second yes/no question follow the first in the asking sentence ("..., and is B ...",
+    "... and also is B ...")?"""
     words = _opening(p)
     toks = [p.toks[i] for i in words]
-    return any(
-        toks[k] in {"and", "or"} and toks[k + 1] in YES_NO_AUX and words[k + 2] in p.masked
-        for k in range(1, len(toks) - 2)
+    for k in range(1, len(toks) - 2):
+        if toks[k] not in {"and", "or"}:
+            continue
+        j = k + 1
+        while j < len(toks) and toks[j] in ADVERBS:
+            j += 1
+        if j + 1 < len(toks) and toks[j] in YES_NO_AUX and words[j + 1] in p.masked:
+            return True
+    return False
+
+
+def _unknown_candidate(p: Parse) -> bool:
+    """In "AUX [I] [need] [a] <words> ...", do the words where the candidate stands name nothing?"""
+    words = _opening(p)
+    k = 1
+    while k < len(words) and (p.toks[words[k]] in PERSONS or p.toks[words[k]] in _CANDIDATE_LEAD):
+        k += 1
+    return (
+        k < len(words)
+        and words[k] not in p.masked
+        and p.toks[words[k]] not in VOCABULARY
+        and p.toks[words[k]].isalpha()
     )
+
+
+# What may stand between a yes/no question's auxiliary and its candidate ("do I need a ...").
+_CANDIDATE_LEAD: Final = frozenset(normalise("need have know learn study take the a an any some to"))
 
 
 # The form frames, tried before the relation frames (``frames.FRAMES``).

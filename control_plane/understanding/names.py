@@ -82,14 +82,21 @@ def _tokens(text: str) -> tuple[str, ...]:
 
 
 def _number_variants(text: str) -> Iterator[tuple[str, ...]]:
-    """The name ``text`` (normalised) with its last word in the other number, where that is not
-    the regular "-s" ("matrix" / "matrices", "criterion" / "criteria")."""
+    """The name ``text`` (normalised) with its last word in the other number, where normalising
+    does not undo it: a classical or irregular plural ("matrix" / "matrices", "criterion" /
+    "criteria"), and a regular one the conservative singular misreads ("cache" / "caches")."""
     words = _TOKEN.findall(text.lower())
     if not words or not words[-1].isalpha():
         return
     last = words[-1]
+    if len(last) < 4:
+        return
     stem = _tokens(" ".join(words[:-1]))
     seen = {_singular(last)}
+    regular = last + ("es" if last.endswith(("s", "x", "z", "ch", "sh")) else "s")
+    if _singular(regular) not in seen:  # "caches" normalises to "cach", not "cache"
+        seen.add(_singular(regular))
+        yield (*stem, _singular(regular))
     for one, many in PLURAL_ENDINGS:
         for a, b in ((one, many), (many, one)):
             if last.endswith(a) and len(last) > len(a) + 2 and not (a == "on" and last.endswith("ion")):
@@ -296,8 +303,9 @@ class NameIndex:
                         longest = max(longest, len(toks))
                         if _QUALIFIER in toks[1:-1]:
                             derived.setdefault(" ".join(toks[: toks.index(_QUALIFIER, 1)]), set()).add(cid)
-                        for variant in _number_variants(text):
-                            derived.setdefault(" ".join(variant), set()).add(cid)
+                        if text != cid.replace("_", " "):  # names and aliases, not ids
+                            for variant in _number_variants(text):
+                                derived.setdefault(" ".join(variant), set()).add(cid)
 
         phrases = PhraseTable(pairs())
         for phrase, ids in derived.items():
