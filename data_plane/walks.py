@@ -42,6 +42,12 @@ Each step enters ``concept_edges`` through an index on the end it leaves from
 (``ix_concept_edges_key_recorded``, led by ``source_id``, and
 ``ix_concept_edges_target_recorded``); ``tests/test_walks.py`` checks the plans on both engines.
 
+A *fringe* (:func:`fringe`) is what a learner can take up next: the needed-before closure of the
+starts (what they know and everything it rests on), the concepts one learning step after that
+closure, and every concept those need, again in one statement (the closure's recursive CTE, then
+two joins). The closure's concepts and the ones after it are *expanded* in the needed-before
+direction, so whether all of a next concept's needs are in the closure is decided by the rows.
+
 :func:`shortest_paths` finds every shortest learning path from A to B (at most ``limit``) in a
 needed-before walk from B; :func:`lessons_for` reads the lessons that cover concepts as of a time.
 """
@@ -69,6 +75,7 @@ __all__ = [
     "DEFAULT_BUDGET",
     "DEFAULT_DEPTH",
     "DIRECTIONS",
+    "FRINGE",
     "MAX_STARTS",
     "NEEDED_BEFORE",
     "UNLOCKS",
@@ -77,6 +84,7 @@ __all__ = [
     "Walk",
     "WalkRow",
     "explain_walk",
+    "fringe",
     "learning_steps",
     "lessons_for",
     "shortest_paths",
@@ -87,6 +95,8 @@ __all__ = [
 NEEDED_BEFORE: Final = "needed_before"
 UNLOCKS: Final = "unlocks"
 DIRECTIONS: Final = (NEEDED_BEFORE, UNLOCKS)
+# Not a walk direction of its own: the planner's name for a fringe (module docstring).
+FRINGE: Final = "fringe"
 MAX_STARTS: Final = 12
 DEFAULT_DEPTH: Final = 16
 DEFAULT_BUDGET: Final = 2000
@@ -176,9 +186,9 @@ def _far(node: Any) -> sa.ColumnElement[str]:
     return sa.case((E.c.source_id == node, E.c.target_id), else_=E.c.source_id)
 
 
-def _step_condition(node: Any, forward: bool, backward: bool) -> sa.ColumnElement[bool]:
-    fwd: sa.BindParameter[list[str]] = sa.bindparam("forward", expanding=True)
-    bwd: sa.BindParameter[list[str]] = sa.bindparam("backward", expanding=True)
+def _step_condition(node: Any, forward: bool, backward: bool, prefix: str = "") -> sa.ColumnElement[bool]:
+    fwd: sa.BindParameter[list[str]] = sa.bindparam(f"{prefix}forward", expanding=True)
+    bwd: sa.BindParameter[list[str]] = sa.bindparam(f"{prefix}backward", expanding=True)
     terms = []
     if forward:
         terms.append(sa.and_(E.c.source_id == node, E.c.relation.in_(fwd)))
@@ -378,6 +388,145 @@ def walk(
         max_depth=max_depth,
         excluded=frozenset(params["exclude"]),
         neighbours=tuple(neighbours[x.version_id] for x in ordered if x.version_id in neighbours),
+    )
+
+
+@functools.cache
+def _fringe_statement(forward: bool, backward: bool) -> sa.Select[Any]:
+    """The closure of the starts in the needed-before direction (recursive, capped), the concepts
+    one after-step from it, and the needed-before edges of both (module docstring). Rows are
+    ``(node, kind, edge..., reached concept...)``, kind 0 for the closure, 1 for what comes after.
+    ``forward``/``backward``: whether the needed-before steps take edges forward / backward (the
+    after-steps take the same relations the other way)."""
+    as_of_valid, as_of_recorded = AS_OF_PARAMS
+    starts: sa.BindParameter[list[str]] = sa.bindparam("starts", expanding=True)
+    cap = sa.bindparam("cap", type_=sa.Integer())
+    anchor = sa.select(C.c.concept_id.label("node")).where(
+        C.c.concept_id.in_(starts), in_force(C, as_of_valid, as_of_recorded)
+    )
+    closure = anchor.cte("closure", recursive=True)
+    w = closure.alias("w")
+    step = (
+        sa.select(_far(w.c.node).label("node"))
+        .select_from(w.join(E, _step_condition(w.c.node, forward, backward)))
+        .where(in_force(E, as_of_valid, as_of_recorded))
+    )
+    closure = closure.union(step)
+    capped = sa.select(closure.c.node).limit(cap).cte("capped")
+    after = _far(capped.c.node)
+    successors = (
+        sa.select(after.label("node"))
+        .select_from(capped.join(E, _step_condition(capped.c.node, backward, forward, "after_")))
+        .where(in_force(E, as_of_valid, as_of_recorded), after.not_in(sa.select(capped.c.node)))
+        .distinct()
+        .cte("successors")
+    )
+    nodes = sa.union_all(
+        sa.select(capped.c.node, sa.literal(0, sa.Integer()).label("kind")),
+        sa.select(successors.c.node, sa.literal(1, sa.Integer()).label("kind")),
+    ).cte("nodes")
+    reached, here = C.alias("reached"), C.alias("here")
+    joined = (
+        nodes.outerjoin(
+            E,
+            sa.and_(
+                _step_condition(nodes.c.node, forward, backward), in_force(E, as_of_valid, as_of_recorded)
+            ),
+        )
+        .outerjoin(
+            reached,
+            sa.and_(
+                reached.c.concept_id == _far(nodes.c.node), in_force(reached, as_of_valid, as_of_recorded)
+            ),
+        )
+        .outerjoin(
+            here, sa.and_(here.c.concept_id == nodes.c.node, in_force(here, as_of_valid, as_of_recorded))
+        )
+    )
+    return sa.select(
+        nodes.c.node,
+        nodes.c.kind,
+        E.c.version_id,
+        E.c.source_id,
+        E.c.target_id,
+        E.c.relation,
+        E.c.confidence,
+        reached.c.version_id,
+        reached.c.concept_id,
+        reached.c.name,
+        reached.c.summary,
+        here.c.version_id,
+        here.c.name,
+        here.c.summary,
+    ).select_from(joined)
+
+
+def fringe(
+    engine: Engine | sa.Connection,
+    starts: Collection[str],
+    *,
+    as_of: AsOf,
+    relations: Collection[str] = _LEARNING,
+    budget: int = DEFAULT_BUDGET,
+) -> Walk:
+    """What a learner who knows ``starts`` (1..12 active concepts) can take up next, read in one
+    statement (module docstring): the needed-before closure of ``starts`` over ``relations``
+    (at most ``budget`` concepts, else ``partial``), the concepts one learning step after it,
+    and all the needs of those. ``expanded`` holds the closure and the concepts after it (every
+    needed-before edge of theirs is in the rows); the needs of a concept after the closure that
+    lie outside it are reached, not expanded."""
+    before = learning_steps(NEEDED_BEFORE, relations)
+    _, params = walk_statement(starts, as_of, before, max_depth=None, budget=budget)
+    del params["exclude"]
+    forward, backward = "forward" in params, "backward" in params
+    if forward:
+        params["after_backward"] = params["forward"]  # the same relations, the other way
+    if backward:
+        params["after_forward"] = params["backward"]
+    with _bound(engine) as conn:
+        rows = conn.execute(_fringe_statement(forward, backward), params).all()
+    closure = {r[0] for r in rows if r[1] == 0}
+    after_closure = {r[0] for r in rows if r[1] == 1}
+    steps: list[tuple[str, str]] = []  # (a concept, one of its needs)
+    taken: dict[int, Neighbour] = {}
+    needs: dict[int, tuple[str, str]] = {}
+    for node, _, vid, source, target, relation, confidence, cvid, cid, name, summary, *own in rows:
+        if vid is None or cvid is None or own[0] is None:
+            continue
+        steps.append((node, cid))
+        needs.setdefault(int(vid), (node, cid))
+        edge = EdgeRow(int(vid), source, target, relation, float(confidence))
+        if node in after_closure and cid in closure:
+            # a concept after the closure, reached from its need inside the closure
+            reached_from, concept = cid, ConceptRow(int(own[0]), node, own[1], own[2])
+        else:
+            reached_from, concept = node, ConceptRow(int(cvid), cid, name, summary)
+        taken.setdefault(
+            int(vid),
+            Neighbour(
+                edge=edge,
+                concept=concept,
+                from_id=reached_from,
+                direction="out" if source == reached_from else "in",
+            ),
+        )
+    depths = _distances(params["starts"], steps)
+    depths.update({c: 1 for c in after_closure})
+    depths.update({n.concept.concept_id: 2 for n in taken.values() if n.concept.concept_id not in depths})
+    # a row goes in the needed-before direction, as a walk's rows do: ``to_id`` is the need
+    ordered = tuple(
+        WalkRow(vid, n.edge.source_id, n.edge.target_id, n.edge.relation, n.edge.confidence,
+                depths.get(needs[vid][0], 0) + 1, *needs[vid])
+        for vid, n in sorted(taken.items())
+    )  # fmt: skip
+    return Walk(
+        starts=tuple(params["starts"]),
+        rows=ordered,
+        depths=depths,
+        expanded=frozenset(closure | after_closure),
+        partial=len(closure) > budget,
+        max_depth=None,
+        neighbours=tuple(taken[r.version_id] for r in ordered),
     )
 
 

@@ -45,8 +45,10 @@ __all__ = [
     "Skipped",
     "System",
     "WholeGraphBaseline",
+    "answer_result",
     "build_systems",
     "cited_lessons",
+    "did_you_mean",
 ]
 
 THRESHOLD: Final = 0.80
@@ -136,7 +138,7 @@ class _OneShot:
         return Response(
             abstained=not verdict.accepted,
             cited=tuple(draft.concept_ids) if verdict.accepted else (),
-            members=None if result is None else result.members,
+            result=None if result is None else result.to_dict(),
             evidence=tuple(sorted(evidence.concepts)),
             confidence=verdict.confidence,
             rounds=1,
@@ -300,6 +302,7 @@ class LoopSystem:
             question.question, as_of=question.as_of_time, known_at=question.known_at_time, record=self.record
         )
         wall = (time.perf_counter() - started) * 1000.0
+        answer_dict = answer.to_dict()
         return Response(
             abstained=answer.abstained,
             cited=tuple(answer.cited_concept_ids),
@@ -316,24 +319,43 @@ class LoopSystem:
             text=answer.text,
             abstain_reason=answer.abstain_reason,
             extra={"seeds": list(answer.seeds), "evidence_edges": len(answer.evidence.edges)},
-            lessons=cited_lessons(answer.to_dict()),
-            members=None if answer.result is None or answer.abstained else answer.result.members,
+            lessons=cited_lessons(answer_dict),
             as_of_valid=answer.as_of.to_dict()["valid_at"],
+            result=answer_result(answer_dict),
+            did_you_mean=did_you_mean(answer_dict),
             quoted=quoted_records(
                 answer.evidence, answer.cited_concept_ids, answer.extra.get("cited_lesson_links", ())
             ),
         )
 
 
+def _ids(items: Any) -> tuple[str, ...]:
+    """Ids from a list of ids or of objects with an ``id``, in order, once each."""
+    out: list[str] = []
+    for item in items or ():
+        cid = item.get("id") if isinstance(item, dict) else item
+        if isinstance(cid, str) and cid:
+            out.append(cid)
+    return tuple(dict.fromkeys(out))
+
+
 def cited_lessons(answer: dict[str, Any]) -> tuple[str, ...]:
     """The lesson ids an ``answer/1`` dict cites, from its ``cited_lessons`` key (ids, or objects
     with an ``id``); empty when the answer names no lessons (see docs/evals.md)."""
-    out: list[str] = []
-    for item in answer.get("cited_lessons") or ():
-        lesson = item.get("id") if isinstance(item, dict) else item
-        if isinstance(lesson, str) and lesson:
-            out.append(lesson)
-    return tuple(dict.fromkeys(out))
+    return _ids(answer.get("cited_lessons"))
+
+
+def answer_result(answer: dict[str, Any]) -> dict[str, Any] | None:
+    """An answer dict's ``result`` (what it found: intent, members, holds, count, first, how ...),
+    or None when it has none (abstained, or an answer written before results)."""
+    result = answer.get("result")
+    return dict(result) if isinstance(result, dict) else None
+
+
+def did_you_mean(answer: dict[str, Any]) -> tuple[str, ...]:
+    """The concept ids an answer dict offers for a name that matched nothing (``did_you_mean``:
+    objects with an ``id``, or ids)."""
+    return _ids(answer.get("did_you_mean"))
 
 
 def build_systems(

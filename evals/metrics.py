@@ -3,12 +3,14 @@
 Scoring rules (also in docs/evals.md):
 
 * **Answerable question** (``expect.abstain`` false). If the system answers, precision, recall and
-  F1 compare its *answer set* with the gold set: the members of the answer's ``result`` (the set
-  its text states) when it has one, else its cited concept ids (baselines and answers older than
-  ``result``; no citations: P = R = F1 = 0). If it
-  abstains, P = R = F1 = 0 (a missed answer costs full recall and is not excused by precision).
-  *Exact match* means the answer set equals the gold set. *Evidence recall* is the share of gold
-  concepts present in the evidence sub-graph, whether or not the system then answered.
+  F1 compare its answer set with the gold set (nothing in it: P = R = F1 = 0). The answer set is
+  ``result.members`` when the answer has a ``result`` (the set its text states), else its cited
+  concept ids (baselines and older answers). If it abstains, P = R = F1 = 0 (a missed answer costs
+  full recall and is not excused by precision). *Exact match* means the answer set equals the gold
+  set and, when the question has an ``expect.finding``, every finding key equals the answer's
+  ``result`` key (same value and type; no ``result``: not an exact match; F1 is still computed
+  over the sets). *Evidence recall* is the share of gold concepts present in the evidence
+  sub-graph, whether or not the system then answered.
 * **Abstain question** (``expect.abstain`` true). P/R/F1 and evidence recall are not computed
   (``None``, left out of averages); the response is correct, and counts as an exact match, only if
   the system abstained.
@@ -22,7 +24,10 @@ Scoring rules (also in docs/evals.md):
 * **"contains" questions** (``expect.match``, e.g. "tell me about X"): the gold ids must be among
   the concepts the answer is about, its cited ones or its seeds (``extra["seeds"]``: an "about X"
   answer often cites X's neighbours and not X); P = R = F1 = the share of gold ids found there,
-  exact match when all are.
+  exact match when all are (and the finding, if any, is right).
+* **Suggestions** (``expect.suggest``, misspelt names): *suggestion recall* is the share of such
+  questions whose ``did_you_mean`` holds every suggested id; the correct response is still to
+  abstain (exact match as for any abstain question).
 * **Time**: when the question's words name a time (``expect.as_of`` window), *time read right*
   says whether the valid time the system reports using falls in the window (``None`` otherwise);
   gold was computed at that time, so a system that ignores the words usually misses the set too.
@@ -38,7 +43,7 @@ Scoring rules (also in docs/evals.md):
 from __future__ import annotations
 
 import statistics
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -49,6 +54,7 @@ from data_plane.errors import InputError
 __all__ = [
     "Response",
     "Score",
+    "answer_set",
     "calibration_bins",
     "expected_calibration_error",
     "prf",
@@ -81,8 +87,8 @@ class Response:
     lessons: tuple[str, ...] = ()
     as_of_valid: str | None = None  # the valid time the system says it answered at
     crashed: bool = False
-    # The answer set its text states (``result.members``); None: not given, the cited set counts.
-    members: tuple[str, ...] | None = None
+    result: Mapping[str, Any] | None = None  # the answer's ``result`` (what it found), if any
+    did_you_mean: tuple[str, ...] = ()  # ids offered for a name that matched nothing
     # Text quoted from cited records (summaries, lesson titles): names in it are not claims.
     quoted: tuple[str, ...] = ()
     # The concepts the text names (the runner fills this in); None: not computed.
@@ -116,6 +122,8 @@ class Score:
     cost_usd: float = 0.0
     named: int | None = None  # concepts the answer's text names (answered questions only)
     named_cited: int | None = None  # ... of which the answer cites
+    finding_ok: bool | None = None  # every expect.finding key stated right (None: no finding)
+    suggest_ok: bool | None = None  # did_you_mean holds every expect.suggest id (None: none asked)
 
     @property
     def answered(self) -> bool:
@@ -142,6 +150,8 @@ class Score:
             "cost_usd": round(self.cost_usd, 8),
             "named": self.named,
             "named_cited": self.named_cited,
+            "finding_ok": self.finding_ok,
+            "suggest_ok": self.suggest_ok,
         }
 
 
@@ -168,6 +178,27 @@ def prf(predicted: Iterable[str], gold: Iterable[str]) -> tuple[float, float, fl
     return precision, recall, f1
 
 
+def answer_set(response: Response) -> tuple[str, ...]:
+    """The concepts the answer states: ``result.members`` when it has a result, else its citations."""
+    if response.result is None:
+        return response.cited
+    return tuple(response.result.get("members") or ())
+
+
+def _finding_ok(finding: Mapping[str, Any], response: Response) -> bool | None:
+    if not finding:
+        return None
+    result = response.result
+    if result is None or response.abstained:
+        return False
+    # True == 1 in Python: a count of 1 is not "holds", so the types must agree too.
+    return all(k in result and type(result[k]) is type(v) and result[k] == v for k, v in finding.items())
+
+
+def _suggest_ok(suggest: Sequence[str], response: Response) -> bool | None:
+    return set(suggest) <= set(response.did_you_mean) if suggest else None
+
+
 def score(
     question_id: str,
     qtype: str,
@@ -179,17 +210,17 @@ def score(
     gold_lessons: Sequence[str] = (),
     match: str = "exact",
     time_window: tuple[datetime, datetime] | None = None,
+    finding: Mapping[str, Any] | None = None,
+    suggest: Sequence[str] = (),
 ) -> Score:
     """Score ``response`` by the rules in the module docstring."""
     if response.crashed:  # a traceback is a wrong answer, not an abstention
         response = Response(
             abstained=False, confidence=response.confidence, latency_ms=response.latency_ms, crashed=True
         )
-    cited: Sequence[str] = response.cited
-    answer_set: Sequence[str] = response.members if response.members is not None else cited
+    stated: Sequence[str] = answer_set(response)
     if gold_lessons:
-        gold, cited = gold_lessons, response.lessons
-        answer_set = cited
+        gold, stated = gold_lessons, response.lessons
     named = set(response.named) if response.named is not None and not response.abstained else None
     common: dict[str, Any] = {
         "question_id": question_id,
@@ -210,7 +241,9 @@ def score(
         "cost_usd": response.cost_usd,
         "named": None if named is None else len(named),
         "named_cited": None if named is None else len(named & set(response.cited)),
+        "suggest_ok": _suggest_ok(suggest, response),
     }
+    finding_ok = _finding_ok(finding or {}, response)
     if expect_abstain:
         return Score(
             precision=None,
@@ -231,26 +264,30 @@ def score(
             f1=0.0,
             exact_match=False,
             evidence_recall=evidence_recall,
+            finding_ok=finding_ok,
             **common,
         )
-    if match == "contains":
-        about = set(cited) | set(response.extra.get("seeds") or ())
+    if match == "contains":  # what the answer is about: its citations (not result.members) or seeds
+        about = set(response.lessons if gold_lessons else response.cited)
+        about |= set(response.extra.get("seeds") or ())
         share = len(about & set(gold)) / len(set(gold)) if gold else 0.0
         return Score(
             precision=share,
             recall=share,
             f1=share,
-            exact_match=set(gold) <= about,
+            exact_match=set(gold) <= about and finding_ok is not False,
             evidence_recall=evidence_recall,
+            finding_ok=finding_ok,
             **common,
         )
-    p, r, f = prf(answer_set, gold)
+    p, r, f = prf(stated, gold)
     return Score(
         precision=p,
         recall=r,
         f1=f,
-        exact_match=set(answer_set) == set(gold),
+        exact_match=set(stated) == set(gold) and finding_ok is not False,
         evidence_recall=evidence_recall,
+        finding_ok=finding_ok,
         **common,
     )
 
@@ -333,6 +370,7 @@ def summarise(scores: Sequence[Score]) -> dict[str, Any]:
         "citation_coverage": sum(s.named_cited or 0 for s in scores) / named if named else None,
         "named_uncited": named - sum(s.named_cited or 0 for s in scores),
         "time_accuracy": _mean(None if s.time_ok is None else float(s.time_ok) for s in scores),
+        "suggestion_recall": _mean(None if s.suggest_ok is None else float(s.suggest_ok) for s in scores),
         "crashes": sum(1 for s in scores if s.crashed),
         "mean_rounds": _mean(float(s.rounds) for s in scores),
         "mean_llm_calls": _mean(float(s.llm_calls) for s in scores),

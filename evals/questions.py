@@ -23,13 +23,23 @@ Optional fields (the paraphrase corpus uses them; older files leave them out):
   system must read the time from the words; the scorer checks the time it says it used.
 * ``expect.match``: ``exact`` (default: the cited set must equal the gold set) or ``contains``
   (the gold ids must be among the cited ones; for "tell me about X").
+* ``expect.finding``: what the answer's ``result`` must say besides its concept set, an object
+  with one or more of ``holds`` (true/false), ``direct`` (true/false), ``count`` (an integer >= 0),
+  ``first`` (a concept id or null) and ``how`` (``path``, ``shared_foundations``, ``direct`` or
+  ``none``); each key must equal the answer's ``result`` key for an exact match (the question
+  forms: check, count, why, order, relate; docs/evals.md, "Question forms corpus").
+* ``expect.suggest``: concept ids the system should offer ("did you mean ...") when it abstains
+  because a name is misspelt; only on a question that must be abstained on.
 * ``question`` may be empty or blank only for a ``bad_input`` question that must be abstained on.
+
+An answerable question (``expect.abstain`` false) needs at least one gold concept, lesson or
+finding. Every malformed field is refused with an ``InputError`` naming it.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -38,9 +48,35 @@ from typing import Any
 from data_plane.clock import parse_time
 from data_plane.errors import InputError
 
-__all__ = ["MATCHES", "Question", "dump_questions", "load_questions", "parse_question"]
+__all__ = ["FINDINGS", "HOWS", "MATCHES", "Question", "dump_questions", "load_questions", "parse_question"]
 
 MATCHES = ("exact", "contains")
+HOWS = ("path", "shared_foundations", "direct", "none")
+"""How two concepts can be related (the ``how`` of a relate answer), in the order gold tries them."""
+
+Finding = tuple[tuple[str, Any], ...]
+
+
+def _is_bool(v: Any) -> bool:
+    return isinstance(v, bool)
+
+
+def _is_count(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
+def _is_first(v: Any) -> bool:
+    return v is None or (isinstance(v, str) and bool(v))
+
+
+FINDINGS: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "holds": (_is_bool, "true or false"),
+    "direct": (_is_bool, "true or false"),
+    "count": (_is_count, "an integer >= 0"),
+    "first": (_is_first, "a concept id or null"),
+    "how": (lambda v: v in HOWS, f"one of {HOWS}"),
+}
+"""The ``result`` keys a question's ``expect.finding`` may name, with the values each may take."""
 
 
 @dataclass(frozen=True)
@@ -60,6 +96,13 @@ class Question:
     expect_as_of: str | None = None
     expect_as_of_end: str | None = None
     match: str = "exact"
+    finding: Finding = ()
+    suggest: tuple[str, ...] = ()
+
+    @property
+    def findings(self) -> dict[str, Any]:
+        """``expect.finding`` as a dict (empty when the question names none)."""
+        return dict(self.finding)
 
     @property
     def asks(self) -> str:
@@ -88,6 +131,10 @@ class Question:
         expect: dict[str, Any] = {"concepts": list(self.concepts)}
         if self.lessons:
             expect["lessons"] = list(self.lessons)
+        if self.finding:
+            expect["finding"] = self.findings
+        if self.suggest:
+            expect["suggest"] = list(self.suggest)
         expect["abstain"] = self.abstain
         if self.expect_as_of is not None:
             expect["as_of"] = self.expect_as_of
@@ -131,9 +178,18 @@ def parse_question(obj: Any, *, where: str = "question") -> Question:
     abstain = expect.get("abstain", False)
     if not isinstance(abstain, bool):
         raise InputError(f"{where}: expect.abstain must be true or false", field="expect.abstain")
-    if not abstain and not concepts and not lessons:
+    finding = _finding(expect, where)
+    suggest = expect.get("suggest", [])
+    if not isinstance(suggest, list) or not all(isinstance(c, str) and c for c in suggest):
+        raise InputError(f"{where}: expect.suggest must be a list of concept ids", field="expect.suggest")
+    if suggest and not abstain:
         raise InputError(
-            f"{where}: an answerable question needs at least one gold concept or lesson",
+            f"{where}: expect.suggest is only for a question that must be abstained on",
+            field="expect.suggest",
+        )
+    if not abstain and not concepts and not lessons and not finding:
+        raise InputError(
+            f"{where}: an answerable question needs at least one gold concept, lesson or finding",
             field="expect.concepts",
         )
     match = expect.get("match", "exact")
@@ -162,7 +218,34 @@ def parse_question(obj: Any, *, where: str = "question") -> Question:
         expect_as_of=_time(expect, "as_of", where, prefix="expect."),
         expect_as_of_end=_time(expect, "as_of_end", where, prefix="expect."),
         match=match,
+        finding=finding,
+        suggest=tuple(dict.fromkeys(suggest)),
     )
+
+
+def _finding(expect: dict[str, Any], where: str) -> Finding:
+    raw = expect.get("finding")
+    if raw is None:
+        return ()
+    if not isinstance(raw, dict) or not raw:
+        raise InputError(
+            f"{where}: expect.finding must be an object naming at least one result key",
+            field="expect.finding",
+            value=raw,
+        )
+    for key, value in raw.items():
+        if key not in FINDINGS:
+            raise InputError(
+                f"{where}: expect.finding.{key} is not a result key (one of {', '.join(FINDINGS)})",
+                field="expect.finding",
+                value=key,
+            )
+        valid, what = FINDINGS[key]
+        if not valid(value):
+            raise InputError(
+                f"{where}: expect.finding.{key} must be {what}", field=f"expect.finding.{key}", value=value
+            )
+    return tuple(raw.items())
 
 
 def _time(obj: dict[str, Any], name: str, where: str, *, prefix: str = "") -> str | None:

@@ -14,9 +14,11 @@ evidence_recall, abstention_precision, abstention_recall, coverage, selective_ac
 citation_coverage, named_uncited, mean_rounds, mean_llm_calls, mean_prompt_tokens,
 mean_completion_tokens, mean_reasoning_tokens, cache_hit_rate, mean_cost_usd, total_cost_usd, mean_latency_ms, time_accuracy, crashes, ...).
 
-:func:`intent_table` and :func:`failure_table` are the per-intent view the paraphrase corpus is
-judged by: coverage, selective accuracy, F1 on answerable questions, abstention precision and
-recall, time read right, citation coverage; and every question a system got wrong, with its phrasing template.
+:func:`intent_table` and :func:`failure_table` are the per-intent (per question form) view the
+paraphrase and forms corpora are judged by: n, coverage, selective accuracy, F1 over the sets on
+answerable questions, exact match, abstention precision and recall, suggestion recall (misspelt
+names), time read right, citation coverage, with ``-`` where a figure is undefined; and every question a system got
+wrong, with its phrasing template, its gold finding and the answer's ``result``.
 """
 
 from __future__ import annotations
@@ -67,19 +69,21 @@ INTENT_COLUMNS = (
     ("n_answerable", "answerable"),
     ("coverage", "coverage"),
     ("selective_accuracy", "sel. acc"),
-    ("f1", "F1 (answerable)"),
+    ("f1", "F1 (sets)"),
+    ("exact_match", "EM"),
     ("abstention_precision", "abst. P"),
     ("abstention_recall", "abst. R"),
+    ("suggestion_recall", "suggest R"),
     ("time_accuracy", "time read"),
     ("citation_coverage", "cit. cov."),
     ("crashes", "crashes"),
 )
 
 
-def fmt(value: Any) -> str:
-    """A table cell: ``n/a`` for undefined, 2 decimals for ratios, 1 for latencies."""
+def fmt(value: Any, *, missing: str = "n/a") -> str:
+    """A table cell: ``missing`` for undefined, 2 decimals for ratios, 1 for latencies."""
     if value is None:
-        return "n/a"
+        return missing
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, int):
@@ -89,20 +93,26 @@ def fmt(value: Any) -> str:
     return str(value)
 
 
-def _cell(key: str, value: Any) -> str:
+def _cell(key: str, value: Any, missing: str) -> str:
     # Dollar figures of a run are fractions of a cent per question: show them to the micro-dollar.
     if key.endswith("_usd") and isinstance(value, float):
         return f"{value:.6f}"
-    return fmt(value)
+    return fmt(value, missing=missing)
 
 
 def markdown_table(
-    rows: Sequence[tuple[str, Mapping[str, Any]]], columns: Sequence[tuple[str, str]] = COLUMNS
+    rows: Sequence[tuple[str, Mapping[str, Any]]],
+    columns: Sequence[tuple[str, str]] = COLUMNS,
+    *,
+    missing: str = "n/a",
 ) -> str:
-    """A Markdown table: one row per (label, summary)."""
+    """A Markdown table: one row per (label, summary); ``missing`` stands for an undefined figure."""
     head = "| system | " + " | ".join(title for _, title in columns) + " |"
     rule = "|---|" + "---|" * len(columns)
-    body = [f"| {label} | " + " | ".join(_cell(k, s.get(k)) for k, _ in columns) + " |" for label, s in rows]
+    body = [
+        f"| {label} | " + " | ".join(_cell(k, s.get(k), missing) for k, _ in columns) + " |"
+        for label, s in rows
+    ]
     return "\n".join([head, rule, *body])
 
 
@@ -111,10 +121,11 @@ def intent_table(
     overall: Mapping[str, Mapping[str, Any]],
     system: str,
 ) -> str:
-    """One row per intent (and an ``all`` row) for ``system``, in :data:`INTENT_COLUMNS`."""
+    """One row per intent (and an ``all`` row) for ``system``, in :data:`INTENT_COLUMNS`; ``-``
+    where a figure is undefined (no answers, no abstain questions, no misspelt names ...)."""
     rows = [(intent, per[system]) for intent, per in sorted(by_intent.items()) if system in per]
     rows.append(("**all**", overall[system]))
-    return markdown_table(rows, INTENT_COLUMNS).replace("| system |", "| intent |", 1)
+    return markdown_table(rows, INTENT_COLUMNS, missing="-").replace("| system |", "| intent |", 1)
 
 
 def _clip(text: str, limit: int = 90) -> str:
@@ -132,12 +143,24 @@ def failure_table(questions: Sequence[Mapping[str, Any]], system: str) -> tuple[
             continue
         expect = q["expect"]
         gold = "(abstain)" if expect["abstain"] else ", ".join(expect.get("lessons") or expect["concepts"])
+        gold = _finding_text(expect.get("finding")) + gold
+        if expect.get("suggest"):
+            gold += f" (suggest {', '.join(expect['suggest'])})"
         if r.get("crashed"):
             got = f"crashed: {r.get('error')}"
         elif r["abstained"]:
             got = f"abstained: {r.get('abstain_reason') or r.get('error')}"
+            if r.get("did_you_mean"):
+                got += f" (did you mean {', '.join(r['did_you_mean'])})"
+        elif expect.get("lessons"):
+            got = ", ".join(r.get("cited_lessons") or r["cited"]) or "(nothing cited)"
+        elif r.get("result") is not None:
+            result = r["result"]
+            got = _finding_text({k: result.get(k) for k in expect.get("finding") or {}})
+            got += ", ".join(result.get("members") or ()) or "(no members)"
         else:
-            answer_set = r["cited"] if r.get("members") is None else r["members"]
+            result = r.get("result") or {}
+            answer_set = r["cited"] if not result else result.get("members") or []
             got = (
                 ", ".join(r.get("cited_lessons") or r["cited"])
                 if expect.get("lessons")
@@ -151,6 +174,13 @@ def failure_table(questions: Sequence[Mapping[str, Any]], system: str) -> tuple[
             f"{_clip(q['question'])} | {_clip(gold)} | {_clip(got)} |"
         )
     return len(lines) - 1, "\n".join(lines)
+
+
+def _finding_text(finding: Mapping[str, Any] | None) -> str:
+    """``holds=true; `` for a finding (JSON spelling of values), empty for none."""
+    if not finding:
+        return ""
+    return "; ".join(f"{k}={json.dumps(v)}" for k, v in finding.items()) + "; "
 
 
 def _plt() -> Any:

@@ -169,12 +169,13 @@ def run_eval(
                     gold_lessons=q.lessons,
                     match=q.match,
                     time_window=q.time_window,
+                    finding=q.findings,
+                    suggest=q.suggest,
                 )
                 scores[system.name].append(sc)
                 results[system.name] = {
                     **sc.to_dict(),
                     "cited": list(resp.cited),
-                    "members": None if resp.members is None else list(resp.members),
                     "named": None if resp.named is None else list(resp.named),
                     "evidence_size": len(resp.evidence),
                     "text": resp.text,
@@ -182,6 +183,8 @@ def run_eval(
                     "error": resp.error,
                     "cited_lessons": list(resp.lessons),
                     "as_of_valid": resp.as_of_valid,
+                    "result": None if resp.result is None else dict(resp.result),
+                    "did_you_mean": list(resp.did_you_mean),
                     **resp.extra,
                 }
             rows.append({**q.to_dict(), "results": results})
@@ -326,17 +329,21 @@ def evaluate(
     return report
 
 
+def _figure(value: float | None, digits: int = 3) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
 def summary_lines(report: dict[str, Any], out: Path) -> list[str]:
-    """One line per system (F1, exact match, abstention precision/recall, LLM calls), and where
-    the report was written."""
+    """One line per system (F1, exact match, abstention precision/recall, LLM calls; ``-`` where
+    undefined), and where the report was written."""
     overall = report["summary"]["overall"]
     lines = []
     for name in report["meta"]["systems"]:
         s = overall[name]
         lines.append(
-            f"{name:12s} F1 {s['f1'] if s['f1'] is not None else float('nan'):.3f}  EM {s['exact_match']:.3f}  "
-            f"abstain P/R {s['abstention_precision']}/{s['abstention_recall']}  LLM calls {s['mean_llm_calls']:.2f}  "
-            f"citation coverage {'n/a' if s['citation_coverage'] is None else format(s['citation_coverage'], '.3f')}"
+            f"{name:12s} F1 {_figure(s['f1'])}  EM {_figure(s['exact_match'])}  "
+            f"abstain P/R {_figure(s['abstention_precision'])}/{_figure(s['abstention_recall'])}  "
+            f"LLM calls {_figure(s['mean_llm_calls'], 2)}  citation coverage {_figure(s['citation_coverage'])}"
         )
     lines.append(f"wrote {out / 'report.json'}, {out / 'report.md'} and {len(report['meta']['plots'])} plots")
     return lines

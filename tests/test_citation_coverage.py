@@ -21,7 +21,8 @@ from control_plane.evidence import EvidenceGraph
 from control_plane.planning.coverage import evidence_names, named_concepts, quoted_records
 from control_plane.planning.verify import verify
 from control_plane.synthesizers.base import Draft, Result, Usage
-from control_plane.synthesizers.offline import LONG_LIST, OfflineSynthesizer, read_request
+from control_plane.synthesizers.findings import LONG_LIST
+from control_plane.synthesizers.offline import OfflineSynthesizer, read_request
 from control_plane.testing import draft, make_concept, make_evidence, make_request
 from control_plane.understanding.interpretation import Reading
 from control_plane.understanding.names import NameIndex

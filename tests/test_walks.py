@@ -20,6 +20,7 @@ from data_plane.walks import (
     UNLOCKS,
     Step,
     explain_walk,
+    fringe,
     learning_steps,
     lessons_for,
     shortest_paths,
@@ -273,6 +274,40 @@ def test_walk_equals_networkx_within_depth(
         gateway.invalidate_edge(s, t, rel, grounding=grounding("dropped"))
     later = clock.now
     check(AsOf(later, later), [e for e in edges if e not in dropped])
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(graph=dags(), seed=st.integers(0, 10_000))
+def test_fringe_equals_networkx(
+    graph: tuple[int, list[tuple[int, int, str]]],
+    seed: int,
+    gateway: WriteGateway,
+    engine: Engine,
+    clock: ManualClock,
+) -> None:
+    """A fringe holds the starts' needed-before closure and, for every concept one learning step
+    after it, all of that concept's needs: what a learner can take up next is decided from its
+    rows alone, and equals networkx's."""
+    n, raw = graph
+    p = f"f{next(_run)}_"
+    ids = [f"{p}{i}" for i in range(n)]
+    edges = [(ids[a], ids[b], rel) for a, b, rel in raw]
+    build_graph(gateway, ids, edges)
+    rnd = random.Random(seed)
+    starts = rnd.sample(ids, rnd.randint(1, min(3, n)))
+    g = _before_graph(edges)  # x -> y: y is needed immediately before x
+    g.add_nodes_from(ids)
+    closure = set(starts).union(*(nx.descendants(g, s) for s in starts))
+    after = {c for c in ids if c not in closure and any(t in closure for t in g.successors(c))}
+    expected_next = {c for c in after if set(g.successors(c)) <= closure}
+
+    w = fringe(engine, starts, as_of=AsOf(clock.now, clock.now))
+    needs: dict[str, set[str]] = {}
+    for row in w.rows:
+        needs.setdefault(row.from_id, set()).add(row.to_id)
+    assert w.expanded == closure | after and not w.partial
+    assert {c for c in after if needs.get(c, set()) <= closure} == expected_next
+    assert all(needs.get(c, set()) == set(g.successors(c)) for c in w.expanded)
 
 
 # -- paths ---------------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from typing import Protocol
 from data_plane.reads import GraphReader
 from data_plane.records import Neighbour
 from data_plane.temporal import AsOf
-from data_plane.walks import Walk, learning_steps, walk
+from data_plane.walks import FRINGE, Walk, fringe, learning_steps, walk
 
 __all__ = ["Expander", "ReaderExpander"]
 
@@ -79,9 +79,12 @@ class ReaderExpander:
         exclude: Collection[str] = (),
     ) -> Walk:
         """``relations`` followed transitively from ``ids`` in learning ``direction``
-        (``needed_before`` or ``unlocks``), in one recursive SQL statement, with the thin edge and
-        concept rows the evidence holds (grounded once per answer, like the one-hop rows)."""
+        (``needed_before`` or ``unlocks``, or the ``fringe`` of what a learner knowing ``ids`` can
+        take up next), in one recursive SQL statement, with the thin edge and concept rows the
+        evidence holds (grounded once per answer, like the one-hop rows)."""
         with self._reader.connection() as conn:  # the question's pinned one, if any
+            if direction == FRINGE:
+                return fringe(conn, ids, as_of=as_of, relations=relations, budget=budget)
             return walk(
                 conn,
                 ids,

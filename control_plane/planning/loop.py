@@ -64,9 +64,9 @@ from control_plane.planning.verify import Verdict, verify
 from control_plane.planning.walk_order import WalkOrder, walk_order
 from control_plane.synthesizers.base import Draft, Focus, Result, SynthesisRequest, Synthesizer, Usage
 from control_plane.understanding.intent_model import IntentModel, default_model
-from control_plane.understanding.interpretation import Mention, Reading, interpret, mentions_in
+from control_plane.understanding.interpretation import Reading
 from control_plane.understanding.names import NameIndex
-from control_plane.understanding.timewords import find_time
+from control_plane.understanding.reader import understand
 from data_plane import schema
 from data_plane.clock import Clock, ensure_utc, format_time, utc_now
 from data_plane.errors import InputError
@@ -238,6 +238,28 @@ class _Start:
     names: NameIndex  # the names in force at the question's time (what an answer may name)
 
 
+@dataclass(frozen=True)
+class _Vocabulary:
+    """The planner's view of the graph for reading a question (``understanding.reader.Vocabulary``):
+    its cached name index and relation counts, and the reader's degrees and records."""
+
+    planner: Planner
+    top_concept: int | None
+    top_edge: int | None
+
+    def names(self, as_of: AsOf) -> NameIndex:
+        return self.planner.name_index(as_of, top=self.top_concept).index
+
+    def relation_counts(self, as_of: AsOf) -> dict[str, int]:
+        return self.planner.relation_counts(as_of, top=self.top_edge)
+
+    def degrees(self, ids: Sequence[str], as_of: AsOf) -> dict[str, int]:
+        return self.planner.reader.degrees(list(ids), as_of=as_of)
+
+    def concepts(self, ids: Sequence[str], as_of: AsOf) -> dict[str, Concept]:
+        return self.planner.reader.concepts(list(ids), as_of=as_of)
+
+
 class _Unread:
     """Marks a version id the caller did not read (None is a real value: an empty table)."""
 
@@ -322,8 +344,9 @@ class Planner:
     def read(
         self, question: str, point: AsOf, *, explicit: bool, now: datetime
     ) -> tuple[Reading, AsOf, list[Concept]]:
-        """Interpret ``question`` before round 1: time words move the valid time unless it was
-        given explicitly; then the seeds as of that time and the reading of the question."""
+        """Read ``question`` before round 1 (``understanding.reader``, one pass): the reading, the
+        time point to answer at (time words move the valid time unless it was given
+        explicitly) and the seeds as of that time."""
         reading, point, seeds, _ = self._read(question, point, explicit=explicit, now=now)
         return reading, point, seeds
 
@@ -333,31 +356,9 @@ class Planner:
         """:meth:`read`, and the name index in force at the question's time (what the verifier
         looks for in a draft's text)."""
         top_concept, top_edge = _tops(self.reader)
-        entry_point = point
-        entry = self.name_index(point, top=top_concept)
-        found = mentions_in(question, entry.index)
-        when = find_time(question, now, [(m.start, m.end) for m in found])
-        if when is not None and not explicit:
-            point = AsOf(when.valid_at, point.recorded_at)
-            # The names in force at the time the question names.
-            entry = self.name_index(point, top=top_concept)
-        seeds = self._seeds(question, point, entry.index)
-        names = {c.concept_id: c.name for c in seeds}
-        mentions = [replace(m, name=names[m.concept_id]) for m in mentions_in(question, entry.index, names)]
-        relations = self.relation_counts(point, top=top_edge)
-        reading = interpret(question, mentions, now=now, relations=relations, model=self.intent_model)
-        if when is not None and reading.problem is None and (gone := _shadowed(found, mentions)):
-            # "what was LLM router grounded in, in January 2025?" when "LLM router" came later:
-            # "LLM" alone, a name in force then, is not what the question names.
-            later = self.reader.concepts([gone.concept_id], as_of=entry_point)
-            name = later[gone.concept_id].name if gone.concept_id in later else gone.concept_id
-            reading = replace(
-                reading,
-                sureness=0.0,
-                problem=f"the question names {name!r}, which is not a concept in this graph "
-                f"as of {point.valid_at.date().isoformat()}",
-            )
-        return reading, point, seeds, entry.index
+        vocabulary = _Vocabulary(self, top_concept, top_edge)
+        u = understand(question, vocabulary, point, explicit=explicit, now=now, model=self.intent_model)
+        return u.reading, u.point, list(u.seeds), u.names
 
     def seeds(self, question: str, as_of: AsOf) -> list[Concept]:
         """The concepts ``question`` names as of ``as_of`` (at most 3, most specific first)."""
@@ -554,6 +555,9 @@ class Planner:
         reserve = _Reserve(asked, direction)
         ranking = Ranking(question)
         round_no = 0
+        # Relations a walked question turns to that its walk does not follow ("how are A and B
+        # related", when no learning link joins them): that round expands one hop over them.
+        hop_over: tuple[str, ...] = ()
         while seeds and reason is None and round_no < self.max_rounds:
             round_no += 1
             t0 = time.perf_counter()
@@ -563,7 +567,7 @@ class Planner:
                 )
                 reason = self._stopped(best)
                 break
-            if order is not None:
+            if order is not None and not hop_over:
                 # A learning-order round: one recursive walk from the frontier gathers the
                 # closure as evidence; the frontier itself stays capped.
                 walk = self.store.walk(
@@ -588,7 +592,9 @@ class Planner:
                     budget_open |= walk.unexpanded
                 budget_open -= walked
             else:
-                found = self.store.neighbours(frontier, as_of=point, exclude=visited)
+                found = self.store.neighbours(
+                    frontier, as_of=point, exclude=visited, relations=hop_over or None
+                )
                 visited.update(frontier)
                 read_from.update(frontier)
                 for cid in frontier:
@@ -603,12 +609,14 @@ class Planner:
             request = SynthesisRequest(
                 question=question,
                 focus=focus,
-                evidence=evidence,
+                # "why do I need X for Y" tells the reasons on the chain's edges: full records
+                evidence=self._ground(evidence) if reading.form == "why" else evidence,
                 round_no=round_no,
                 max_rounds=self.max_rounds,
                 as_of=point,
                 unexpanded=frozenset((set(evidence.concepts) - visited - walked) | incomplete),
                 reading=reading,
+                visited=frozenset(visited),
             )
             unavailable: LLMUnavailable | None = None
             try:
@@ -623,7 +631,7 @@ class Planner:
                 unavailable = exc
                 reusable = False
                 draft = Draft("", 0.0, (), (), "", focus, Usage(calls=max(1, exc.attempts)), error=str(exc))
-            verdict = verify(draft, evidence, threshold=self.threshold, reading=reading, names=names)
+            verdict = verify(draft, request.evidence, threshold=self.threshold, reading=reading, names=names)
             if verdict.accepted and budget_open:
                 # A walk stopped at its row budget: the closure is partial whatever the draft says.
                 verdict = Verdict(
@@ -669,9 +677,15 @@ class Planner:
             if budget_open and not set(focus.concept_ids) & budget_open and order is not None:
                 relations = tuple(dict.fromkeys((*focus.relations, *order.relations)))
                 focus = Focus(relations, tuple(sorted(budget_open)), f"continue: {PARTIAL}", focus.direction)
-            frontier = [
-                n.concept.concept_id for n in ranking.rank(pending.values(), focus, limit=self.frontier_cap)
-            ]
+            hop_over = ()
+            if order is not None and focus.relations and not set(focus.relations) <= set(order.relations):
+                hop_over = focus.relations
+                frontier = [c for c in focus.concept_ids if c not in visited][: self.frontier_cap]
+            else:
+                frontier = [
+                    n.concept.concept_id
+                    for n in ranking.rank(pending.values(), focus, limit=self.frontier_cap)
+                ]
             if unavailable is not None:
                 reason = f"{MODEL_UNAVAILABLE}: {unavailable}"
                 break
@@ -955,17 +969,6 @@ class Planner:
         )
 
 
-def _shadowed(before: Sequence[Mention], after: Sequence[Mention]) -> Mention | None:
-    """A name found at first (``before``) that the names in force at the question's own time
-    (``after``) no longer cover, though a shorter name inside it is found: the question names a
-    concept the graph did not have then."""
-    spans = {(m.start, m.end) for m in after}
-    for m in before:
-        if (m.start, m.end) not in spans and any(m.start <= a.start and a.end <= m.end for a in after):
-            return m
-    return None
-
-
 def _unsure(reading: Reading) -> str:
     """Why an unsure reading is not answered, how it was read, and phrasings that are understood."""
     if reading.problem:
@@ -986,6 +989,9 @@ def _with_reading(answer: Answer, reading: Reading, *, explicit: bool) -> Answer
     """The answer with its reading, the lessons it cites, and what valid time it used and why."""
     extra = dict(answer.extra)
     extra["reading"] = reading.to_dict()
+    if reading.did_you_mean and answer.abstained:
+        # a name that matched nothing but is close to these: offered, never guessed
+        extra["did_you_mean"] = [{"id": cid, "name": name} for cid, name in reading.did_you_mean]
     if answer.result is None and not answer.abstained:
         # A synthesizer that states no result: what it cites is what it answers.
         answer = replace(answer, result=Result(reading.intent, answer.cited_concept_ids))

@@ -41,7 +41,7 @@ from control_plane.understanding.names import NameIndex
 from control_plane.understanding.relating import Walk, adjacency, mode_of, walk
 from data_plane.relations import BUILDS_ON
 
-__all__ = ["RULES", "Route", "Rule", "Verdict", "rule_of", "verify"]
+__all__ = ["FORM_RULES", "RULES", "Route", "Rule", "Verdict", "rule_of", "verify"]
 
 
 @dataclass(frozen=True)
@@ -132,6 +132,26 @@ def _no_rule(reading: Reading) -> Rule | None:
     return None
 
 
+def _check_rule(reading: Reading) -> Rule | None:
+    """ "Is X among Y's ...": the proof path from X to Y along the asked relation, or (for "no, it
+    is the other way round") the path from Y to X."""
+    mode, y, x = mode_of(reading), reading.subject, reading.candidate
+    if mode is None or y is None or x is None:
+        return None
+    relations = () if reading.intent == "neighbours" else reading.relations
+    depth = None if reading.transitive else 1
+    return Rule((Route(y, mode, relations, depth), Route(x, mode, relations, None)), ())
+
+
+def _pair_rule(reading: Reading) -> Rule | None:
+    """Which first / how related: what comes before either concept; a member lies on either side."""
+    a, b = reading.subject, reading.other
+    if a is None or b is None:
+        return None
+    routes = (Route(a, "before", reading.relations, None), Route(b, "before", reading.relations, None))
+    return Rule(routes, routes, any_member=True)
+
+
 # Intents whose answer is backed differently from a set answer (``_set_rule``). New question
 # forms register their rule here.
 RULES: Final[dict[str, Callable[[Reading], Rule | None]]] = {
@@ -142,11 +162,22 @@ RULES: Final[dict[str, Callable[[Reading], Rule | None]]] = {
     "lessons_covering": _no_rule,
     "about": _about_rule,
     "unknown": _no_rule,
+    "order": _pair_rule,
+    "relate": _pair_rule,
+    # what comes one step after a learner's closure: each member is cited with its needs
+    "next": _no_rule,
+}
+# Question forms backed otherwise than their intent's answer (a count is backed like its set).
+FORM_RULES: Final[dict[str, Callable[[Reading], Rule | None]]] = {
+    "yes_no": _check_rule,
+    "why": lambda r: _closure_rule(r),
 }
 
 
 def rule_of(reading: Reading) -> Rule | None:
     """How an answer to ``reading`` must be backed (None: no relation is put on citations)."""
+    if reading.form in FORM_RULES:
+        return FORM_RULES[reading.form](reading)
     return RULES.get(reading.intent, _set_rule)(reading)
 
 

@@ -1,10 +1,12 @@
 """Walk or one hop: which expansion a question's rounds make, decided from its reading (pure).
 
 A learning-order question ("everything before X", "what does X unlock", "how does A lead to B",
-"a study plan for X", "lessons to take before X") is answered from a *closure*, so its rounds walk
+"a study plan for X", "lessons to take before X", "which first, A or B", "how are A and B
+related") is answered from a *closure*, so its rounds walk
 the learning relations the reading uses transitively, in one recursive statement
 (``Expander.walk``, ``data_plane.walks``): towards what comes *before* for the needed-before
-family, towards what comes *after* for what X unlocks. Every other question, and every direct
+family, towards what comes *after* for what X unlocks. "What can I learn next, knowing K" reads a
+*fringe* (``data_plane.walks.fringe``): K's closure and everything one step after it. Every other question, and every direct
 ("right before X", "X's prerequisites") one, keeps the one-hop expansion, whose 12 frontier
 places are ranked (``ranking``).
 """
@@ -17,7 +19,7 @@ from typing import Final
 from control_plane.understanding.interpretation import Reading
 from control_plane.understanding.relating import mode_of
 from data_plane.relations import BUILDS_ON, PREREQUISITE
-from data_plane.walks import NEEDED_BEFORE, UNLOCKS
+from data_plane.walks import FRINGE, NEEDED_BEFORE, UNLOCKS
 
 __all__ = ["WALK_BUDGET", "WALK_DEPTH", "WalkOrder", "walk_order"]
 
@@ -27,7 +29,9 @@ WALK_DEPTH: Final[int | None] = None
 WALK_BUDGET: Final = 1000
 _LEARNING: Final = (PREREQUISITE, BUILDS_ON)
 # Intents answered from a whole closure whatever words they use.
-_CLOSURE_INTENTS: Final = frozenset({"path", "before_uses", "study_plan", "lessons_before"})
+_CLOSURE_INTENTS: Final = frozenset(
+    {"path", "before_uses", "study_plan", "lessons_before", "order", "relate"}
+)
 
 
 @dataclass(frozen=True)
@@ -43,11 +47,14 @@ class WalkOrder:
 
 def walk_order(reading: Reading) -> WalkOrder | None:
     """The walk every round of a question with this reading makes, or None for one hop."""
-    if not (reading.transitive or reading.intent in _CLOSURE_INTENTS):
+    if not (reading.transitive or reading.intent in _CLOSURE_INTENTS or reading.intent == "next"):
         return None
     relations = tuple(r for r in _LEARNING if r in reading.relations)
     if not relations:
         return None
+    if reading.intent == "next":
+        # what a learner can take up next: their closure and what lies one step after it
+        return WalkOrder(FRINGE, relations)
     mode = mode_of(reading)
     if mode == "after":
         return WalkOrder(UNLOCKS, relations)

@@ -70,6 +70,8 @@ class SynthesisRequest:
     unexpanded: frozenset[str] = frozenset()
     # How the question was read before round 1 (None: a caller that did not interpret it).
     reading: Reading | None = None
+    # Concepts expanded one hop over every relation (a walk follows the learning relations only).
+    visited: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)

@@ -49,10 +49,8 @@ stated with complete evidence, and never when the asked relation has no edge in 
 
 from __future__ import annotations
 
-import math
-import string
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final
 
@@ -61,40 +59,36 @@ from control_plane.learning_order import layers, needs_from_edges
 from control_plane.synthesizers.base import (
     Draft,
     Focus,
-    Result,
     SynthesisRequest,
     SynthesizerInfo,
-    Usage,
 )
+from control_plane.synthesizers.findings import (
+    COMPLETE,
+    DECIDED,
+    NO_PATH,
+    NOTHING,
+    Ask,
+    Finding,
+    Name,
+    Names,
+    Piece,
+    by_name,
+    by_ref,
+    draft_of,
+    fill,
+    partial,
+    relations_used,
+)
+from control_plane.synthesizers.form_answers import FORMS, count, next_concepts
 from control_plane.understanding.interpretation import Reading, interpret, mentions_in
 from control_plane.understanding.names import NameIndex
 from control_plane.understanding.relating import Walk, adjacency, mode_of, walk
 from data_plane.relations import BUILDS_ON, PREREQUISITE, RELATIONS
 
-__all__ = [
-    "INTENTS",
-    "LONG_LIST",
-    "RULES_VERSION",
-    "SET_WORDS",
-    "Finding",
-    "Name",
-    "Names",
-    "OfflineSynthesizer",
-    "read_request",
-    "render",
-    "set_answer",
-]
+__all__ = ["INTENTS", "RULES_VERSION", "SET_WORDS", "OfflineSynthesizer", "read_request", "set_answer"]
 
 RULES_VERSION: Final = "offline-rules-4"
-COMPLETE: Final = 0.9
-DECIDED: Final = 0.85
-PARTIAL_MAX: Final = 0.7
-NO_PATH: Final = 0.5
-NOTHING: Final = 0.2
 _LEARNING: Final = (PREREQUISITE, BUILDS_ON)
-# A list in learning order longer than this is written in groups by learning stage.
-LONG_LIST: Final = 8
-_MAX_GROUPS: Final = 4
 
 
 def read_request(request: SynthesisRequest) -> Reading:
@@ -106,175 +100,6 @@ def read_request(request: SynthesisRequest) -> Reading:
     index = NameIndex.build(seeds)
     now: datetime = request.as_of.valid_at
     return interpret(request.question, mentions_in(request.question, index), now=now)
-
-
-# -- the finding and its words ----------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Name:
-    """A concept named in the text (rendered as its name)."""
-
-    id: str
-
-
-@dataclass(frozen=True)
-class Names:
-    """Concepts listed in the text, by name; ``staged``: a list in learning order, grouped by
-    learning stage when it is long."""
-
-    ids: tuple[str, ...]
-    staged: bool = False
-
-
-Piece = str | Name | Names
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One intent's answer over the evidence, before it is put into words: the one source of the
-    draft's text (``says``), result (``members``, ``facts``) and citations (what the text names,
-    ``edges``, ``lessons``)."""
-
-    members: tuple[str, ...]
-    says: tuple[Piece, ...]
-    edges: tuple[str, ...] = ()
-    lessons: tuple[str, ...] = ()
-    confidence: float = COMPLETE
-    missing: str = ""
-    focus: Focus = field(default_factory=Focus)
-    facts: Mapping[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class _Ask:
-    """What every intent function looks at."""
-
-    request: SynthesisRequest
-    reading: Reading
-
-    @property
-    def ev(self) -> EvidenceGraph[Any, Any]:
-        return self.request.evidence
-
-    @property
-    def unexpanded(self) -> frozenset[str]:
-        return self.request.unexpanded
-
-
-def _stages(ids: Sequence[str], ev: EvidenceGraph[Any, Any]) -> list[list[str]]:
-    """``ids`` in at most four groups of consecutive learning-order layers, each group closed
-    where that keeps it nearest an equal share of what is left."""
-    needs = needs_from_edges((e.source_id, e.target_id, e.relation) for e in ev.edges.values())
-    order = layers(ids, needs)
-    groups = min(_MAX_GROUPS, math.ceil(len(ids) / LONG_LIST), len(order))
-    out: list[list[str]] = [[]]
-    left = len(ids)  # concepts not in a closed group
-    for layer in order:
-        share = left / (groups - len(out) + 1)
-        size = len(out[-1])
-        if size and len(out) < groups and abs(size + len(layer) - share) > abs(size - share):
-            left -= size
-            out.append([])
-        out[-1].extend(layer)
-    return out
-
-
-def _listed(ids: Sequence[str], ev: EvidenceGraph[Any, Any]) -> str:
-    return ", ".join(ev.name(i) for i in sorted(ids, key=lambda c: (ev.name(c).lower(), c)))
-
-
-def _names_text(piece: Names, ev: EvidenceGraph[Any, Any]) -> str:
-    if not piece.staged or len(piece.ids) <= LONG_LIST:
-        return _listed(piece.ids, ev)
-    groups = _stages(piece.ids, ev)
-    if len(groups) < 2:
-        return _listed(piece.ids, ev)
-    words = ["first", *["then"] * (len(groups) - 2), "and last"]
-    body = "; ".join(f"{w} {_listed(g, ev)}" for w, g in zip(words, groups, strict=True))
-    return f"{len(piece.ids)} concepts, in learning order: {body}"
-
-
-def render(says: Iterable[Piece], ev: EvidenceGraph[Any, Any]) -> tuple[str, tuple[str, ...]]:
-    """The text of ``says`` and the concepts it names, in order of appearance."""
-    words: list[str] = []
-    named: list[str] = []
-    for piece in says:
-        if isinstance(piece, str):
-            words.append(piece)
-        elif isinstance(piece, Name):
-            words.append(ev.name(piece.id))
-            named.append(piece.id)
-        else:
-            words.append(_names_text(piece, ev))
-            named.extend(piece.ids)
-    return "".join(words), tuple(dict.fromkeys(named))
-
-
-def _fill(template: str, **slots: Sequence[Piece] | str) -> tuple[Piece, ...]:
-    """A sentence template (``{x}`` slots) as pieces; a slot is text or pieces."""
-    out: list[Piece] = []
-    for literal, name, _, _ in string.Formatter().parse(template):
-        if literal:
-            out.append(literal)
-        if name is not None:
-            value = slots[name]
-            out.extend([value] if isinstance(value, str) else value)
-    return tuple(out)
-
-
-def _draft(finding: Finding, ev: EvidenceGraph[Any, Any], intent: str) -> Draft:
-    text, named = render(finding.says, ev)
-    ends = [c for ref in finding.edges for c in (ev.edges[ref].source_id, ev.edges[ref].target_id)]
-    cited = tuple(dict.fromkeys([*named, *ends, *finding.members]))
-    return Draft(
-        text,
-        finding.confidence,
-        cited,
-        finding.edges,
-        finding.missing,
-        finding.focus,
-        Usage(calls=1),
-        lesson_refs=finding.lessons,
-        result=Result(intent, finding.members, finding.facts),
-    )
-
-
-def _by_ref(refs: Iterable[str]) -> tuple[str, ...]:
-    return tuple(sorted(set(refs), key=lambda r: int(r[1:])))
-
-
-def _by_name(ids: Iterable[str], ev: EvidenceGraph[Any, Any]) -> tuple[str, ...]:
-    return tuple(sorted(set(ids), key=lambda c: (ev.name(c).lower(), c)))
-
-
-def _partial(
-    finding: Finding, open_: Sequence[str], ev: EvidenceGraph[Any, Any], relations: tuple[str, ...]
-) -> Finding:
-    """``finding`` from incomplete evidence: below 0.80, naming what is still unexplored."""
-    n = len(finding.members)
-    share = n / (n + len(open_)) if n or open_ else 0.0
-    names = ", ".join(ev.name(c) for c in open_)
-    return Finding(
-        finding.members,
-        finding.says,
-        finding.edges,
-        finding.lessons,
-        round(min(PARTIAL_MAX, 0.3 + 0.4 * share) if n else NOTHING, 2),
-        f"unexplored: {names}",
-        Focus(relations, tuple(open_), f"expand {names}"),
-        finding.facts,
-    )
-
-
-def _relations_used(reading: Reading) -> str:
-    """How the answer names the relation it used."""
-    if reading.relation_note:
-        return f" ({reading.relation_note})"
-    if not reading.relations or reading.intent in ("about", "neighbours"):
-        return ""
-    rels = " and ".join(reading.relations)
-    return f" (from {rels} edges)"
 
 
 # -- set answers: one relation from one or two subjects -----------------------------------------
@@ -358,7 +183,7 @@ def _sentence(
         "summary": ev.concepts[x0].summary,
     }
     head, none = SET_WORDS[_words_key(reading)]
-    return _fill(head, **slots), _fill(none, **slots)
+    return fill(head, **slots), fill(none, **slots)
 
 
 @dataclass(frozen=True)
@@ -371,7 +196,7 @@ class _Set:
     relations: tuple[str, ...]
 
 
-def _solve(ask: _Ask, x: str) -> _Set:
+def _solve(ask: Ask, x: str) -> _Set:
     """The answer set of the reading for subject ``x`` (one subject, no combination)."""
     ev, reading, unexpanded = ask.ev, ask.reading, ask.unexpanded
     mode = mode_of(reading)
@@ -402,11 +227,17 @@ def _solve(ask: _Ask, x: str) -> _Set:
     return _Set(members, edges, frozenset(inner & unexpanded), tuple(relations) or RELATIONS)
 
 
+def _known_closure(ask: Ask, known: Sequence[str]) -> set[str]:
+    """What the learner says they know and everything it rests on (learning order)."""
+    adj = adjacency(ask.ev, ask.reading.relations, "before")
+    return set().union(*(walk(k, adj).parent for k in known)) if known else set()
+
+
 def _in_learning_order(reading: Reading) -> bool:
     return mode_of(reading) in ("before", "after") and reading.transitive
 
 
-def set_answer(ask: _Ask) -> Finding:
+def set_answer(ask: Ask) -> Finding:
     """Every intent without a function of its own: one relation from the subject (or two)."""
     ev, reading, x, y = ask.ev, ask.reading, ask.reading.subject, ask.reading.other
     assert x is not None
@@ -425,16 +256,26 @@ def set_answer(ask: _Ask) -> Finding:
             members -= b.members | {y}
     elif reading.intent == "contrasts" and y is not None and y in ev.concepts:
         members &= {y}  # "A versus B": only the contrast between the two
-    members -= set(reading.known)
-    ordered = _by_name(members, ev)
-    refs = _by_ref(r for m in ordered for r in edges.get(m, ()))
+    known = tuple(k for k in reading.known if k in ev.concepts)
+    rests = _known_closure(ask, known) if mode_of(reading) == "before" and reading.transitive else set(known)
+    members -= rests
+    open_ |= {c for c in rests if c in ask.unexpanded}
+    ordered = by_name(members, ev)
+    refs = by_ref(r for m in ordered for r in edges.get(m, ()))
     subjects = [x, y] if reading.combine and y is not None and y in ev.concepts else [x]
     head, none = _sentence(reading, ev, subjects)
-    used = _relations_used(reading)
+    if known and rests != set(known) and _words_key(reading) == "needed_before":
+        # "I already know A and B, what's left before X": not A, B, nor what they rest on
+        they = "they rest" if len(known) > 1 else "it rests"
+        head = ("Before ", Name(x), ", leaving out ", Names(by_name(known, ev)), f" and what {they} on, "
+                "a learner still needs")  # fmt: skip
+        none = ("Nothing is left to learn before ", Name(x), " besides ", Names(by_name(known, ev)),
+                f" and what {they} on, according to the graph")  # fmt: skip
+    used = relations_used(reading)
     listed = Names(ordered, staged=_in_learning_order(reading))
     if open_:
         found = Finding(ordered, (*head, ", so far: ", listed, f"{used}."), refs)
-        return _partial(found, sorted(open_), ev, a.relations)
+        return partial(found, sorted(open_), ev, a.relations)
     if not ordered:
         about = reading.intent == "about"
         return Finding(
@@ -449,26 +290,26 @@ def set_answer(ask: _Ask) -> Finding:
 # -- intents with a function of their own ------------------------------------------------------
 
 
-def before_uses(ask: _Ask) -> Finding:
+def before_uses(ask: Ask) -> Finding:
     """What is needed before X (each with its path to X), and of those what Y builds on (each
     with its builds_on edge from Y): both parts cited."""
     ev, reading, x, y = ask.ev, ask.reading, ask.reading.subject, ask.reading.other
     if x is None or y is None or y not in ev.concepts:
         return set_answer(ask)
     w = walk(x, adjacency(ev, reading.relations, "before"))
-    closure = _by_name((c for c in w.parent if c != x), ev)
+    closure = by_name((c for c in w.parent if c != x), ev)
     uses = {
         e.target_id: ref
         for ref, e in ev.edges.items()
         if e.relation == BUILDS_ON and e.source_id == y and e.target_id != y
     }
-    found = _by_name((c for c in uses if c in closure), ev)
+    found = by_name((c for c in uses if c in closure), ev)
     open_closure = sorted(c for c in [x, *closure] if c in ask.unexpanded)
     # A concept Y builds on that is not (yet) on a path to X is decided once it has been
     # expanded: its links into the explored closure would then be in the evidence.
     undecided = sorted(c for c in uses if c not in closure and c in ask.unexpanded)
     y_open = y in ask.unexpanded
-    edges = _by_ref([r for c in closure for r in w.path_edges(c)] + [uses[c] for c in found])
+    edges = by_ref([r for c in closure for r in w.path_edges(c)] + [uses[c] for c in found])
     among = "" if not open_closure else ", among others,"
     says: tuple[Piece, ...]
     if not closure:
@@ -489,7 +330,7 @@ def before_uses(ask: _Ask) -> Finding:
     if found and not undecided and not y_open:
         return Finding(found, says, edges, confidence=DECIDED)
     todo = sorted({*undecided, *open_closure, *([y] if y_open else [])})
-    return _partial(finding, todo, ev, _LEARNING)
+    return partial(finding, todo, ev, _LEARNING)
 
 
 def _path_nodes(ev: EvidenceGraph[Any, Any], a: str, refs: Sequence[str]) -> tuple[str, ...]:
@@ -500,7 +341,7 @@ def _path_nodes(ev: EvidenceGraph[Any, Any], a: str, refs: Sequence[str]) -> tup
     return tuple(nodes)
 
 
-def path(ask: _Ask) -> Finding:
+def path(ask: Ask) -> Finding:
     """How A leads to B: walk back from B in learning order until A is reached."""
     ev, reading, a, b = ask.ev, ask.reading, ask.reading.subject, ask.reading.other
     if a is None or b is None or b not in ev.concepts:
@@ -523,7 +364,7 @@ def path(ask: _Ask) -> Finding:
         finding = Finding(_path_nodes(ev, a, refs), tuple(says), refs)
         # Shortest only if no concept closer to B than A could still have an unseen shortcut.
         closer = sorted(c for c, d in w.dist.items() if d < w.dist[a] and c in ask.unexpanded)
-        return _partial(finding, closer, ev, _LEARNING) if closer else finding
+        return partial(finding, closer, ev, _LEARNING) if closer else finding
     open_ = sorted(c for c in w.parent if c in ask.unexpanded)
     if open_:
         return Finding(
@@ -541,7 +382,7 @@ def path(ask: _Ask) -> Finding:
     )
 
 
-def _closure(ask: _Ask, x: str) -> tuple[list[str], Walk, list[str]]:
+def _closure(ask: Ask, x: str) -> tuple[list[str], Walk, list[str]]:
     """(members needed before ``x`` minus what is known and what that needs, the walk back from
     ``x``, members and ``x`` still open)."""
     ev, reading = ask.ev, ask.reading
@@ -556,7 +397,7 @@ def _closure(ask: _Ask, x: str) -> tuple[list[str], Walk, list[str]]:
     return sorted(members - known), w, open_
 
 
-def study_plan(ask: _Ask) -> Finding:
+def study_plan(ask: Ask) -> Finding:
     """The needed-before closure of X minus what is known, in learning-order layers."""
     ev, reading, x = ask.ev, ask.reading, ask.reading.subject
     assert x is not None
@@ -565,7 +406,7 @@ def study_plan(ask: _Ask) -> Finding:
     needs = needs_from_edges(
         (e.source_id, e.target_id, e.relation) for e in ev.edges.values() if e.relation in reading.relations
     )
-    refs = _by_ref(
+    refs = by_ref(
         ref
         for ref, e in ev.edges.items()
         if e.relation in reading.relations and {e.source_id, e.target_id} <= keep | {x}
@@ -581,10 +422,10 @@ def study_plan(ask: _Ask) -> Finding:
         says += [*(["; "] if i else []), f"{i + 1}. ", Names(tuple(layer))]
     says += ["; then ", Name(x), "."]
     finding = Finding(tuple(members), tuple(says), refs)
-    return _partial(finding, open_, ev, _LEARNING) if open_ else finding
+    return partial(finding, open_, ev, _LEARNING) if open_ else finding
 
 
-def lessons(ask: _Ask) -> Finding:
+def lessons(ask: Ask) -> Finding:
     """Active lesson links of X (covering), or of what is needed before X (without the lessons
     that cover X itself), each listed concept with its path to X."""
     ev, reading, x = ask.ev, ask.reading, ask.reading.subject
@@ -611,24 +452,28 @@ def lessons(ask: _Ask) -> Finding:
         titles.setdefault(link.lesson_id, link.title or link.lesson_id)
     covered = tuple(sorted({link.concept_id for link in links}))
     members = (x,) if reading.intent == "lessons_covering" else covered
-    edges = _by_ref(r for c in covered for r in paths.get(c, ()))
+    edges = by_ref(r for c in covered for r in paths.get(c, ()))
     says = (
         (*head, ": " + ", ".join(f"{t} ({lid})" for lid, t in sorted(titles.items())) + ".")
         if titles
         else none
     )
-    finding = Finding(members, says, edges, _by_ref(link.ref for link in links))
-    return _partial(finding, open_, ev, _LEARNING) if open_ else finding
+    finding = Finding(members, says, edges, by_ref(link.ref for link in links))
+    return partial(finding, open_, ev, _LEARNING) if open_ else finding
 
 
 # Intents with their own function; every other intent is a set answer.
-INTENTS: Final[dict[str, Callable[[_Ask], Finding]]] = {
+INTENTS: Final[dict[str, Callable[[Ask], Finding]]] = {
     "path": path,
     "before_uses": before_uses,
     "study_plan": study_plan,
     "lessons_covering": lessons,
     "lessons_before": lessons,
 }
+
+
+# What an answer's result calls a question form (its intent otherwise).
+RESULT_INTENT: Final = {"yes_no": "check", "count": "count", "why": "why"}
 
 
 class OfflineSynthesizer:
@@ -645,6 +490,9 @@ class OfflineSynthesizer:
         ev = request.evidence
         reading = read_request(request)
         x = reading.subject
+        ask = Ask(request, reading)
+        if reading.intent == "next":  # about what is known: no subject
+            return draft_of(next_concepts(ask), ev, "next")
         if x is None or x not in ev.concepts:
             finding = Finding(
                 (),
@@ -661,6 +509,10 @@ class OfflineSynthesizer:
                 confidence=NOTHING,
                 missing=reading.relation_note,
             )
+        elif reading.form == "count":
+            finding = count(ask, INTENTS.get(reading.intent, set_answer))
+        elif reading.form in FORMS:
+            finding = FORMS[reading.form](ask)
         else:
-            finding = INTENTS.get(reading.intent, set_answer)(_Ask(request, reading))
-        return _draft(finding, ev, reading.intent)
+            finding = INTENTS.get(reading.intent, FORMS.get(reading.intent, set_answer))(ask)
+        return draft_of(finding, ev, RESULT_INTENT.get(reading.form, reading.intent))

@@ -27,6 +27,7 @@ __all__ = [
     "AFTER_VERBS",
     "APPOSITIVE",
     "ARGUMENT_PREPOSITIONS",
+    "ASKED",
     "AUX_START",
     "BARE",
     "BEFORE_MARKERS",
@@ -40,6 +41,7 @@ __all__ = [
     "CONTAINER",
     "CONTRAST",
     "COPULA",
+    "COUNT_WORDS",
     "COVERING",
     "COVERING_VERBS",
     "DASH_END",
@@ -50,12 +52,14 @@ __all__ = [
     "ENGLISH",
     "EXACT",
     "EXCEPT",
+    "EXISTENTIAL",
     "EXPLAINED",
     "FIRST_PERSON",
     "FIRST_WORDS",
     "FOUND",
     "FRONTED",
     "HOLDERS",
+    "HOW_FOLLOWERS",
     "INFINITIVE_LEADS",
     "INVERTING_AUX",
     "KNOWN_FRAMES",
@@ -66,11 +70,13 @@ __all__ = [
     "MODALS",
     "NEGATORS",
     "NEIGHBOUR",
+    "NEXT_WORDS",
     "NOUNS",
     "NOUN_GAP",
     "NOUN_MODIFIERS",
     "NUMBERS",
     "ON_TOPIC",
+    "ORDER_WORDS",
     "ORIGINS",
     "OTHER_SUBJECTS",
     "OWNERS",
@@ -81,6 +87,7 @@ __all__ = [
     "PATH_END",
     "PATH_START",
     "PEOPLE",
+    "PEOPLE_OR_DATES",
     "PERSONS",
     "PLACE",
     "PLACE_PROFORMS",
@@ -93,14 +100,20 @@ __all__ = [
     "PRONOUNS",
     "PURPOSE_VERBS",
     "RELATED_WORDS",
+    "RELATION_NOUNS",
+    "RELATION_PHRASES",
+    "RELATION_WORDS",
     "RELATIVE",
     "RELATIVE_WORDS",
     "REQUESTS",
+    "REQUEST_AUX",
     "SCOPE_ADJECTIVES",
     "SENTENCE_END",
     "SLOT_END",
     "STRUCTURE_NOUNS",
+    "SYMMETRIC",
     "TAUGHT",
+    "THERE",
     "TIME_NOUNS",
     "TOKEN_SPAN",
     "TRANSITIVE",
@@ -112,6 +125,8 @@ __all__ = [
     "WANT_SOMETHING",
     "WH",
     "WHOLE",
+    "WHY_OPENERS",
+    "YES_NO_AUX",
     "Cue",
     "cue",
     "respelt",
@@ -505,6 +520,77 @@ PREPOSITIONS: Final = frozenset(
               "toward towards under underneath unlike until up upon versus via with within without")
 )  # fmt: skip
 
+# -- question forms (``forms``) ----------------------------------------------------------------
+
+# Auxiliaries that open a yes/no question ("does" normalises to "doe").
+YES_NO_AUX: Final = frozenset(
+    normalise("is are was were am do does did can could should would will must may might shall has have")
+)
+# "can you / could you / would you (please) tell me ...": a request, not a yes/no question ...
+REQUEST_AUX: Final = frozenset(normalise("can could would will"))
+# ... made of someone: "can you / can someone / could anybody (tell me ...)".
+ASKED: Final = frozenset(normalise("you u ya someone somebody anyone anybody"))
+# Existential "is there / are there (any)": asks for the things, not yes or no.
+THERE: Final = frozenset(normalise("there"))
+# Words that ask which of two comes first ("which first, A or B", "A or B earlier?").
+ORDER_WORDS: Final = tuple(
+    normalise(m)
+    for m in ("first", "earlier", "sooner", "start with", "begin with", "starting with", "beginning with",
+              "start by", "come first", "go first", "what order", "which order", "in order", "precede")
+)  # fmt: skip
+# "A before B, or the other way round?": both orders offered.
+SYMMETRIC: Final = tuple(
+    normalise(m)
+    for m in ("the other way around", "the other way round", "other way around", "other way round",
+              "vice versa", "the reverse", "the opposite order")
+)  # fmt: skip
+# Words of relation in "how are A and B related" ("different" too: how they differ in the graph).
+RELATION_WORDS: Final = frozenset(
+    normalise(
+        "related relate relates relating relation relationship connected connection linked tied different "
+        "differ similar"
+    )
+)
+RELATION_PHRASES: Final = tuple(
+    normalise(m)
+    for m in ("fit together", "go together", "tie together", "tie in", "have in common", "to do with",
+              "relative to each other", "relative to one another")
+)  # fmt: skip
+# Nouns that, before "between", ask how two things relate ("the connection between A and B").
+RELATION_NOUNS: Final = frozenset(normalise("relation relationship connection link tie"))
+# What opens a why question ("why", "how come", "what's the reason", "what makes X necessary").
+WHY_OPENERS: Final = tuple(
+    normalise(m)
+    for m in ("why", "how come", "what make", "what makes", "what is the reason", "what s the reason",
+              "whats the reason", "for what reason", "what s the point", "whats the point",
+              "what is the point")
+)  # fmt: skip
+# "how many", "the number of": a count.
+COUNT_WORDS: Final = tuple(
+    normalise(m) for m in ("how many", "the number of", "total number of", "what number of", "count of")
+)
+# What a question asking what to learn next says ("what now?", "what can I learn next?").
+NEXT_WORDS: Final = frozenset(
+    normalise("next now then after learn study tackle take move unlock unlocked open ready step")
+)
+# What may follow "how" in a question the graph can answer ("how do ...", "how many", "how far",
+# "how X leads to Y"): auxiliaries, persons and a few degree words of its own. Anything else asks
+# for a degree the graph does not record ("how long", "how hard", "how useful").
+HOW_FOLLOWERS: Final = YES_NO_AUX | frozenset(
+    normalise("i we you it they he she one to come many much far exactly about would will are is be")
+)
+# Question words asking for people or dates, which the graph does not record.
+PEOPLE_OR_DATES: Final = frozenset(normalise("who whom whose when"))
+# Words that make a one-concept yes/no question ask whether a set is empty ("does X need anything?").
+EXISTENTIAL: Final = frozenset(normalise("any anything something else"))
+_FORM_WORDS: Final = frozenset(
+    w
+    for table in (ORDER_WORDS, SYMMETRIC, RELATION_PHRASES, WHY_OPENERS, COUNT_WORDS)
+    for phrase in table
+    for w in phrase
+) | YES_NO_AUX | RELATION_WORDS | RELATION_NOUNS | NEXT_WORDS | EXISTENTIAL | PEOPLE_OR_DATES  # fmt: skip
+
+
 EXPLAINED: Final = frozenset(
     PREPOSITIONS
     | DETERMINERS
@@ -522,10 +608,10 @@ EXPLAINED: Final = frozenset(
 VOCABULARY: Final = EXPLAINED | {
     w
     for table in (PATH, PLAN, CONTRAST, RELATED_WORDS, NEIGHBOUR, ABOUT, BEFORE_MARKERS, AFTER_MARKERS,
-                  PATH_START, PATH_END, TRANSITIVE, DIRECT, EXCEPT, APPOSITIVE, KNOWN_FRAMES)
+                  PATH_START, PATH_END, TRANSITIVE, DIRECT, EXCEPT, APPOSITIVE, KNOWN_FRAMES, BOTH)
     for phrase in table
     for w in phrase
-} | KNOWN_VERBS  # fmt: skip
+} | KNOWN_VERBS | _FORM_WORDS  # fmt: skip
 
 
 def _by_first_letter(words: Iterable[str]) -> dict[str, tuple[str, ...]]:

@@ -12,7 +12,12 @@ first (at most three):
    the position of their first appearance, then by id.
 
 A qualified name ("Linear algebra for ML") is also found by its head ("linear algebra") unless
-the head is another concept's name or alias. The index is built from ``GraphReader.all_concepts`` by the planner, which caches it (see
+the head is another concept's name or alias. A name is also found in its classical or irregular
+plural ("Fisher information matrices" for "Fisher information matrix", "criteria", "analyses"):
+:func:`normalise` undoes the regular "-s" on both sides, and the index holds the other plural (or
+singular) of each name's last word, from :data:`PLURAL_ENDINGS`, unless that phrase names another
+concept. :meth:`NameIndex.suggest` finds the names closest to words that name nothing
+("embedings", "Retrieval Augmented Genration"), with ``rapidfuzz``. The index is built from ``GraphReader.all_concepts`` by the planner, which caches it (see
 ``control_plane.planning.loop``); nothing here touches the database.
 """
 
@@ -34,6 +39,7 @@ __all__ = [
     "Match",
     "NameIndex",
     "PhraseTable",
+    "Suggestion",
     "normalise",
     "singular",
 ]
@@ -47,6 +53,18 @@ _TOKEN = re.compile(TOKEN_PATTERN)
 _NOT_PLURAL: Final = ("ss", "us", "is", "as")
 # "<head> for <audience>": the head alone names the concept too.
 _QUALIFIER: Final = "for"
+# Singular and plural endings that are not the regular "-s" (classical and irregular English
+# plurals): a name ending in one is also indexed with the other.
+PLURAL_ENDINGS: Final = (
+    ("ix", "ices"), ("ex", "ices"), ("is", "es"), ("on", "a"), ("um", "a"), ("us", "i"), ("a", "ae"),
+    ("f", "ves"), ("fe", "ves"), ("man", "men"), ("child", "children"), ("person", "people"),
+    ("mouse", "mice"), ("foot", "feet"), ("tooth", "teeth"), ("goose", "geese"),
+)  # fmt: skip
+# How close (rapidfuzz ratio, 0-100) words must be to a name to suggest it; a short word closer.
+SUGGEST_SCORE: Final = 86.0
+SHORT_WORD_SCORE: Final = 92.0
+# ... and each of its words close to the name's word in the same place.
+WORD_SCORE: Final = 75.0
 
 
 def _singular(token: str) -> str:
@@ -61,6 +79,31 @@ def _singular(token: str) -> str:
 
 def _tokens(text: str) -> tuple[str, ...]:
     return tuple(_singular(t) if t[0].isalnum() else ARROW for t in _TOKEN.findall(text.lower()))
+
+
+def _number_variants(text: str) -> Iterator[tuple[str, ...]]:
+    """The name ``text`` (normalised) with its last word in the other number, where normalising
+    does not undo it: a classical or irregular plural ("matrix" / "matrices", "criterion" /
+    "criteria"), and a regular one the conservative singular misreads ("cache" / "caches")."""
+    words = _TOKEN.findall(text.lower())
+    if not words or not words[-1].isalpha():
+        return
+    last = words[-1]
+    if len(last) < 4:
+        return
+    stem = _tokens(" ".join(words[:-1]))
+    seen = {_singular(last)}
+    regular = last + ("es" if last.endswith(("s", "x", "z", "ch", "sh")) else "s")
+    if _singular(regular) not in seen:  # "caches" normalises to "cach", not "cache"
+        seen.add(_singular(regular))
+        yield (*stem, _singular(regular))
+    for one, many in PLURAL_ENDINGS:
+        for a, b in ((one, many), (many, one)):
+            if last.endswith(a) and len(last) > len(a) + 2 and not (a == "on" and last.endswith("ion")):
+                other = _singular(last[: -len(a)] + b)
+                if other not in seen:
+                    seen.add(other)
+                    yield (*stem, other)
 
 
 @lru_cache(maxsize=65_536)
@@ -78,6 +121,15 @@ def normalise(text: str) -> tuple[str, ...]:
     the result is an immutable tuple, so sharing it is safe. (Building a name index reads every
     name once and bypasses both caches: filling them with names would only cost memory.)"""
     return _tokens(text)
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    """A concept whose name (``phrase``, normalised) is close to words that name none."""
+
+    concept_id: str
+    score: float
+    phrase: str
 
 
 @dataclass(frozen=True)
@@ -238,7 +290,7 @@ class NameIndex:
         """From ``(concept id, name, aliases)``; the id with underscores as spaces is a name too,
         and so is the head of a qualified name ("linear algebra" for "Linear algebra for ML")
         unless that head is some concept's own name or alias."""
-        heads: dict[str, set[str]] = {}
+        derived: dict[str, set[str]] = {}  # heads of qualified names, other plurals
         longest = 0
 
         def pairs() -> Iterator[tuple[str, str]]:
@@ -250,11 +302,14 @@ class NameIndex:
                         yield " ".join(toks), cid
                         longest = max(longest, len(toks))
                         if _QUALIFIER in toks[1:-1]:
-                            heads.setdefault(" ".join(toks[: toks.index(_QUALIFIER, 1)]), set()).add(cid)
+                            derived.setdefault(" ".join(toks[: toks.index(_QUALIFIER, 1)]), set()).add(cid)
+                        if text != cid.replace("_", " "):  # names and aliases, not ids
+                            for variant in _number_variants(text):
+                                derived.setdefault(" ".join(variant), set()).add(cid)
 
         phrases = PhraseTable(pairs())
-        for head, ids in heads.items():
-            phrases.add_missing(head, next(iter(ids)) if len(ids) == 1 else tuple(sorted(ids)))
+        for phrase, ids in derived.items():
+            phrases.add_missing(phrase, next(iter(ids)) if len(ids) == 1 else tuple(sorted(ids)))
         return cls(phrases, longest)
 
     def matches(self, question: str) -> list[Match]:
@@ -285,6 +340,46 @@ class NameIndex:
         deg = degrees or {}
         ordered = sorted(first, key=lambda cid: (deg.get(cid, 0), first[cid], cid))
         return ordered[:limit]
+
+    def suggest(self, words: str, *, limit: int = 3, score: float = SUGGEST_SCORE) -> list[Suggestion]:
+        """The concepts whose name or alias is closest to ``words`` (which name none), best first,
+        at most ``limit``: "embedings" → Embeddings. Similarity is ``rapidfuzz``'s ratio (0-100) on
+        normalised words, at least ``score``, and higher still for a word of five letters or fewer
+        (one letter is a larger share of it: "madam" is not "adam"). Names far shorter or longer
+        than the words are not compared."""
+        from rapidfuzz import fuzz, process
+
+        query = " ".join(_tokens(words))
+        if len(query) < 4:
+            return []
+        cutoff = max(score, SHORT_WORD_SCORE) if len(query) <= 5 else score
+        lo, hi = len(query) * 0.7, len(query) / 0.7
+        choices = [phrase for phrase in self._phrase_list() if lo <= len(phrase) <= hi]
+        best: dict[str, Suggestion] = {}
+        words_asked = query.split()
+        for phrase, similarity, _ in process.extract(
+            query, choices, scorer=fuzz.ratio, score_cutoff=cutoff, limit=limit * 4
+        ):
+            # A slip changes letters inside words, not the words: "retrieval augmented genration"
+            # is "retrieval augmented generation", "agent evaluation" is not "RAG evaluation".
+            named = phrase.split()
+            if len(named) != len(words_asked) or any(
+                fuzz.ratio(a, b) < WORD_SCORE for a, b in zip(words_asked, named, strict=True)
+            ):
+                continue
+            ids = self.phrases[phrase]
+            for cid in (ids,) if isinstance(ids, str) else ids:
+                if cid not in best or best[cid].score < similarity:
+                    best[cid] = Suggestion(cid, similarity, phrase)
+        return sorted(best.values(), key=lambda s: (-s.score, s.concept_id))[:limit]
+
+    def _phrase_list(self) -> list[str]:
+        """Every phrase, listed once per index (only a question that names nothing needs them)."""
+        cached: list[str] | None = getattr(self, "_phrases_listed", None)
+        if cached is None:
+            cached = list(self.phrases)
+            object.__setattr__(self, "_phrases_listed", cached)
+        return cached
 
     def candidates(self, question: str) -> list[str]:
         """Concepts that survive the containment rule, before the degree tie-break (for degrees)."""

@@ -18,7 +18,7 @@ Rules (docs/evals.md has the intents table):
   test, once; the builder refuses a template file that disagrees with that dealing. Whoever tunes
   the question parser reads only ``*_dev*`` files.
 * Subjects are drawn per template and graph with a seeded RNG among the concepts whose gold is
-  non-empty and at most ``MAX_GOLD`` long; names are written as learners write them (as stored,
+  non-empty and at most ``evals.corpus.MAX_GOLD`` long; names are written as learners write them (as stored,
   lower case, or an alias).
 * On the curriculum, direct intents (``prerequisites``, ``dependents``) only use subjects for which
   the prerequisite-only reading and the "anything that comes right before/after" reading agree, so
@@ -90,15 +90,9 @@ without ``holdout26``; 34 repeats dropped unread, and two unknown names that con
 
 from __future__ import annotations
 
-import argparse
 import functools
-import hashlib
-import json
 import random
-import re
 import sys
-from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -107,20 +101,31 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:  # run as a script from anywhere
     sys.path.insert(0, str(ROOT))
 
-import csv  # noqa: E402
-
 import networkx as nx  # noqa: E402
 
 from data_plane.clock import parse_time  # noqa: E402
-from data_plane.relations import BUILDS_ON, CONTRASTS_WITH, PART_OF, PREREQUISITE, RELATED  # noqa: E402
 from evals import gold  # noqa: E402
-from evals.prereqmap import default_bundle  # noqa: E402
-from evals.questions import Question, dump_questions, parse_question  # noqa: E402
+from evals.corpus import (  # noqa: E402
+    DEALT,
+    GRAPHS,
+    UNKNOWN,
+    Gold,
+    Graph,
+    absent,
+    check_unknown,
+    eligible,
+    fill,
+    gold_for,
+    load_graph,
+    render,
+    round_tripped,
+    run_builder,
+    split_of,
+)
+from evals.corpus import read_rows as _read_rows  # noqa: E402
+from evals.questions import Question  # noqa: E402
 
 HERE = Path(__file__).parent
-GRAPHS = {"curriculum": ROOT / "data_plane" / "curriculum", "prereqmap": default_bundle()}
-MAX_GOLD = 15
-MAX_LESSONS = 8
 PER_TEMPLATE = 2
 SPLITS = (
     "dev",
@@ -152,7 +157,6 @@ SPLITS = (
     "holdout25",
     "holdout26",
 )
-DEALT = ("dev", "test")
 
 # -- templates ---------------------------------------------------------------------------------------
 # The phrasings live in paraphrase_templates_{dev,test}.jsonl, one per line:
@@ -195,10 +199,6 @@ ROUND_TWO_FILES = {
 }
 
 
-def _read_rows(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-
-
 def _load_templates() -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     for path in (*TEMPLATE_FILES.values(), *ROUND_TWO_FILES):
@@ -224,182 +224,16 @@ TIMES: dict[str, tuple[str, str] | None] = {
     "2025-01-15": ("2025-01-15", "2025-01-16"),
     "now": None,
 }
-# Concepts in neither graph: far from both, and near misses that share words with real names.
-UNKNOWN: tuple[str, ...] = (
-    "quantum error correction",
-    "photosynthesis",
-    "sourdough baking",
-    "plate tectonics",
-    "Baroque counterpoint",
-    "medieval siege warfare",
-    "glacier dynamics",
-    "jazz harmony",
-    "Roman contract law",
-    "cell mitosis",
-    "quantum annealing",
-    "fuzzy clustering",
-    "causal inference",
-    "tensor decompositions",
-    "speech recognition",
-    "protein folding",
-)
 # A holdout split's own names for concepts in neither graph.
 SPLIT_UNKNOWN: dict[str, tuple[str, ...]] = {
     split: names
     for path, split in ROUND_TWO_FILES.items()
     if (names := tuple(r["text"] for r in _read_rows(path) if r["kind"] == "unknown_name"))
 }
-
-
-# -- graphs ------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, eq=False)
-class Graph:
-    """One bundle read at the times the corpus needs, plus the names learners call its concepts."""
-
-    name: str
-    bundle: Path
-    names: dict[str, tuple[str, tuple[str, ...]]]  # id -> (name, aliases)
-
-    def view(self, at: datetime | None) -> gold.GraphView:
-        return _cached_view(self.bundle, at)
-
-    def lessons(self, at: datetime | None) -> gold.Lessons:
-        return _cached_lessons(self.bundle, at)
-
-    def relations(self) -> set[str]:
-        return {r for _, _, r in self.view(None).edges}
-
-
-_VIEWS: dict[tuple[Path, datetime | None], gold.GraphView] = {}
-_LESSONS: dict[tuple[Path, datetime | None], gold.Lessons] = {}
-
-
-def _cached_view(bundle: Path, at: datetime | None) -> gold.GraphView:
-    if (bundle, at) not in _VIEWS:
-        _VIEWS[bundle, at] = gold.load_bundle_view(bundle, at=at)
-    return _VIEWS[bundle, at]
-
-
-def _cached_lessons(bundle: Path, at: datetime | None) -> gold.Lessons:
-    if (bundle, at) not in _LESSONS:
-        _LESSONS[bundle, at] = gold.load_bundle_lessons(bundle, at=at)
-    return _LESSONS[bundle, at]
-
-
-def load_graph(name: str, bundle: Path) -> Graph:
-    names: dict[str, tuple[str, tuple[str, ...]]] = {}
-    with (bundle / "concepts.csv").open(encoding="utf-8", newline="") as fh:
-        for r in csv.DictReader(fh):
-            aliases = tuple(a.strip() for a in (r.get("aliases") or "").split("|") if a.strip())
-            names[r["id"]] = (r["name"], aliases)
-    return Graph(name, bundle, names)
-
-
-# -- gold per intent ---------------------------------------------------------------------------------
-
-Gold = tuple[list[str], list[str], bool]  # (concepts, lessons, abstain)
-ONE_HOP: dict[str, Callable[[gold.GraphView, str], set[str]]] = {
-    "prerequisites": gold.direct_prerequisites,
-    "needed_before": gold.needed_before,
-    "dependents": gold.dependents,
-    "comes_after": gold.comes_after,
-    "foundations": gold.foundations,
-    "built_by": gold.builds_on_x,
-    "parts": gold.parts,
-    "wholes": gold.wholes,
-    "contrasts": gold.contrasts,
-    "related": gold.related,
-}
-# The relation an intent asks about, when it names one.
-FAMILY = {
-    "foundations": BUILDS_ON,
-    "built_by": BUILDS_ON,
-    "parts": PART_OF,
-    "wholes": PART_OF,
-    "contrasts": CONTRASTS_WITH,
-    "related": RELATED,
-}
-# On a prerequisite-only graph, "builds on" is read from prerequisite edges.
-PREREQUISITE_READING = {"foundations": gold.direct_prerequisites, "built_by": gold.dependents}
 LEFT_OUT = {"prereqmap": {"related"}}
 
 
-def absent(graph: Graph, intent: str) -> bool:
-    """True when ``intent`` asks for a relation ``graph`` does not have and cannot be read otherwise."""
-    rel = FAMILY.get(intent)
-    rels = graph.relations()
-    if rel is None or rel in rels:
-        return False
-    return not (intent in PREREQUISITE_READING and PREREQUISITE in rels)
-
-
-def gold_for(graph: Graph, intent: str, subject: tuple[str, ...], at: datetime | None) -> Gold:
-    """Gold concepts, gold lessons and whether to abstain, for ``intent`` on ``subject`` at ``at``."""
-    view = graph.view(at)
-    if any(s not in view.concepts for s in subject):
-        return [], [], True
-    x = subject[0]
-    if intent == "about":
-        return [x], [], False
-    if intent == "path":
-        path = gold.unique_path(view, subject[0], subject[1])
-        return (sorted(path), [], False) if path else ([], [], True)
-    if intent == "lessons_covering":
-        return [], sorted(gold.lessons_covering(graph.lessons(at), x)), False
-    if intent == "lessons_before":
-        return [], sorted(gold.lessons_before(view, graph.lessons(at), x)), False
-    if absent(graph, intent):
-        return [], [], True
-    fn = ONE_HOP[intent]
-    if FAMILY.get(intent) == BUILDS_ON and BUILDS_ON not in graph.relations():
-        fn = PREREQUISITE_READING[intent]
-    return sorted(fn(view, x)), [], False
-
-
-def _unambiguous_direct(graph: Graph, intent: str, x: str, at: datetime | None) -> bool:
-    """On a graph with builds_on too, "right before/after X" could also mean builds_on neighbours:
-    keep subjects where that reading adds nothing."""
-    view = graph.view(at)
-    if intent == "prerequisites":
-        return not gold.foundations(view, x)
-    if intent == "dependents":
-        return not gold.builds_on_x(view, x)
-    return True
-
-
-_ELIGIBLE: dict[tuple[str, str, datetime | None], list[tuple[str, ...]]] = {}
-
-
-def eligible(graph: Graph, intent: str, at: datetime | None = None) -> list[tuple[str, ...]]:
-    """Subjects (sorted) whose gold at ``at`` (None: now) is non-empty and small enough to list."""
-    key = (graph.name, intent, at)
-    if key not in _ELIGIBLE:
-        _ELIGIBLE[key] = _eligible(graph, intent, at)
-    return _ELIGIBLE[key]
-
-
-def _eligible(graph: Graph, intent: str, at: datetime | None) -> list[tuple[str, ...]]:
-    view = graph.view(at)
-    out: list[tuple[str, ...]] = []
-    if intent == "path":
-        g = gold.before_graph(view)
-        for a in sorted(view.concepts):
-            lengths = nx.single_source_shortest_path_length(g, a, cutoff=5)
-            for b in sorted(lengths):
-                if 2 <= lengths[b] <= 5 and len(list(nx.all_shortest_paths(g, a, b))) == 1:
-                    out.append((a, b))
-        return out
-    for x in sorted(view.concepts):
-        if intent in ("prerequisites", "dependents") and not _unambiguous_direct(graph, intent, x, at):
-            continue
-        concepts, lessons, abstain = gold_for(graph, intent, (x,), at)
-        size = len(lessons) if intent.startswith("lessons") else len(concepts)
-        limit = MAX_LESSONS if intent.startswith("lessons") else MAX_GOLD
-        if not abstain and 0 < size <= limit:
-            out.append((x,))
-    return out
+# -- graphs ------------------------------------------------------------------------------------------
 
 
 @functools.cache
@@ -416,38 +250,7 @@ def no_path_pairs(graph: Graph) -> list[tuple[str, ...]]:
     return out
 
 
-# -- rendering ---------------------------------------------------------------------------------------
-
-
-def render(graph: Graph, cid: str, rng: random.Random) -> str:
-    """How a learner writes the concept: as stored (most often), in lower case, or an alias."""
-    name, aliases = graph.names[cid]
-    r = rng.random()
-    if aliases and r < 0.35:
-        return rng.choice(aliases)
-    if r < 0.6:
-        return name.lower()
-    return name
-
-
-def fill(text: str, **names: str) -> str:
-    out = text
-    for key, value in names.items():
-        out = out.replace("{" + key + "}", value)
-    return out
-
-
-def split_of(templates: list[tuple[str, str]]) -> dict[str, str]:
-    """Template id -> split: within each group, ordered by SHA-256 of the id, dealt alternately."""
-    groups: dict[str, list[str]] = {}
-    for tid, group in templates:
-        groups.setdefault(group, []).append(tid)
-    out: dict[str, str] = {}
-    for ids in groups.values():
-        ordered = sorted(ids, key=lambda t: hashlib.sha256(t.encode()).hexdigest())
-        for i, tid in enumerate(ordered):
-            out[tid] = DEALT[i % 2]
-    return out
+# -- the split ---------------------------------------------------------------------------------------
 
 
 def template_splits() -> dict[str, str]:
@@ -513,14 +316,6 @@ def _question(
         expect_as_of_end=None if window is None else window[1],
         match="contains" if intent == "about" and not abstain else "exact",
     )
-
-
-def _check_unknown(graphs: list[Graph]) -> None:
-    known = {n.lower() for g in graphs for name, aliases in g.names.values() for n in (name, *aliases)}
-    for u in (*UNKNOWN, *(n for names in SPLIT_UNKNOWN.values() for n in names)):
-        for n in known:
-            if re.search(rf"\b{re.escape(n)}\b", u.lower()):
-                raise ValueError(f"unknown concept {u!r} contains the known name {n!r}")
 
 
 def build_graph(graph: Graph) -> dict[str, list[Question]]:
@@ -597,38 +392,16 @@ def build_graph(graph: Graph) -> dict[str, list[Question]]:
 
 def outputs() -> dict[Path, list[Question]]:
     graphs = [load_graph(name, bundle) for name, bundle in GRAPHS.items()]
-    _check_unknown(graphs)
+    check_unknown(graphs, (*UNKNOWN, *(n for names in SPLIT_UNKNOWN.values() for n in names)))
     files: dict[Path, list[Question]] = {}
     for graph in graphs:
         for split, questions in build_graph(graph).items():
-            for q in questions:  # every record must load back as written
-                if parse_question(q.to_dict(), where=q.id) != q:
-                    raise ValueError(f"{q.id} does not round-trip")
-            files[HERE / f"paraphrase_{graph.name}_{split}.jsonl"] = questions
+            files[HERE / f"paraphrase_{graph.name}_{split}.jsonl"] = round_tripped(questions)
     return files
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="fail if a committed file differs")
-    args = parser.parse_args(argv)
-    stale = []
-    for path, questions in outputs().items():
-        if args.check:
-            tmp = path.with_suffix(".check.jsonl")
-            dump_questions(questions, tmp)
-            if not path.exists() or tmp.read_text(encoding="utf-8") != path.read_text(encoding="utf-8"):
-                stale.append(path.name)
-            tmp.unlink()
-        else:
-            dump_questions(questions, path)
-            print(f"wrote {len(questions)} questions to {path}")
-    if stale:
-        print(f"stale: {', '.join(stale)}: rerun build_paraphrases.py")
-        return 1
-    if args.check:
-        print("up to date")
-    return 0
+    return run_builder(argv, doc=__doc__, outputs=outputs, script="build_paraphrases.py")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,395 @@
+"""Answers to question forms from the evidence sub-graph: yes or no, how many, why, which first,
+how two concepts relate, what to learn next. Pure: each is a function of the request.
+
+==========  ====================================================================================
+form        answer (learning order: prerequisite source before target, builds_on target first)
+==========  ====================================================================================
+yes_no      "Yes: X comes directly before Y (prerequisite)" / "Yes, through Z: X → Z → Y" / "No:
+            X is not among the N concepts needed before Y" (No only when that set was read
+            whole; "it is the other way round" when Y comes before X). The proof path is cited.
+count       the number first, then the set ("3. The direct prerequisites of Y: A, B, C.")
+why         every shortest chain from X to Y, each step with the reason on its edge; "X is not
+            needed for Y" when it is not among Y's needs (read whole)
+order       which of A and B comes first, with the path between them, or "neither needs the other"
+relate      the shortest learning path(s) between A and B in either direction; else their nearest
+            shared foundations (each with its paths to A and B); else the edges of any other
+            relation between them; else "not connected"
+next        what a learner who knows K can take up next: the concepts not in K and not needed
+            before anything in K, whose every need is in K or needed before it (at least one)
+==========  ====================================================================================
+
+Each answer is a :class:`~control_plane.synthesizers.findings.Finding` whose ``facts`` carry the
+form's result keys (``holds``, ``direct``, ``count``, ``first``, ``how``), so the answer's text,
+result and citations come from one place.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Final
+
+from control_plane.evidence import EvidenceGraph
+from control_plane.synthesizers.base import Focus
+from control_plane.synthesizers.findings import (
+    NOTHING,
+    Ask,
+    Finding,
+    Name,
+    Names,
+    Piece,
+    by_name,
+    by_ref,
+    partial,
+)
+from control_plane.understanding.relating import Walk, adjacency, mode_of, walk
+from data_plane.relations import BUILDS_ON, CONTRASTS_WITH, PART_OF, PREREQUISITE, RELATED
+
+__all__ = ["FORMS", "check", "count", "next_concepts", "order", "relate", "shortest_chains", "why"]
+
+_LEARNING: Final = (PREREQUISITE, BUILDS_ON)
+_OTHER: Final = (RELATED, CONTRASTS_WITH, PART_OF)
+# At most this many shortest chains are listed (more are said to exist).
+MAX_CHAINS: Final = 8
+_ARROW: Final = " → "
+
+
+def _chain_pieces(chain: Sequence[str]) -> list[Piece]:
+    out: list[Piece] = []
+    for i, c in enumerate(chain):
+        out += [*([_ARROW] if i else []), Name(c)]
+    return out
+
+
+def shortest_chains(w: Walk, start: str, adj: dict[str, list[tuple[str, str]]]) -> list[list[str]]:
+    """Every shortest chain (at most :data:`MAX_CHAINS` + 1) from ``start`` to the walk's own start,
+    ``start`` first, over the adjacency the walk followed."""
+    if start not in w.dist:
+        return []
+    back: dict[str, list[str]] = {}  # node -> the nodes one step nearer the walk's start
+    for u, steps in adj.items():
+        for v, _ in steps:
+            if u in w.dist and v in w.dist and w.dist[v] == w.dist[u] + 1:
+                back.setdefault(v, []).append(u)
+    chains: list[list[str]] = []
+    stack: list[list[str]] = [[start]]
+    while stack and len(chains) <= MAX_CHAINS:
+        chain = stack.pop()
+        if w.dist[chain[-1]] == 0:
+            chains.append(chain)
+            continue
+        stack.extend([*chain, u] for u in sorted(back.get(chain[-1], []), reverse=True))
+    return chains
+
+
+def _edge_between(ev: EvidenceGraph[Any, Any], a: str, b: str, relations: Iterable[str]) -> str | None:
+    """The ref of an evidence edge between ``a`` and ``b`` (either way) of one of ``relations``."""
+    wanted = set(relations)
+    for ref, e in sorted(ev.edges.items(), key=lambda kv: int(kv[0][1:])):
+        if e.relation in wanted and {e.source_id, e.target_id} == {a, b}:
+            return ref
+    return None
+
+
+def _chain_edges(ev: EvidenceGraph[Any, Any], chain: Sequence[str], relations: Iterable[str]) -> list[str]:
+    refs = [_edge_between(ev, a, b, relations) for a, b in itertools.pairwise(chain)]
+    return [r for r in refs if r is not None]
+
+
+def _open(ask: Ask, w: Walk, depth: int | None = None) -> list[str]:
+    """Concepts the answer depends on that were not expanded: every concept of the walk when it
+    is transitive, the start alone for a one-step walk."""
+    inner = [c for c, d in w.dist.items() if depth is None or d < depth]
+    return sorted(c for c in inner if c in ask.unexpanded)
+
+
+def _walk_from(
+    ask: Ask, start: str, *, depth: int | None = None
+) -> tuple[Walk, dict[str, list[tuple[str, str]]]]:
+    reading = ask.reading
+    mode = mode_of(reading) or "before"
+    relations = reading.relations if reading.intent != "neighbours" else ()
+    adj = adjacency(ask.ev, relations, mode)
+    return walk(start, adj, depth=depth), adj
+
+
+_RELATION_WORDS: Final[dict[str, str]] = {
+    "before": "needed before",
+    "after": "coming after",
+    "parts": "the parts of",
+    "wholes": "what is made up of",
+    "either": "linked to",
+}
+
+
+def check(ask: Ask) -> Finding:
+    """Is the candidate X in the subject Y's answer set (module docstring)."""
+    ev, reading, y, x = ask.ev, ask.reading, ask.reading.subject, ask.reading.candidate
+    assert y is not None
+    if x is None or x not in ev.concepts:
+        return Finding((), ("The question names no second concept to check.",), confidence=NOTHING)
+    depth = None if reading.transitive else 1
+    w, adj = _walk_from(ask, y, depth=depth)
+    mode = mode_of(reading) or "before"
+    if x in w.parent:
+        chain = shortest_chains(w, x, adj)[0]
+        refs = by_ref(w.path_edges(x))
+        says: list[Piece]
+        if len(chain) == 2:
+            e = ev.edges[refs[0]]
+            says = [
+                "Yes: ",
+                Name(x),
+                _direct_words(mode),
+                Name(y),
+                f" ({e.relation.replace('_', ' ')} edge {refs[0]}).",
+            ]
+        else:
+            says = ["Yes, through ", Names(tuple(chain[1:-1])), ": ", *_chain_pieces(chain), "."]
+        return Finding((), tuple(says), refs, facts={"holds": True, "direct": len(chain) == 2})
+    open_ = _open(ask, w, depth)
+    if open_:
+        found = Finding((), ("Not found yet: ", Name(x), " is not among what has been read so far."))
+        return partial(found, open_, ev, reading.relations or _LEARNING)
+    n = len(w.parent) - 1
+    scope = "" if depth is None else " directly"
+    says = ["No: ", Name(x), f" is not among the {n} concept{'s' if n != 1 else ''}{scope} ",
+            _RELATION_WORDS.get(mode, "linked to"), " ", Name(y)]  # fmt: skip
+    back_refs: tuple[str, ...] = ()
+    if mode in ("before", "after"):
+        back, back_adj = _walk_from(ask, x)
+        if y in back.parent:  # the other way round: Y comes before X
+            chain = shortest_chains(back, y, back_adj)[0]
+            back_refs = by_ref(back.path_edges(y))
+            says += ["; it is the other way round: ", *_chain_pieces(chain)]
+    says.append(".")
+    return Finding((), tuple(says), back_refs, facts={"holds": False, "direct": False})
+
+
+def _direct_words(mode: str) -> str:
+    return {
+        "before": " comes directly before ",
+        "after": " comes directly after ",
+        "parts": " is part of ",
+        "wholes": " is made up of ",
+    }.get(mode, " is linked to ")
+
+
+def count(ask: Ask, base: Callable[[Ask], Finding]) -> Finding:
+    """The number of the base answer's members first, then the base answer."""
+    found = base(ask)
+    n = len(found.members)
+    return Finding(
+        found.members,
+        (f"{n}. ", *found.says),
+        found.edges,
+        found.lessons,
+        found.confidence,
+        found.missing,
+        found.focus,
+        {**found.facts, "count": n},
+    )
+
+
+def why(ask: Ask) -> Finding:
+    """Every shortest chain from X to Y in learning order, each step with its reason."""
+    ev, reading, y, x = ask.ev, ask.reading, ask.reading.subject, ask.reading.candidate
+    assert y is not None
+    if x is None or x not in ev.concepts:
+        return Finding((), ("The question names no second concept.",), confidence=NOTHING)
+    w, adj = _walk_from(ask, y)
+    if x not in w.parent:
+        open_ = _open(ask, w)
+        if open_:
+            return partial(Finding((), ("No chain found yet.",)), open_, ev, reading.relations or _LEARNING)
+        n = len(w.parent) - 1
+        return Finding(
+            (),
+            (
+                Name(x),
+                " is not needed for ",
+                Name(y),
+                f": it is not among the {n} concepts needed before it.",
+            ),
+            facts={"holds": False},
+        )
+    chains = shortest_chains(w, x, adj)
+    listed, more = chains[:MAX_CHAINS], len(chains) > MAX_CHAINS
+    steps: dict[tuple[str, str], str] = {}
+    for chain in listed:
+        for a, b in itertools.pairwise(chain):
+            ref = _edge_between(ev, a, b, reading.relations or _LEARNING)
+            if ref is not None:
+                steps.setdefault((a, b), ref)
+    says: list[Piece] = [Name(y), " needs ", Name(x)]
+    if len(listed) == 1 and len(listed[0]) == 2:
+        says += [" directly"]
+    else:
+        says += [f" through {'these chains' if len(listed) > 1 else 'this chain'}: "]
+        for i, chain in enumerate(listed):
+            says += [*(["; "] if i else []), *_chain_pieces(chain)]
+        if more:
+            says.append(" (and more of the same length)")
+    says.append(".")
+    for (a, b), ref in steps.items():
+        reason = _reason(ev, ref)
+        says += [" ", Name(a), _ARROW, Name(b), f" ({ref})" + (f": {reason}" if reason else "") + "."]
+    members = tuple(dict.fromkeys(c for chain in listed for c in chain))
+    found = Finding(members, tuple(says), by_ref(steps.values()), facts={"holds": True})
+    nearer = sorted(c for c, d in w.dist.items() if d < w.dist[x] and c in ask.unexpanded)
+    return partial(found, nearer, ev, reading.relations or _LEARNING) if nearer else found
+
+
+def _reason(ev: EvidenceGraph[Any, Any], ref: str) -> str:
+    """The grounding reason of an evidence edge, when the evidence holds full records."""
+    grounding = getattr(ev.edges[ref], "grounding", None)
+    reason = getattr(grounding, "reason", "") if grounding is not None else ""
+    return str(reason).strip().rstrip(".")
+
+
+def _two(
+    ask: Ask,
+) -> tuple[str, str, Walk, Walk, dict[str, list[tuple[str, str]]], dict[str, list[tuple[str, str]]]] | None:
+    ev, a, b = ask.ev, ask.reading.subject, ask.reading.other
+    if a is None or b is None or a not in ev.concepts or b not in ev.concepts:
+        return None
+    wa, adj_a = _walk_from(ask, a)
+    wb, adj_b = _walk_from(ask, b)
+    return a, b, wa, wb, adj_a, adj_b
+
+
+def order(ask: Ask) -> Finding:
+    """Which of A and B comes first in learning order, with the path between them."""
+    two = _two(ask)
+    if two is None:
+        return Finding((), ("The question names only one of the two concepts.",), confidence=NOTHING)
+    a, b, wa, wb, adj_a, adj_b = two
+    for first, then, w, adj in ((a, b, wb, adj_b), (b, a, wa, adj_a)):
+        if first in w.parent:
+            chain = shortest_chains(w, first, adj)[0]
+            return Finding(
+                tuple(chain),
+                ("Learn ", Name(first), " first: ", Name(then), " needs it (", *_chain_pieces(chain), ")."),
+                by_ref(w.path_edges(first)),
+                facts={"first": first},
+            )
+    open_ = sorted(set(_open(ask, wa)) | set(_open(ask, wb)))
+    found = Finding(
+        (a, b),
+        ("Neither needs the other: ", Name(a), " and ", Name(b), " can be learned in either order."),
+        facts={"first": None},
+    )
+    return partial(found, open_, ask.ev, ask.reading.relations or _LEARNING) if open_ else found
+
+
+def relate(ask: Ask) -> Finding:
+    """How A and B relate: a learning path, else nearest shared foundations, else other links."""
+    two = _two(ask)
+    if two is None:
+        return Finding((), ("The question names only one of the two concepts.",), confidence=NOTHING)
+    ev, reading = ask.ev, ask.reading
+    a, b, wa, wb, adj_a, adj_b = two
+    relations = reading.relations or _LEARNING
+    for first, then, w, adj in ((a, b, wb, adj_b), (b, a, wa, adj_a)):
+        if first in w.parent:
+            chains = shortest_chains(w, first, adj)[:MAX_CHAINS]
+            says: list[Piece] = [Name(first), " comes before ", Name(then), " in learning order: "]
+            for i, chain in enumerate(chains):
+                says += [*(["; "] if i else []), *_chain_pieces(chain)]
+            says.append(".")
+            refs = by_ref(r for chain in chains for r in _chain_edges(ev, chain, relations))
+            members = tuple(dict.fromkeys(c for chain in chains for c in chain))
+            return Finding(members, tuple(says), refs, facts={"how": "path"})
+    open_ = sorted(set(_open(ask, wa)) | set(_open(ask, wb)))
+    if open_:
+        found = Finding((a, b), ("No link between ", Name(a), " and ", Name(b), " found yet."))
+        return partial(found, open_, ev, relations)
+    shared = (set(wa.parent) & set(wb.parent)) - {a, b}
+    nearest = by_name((s for s in shared if not any(s != t and s in _needs_of(t, adj_a) for t in shared)), ev)
+    if nearest:
+        refs = by_ref(r for s in nearest for w in (wa, wb) for r in w.path_edges(s))
+        return Finding(
+            nearest,
+            (
+                "Neither needs the other; both build on ",
+                Names(nearest),
+                ", the nearest foundations they share.",
+            ),
+            refs,
+            facts={"how": "shared_foundations"},
+        )
+    direct = [
+        ref for ref, e in ev.edges.items() if {e.source_id, e.target_id} == {a, b} and e.relation in _OTHER
+    ]
+    if direct:
+        says = ["Neither needs the other, and they share no foundation; "]
+        for i, ref in enumerate(by_ref(direct)):
+            e = ev.edges[ref]
+            says += [
+                *([", and "] if i else []),
+                Name(e.source_id),
+                f" {_OTHER_WORDS[e.relation]} ",
+                Name(e.target_id),
+            ]
+        says.append(".")
+        return Finding((a, b), tuple(says), by_ref(direct), facts={"how": "direct"})
+    unread = sorted(c for c in (a, b) if c not in ask.request.visited)
+    if unread:
+        return Finding(
+            (a, b),
+            ("No learning link between ", Name(a), " and ", Name(b), "; their other links are not read yet."),
+            confidence=NOTHING,
+            missing="the other relations of " + " and ".join(ev.name(c) for c in unread),
+            focus=Focus(_OTHER, tuple(unread), "other links between the two"),
+        )
+    return Finding(
+        (a, b),
+        ("Nothing connects ", Name(a), " and ", Name(b), ": neither needs the other, they share no "
+         "foundation, and no other relation links them."),
+        facts={"how": "none"},
+    )  # fmt: skip
+
+
+_OTHER_WORDS: Final = {RELATED: "is related to", CONTRASTS_WITH: "contrasts with", PART_OF: "is part of"}
+
+
+def _needs_of(c: str, adj: dict[str, list[tuple[str, str]]]) -> set[str]:
+    """Everything needed before ``c`` over ``adj`` (not ``c`` itself)."""
+    return set(walk(c, adj).parent) - {c}
+
+
+def next_concepts(ask: Ask) -> Finding:
+    """What a learner who knows the reading's known concepts can take up next (module docstring)."""
+    ev, reading = ask.ev, ask.reading
+    known = [k for k in reading.known if k in ev.concepts]
+    if not known:
+        return Finding((), ("The question names nothing known.",), confidence=NOTHING)
+    relations = reading.relations or _LEARNING
+    before = adjacency(ev, relations, "before")
+    after = adjacency(ev, relations, "after")
+    walks = [walk(k, before) for k in known]
+    closure = set().union(*(w.parent for w in walks))
+    candidates = {c for k in closure for c, _ in after.get(k, []) if c not in closure}
+    ready = by_name((c for c in candidates if {n for n, _ in before.get(c, [])} <= closure), ev)
+    open_ = sorted(c for c in closure | candidates if c in ask.unexpanded)
+    refs = by_ref(ref for c in ready for _, ref in before.get(c, []))
+    knew: tuple[Piece, ...] = (Names(by_name(known, ev)),)
+    if ready:
+        says: tuple[Piece, ...] = (
+            "Knowing ", *knew, f" (and what {'they rest' if len(known) > 1 else 'it rests'} on), you can take up "
+            "next: ", Names(ready), ".",
+        )  # fmt: skip
+    else:
+        says = ("Knowing ", *knew, ", nothing new has all of its needs met yet.")
+    found = Finding(ready, says, refs)
+    return partial(found, open_, ev, relations) if open_ else found
+
+
+# Question forms and the intents of their own, answered here (the offline synthesizer's table).
+FORMS: Final[dict[str, Callable[[Ask], Finding]]] = {
+    "yes_no": check,
+    "why": why,
+    "order": order,
+    "relate": relate,
+    "next": next_concepts,
+}

@@ -1,0 +1,534 @@
+"""Question forms: frames for the shape of a question around its relation.
+
+"Is X a prerequisite for Y?" asks the same relation as "What are Y's prerequisites?" in another
+form: whether X is in the answer. The frames here recognise the form from the grammar of the
+asking sentence, not from the relation's words, and leave the relation to the role grammar
+(``analysis``): each concept's role says which one the relation's answer is computed for (the
+*subject*) and which one is asked about (the *candidate*).
+
+==========  ===================================================  ==================================
+form        recognised by                                        reading
+==========  ===================================================  ==================================
+order       two concepts joined by "or" and an ordering word     intent ``order`` (A, B)
+            ("which first, A or B?", "A or B first?", "start
+            with A or B?", "A before B or B before A?", "in what
+            order, A and B?")
+relate      "how" with a word of relation ("how are A and B      intent ``relate`` (A, B)
+            related / connected / different"), a relation noun
+            before "between" ("the connection between A and
+            B"), "have to do with", or a yes/no "are A and B
+            related?"
+why         "why" (or "how come", "what makes", "the reason")    form ``why``: the subject's
+            opening the asking sentence, two concepts           relation, the candidate's chain
+count       "how many", "number of", "count"                    form ``count`` of the reading of
+                                                                 the rest of the question
+next        every concept named is one the learner knows, and   intent ``next`` (the knowns)
+            the question asks what to learn ("what can I learn
+            next?", "what now?")
+yes_no      an auxiliary opens the asking sentence ("is",        form ``yes_no``: the subject's
+            "does", "should", "can", ...), not a request ("can   relation, with the candidate
+            you list ...") or an embedded question ("do you
+            know what ..."), two concepts
+==========  ===================================================  ==================================
+
+Which concept is the subject: the one whose role is the dependent (or the whole) of the relation
+("Y" in "does Y depend on X", "is X needed to learn Y", "is X part of Y"); the other one is the
+candidate. A yes/no or why question is transitive unless it says "directly" / "immediately".
+A form whose parts cannot be placed (one concept for "why", no role to tell subject from
+candidate) is not guessed: the reading is a *problem* saying what was understood.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Final
+
+from control_plane.understanding.analysis import Parse
+from control_plane.understanding.frames import FRAMES, read_frames
+from control_plane.understanding.grammar import _any, _intent_of, _Role, _surface
+from control_plane.understanding.lexicon import (
+    ABOUT,
+    ADVERBS,
+    AFTER_MARKERS,
+    ASKED,
+    BEFORE_MARKERS,
+    BOTH,
+    BUILD,
+    CONTRAST,
+    COUNT_WORDS,
+    DEP,
+    EXISTENTIAL,
+    HOW_FOLLOWERS,
+    LEARN,
+    NEIGHBOUR,
+    NEXT_WORDS,
+    ORDER_WORDS,
+    PART,
+    PATH,
+    PEOPLE_OR_DATES,
+    PERSONS,
+    POLITE,
+    PREREQ,
+    PRONOUNS,
+    RELATED_WORDS,
+    RELATION_NOUNS,
+    RELATION_PHRASES,
+    RELATION_WORDS,
+    REQUEST_AUX,
+    SYMMETRIC,
+    THERE,
+    VOCABULARY,
+    WH,
+    WHOLE,
+    WHY_OPENERS,
+    YES_NO_AUX,
+)
+from control_plane.understanding.names import normalise
+from control_plane.understanding.reading import LEARNING, Mention, Reading, Subject
+
+__all__ = ["FORM_FRAMES"]
+
+
+def _asking(p: Parse) -> list[int]:
+    """Token positions of the asking sentences (every sentence when none is marked as asking),
+    context left out."""
+    toks, sentence, asks = p.toks, p.sentence, p.asks
+    if len(sentence) != len(toks) or not any(asks):
+        return [i for i in range(len(toks)) if i not in p.context]
+    return [i for i in range(len(toks)) if asks[sentence[i]] and i not in p.context]
+
+
+def _opening(p: Parse) -> tuple[int, ...]:
+    """The asking sentence's own words from its first one that is not a greeting or filler (the
+    first asking sentence that names a concept, else the first one)."""
+    asking = _asking(p)
+    if not asking or len(p.sentence) != len(p.toks):
+        words = [i for i in asking if p.toks[i] not in POLITE]
+        return tuple(words)
+    named = {p.sentence[i] for i in p.masked}
+    sids = list(dict.fromkeys(p.sentence[i] for i in asking))
+    sid = next((s for s in sids if s in named), sids[0])
+    return tuple(i for i in asking if p.sentence[i] == sid and p.toks[i] not in POLITE)
+
+
+def _has(p: Parse, positions: Sequence[int], phrases: Sequence[tuple[str, ...]]) -> bool:
+    toks = [p.toks[i] for i in positions if i not in p.masked]
+    return any(tuple(toks[k : k + len(q)]) == q for q in phrases for k in range(len(toks)))
+
+
+def _starts(p: Parse, positions: Sequence[int], phrases: Sequence[tuple[str, ...]]) -> bool:
+    """Do ``positions`` open with one of ``phrases`` (a concept's name never does)?"""
+    toks = tuple(p.toks[i] if i not in p.masked else "" for i in positions)
+    return any(toks[: len(q)] == q for q in phrases)
+
+
+def _pair(p: Parse) -> tuple[Mention, Mention] | None:
+    """The two concepts a two-concept form is about, in the order the question names them."""
+    distinct = [m for m in p.ordered if p.tags.get(m.concept_id) != "example"]
+    if len(distinct) != 2:
+        return None
+    return distinct[0], distinct[1]
+
+
+_MAY: Final = frozenset(normalise("can could may"))
+
+
+def _yes_no(p: Parse) -> bool:
+    """Does an auxiliary open the asking sentence as a yes/no question?"""
+    words = _opening(p)
+    if not words or p.toks[words[0]] not in YES_NO_AUX:
+        return False
+    toks = [p.toks[i] for i in words]
+    if toks[1:2] and toks[1] in ASKED and toks[0] in REQUEST_AUX | frozenset(normalise("do")):
+        return False  # "can you list ...", "can someone describe ...", "do you know what ...": a request
+    if toks[2:3] and toks[0] in _MAY and toks[1] == "i" and toks[2] in frozenset(normalise("get have see")):
+        return False  # "can I get the list of ...": a request (not "must I have X down")
+    if toks[1:2] == ["not"]:
+        return False  # "do not include ...": an instruction
+    if not any(i in p.masked or p.toks[i] in PRONOUNS for i in words):
+        return False  # the yes/no sentence asks about no concept
+    if toks[1:2] and toks[1] in THERE:
+        return False  # "are there prerequisites for X?": asks for them
+    return not any(t in WH for t in toks[1:] if t not in {"anything", "something"})
+
+
+def _cued(p: Parse) -> bool:
+    """Does a word of some relation (a relational verb or noun, a lesson or plan word, a marker
+    such as "before", "versus", "related", "path") stand in the question?"""
+    asking = set(_asking(p))
+    if p.lesson or p.plan or any(start in asking for start, _, _ in (*p.verbs, *p.nouns)):
+        return True
+    return _any(
+        p.toks, (*BEFORE_MARKERS, *AFTER_MARKERS, *PATH, *CONTRAST, *RELATED_WORDS, *NEIGHBOUR), p.masked
+    )
+
+
+def _unsupported(p: Parse) -> Reading | None:
+    """ "How long does it take to learn X?", "who invented X?", "when was X added?": a degree,
+    a person or a date, which the graph does not record, asked with no relation word."""
+    if _cued(p):
+        return None
+    words = _opening(p)
+    toks = [p.toks[i] for i in words]
+    asked = ""
+    if toks[1:] and toks[0] in PEOPLE_OR_DATES and (toks[0] != "when" or toks[1] in YES_NO_AUX):
+        asked = toks[0]  # "who invented X", "when was X added" (not "when lecturers introduce X, ...")
+    for k, i in enumerate(words[:-1]):
+        nxt = words[k + 1]
+        if p.toks[i] == "how" and nxt not in p.masked and p.toks[nxt] not in HOW_FOLLOWERS:
+            asked = f"how {p.toks[nxt]}"
+    if not asked:
+        return None
+    names = " and ".join(p.words_of[m.concept_id] for m in p.ordered)
+    return replace(
+        p.build("about", [p.sub(p.main)], sureness=0.0, read_by="none"),
+        problem=f"the question asks {asked!r} about {names}; the graph records how concepts depend on "
+        "each other, not that",
+        suggestions=_suggestions_for(p),
+    )
+
+
+def _suggestions_for(p: Parse) -> tuple[str, ...]:
+    x = p.words_of[p.main.concept_id]
+    return (f"What do I need before {x}?", f"What comes after {x}?", f"What is {x}?")
+
+
+def _order(p: Parse) -> Reading | None:
+    """ "Which should I learn first, A or B?", "A or B first?", "do I learn A before B or B before
+    A?", "is it A first and then B, or the other way round?", "A, B: which is earlier?", "in what
+    order should I learn A and B?"."""
+    asking = _asking(p)
+    ordered = _has(p, asking, ORDER_WORDS)
+    # "A before B or B before A", "..., or the other way round": both orders offered
+    symmetric = _has(p, asking, SYMMETRIC) or any(
+        m.start > n.start
+        and m.concept_id != n.concept_id
+        and "or" in p.toks[n.end : m.start]
+        and any(o.concept_id == m.concept_id and o.start < n.start for o in p.mentions)
+        for m in p.mentions
+        for n in p.mentions
+    )
+    words = [p.toks[i] for i in asking if i not in p.masked]
+    pair = _pair(p)
+    if pair is None:
+        # "which first, tensor decompositions or X?": one of the two names nothing the graph has
+        if ordered and _or_beside_unknown(p):
+            return _one_of_two_unknown(p, "which comes first")
+        return None
+    a, b = pair
+    between = [t for t in p.toks[a.end : b.start] if t not in _BETWEEN_FILLER]
+    alternatives = (between in ([], ["or"]) and "or" in p.toks[a.end : b.start]) or (
+        between == [] and ("which" in words or "what" in words)
+    )
+    in_order = between == ["and"] and _has(p, asking, (normalise("what order"), normalise("which order")))
+    if not ((alternatives and ordered) or symmetric or in_order) or _has(p, asking, BOTH) or p.said_known:
+        return None
+    governed = any(
+        (r := p.roles.get(m.concept_id)) is not None and r.strength == 3 and not r.purpose for m in pair
+    )
+    if governed and not symmetric:
+        return None  # "what do I need before A or B?": the concepts are what "before" governs
+    return p.build("order", [_sub(p, a), _sub(p, b, "other")], transitive=True, cue="which first")
+
+
+def _or_beside_unknown(p: Parse) -> bool:
+    """Is an "or" next to both a known name and words that name nothing ("X or <words>")?"""
+    for i, t in enumerate(p.toks):
+        if t != "or" or i in p.masked or not 0 < i < len(p.toks) - 1:
+            continue
+        sides = (i - 1, i + 1)
+        named = [k in p.masked for k in sides]
+        unknown = [p.toks[k].isalpha() and p.toks[k] not in VOCABULARY and k not in p.masked for k in sides]
+        if (named[0] and unknown[1]) or (named[1] and unknown[0]):
+            return True
+    return False
+
+
+# What may stand between the two names of a which-first question ("A first or B", "A, then B").
+_BETWEEN_FILLER: Final = frozenset(normalise("the a an first then or earlier later before after"))
+
+
+def _one_of_two_unknown(p: Parse, form: str) -> Reading:
+    """A two-concept form that names only one known concept: the other words name something the
+    graph lacks, and an answer about the one concept would answer another question."""
+    words = _unexplained_words(p)
+    named = p.words_of[p.main.concept_id]
+    other = (
+        f"{words!r}, which is not a concept in this graph" if words else "a second concept it does not name"
+    )
+    return replace(
+        p.build("about", [p.sub(p.main)], sureness=0.0, read_by="none"),
+        problem=f"the question asks {form} of {named} and {other}",
+        suggestions=_suggestions_for(p),
+    )
+
+
+def _unexplained_words(p: Parse) -> str:
+    """The first run of words in the asking sentences that no vocabulary here explains and that
+    names no concept ("tensor decompositions")."""
+    asking = set(_asking(p))
+    run: list[int] = []
+    for i, t in enumerate(p.toks):
+        if i in asking and i not in p.masked and t.isalpha() and t not in VOCABULARY:
+            if run and run[-1] != i - 1:
+                break
+            run.append(i)
+    return _surface(p.question, run[0], run[-1] + 1) if run else ""
+
+
+def _relate(p: Parse) -> Reading | None:
+    """ "How are A and B related?", "could you explain how A relates to B?", "what's the connection
+    between A and B?", "what does A have to do with B?", "are A and B connected?"."""
+    asking = _asking(p)
+    toks = [p.toks[i] for i in asking if i not in p.masked]
+    relation_word = any(t in RELATION_WORDS for t in toks) or _has(p, asking, RELATION_PHRASES)
+    how = "how" in toks or _has(p, asking, (normalise("in what way"), normalise("in which way")))
+    noun_between = any(
+        p.toks[i] in RELATION_NOUNS and p.toks[i + 1 : i + 2] == ("between",)
+        for i in asking
+        if i + 1 < len(p.toks)
+    )
+    to_do_with = _has(p, asking, (normalise("to do with"),))
+    yes_no = _yes_no(p) and relation_word and "to" not in toks  # "are A and B related?"
+    if not ((how and relation_word) or noun_between or to_do_with or yes_no):
+        return None
+    if _has(p, asking, WHAT_IS_RELATED):
+        return None  # "what is related to both A and B?": concepts, not how the two relate
+    pair = _pair(p)
+    if pair is None:
+        return _one_of_two_unknown(p, "how it relates")
+    a, b = pair
+    return p.build("relate", [_sub(p, a), _sub(p, b, "other")], transitive=True, cue="how related")
+
+
+# "What is / which concepts are related to ...": asks for concepts, not how two relate.
+WHAT_IS_RELATED: Final = tuple(
+    normalise(m) for m in ("what is related", "what s related", "which are related", "what else is related",
+                           "what concepts are related", "which concepts are related", "what topics are related")
+)  # fmt: skip
+
+
+def _sub(p: Parse, m: Mention, role: str = "subject") -> Subject:
+    return Subject(m.concept_id, role, p.words_of[m.concept_id])
+
+
+# Which role of a relation is the subject (the concept whose answer set is computed).
+_SUBJECT_ROLES: Final = frozenset({DEP, WHOLE})
+
+
+def _subject_and_candidate(p: Parse, a: Mention, b: Mention) -> tuple[Mention, Mention, _Role] | None:
+    """(subject, candidate, the role that makes the subject one) for a two-concept form, from the
+    roles the grammar gave them; None when the roles do not tell them apart."""
+    ra, rb = p.roles.get(a.concept_id), p.roles.get(b.concept_id)
+    if ra is not None and rb is not None and ra.role == rb.role == DEP and ra.purpose != rb.purpose:
+        # "why do I have to learn X before Y": the learner's purpose ("to learn X") names the
+        # candidate; the ordering word ("before Y") the subject
+        return (b, a, rb) if ra.purpose else (a, b, ra)
+    if ra is not None and ra.role in _SUBJECT_ROLES and (rb is None or rb.role not in _SUBJECT_ROLES):
+        return a, b, ra
+    if rb is not None and rb.role in _SUBJECT_ROLES and (ra is None or ra.role not in _SUBJECT_ROLES):
+        return b, a, rb
+    # the candidate's role alone: "X is a prerequisite ..." (X the foundation) with Y unplaced
+    if ra is not None and rb is None and ra.role not in _SUBJECT_ROLES:
+        return b, a, replace(ra, role=DEP if ra.family != PART else WHOLE)
+    if rb is not None and ra is None and rb.role not in _SUBJECT_ROLES:
+        return a, b, replace(rb, role=DEP if rb.family != PART else WHOLE)
+    return None
+
+
+def _candidate_reading(p: Parse, form: str) -> Reading | None:
+    """The reading of a yes/no or why question about two concepts: the subject's relation, the
+    candidate asked about. Transitive unless the words say directly."""
+    pair = _pair(p)
+    if pair is None:
+        return None
+    placed = _subject_and_candidate(p, *pair)
+    if placed is None:
+        a, b = pair
+        return replace(
+            p.build(
+                "needed_before",
+                [_sub(p, b), _sub(p, a, "candidate")],
+                transitive=True,
+                sureness=0.3,
+                read_by="fallback",
+            ),
+            form=form,
+            problem=f"the question asks {'why' if form == 'why' else 'whether'} {p.words_of[a.concept_id]} and "
+            f"{p.words_of[b.concept_id]} are linked, but not which one depends on the other",
+        )
+    subject, candidate, role = placed
+    transitive = not p.direct
+    asked: tuple[str, ...]
+    if role.family in (LEARN, PREREQ):
+        intent, asked = "needed_before", LEARNING
+    elif role.family == BUILD:
+        intent, asked = "builds_on", _intent_of(role)[1]
+    elif role.family == PART:
+        intent, asked = "parts", _intent_of(replace(role, role=WHOLE))[1]
+        transitive = False
+    else:
+        return None
+    if form == "why" and intent != "needed_before":
+        intent, asked = "needed_before", LEARNING  # the chain is read in learning order
+    return p.build(
+        intent,
+        [_sub(p, subject), _sub(p, candidate, "candidate")],
+        transitive=transitive,
+        cue=f"{form}: {role.cue}",
+        asked=asked,
+        form=form,
+    )
+
+
+def _why(p: Parse) -> Reading | None:
+    """ "Why do I need X to learn Y?", "why is X a prerequisite for Y?", "what's the reason X is
+    needed before Y", "... walk me through why it's needed". A why question about one concept
+    ("why is X important?") or with words the graph lacks in the other place is not guessed;
+    "what is X and why does it matter?" is about X."""
+    opens = _starts(p, _opening(p), WHY_OPENERS)
+    anywhere = any(p.toks[i] == "why" for i in _asking(p) if i not in p.masked)
+    pair = _pair(p)
+    if pair is not None and (opens or anywhere):
+        return _candidate_reading(p, "why")
+    if pair is not None or not opens:
+        return None
+    if _cued(p) and _unexplained_words(p):
+        # "why do I need <words the graph lacks> to learn X?"
+        return _one_of_two_unknown(p, "why one is needed for the other")
+    names = ", ".join(p.words_of[m.concept_id] for m in p.ordered)
+    return replace(
+        p.build("needed_before", [p.sub(p.main)], sureness=0.0, read_by="fallback"),
+        form="why",
+        problem=f"the question asks why about {names}, and the graph answers why one concept is needed "
+        "for another",
+        suggestions=_two_concept_suggestions(p),
+    )
+
+
+def _two_concept_suggestions(p: Parse) -> tuple[str, ...]:
+    x = p.words_of[p.main.concept_id]
+    return (
+        f"Why do I need <another concept> to learn {x}?",
+        f"What does {x} need?",
+        f"What comes after {x}?",
+    )
+
+
+def _count(p: Parse) -> Reading | None:
+    """ "How many direct prerequisites does Y have?": the count of the rest of the question."""
+    if not _has(p, _asking(p), COUNT_WORDS):
+        return None
+    reading = read_frames(p, FRAMES)
+    if reading.intent in ("about", "unknown") or reading.form:
+        return replace(
+            reading,
+            form="count",
+            sureness=min(reading.sureness, 0.3),
+            problem=reading.problem or "the question asks how many, but not of which relation",
+        )
+    return replace(reading, form="count")
+
+
+def _next(p: Parse) -> Reading | None:
+    """ "I know A, B and C, what can I learn next?": every concept named is known."""
+    named = {m.concept_id for m in p.ordered}
+    if not named or not named <= p.said_known or p.pronoun_roles:
+        return None  # "I finished X. What does it unlock?" asks what comes after X
+    asking = _asking(p)
+    if any(s in asking for s, _, _ in (*p.verbs, *p.nouns)):
+        return None  # "I finished X. What opens up next?", "... the later topics": X's dependents
+    if not any(p.toks[i] in NEXT_WORDS for i in asking if i not in p.masked):
+        return None
+    known = [Subject(m.concept_id, "known", p.words_of[m.concept_id]) for m in p.ordered]
+    reading = p.build("next", known, transitive=True, cue="next")
+    return replace(reading, subjects=tuple(known))
+
+
+def _check(p: Parse) -> Reading | None:
+    """ "Is X a prerequisite for Y?", "do I need X before I start Y?", "does Y depend on X?". With
+    one concept, only a question whether a set is empty ("does X have prerequisites?", "do I need
+    anything before X?") is read, as that set; "do I need a GPU for X?" names something the graph
+    lacks. Two questions in one ("is A needed for B and is B needed for A?") are not guessed."""
+    if not _yes_no(p):
+        return None
+    if _two_questions(p):
+        return replace(
+            p.build("about", [p.sub(p.main)], sureness=0.0, read_by="none"),
+            problem="the question asks two yes/no questions at once; ask them one at a time",
+            suggestions=_suggestions_for(p),
+        )
+    if _pair(p) is None:
+        asking = _asking(p)
+        if _unknown_candidate(p):
+            # "Is glacier dynamics a prerequisite of X?", "do I need a GPU for X?"
+            return _one_of_two_unknown(p, "whether one is needed for the other")
+        if p.nouns or any(p.toks[i] in EXISTENTIAL for i in asking) or _any(p.toks, ABOUT, p.masked):
+            return None  # whether a set is empty (the set answers it), or a request to describe X
+        return replace(
+            p.build("about", [p.sub(p.main)], sureness=0.0, read_by="none"),
+            problem=f"the question asks a yes/no question about {p.words_of[p.main.concept_id]} "
+            "alone; the graph answers whether one concept is needed for another",
+            suggestions=_suggestions_for(p),
+        )
+    reading = _candidate_reading(p, "yes_no")
+    if reading is not None and reading.problem is not None:
+        # no learning role told the two apart: a symmetric relation ("does A contrast with B?",
+        # "is A related to B?") asks whether the other concept is among the first one's
+        base = read_frames(p, FRAMES)
+        if base.sure and base.intent in ("contrasts", "related") and base.other is not None:
+            a, b = base.subject, base.other
+            subs = tuple(
+                replace(s, role="candidate") if s.concept_id == b else s
+                for s in base.subjects
+                if s.concept_id in (a, b)
+            )
+            return replace(base, subjects=subs, combine="", form="yes_no")
+    return reading
+
+
+def _two_questions(p: Parse) -> bool:
+    """Does a second yes/no question follow the first in the asking sentence ("..., and is B ...",
+    "... and also is B ...")?"""
+    words = _opening(p)
+    toks = [p.toks[i] for i in words]
+    for k in range(1, len(toks) - 2):
+        if toks[k] not in {"and", "or"}:
+            continue
+        j = k + 1
+        while j < len(toks) and toks[j] in ADVERBS:
+            j += 1
+        if j + 1 < len(toks) and toks[j] in YES_NO_AUX and words[j + 1] in p.masked:
+            return True
+    return False
+
+
+def _unknown_candidate(p: Parse) -> bool:
+    """In "AUX [I] [need] [a] <words> ...", do the words where the candidate stands name nothing?"""
+    words = _opening(p)
+    k = 1
+    while k < len(words) and (p.toks[words[k]] in PERSONS or p.toks[words[k]] in _CANDIDATE_LEAD):
+        k += 1
+    return (
+        k < len(words)
+        and words[k] not in p.masked
+        and p.toks[words[k]] not in VOCABULARY
+        and p.toks[words[k]].isalpha()
+    )
+
+
+# What may stand between a yes/no question's auxiliary and its candidate ("do I need a ...").
+_CANDIDATE_LEAD: Final = frozenset(normalise("need have know learn study take the a an any some to"))
+
+
+# The form frames, tried before the relation frames (``frames.FRAMES``).
+FORM_FRAMES: Final = (
+    ("not recorded in the graph", _unsupported),
+    ("which first", _order),
+    ("how related", _relate),
+    ("why", _why),
+    ("how many", _count),
+    ("what next", _next),
+    ("yes or no", _check),
+)
