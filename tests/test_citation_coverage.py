@@ -341,7 +341,9 @@ def test_deepseek_answer_ids_outside_the_asked_relation_are_rejected(
 def test_the_scorer_compares_the_answer_set_and_reports_citation_coverage() -> None:
     """With a result, its members are the answer set (not the wider citations); coverage is named
     and cited over named, summed over answered questions."""
-    full = Response(abstained=False, cited=("x", "a", "b", "c"), members=("a",), named=("x", "a", "b"))
+    full = Response(
+        abstained=False, cited=("x", "a", "b", "c"), result={"members": ["a"]}, named=("x", "a", "b")
+    )
     half = Response(abstained=False, cited=("a",), named=("a", "z"))
     s1, s2 = score("1", "t", ["a"], False, full), score("2", "t", ["a"], False, half)
     assert s1.exact_match and s1.f1 == 1.0 and (s1.named, s1.named_cited) == (3, 3)

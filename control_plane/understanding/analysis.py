@@ -16,6 +16,7 @@ from typing import Final
 from control_plane.understanding.grammar import (
     _CONCEPT_NOUNS,
     _TOPIC_WORDS,
+    KNOWN_CONDITION,
     _any,
     _asides,
     _asked_noun,
@@ -38,6 +39,7 @@ from control_plane.understanding.grammar import (
     _quoted,
     _Role,
     _role_at,
+    _said_goal,
     _said_known,
     _same_sentence,
     _scope,
@@ -61,6 +63,7 @@ from control_plane.understanding.intent_model import (
 )
 from control_plane.understanding.lexicon import (
     ABOUT,
+    ADVERBS,
     AFTER_MARKERS,
     APPOSITIVE,
     AUX_START,
@@ -69,19 +72,23 @@ from control_plane.understanding.lexicon import (
     CONTRAST,
     COVERING_VERBS,
     DEMONSTRATIVES,
+    DEP,
     EXACT,
     EXCEPT,
     FIRST_PERSON,
     INVERTING_AUX,
+    KNOWN_AFTER,
     KNOWN_VERBS,
     LEARN,
     LESSON,
     NEIGHBOUR,
     NOUNS,
+    OWN_CLAUSE,
     PART,
     PATH,
     PEOPLE,
     PLAN,
+    POLITE,
     PRONOUNS,
     RELATED_WORDS,
     VERB_LIKE,
@@ -370,13 +377,20 @@ def _situation(question: str, w: _Words, mentions: Sequence[Mention]) -> _Situat
         context |= frozenset(i for i, sid in enumerate(sentence) if sid < first_ask and sid not in named_in)
         inside = [m for m in mentions if m.start not in context]
         if inside:
-            # Names stay names (masked); what the learner says they know stays known.
+            # Names stay names (masked); what the learner says they know stays known, and so does
+            # the goal they state when the question itself names only what they know ("I want to
+            # get to X. Already studied Y. What remains?").
             named_here = {m.concept_id for m in inside}
-            mentions = [
-                m
-                for m in mentions
-                if m.start not in context or (_said_known(toks, m.start) and m.concept_id not in named_here)
-            ]
+            known_only = all(_said_known(toks, m.start) for m in inside)
+            kept: list[Mention] = []
+            for m in mentions:
+                listed = bool(kept) and _said_known(toks, kept[-1].start) and _coordinated(toks, kept[-1], m)
+                if m.start not in context or (
+                    m.concept_id not in named_here
+                    and (_said_known(toks, m.start) or listed or (known_only and _said_goal(toks, m.start)))
+                ):
+                    kept.append(m)
+            mentions = kept
         elif any(t in PRONOUNS or t in DEMONSTRATIVES for i, t in enumerate(toks) if i not in context):
             # "Before I start X, I'd like everything that comes before it. Can you list them?":
             # the asking sentence points back, so the request runs from the sentence naming X on.
@@ -570,6 +584,12 @@ def _roles(
     sentence, asks, context, mentions = s.sentence, s.asks, s.context, s.mentions
     verbs, nouns, lesson, relational = c.verbs, c.nouns, c.lesson, c.relational
     ordered, words_of, tags, roles = _tag_mentions(question, w, s, c)
+    # "what's left before Y if I know X", "since I know X, what comes before Y": a condition on
+    # what the learner knows is what they know, when another concept is what comes after
+    if any(r is not None and r.role == DEP and r.cue != KNOWN_CONDITION for r in roles.values()):
+        for cid, r in list(roles.items()):
+            if r is not None and r.cue == KNOWN_CONDITION and tags.get(cid, "") == "":
+                tags[cid], roles[cid] = "known", None
     # Pronouns stand for the first subject: "once I know RAG, what builds on it?".
     subjects = [m for m in ordered if tags.get(m.concept_id, "") == ""]
     said_known = frozenset(cid for cid, tag in tags.items() if tag == "known")
@@ -710,15 +730,19 @@ def _tag_mentions(
         ):
             tags[m.concept_id] = "excluded"
         elif (
-            any(w in KNOWN_VERBS for w in window[-3:])
-            and not (len(window) >= 2 and window[-2] == "to")
-            and not any(
-                w in {"once", "since", "having", "after", "before", "what", "which", "to", "if", "when"}
-                for w in window[-4:]
+            (
+                any(w in KNOWN_VERBS for w in window[-3:])
+                and not (len(window) >= 2 and window[-2] == "to")
+                and not any(
+                    w in {"once", "since", "having", "after", "before", "what", "which", "to", "if", "when"}
+                    for w in window[-4:]
+                )
+                # "I've done X", "an applicant who has finished X": what the learner knows
+                and any(w in {"i", "already", "ve", "have", "has", "had", "we", "m", "am"} for w in window)
             )
-            # "I've done X", "an applicant who has finished X": what the learner knows
-            and any(w in {"i", "already", "ve", "have", "has", "had", "we", "m", "am"} for w in window)
-        ) or _ends_with(window, len(window), [normalise("familiar with"), normalise("comfortable with")]):
+            or _ends_with(window, len(window), [normalise("familiar with"), normalise("comfortable with")])
+            or (not coordinated and _known_by_clause(question, toks, masked, sentence, m, b))
+        ):
             tags[m.concept_id] = "known"
         elif coordinated and prev is not None:
             tags[m.concept_id] = tags.get(prev.concept_id, "")
@@ -728,6 +752,47 @@ def _tag_mentions(
         roles[m.concept_id] = _role_at(toks, m.start, m.end, masked, verbs, nouns, relational)
         prev = m
     return ordered, words_of, tags, roles
+
+
+def _known_by_clause(
+    question: str, toks: Sequence[str], masked: frozenset[int], sentence: Sequence[int], m: Mention, b: int
+) -> bool:
+    """Is the name ``m`` (its words start after ``b``) one the learner says they know, in a clause
+    of their own with no subject ("have A and B", "finished A", "Known: A", "my background: A"),
+    or with a word after the list of names ("got A and B covered", "with A under my belt")?"""
+    start = next((k for k in range(b, -1, -1) if k == 0 or sentence_start(sentence, k)), 0) if sentence else 0
+    lead = [t for t in toks[start:b] if t not in POLITE and t not in ADVERBS and t != "already"]
+    if lead and lead[0] in OWN_CLAUSE and len(lead) <= 2:
+        return True  # "have A and B", "Known: A", "already studied A" (as "already" is an adverb)
+    if lead[-2:] == ["my", "background"] or lead[-3:] == ["my", "background", "is"]:
+        return True
+    spans = _token_spans(question)
+    if (
+        0 < b < len(spans)
+        and toks[b - 1] in OWN_CLAUSE | {"background"}
+        and ":" in question[spans[b - 1][1] : spans[b][0]]
+    ):
+        return True  # a label: "Known: A", "Background: A"
+    end = m.end
+    while end < len(toks) and (end in masked or toks[end] in {"and", "or", "plus", "the"}):
+        end += 1
+    same = [
+        k for k in range(end, min(end + 3, len(toks))) if not sentence or sentence[k] == sentence[m.start]
+    ]
+    after = tuple(toks[k] for k in same)
+    if any(after[: len(q)] == q for q in KNOWN_AFTER):
+        return any(t in {"got", "have", "ve", "with", "i"} for t in toks[max(0, start) : m.start])
+    return False
+
+
+def sentence_start(sentence: Sequence[int], k: int) -> bool:
+    """Does token ``k`` open its sentence?"""
+    return k < len(sentence) and (k == 0 or sentence[k - 1] != sentence[k])
+
+
+def _coordinated(toks: Sequence[str], a: Mention, b: Mention) -> bool:
+    """Is ``b`` the next item of a list that ``a`` is in ("A and B", "A, B")?"""
+    return b.start >= a.end and all(t in {"and", "or", "plus", "the"} for t in toks[a.end : b.start])
 
 
 def _listed(question: str, a: Mention, b: Mention) -> bool:

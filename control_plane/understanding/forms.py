@@ -75,6 +75,7 @@ from control_plane.understanding.lexicon import (
     RELATION_NOUNS,
     RELATION_PHRASES,
     RELATION_WORDS,
+    REMAINING,
     REQUEST_AUX,
     SYMMETRIC,
     THERE,
@@ -434,16 +435,33 @@ def _count(p: Parse) -> Reading | None:
 def _next(p: Parse) -> Reading | None:
     """ "I know A, B and C, what can I learn next?": every concept named is known."""
     named = {m.concept_id for m in p.ordered}
-    if not named or not named <= p.said_known or p.pronoun_roles:
+    if not named or not named <= p.said_known or p.pronoun_roles or p.transitive_word:
         return None  # "I finished X. What does it unlock?" asks what comes after X
     asking = _asking(p)
-    if any(s in asking for s, _, _ in (*p.verbs, *p.nouns)):
-        return None  # "I finished X. What opens up next?", "... the later topics": X's dependents
+    if any(s in asking for s, _, _ in p.verbs):
+        return None  # "I finished X. What opens up next?": what X unlocks
+    if any(s in asking and cue.family != LEARN for s, _, cue in p.nouns):
+        return None  # "... its parts": another relation
     if not any(p.toks[i] in NEXT_WORDS for i in asking if i not in p.masked):
         return None
     known = [Subject(m.concept_id, "known", p.words_of[m.concept_id]) for m in p.ordered]
     reading = p.build("next", known, transitive=True, cue="next")
     return replace(reading, subjects=tuple(known))
+
+
+def _remaining(p: Parse) -> Reading | None:
+    """ "I already know A and B, what's left before Y?", "Goal: Y. Known: A. Remaining?", "what do
+    I still have to learn to reach Y?": what Y needs, less what the learner knows and what that
+    rests on (a goal with what is known and what is left, not the path from one to the other)."""
+    if not p.known or p.second is not None or p.main.concept_id in {k.concept_id for k in p.known}:
+        return None
+    asking = _asking(p)
+    if not any(p.toks[i] in REMAINING for i in asking if i not in p.masked):
+        return None
+    role = p.roles.get(p.main.concept_id)
+    if role is not None and role.role != DEP:
+        return None  # "what's left that builds on X"
+    return p.build("needed_before", [p.sub(p.main)], transitive=True, cue="what is left")
 
 
 def _check(p: Parse) -> Reading | None:
@@ -530,5 +548,6 @@ FORM_FRAMES: Final = (
     ("why", _why),
     ("how many", _count),
     ("what next", _next),
+    ("what is left", _remaining),
     ("yes or no", _check),
 )

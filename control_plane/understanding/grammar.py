@@ -39,6 +39,7 @@ from control_plane.understanding.lexicon import (
     FIRST_PERSON,
     FOUND,
     FRONTED,
+    GOALS,
     HOLDERS,
     INFINITIVE_LEADS,
     INVERTING_AUX,
@@ -712,6 +713,11 @@ def _said_known(toks: Sequence[str], start: int) -> bool:
     return any(w in KNOWN_VERBS for w in before) or any(_ends_with(toks, start, [p]) for p in KNOWN_FRAMES)
 
 
+def _said_goal(toks: Sequence[str], start: int) -> bool:
+    """Is the name at ``start`` the goal the learner states ("I want to get to X", "my target is X")?"""
+    return any(_ends_with(toks, start, [p]) for p in GOALS)
+
+
 def _unknown_subject(
     toks: Sequence[str], masked: frozenset[int], verbs: Sequence[tuple[int, int, Cue]]
 ) -> tuple[int, int] | None:
@@ -738,6 +744,10 @@ def _skip_back(toks: Sequence[str], i: int, masked: frozenset[int]) -> int:
     while j > 0 and toks[j - 1] in DETERMINERS and j - 1 not in masked:
         j -= 1
     return j
+
+
+# The cue of a role read from a condition on what the learner knows ("once I know X").
+KNOWN_CONDITION: Final = "once I know"
 
 
 @dataclass(frozen=True)
@@ -871,7 +881,7 @@ def _role_at(
         and window[-1] in KNOWN_VERBS | AFTER_VERBS
         and "to" not in window[-3:]  # not "want to learn X"
     ):
-        return _Role(LEARN, FOUND, False, "once I know", 3)
+        return _Role(LEARN, FOUND, False, KNOWN_CONDITION, 3)
     if (
         len(before) >= 2
         and before[-1] in PURPOSE_VERBS

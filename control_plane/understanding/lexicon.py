@@ -58,10 +58,12 @@ __all__ = [
     "FIRST_WORDS",
     "FOUND",
     "FRONTED",
+    "GOALS",
     "HOLDERS",
     "HOW_FOLLOWERS",
     "INFINITIVE_LEADS",
     "INVERTING_AUX",
+    "KNOWN_AFTER",
     "KNOWN_FRAMES",
     "KNOWN_VERBS",
     "LEARN",
@@ -80,6 +82,7 @@ __all__ = [
     "ORIGINS",
     "OTHER_SUBJECTS",
     "OWNERS",
+    "OWN_CLAUSE",
     "PART",
     "PARTR",
     "PASSIVE_FLIP",
@@ -105,6 +108,7 @@ __all__ = [
     "RELATION_WORDS",
     "RELATIVE",
     "RELATIVE_WORDS",
+    "REMAINING",
     "REQUESTS",
     "REQUEST_AUX",
     "SCOPE_ADJECTIVES",
@@ -141,7 +145,8 @@ DEP, FOUND, WHOLE, PARTR = "dependent", "foundation", "whole", "part"
 ADVERBS: Final = frozenset(
     {"directly", "immediately", "indirectly", "transitively", "ultimately", "eventually", "just", "also",
      "still", "only", "really", "actually", "mainly", "mostly", "even", "usually", "typically", "generally",
-     "commonly", "necessarily", "then", "first", "right", "strictly", "conceptually", "straight", "finally"}
+     "commonly", "necessarily", "then", "first", "right", "strictly", "conceptually", "straight", "finally",
+     "now", "yet"}
 )  # fmt: skip
 
 DETERMINERS: Final = frozenset(
@@ -522,6 +527,23 @@ PREPOSITIONS: Final = frozenset(
 
 # -- question forms (``forms``) ----------------------------------------------------------------
 
+# What the learner says is their goal, right before its name ("I want to get to X", "goal: X").
+GOALS: Final = tuple(
+    normalise(m)
+    for m in ("get to", "reach", "want to learn", "want to study", "want to understand", "goal is", "goal",
+              "target is", "target", "aim is", "aiming for", "aim for", "work towards", "working towards",
+              "heading for", "end up at")
+)  # fmt: skip
+# What follows the names the learner knows ("got A and B covered", "with A under my belt").
+KNOWN_AFTER: Final = tuple(
+    normalise(m)
+    for m in ("covered", "down", "done", "under my belt", "nailed", "sorted", "already", "mastered")
+)
+# The openers of a learner's own clause with no subject ("have A and B", "finished A", "Known: A").
+OWN_CLAUSE: Final = frozenset(normalise("have got finished completed done known know studied learned learnt"))
+# What a question that asks what is still left says ("what's left", "what remains", "what else").
+REMAINING: Final = frozenset(normalise("left remain remains remaining remainder rest else still missing"))
+
 # Auxiliaries that open a yes/no question ("does" normalises to "doe").
 YES_NO_AUX: Final = frozenset(
     normalise("is are was were am do does did can could should would will must may might shall has have")
@@ -585,10 +607,10 @@ PEOPLE_OR_DATES: Final = frozenset(normalise("who whom whose when"))
 EXISTENTIAL: Final = frozenset(normalise("any anything something else"))
 _FORM_WORDS: Final = frozenset(
     w
-    for table in (ORDER_WORDS, SYMMETRIC, RELATION_PHRASES, WHY_OPENERS, COUNT_WORDS)
+    for table in (ORDER_WORDS, SYMMETRIC, RELATION_PHRASES, WHY_OPENERS, COUNT_WORDS, GOALS, KNOWN_AFTER)
     for phrase in table
     for w in phrase
-) | YES_NO_AUX | RELATION_WORDS | RELATION_NOUNS | NEXT_WORDS | EXISTENTIAL | PEOPLE_OR_DATES  # fmt: skip
+) | YES_NO_AUX | RELATION_WORDS | RELATION_NOUNS | NEXT_WORDS | EXISTENTIAL | PEOPLE_OR_DATES | REMAINING  # fmt: skip
 
 
 EXPLAINED: Final = frozenset(
