@@ -30,7 +30,7 @@ from control_plane.understanding.grammar import _surface, _token_spans
 from control_plane.understanding.intent_model import IntentModel
 from control_plane.understanding.interpretation import interpret
 from control_plane.understanding.lexicon import VOCABULARY, respelt
-from control_plane.understanding.names import NameIndex, Suggestion, normalise
+from control_plane.understanding.names import MAX_SEEDS, NameIndex, Suggestion, normalise
 from control_plane.understanding.reading import Mention, Reading, mentions_in
 from control_plane.understanding.timewords import find_time
 from data_plane.records import Concept
@@ -38,6 +38,9 @@ from data_plane.temporal import AsOf
 
 __all__ = ["Understanding", "Vocabulary", "understand"]
 
+# How many concepts named in a question are read (the most specific first); the seeds, at most
+# ``names.MAX_SEEDS``, are chosen among them by the reading.
+MAX_NAMED: Final = 8
 # How many close names a problem reading offers.
 SUGGESTIONS: Final = 3
 # How close a word written after a known name must be to the rest of a longer name.
@@ -87,12 +90,16 @@ def understand(
         index = vocabulary.names(point)  # the names in force at the time the question names
     candidates = index.candidates(question)
     degrees = vocabulary.degrees(candidates, point) if len(candidates) > 1 else {}
-    ids = index.find(question, degrees)
+    ids = index.find(question, degrees, limit=MAX_NAMED)
     records = vocabulary.concepts(ids, point) if ids else {}
-    seeds = tuple(records[cid] for cid in ids if cid in records)
-    names = {c.concept_id: c.name for c in seeds}
+    names = {cid: records[cid].name for cid in ids if cid in records}
     mentions = [replace(m, name=names[m.concept_id]) for m in mentions_in(question, index, names)]
     reading = interpret(question, mentions, now=now, relations=vocabulary.relation_counts(point), model=model)
+    # The seeds are what the reading is about (the subject first, then the other concepts and
+    # what the learner knows), at most MAX_SEEDS; a concept named only in the learner's
+    # background is not one. A question read as about nothing keeps the most specific names.
+    about = [cid for cid in dict.fromkeys(reading.ids()) if cid in records] or list(names)
+    seeds = tuple(records[cid] for cid in about[:MAX_SEEDS])
     if when is not None and reading.problem is None and (gone := _shadowed(found, mentions)):
         # "what was LLM router grounded in, in January 2025?" when "LLM router" came later:
         # "LLM" alone, a name in force then, is not what the question names.
