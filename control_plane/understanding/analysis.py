@@ -68,16 +68,19 @@ from control_plane.understanding.lexicon import (
     APPOSITIVE,
     AUX_START,
     BEFORE_MARKERS,
+    BOTH,
     COMPOUND_SUFFIXES,
     CONTRAST,
     COVERING_VERBS,
     DEMONSTRATIVES,
     DEP,
+    DETERMINERS,
     EXACT,
     EXCEPT,
     FIRST_PERSON,
     INVERTING_AUX,
     KNOWN_AFTER,
+    KNOWN_OPENERS,
     KNOWN_VERBS,
     LEARN,
     LESSON,
@@ -593,6 +596,19 @@ def _roles(
     # Pronouns stand for the first subject: "once I know RAG, what builds on it?".
     subjects = [m for m in ordered if tags.get(m.concept_id, "") == ""]
     said_known = frozenset(cid for cid, tag in tags.items() if tag == "known")
+    # "I know cell mitosis, A and B", "what do <words> and A both build on": a list of concepts
+    # (what the learner knows, what is shared) with words no vocabulary here explains in it names
+    # something the graph lacks.
+    knowns = [m for m in ordered if tags.get(m.concept_id) == "known"]
+    listed = _listed_unknown(question, toks, masked, knowns, commas=True)
+    if listed is None and _any(toks, BOTH, masked):
+        listed = _listed_unknown(question, toks, masked, ordered, commas=False)
+    if listed is not None:
+        return _names_unknown(question, listed, when)
+    if not subjects and said_known and (slot := _unknown_goal(toks, masked, context)) is not None:
+        # "Got A and B covered. What else before <words>?": every name is known, and the words
+        # where the goal stands name nothing the graph has
+        return _names_unknown(question, slot, when)
     if not subjects:
         subjects = [m for m in ordered if tags.get(m.concept_id) != "example"]
         if not subjects:  # only an example or a name used as a verb: nothing is asked about
@@ -788,6 +804,82 @@ def _known_by_clause(
 def sentence_start(sentence: Sequence[int], k: int) -> bool:
     """Does token ``k`` open its sentence?"""
     return k < len(sentence) and (k == 0 or sentence[k - 1] != sentence[k])
+
+
+def _unknown_goal(
+    toks: Sequence[str], masked: frozenset[int], context: frozenset[int]
+) -> tuple[int, int] | None:
+    """With only known concepts named and nothing pointing back at them, words no vocabulary here
+    explains where the goal stands ("what else before <words>?", "to reach <words>")."""
+    if any(t in PRONOUNS for i, t in enumerate(toks) if i not in masked):
+        return None  # "... what ultimately requires it": the question is about a known concept
+    for i, t in enumerate(toks):
+        if t in {"before", "reach", "towards", "toward"} and i not in masked and i not in context:
+            j = i + 1
+            while j < len(toks) and toks[j] in DETERMINERS:
+                j += 1
+            end = j
+            while (
+                end < len(toks) and end not in masked and toks[end].isalpha() and toks[end] not in VOCABULARY
+            ):
+                end += 1
+            if end > j:
+                return j, end
+    return None
+
+
+def _listed_unknown(
+    question: str, toks: Sequence[str], masked: frozenset[int], mentions: Sequence[Mention], *, commas: bool
+) -> tuple[int, int] | None:
+    """The span of words no vocabulary here explains that stand as an item of a list with one of
+    ``mentions``: joined to it by "and"/"or" (or a comma, with ``commas``), and ending the list or
+    followed by its next item ("A and <words>?", "<words>, A and B", "A, <words> and B"), not a
+    clause that goes on ("A, bless it", "A and dreams of B")."""
+    spans = _token_spans(question)
+    if len(spans) != len(toks):
+        return None
+
+    def gap(a: int, b: int) -> str:  # the text between token a and token b
+        return question[spans[a][1] : spans[b][0]].strip()
+
+    def unknown(k: int) -> bool:
+        return 0 <= k < len(toks) and k not in masked and toks[k].isalpha() and toks[k] not in VOCABULARY
+
+    def joins(k: int) -> bool:  # token k is "and"/"or"
+        return 0 <= k < len(toks) and toks[k] in {"and", "or"} and k not in masked
+
+    def item_ends(end: int) -> bool:  # the run ending before token ``end`` ends a list item
+        return end >= len(toks) or gap(end - 1, end) != "" or joins(end) or end in masked
+
+    def item_starts(start: int) -> bool:  # the run starting at ``start`` starts a list item
+        return (
+            start == 0 or gap(start - 1, start) != "" or joins(start - 1) or toks[start - 1] in KNOWN_OPENERS
+        )
+
+    for m in mentions:
+        k = (
+            m.end + 1
+            if joins(m.end)
+            else (m.end if commas and m.end < len(toks) and gap(m.end - 1, m.end) == "," else -1)
+        )
+        if k > 0 and unknown(k):
+            end = k + 1
+            while unknown(end) and gap(end - 1, end) == "":
+                end += 1
+            if item_ends(end):
+                return k, end
+        k = (
+            m.start - 2
+            if joins(m.start - 1)
+            else (m.start - 1 if commas and m.start > 0 and gap(m.start - 1, m.start) == "," else -1)
+        )
+        if k >= 0 and unknown(k):
+            start = k
+            while unknown(start - 1) and gap(start - 1, start) == "":
+                start -= 1
+            if item_starts(start):
+                return start, k + 1
+    return None
 
 
 def _coordinated(toks: Sequence[str], a: Mention, b: Mention) -> bool:

@@ -58,6 +58,7 @@ from control_plane.understanding.lexicon import (
     CONTRAST,
     COUNT_WORDS,
     DEP,
+    EXACT,
     EXISTENTIAL,
     HOW_FOLLOWERS,
     LEARN,
@@ -175,6 +176,16 @@ def _unsupported(p: Parse) -> Reading | None:
     asked = ""
     if toks[1:] and toks[0] in PEOPLE_OR_DATES and (toks[0] != "when" or toks[1] in YES_NO_AUX):
         asked = toks[0]  # "who invented X", "when was X added" (not "when lecturers introduce X, ...")
+    elif (
+        toks[1:]
+        and toks[0] in {"what", "which"}
+        and words[1] not in p.masked
+        and toks[1].isalpha()
+        and toks[1] not in VOCABULARY
+        and toks[1] not in EXACT
+        and not toks[1].endswith("ly")  # "what exactly", "what precisely": an adverb, not a thing
+    ):
+        asked = f"{toks[0]} {toks[1]}"  # "what salary can I expect if I know X": not a concept
     for k, i in enumerate(words[:-1]):
         nxt = words[k + 1]
         if p.toks[i] == "how" and nxt not in p.masked and p.toks[nxt] not in HOW_FOLLOWERS:
@@ -214,7 +225,7 @@ def _order(p: Parse) -> Reading | None:
     pair = _pair(p)
     if pair is None:
         # "which first, tensor decompositions or X?": one of the two names nothing the graph has
-        if ordered and _or_beside_unknown(p):
+        if ordered and _joined_to_unknown(p):
             return _one_of_two_unknown(p, "which comes first")
         return None
     a, b = pair
@@ -233,10 +244,11 @@ def _order(p: Parse) -> Reading | None:
     return p.build("order", [_sub(p, a), _sub(p, b, "other")], transitive=True, cue="which first")
 
 
-def _or_beside_unknown(p: Parse) -> bool:
-    """Is an "or" next to both a known name and words that name nothing ("X or <words>")?"""
+def _joined_to_unknown(p: Parse, joiners: frozenset[str] = frozenset({"or"})) -> bool:
+    """Is a joining word next to both a known name and words that name nothing ("X or <words>",
+    "<words> and X")?"""
     for i, t in enumerate(p.toks):
-        if t != "or" or i in p.masked or not 0 < i < len(p.toks) - 1:
+        if t not in joiners or i in p.masked or not 0 < i < len(p.toks) - 1:
             continue
         sides = (i - 1, i + 1)
         named = [k in p.masked for k in sides]
@@ -298,7 +310,9 @@ def _relate(p: Parse) -> Reading | None:
         return None  # "what is related to both A and B?": concepts, not how the two relate
     pair = _pair(p)
     if pair is None:
-        return _one_of_two_unknown(p, "how it relates")
+        if (how or noun_between or to_do_with) and _joined_to_unknown(p, frozenset({"and", "to", "with"})):
+            return _one_of_two_unknown(p, "how it relates")  # "how are <words> and X related?"
+        return None
     a, b = pair
     return p.build("relate", [_sub(p, a), _sub(p, b, "other")], transitive=True, cue="how related")
 
@@ -419,7 +433,7 @@ def _two_concept_suggestions(p: Parse) -> tuple[str, ...]:
 
 def _count(p: Parse) -> Reading | None:
     """ "How many direct prerequisites does Y have?": the count of the rest of the question."""
-    if not _has(p, _asking(p), COUNT_WORDS):
+    if not (_has(p, _asking(p), COUNT_WORDS) or _starts(p, _opening(p), (("number", "of"),))):
         return None
     reading = read_frames(p, FRAMES)
     if reading.intent in ("about", "unknown") or reading.form:

@@ -65,6 +65,7 @@ __all__ = [
     "INVERTING_AUX",
     "KNOWN_AFTER",
     "KNOWN_FRAMES",
+    "KNOWN_OPENERS",
     "KNOWN_VERBS",
     "LEARN",
     "LESSON",
@@ -541,6 +542,8 @@ KNOWN_AFTER: Final = tuple(
 )
 # The openers of a learner's own clause with no subject ("have A and B", "finished A", "Known: A").
 OWN_CLAUSE: Final = frozenset(normalise("have got finished completed done known know studied learned learnt"))
+# What opens a list of what the learner knows ("I know A, B", "have A and B", "with A").
+KNOWN_OPENERS: Final = OWN_CLAUSE | KNOWN_VERBS | frozenset(normalise("with know knew"))
 # What a question that asks what is still left says ("what's left", "what remains", "what else").
 REMAINING: Final = frozenset(normalise("left remain remains remaining remainder rest else still missing"))
 
