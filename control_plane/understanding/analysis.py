@@ -94,11 +94,13 @@ from control_plane.understanding.lexicon import (
     POLITE,
     PRONOUNS,
     RELATED_WORDS,
+    REQUESTS,
     VERB_LIKE,
     VERBS,
     VOCABULARY,
     WH,
     Cue,
+    nameless,
     respelt,
     you_respelt,
 )
@@ -546,26 +548,29 @@ def _cues(question: str, w: _Words, s: _Situation) -> _Cues | Reading:
     )
     if (
         (
-            words
-            and not relational
-            and not markers
-            and not briefing
-            and toks[0] not in AUX_START
-            and not any(w in WH for w in words)
-            and any(w in VERB_LIKE for w in words)
-            # "A student of mine wants X. Can you list everything first?": a later sentence asks
-            and not (len(asks) > 1 and any(asks[1:]))
+            (
+                words
+                and not relational
+                and not markers
+                and not briefing
+                and toks[0] not in AUX_START
+                and not any(w in WH for w in words)
+                and any(w in VERB_LIKE for w in words)
+                # "A student of mine wants X. Can you list everything first?": a later sentence asks
+                and not (len(asks) > 1 and any(asks[1:]))
+            )
+            or (
+                # "I finished my RAG course yesterday.": a full stop, nothing asked, no relation named.
+                # ("Lessons that teach X." is a query as a noun phrase; "Fill me in on X." asks.)
+                question.rstrip().endswith(".")
+                and not any(asks)
+                and not (verbs or nouns or plan or markers or briefing)
+                and not (lesson and set(toks[_skip_forward(toks, 0) :][:1]) & LESSON)  # "Lessons on X."
+                and not _any(toks, ABOUT, masked)  # "I would like a brief overview of X." asks
+                and not any(w in WH for w in words)
+            )
         )
-        or (
-            # "I finished my RAG course yesterday.": a full stop, nothing asked, no relation named.
-            # ("Lessons that teach X." is a query as a noun phrase; "Fill me in on X." asks.)
-            question.rstrip().endswith(".")
-            and not any(asks)
-            and not (verbs or nouns or plan or markers or briefing)
-            and not (lesson and set(toks[_skip_forward(toks, 0) :][:1]) & LESSON)  # "Lessons on X."
-            and not _any(toks, ABOUT, masked)  # "I would like a brief overview of X." asks
-            and not any(w in WH for w in words)
-        )
+        or _name_soup(question, toks, s.mentions, words, relational or markers or briefing)
     ):
         return Reading(
             question, "unknown", time=when, problem="this does not read as a question", read_by="none"
@@ -599,10 +604,10 @@ def _roles(
     # "I know cell mitosis, A and B", "what do <words> and A both build on": a list of concepts
     # (what the learner knows, what is shared) with words no vocabulary here explains in it names
     # something the graph lacks.
-    knowns = [m for m in ordered if tags.get(m.concept_id) == "known"]
+    knowns = [m for m in ordered if tags.get(m.concept_id) == "known" or _after_opener(toks, masked, m)]
     listed = _listed_unknown(question, toks, masked, knowns, commas=True)
     if listed is None and _any(toks, BOTH, masked):
-        listed = _listed_unknown(question, toks, masked, ordered, commas=False)
+        listed = _listed_unknown(question, toks, masked, ordered, commas=False, any_start=True)
     if listed is not None:
         return _names_unknown(question, listed, when)
     if not subjects and said_known and (slot := _unknown_goal(toks, masked, context)) is not None:
@@ -828,8 +833,35 @@ def _unknown_goal(
     return None
 
 
+def _name_soup(
+    question: str, toks: Sequence[str], mentions: Sequence[Mention], words: Sequence[str], cued: bool
+) -> bool:
+    """Names said over and over with nothing that asks ("A B A B A"): no question word, no
+    question mark, no relation word, a name repeated."""
+    ids = [m.concept_id for m in mentions]
+    return (
+        len(ids) > len(set(ids))
+        and not cued
+        and "?" not in question
+        and not any(w in WH or w in AUX_START or w in REQUESTS for w in words)
+        and not _any(toks, ABOUT, frozenset(i for m in mentions for i in range(m.start, m.end)))
+    )
+
+
+def _after_opener(toks: Sequence[str], masked: frozenset[int], m: Mention) -> bool:
+    """Does a word that opens a list of what the learner knows stand a few words before ``m``
+    ("have jazz harmony and A")?"""
+    return any(toks[k] in KNOWN_OPENERS and k not in masked for k in range(max(0, m.start - 5), m.start))
+
+
 def _listed_unknown(
-    question: str, toks: Sequence[str], masked: frozenset[int], mentions: Sequence[Mention], *, commas: bool
+    question: str,
+    toks: Sequence[str],
+    masked: frozenset[int],
+    mentions: Sequence[Mention],
+    *,
+    commas: bool,
+    any_start: bool = False,
 ) -> tuple[int, int] | None:
     """The span of words no vocabulary here explains that stand as an item of a list with one of
     ``mentions``: joined to it by "and"/"or" (or a comma, with ``commas``), and ending the list or
@@ -843,7 +875,7 @@ def _listed_unknown(
         return question[spans[a][1] : spans[b][0]].strip()
 
     def unknown(k: int) -> bool:
-        return 0 <= k < len(toks) and k not in masked and toks[k].isalpha() and toks[k] not in VOCABULARY
+        return 0 <= k < len(toks) and k not in masked and nameless(toks[k])
 
     def joins(k: int) -> bool:  # token k is "and"/"or"
         return 0 <= k < len(toks) and toks[k] in {"and", "or"} and k not in masked

@@ -46,7 +46,7 @@ from typing import Final
 
 from control_plane.understanding.analysis import Parse
 from control_plane.understanding.frames import FRAMES, read_frames
-from control_plane.understanding.grammar import _any, _intent_of, _Role, _surface
+from control_plane.understanding.grammar import _any, _intent_of, _Role, _surface, _token_spans
 from control_plane.understanding.lexicon import (
     ABOUT,
     ADVERBS,
@@ -85,6 +85,7 @@ from control_plane.understanding.lexicon import (
     WHOLE,
     WHY_OPENERS,
     YES_NO_AUX,
+    nameless,
 )
 from control_plane.understanding.names import normalise
 from control_plane.understanding.reading import LEARNING, Mention, Reading, Subject
@@ -225,7 +226,7 @@ def _order(p: Parse) -> Reading | None:
     pair = _pair(p)
     if pair is None:
         # "which first, tensor decompositions or X?": one of the two names nothing the graph has
-        if ordered and _joined_to_unknown(p):
+        if ordered and _joined_to_unknown(p, commas="which" in words or "what" in words):
             return _one_of_two_unknown(p, "which comes first")
         return None
     a, b = pair
@@ -244,15 +245,27 @@ def _order(p: Parse) -> Reading | None:
     return p.build("order", [_sub(p, a), _sub(p, b, "other")], transitive=True, cue="which first")
 
 
-def _joined_to_unknown(p: Parse, joiners: frozenset[str] = frozenset({"or"})) -> bool:
-    """Is a joining word next to both a known name and words that name nothing ("X or <words>",
-    "<words> and X")?"""
+def _joined_to_unknown(
+    p: Parse, joiners: frozenset[str] = frozenset({"or"}), *, commas: bool = False
+) -> bool:
+    """Is a joining word (or, with ``commas``, a comma) next to both a known name and words that
+    name nothing ("X or <words>", "<words> and X", "X, <words>")?"""
+    spans = _token_spans(p.question)
+    if commas and len(spans) == len(p.toks):
+        for i in range(len(p.toks) - 1):
+            if p.question[spans[i][1] : spans[i + 1][0]].strip() != ",":
+                continue
+            sides = (i, i + 1)
+            named = [k in p.masked for k in sides]
+            unknown = [nameless(p.toks[k]) and k not in p.masked for k in sides]
+            if (named[0] and unknown[1]) or (named[1] and unknown[0]):
+                return True
     for i, t in enumerate(p.toks):
         if t not in joiners or i in p.masked or not 0 < i < len(p.toks) - 1:
             continue
         sides = (i - 1, i + 1)
         named = [k in p.masked for k in sides]
-        unknown = [p.toks[k].isalpha() and p.toks[k] not in VOCABULARY and k not in p.masked for k in sides]
+        unknown = [nameless(p.toks[k]) and k not in p.masked for k in sides]
         if (named[0] and unknown[1]) or (named[1] and unknown[0]):
             return True
     return False
@@ -283,7 +296,7 @@ def _unexplained_words(p: Parse) -> str:
     asking = set(_asking(p))
     run: list[int] = []
     for i, t in enumerate(p.toks):
-        if i in asking and i not in p.masked and t.isalpha() and t not in VOCABULARY:
+        if i in asking and i not in p.masked and nameless(t):
             if run and run[-1] != i - 1:
                 break
             run.append(i)

@@ -70,6 +70,7 @@ __all__ = [
     "LEARN",
     "LESSON",
     "LIGHT_VERBS",
+    "LINKERS",
     "MODALS",
     "NEGATORS",
     "NEIGHBOUR",
@@ -134,6 +135,7 @@ __all__ = [
     "YES_NO_AUX",
     "Cue",
     "cue",
+    "nameless",
     "respelt",
     "you_respelt",
 ]
@@ -542,8 +544,18 @@ KNOWN_AFTER: Final = tuple(
 )
 # The openers of a learner's own clause with no subject ("have A and B", "finished A", "Known: A").
 OWN_CLAUSE: Final = frozenset(normalise("have got finished completed done known know studied learned learnt"))
-# What opens a list of what the learner knows ("I know A, B", "have A and B", "with A").
-KNOWN_OPENERS: Final = OWN_CLAUSE | KNOWN_VERBS | frozenset(normalise("with know knew"))
+# What opens a list of what the learner knows ("I know A, B", "have A and B").
+KNOWN_OPENERS: Final = OWN_CLAUSE | KNOWN_VERBS | frozenset(normalise("know knew"))
+# Words that link or soften a clause and never stand for a topic ("..., so I can", "..., please").
+LINKERS: Final = POLITE | frozenset(normalise("so but because then also too though although yet just since"))
+
+
+def nameless(token: str) -> bool:
+    """Could ``token`` be a word of a topic's name the graph lacks: a word no vocabulary here
+    explains, not a linking or polite word, not an adverb in -ly ("loosely")?"""
+    return token.isalpha() and token not in VOCABULARY and token not in LINKERS and not token.endswith("ly")
+
+
 # What a question that asks what is still left says ("what's left", "what remains", "what else").
 REMAINING: Final = frozenset(normalise("left remain remains remaining remainder rest else still missing"))
 
