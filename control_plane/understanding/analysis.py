@@ -885,7 +885,11 @@ def _listed_unknown(
 
     def item_starts(start: int) -> bool:  # the run starting at ``start`` starts a list item
         return (
-            start == 0 or gap(start - 1, start) != "" or joins(start - 1) or toks[start - 1] in KNOWN_OPENERS
+            any_start
+            or start == 0
+            or gap(start - 1, start) != ""
+            or joins(start - 1)
+            or toks[start - 1] in KNOWN_OPENERS
         )
 
     for m in mentions:

@@ -30,7 +30,8 @@ Output: ``forms_{graph}_{split}.jsonl``. Semantics and gold: docs/evals.md, "Que
 * "Builds on" wording (``family: builds_on``) on the curriculum is answered from builds_on edges
   only, and used only on subjects where that reading and the learning order agree. Counts of
   direct sets (prerequisites, dependents, foundations, built_by) likewise use only subjects whose
-  set is everything directly before (after) them in the learning order.
+  set is everything directly before (after) them in the learning order, and the direct shared
+  needs of two concepts only pairs whose shared prerequisite edges give the same set.
 * Every other template of a form also asks about a concept in neither graph (type
   ``unanswerable``, abstain); misspelt, unsupported and bad-input templates abstain anyway.
 """
@@ -53,7 +54,7 @@ if str(ROOT) not in sys.path:  # run as a script from anywhere
 
 import networkx as nx  # noqa: E402
 
-from data_plane.relations import BUILDS_ON, CONTRASTS_WITH, PART_OF, RELATED  # noqa: E402
+from data_plane.relations import BUILDS_ON, CONTRASTS_WITH, PART_OF, PREREQUISITE, RELATED  # noqa: E402
 from evals import gold  # noqa: E402
 from evals.corpus import (  # noqa: E402
     GRAPHS,
@@ -282,6 +283,11 @@ class Shape:
         return self.builds_on if family == "builds_on" else self.g
 
     @functools.cached_property
+    def prerequisite(self) -> nx.DiGraph:
+        """The order of the stored prerequisite edges alone (what "prerequisite" names directly)."""
+        return gold.before_graph(self.view, only=PREREQUISITE)
+
+    @functools.cached_property
     def anc(self) -> dict[str, frozenset[str]]:
         return {n: frozenset(nx.ancestors(self.g, n)) for n in self.g}
 
@@ -502,6 +508,8 @@ def _shared_ok(shape: Shape, t: Template, case: str, s: Subject) -> bool:
     if not _agrees(shape, t, lambda g: _shared_sets(g, s)):
         return False
     direct, transitive = _shared_sets(shape.order(t.family), s)
+    if t.scope != "transitive" and t.family != "builds_on" and _shared_sets(shape.prerequisite, s)[0] != direct:
+        return False  # as for counts: a direct set read from prerequisite edges alone is the same set
     return {"agree": direct == transitive, "differs": direct != transitive, "any": True}[case]
 
 
