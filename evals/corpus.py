@@ -35,6 +35,7 @@ __all__ = [
     "DEALT",
     "FAMILY",
     "GRAPHS",
+    "HOLDOUT_GRAPHS",
     "MAX_GOLD",
     "MAX_LESSONS",
     "ONE_HOP",
@@ -59,6 +60,9 @@ __all__ = [
 
 ROOT = Path(__file__).resolve().parents[1]
 GRAPHS = {"curriculum": ROOT / "data_plane" / "curriculum", "prereqmap": default_bundle()}
+# The forms holdout adds a third graph, hand-authored and unlike the other two (music theory and
+# statistics; evals/bundles/musicstats).
+HOLDOUT_GRAPHS = {**GRAPHS, "musicstats": ROOT / "evals" / "bundles" / "musicstats"}
 MAX_GOLD = 15
 MAX_LESSONS = 8
 DEALT = ("dev", "test")

@@ -2,26 +2,31 @@
 why, order, relate, next, remaining, shared), of the older intents with names written as learners
 write them, misspelt names, unsupported questions and bad input, instantiated on two graphs with
 gold from ``evals.gold`` (networkx over the bundle files, never the system under test), split ONCE
-into ``dev`` and ``test`` by phrasing template.
+into ``dev`` and ``test`` by phrasing template; and a blind ``holdout`` written apart from them,
+on those two graphs and a third.
 
 Run from the repository root::
 
-    python evals/questions/build_forms.py           # rewrites the four forms_*.jsonl files
+    python evals/questions/build_forms.py           # rewrites the seven forms_*.jsonl files
     python evals/questions/build_forms.py --check   # fails if a committed file is stale
 
-Graphs: ``curriculum`` (the bundled curriculum) and ``prereqmap`` (``evals/bundles/prereqmap``).
-Output: ``forms_{graph}_{split}.jsonl``. Semantics and gold: docs/evals.md, "Question forms corpus".
+Graphs: ``curriculum`` (the bundled curriculum) and ``prereqmap`` (``evals/bundles/prereqmap``);
+the holdout also ``musicstats`` (``evals/bundles/musicstats``). Output:
+``forms_{graph}_{split}.jsonl``. Semantics and gold: docs/evals.md, "Question forms corpus".
 
 * ``forms_templates.jsonl`` holds one row per template: ``id``, ``form``, ``text`` with slots
   ``{x}``, ``{y}``, ``{k1}``..``{k3}``, the parameters its gold needs (``scope``: direct, transitive
   or either; ``family``: ``order`` or ``builds_on``; ``of`` for a count; ``intent`` and ``style``
   for a names template; ``asks`` for a misspelt one) and ``split``. Within each form the templates
   were ordered by the SHA-256 of their id and dealt alternately to dev and test, once; the builder
-  refuses a file that disagrees.
+  refuses a file that disagrees. ``forms_templates_holdout.jsonl`` has the same rows, every one
+  with ``split: holdout``.
 * ``forms_names.jsonl`` holds names as learners write them that no rule derives: the other number
   of a concept's name ("transformers", "sparse matrix") and misspellings ("embedings"), per graph.
   The builder refuses a misspelling that is a known name, contains one, or is not closest to the
-  concept it misspells.
+  concept it misspells. ``forms_names_holdout.jsonl`` holds the holdout's own, and rows of style
+  ``unknown`` (no graph): the concepts in no graph its questions ask about instead of
+  :data:`evals.corpus.UNKNOWN`.
 * Each template is instantiated twice per graph (seeded). Subjects are chosen so that each form's
   answers are balanced: each template asks for a *case* (a check that holds directly, through
   others, reversed or between unrelated concepts; a count that is small, larger or zero; ...)
@@ -43,7 +48,7 @@ import itertools
 import random
 import re
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -58,6 +63,7 @@ from data_plane.relations import BUILDS_ON, CONTRASTS_WITH, PART_OF, PREREQUISIT
 from evals import gold  # noqa: E402
 from evals.corpus import (  # noqa: E402
     GRAPHS,
+    HOLDOUT_GRAPHS,
     MAX_GOLD,
     UNKNOWN,
     Graph,
@@ -77,12 +83,16 @@ from evals.questions import Question  # noqa: E402
 HERE = Path(__file__).parent
 TEMPLATES_FILE = HERE / "forms_templates.jsonl"
 NAMES_FILE = HERE / "forms_names.jsonl"
+HOLDOUT_TEMPLATES_FILE = HERE / "forms_templates_holdout.jsonl"
+HOLDOUT_NAMES_FILE = HERE / "forms_names_holdout.jsonl"
 PER_TEMPLATE = 2
 SPLITS = ("dev", "test")
+HOLDOUT = ("holdout",)
 FORMS = ("check", "count", "why", "order", "relate", "next", "remaining", "shared")
 ABSTAIN_FORMS = ("misspelt", "unsupported", "bad_input")
 COUNTABLE = ("prerequisites", "needed_before", "dependents", "comes_after", "foundations", "built_by")
-NAME_INTENTS = (*COUNTABLE, "about", "lessons_covering")
+ONE_NAME_INTENTS = (*COUNTABLE, "about", "lessons_covering", "lessons_before")
+NAME_INTENTS = (*ONE_NAME_INTENTS, "path")  # a path names two concepts: {x} and {y}
 STYLES = ("lower", "number", "possessive", "contains")
 FAMILIES = ("order", "builds_on")
 OTHER_RELATIONS = (RELATED, CONTRASTS_WITH, PART_OF)
@@ -145,16 +155,16 @@ RULES: dict[str, tuple[dict[str, tuple[str, ...]], tuple[tuple[str, ...], ...]]]
     "next": ({}, KNOWN),
     "remaining": ({}, tuple((*k, "y") for k in KNOWN)),
     "shared": ({"scope": ("direct", "transitive", "either"), "family": FAMILIES}, (XY,)),
-    "names": ({"intent": NAME_INTENTS, "style": STYLES}, (X,)),
-    "misspelt": ({"asks": NAME_INTENTS}, (X,)),
+    "names": ({"intent": NAME_INTENTS, "style": STYLES}, (X, XY)),
+    "misspelt": ({"asks": ONE_NAME_INTENTS}, (X,)),
     "unsupported": ({}, (X, XY)),
     "bad_input": ({}, (X, XY)),
 }
 
 
-def load_templates(path: Path = TEMPLATES_FILE) -> list[Template]:
+def load_templates(path: Path = TEMPLATES_FILE, splits: tuple[str, ...] = SPLITS) -> list[Template]:
     """The template file, validated: known forms, the parameters each needs, its slots, unique ids
-    and texts, and the split the once-only dealing gives."""
+    and texts, and its split: the once-only dealing for dev and test, else the one split named."""
     out: list[Template] = []
     for row in read_rows(path):
         tid = row.get("id", "?")
@@ -169,7 +179,7 @@ def load_templates(path: Path = TEMPLATES_FILE) -> list[Template]:
         if extra:
             raise ValueError(f"{path.name}: template {tid}: unexpected {sorted(extra)}")
         t = Template(**row)
-        if t.slots not in slot_sets:
+        if t.slots not in slot_sets or (form == "names" and (t.slots == XY) != (t.intent == "path")):
             raise ValueError(f"{path.name}: template {tid}: slots {t.slots} are not one of {slot_sets}")
         if t.style == "possessive" and "{x}'s" not in t.text:
             raise ValueError(f"{path.name}: template {tid}: a possessive template writes {{x}}'s")
@@ -178,6 +188,11 @@ def load_templates(path: Path = TEMPLATES_FILE) -> list[Template]:
         values = [getattr(t, attr) for t in out]
         if len(set(values)) != len(values):
             raise ValueError(f"{path.name}: two templates share a{'n' if attr == 'id' else ''} {attr}")
+    if splits != SPLITS:
+        for t in out:
+            if t.split not in splits:
+                raise ValueError(f"{path.name}: template {t.id}: split must be one of {splits}")
+        return out
     dealt = split_of([(t.id, t.form) for t in out])
     for t in out:
         if t.split != dealt[t.id]:
@@ -196,24 +211,27 @@ def _forms_of(graph: Graph, numbers: dict[str, str], cid: str) -> list[str]:
 @dataclass(frozen=True, eq=False)
 class Names:
     """How learners write one graph's concepts beyond :func:`evals.corpus.render`: the other
-    number of a name, names that contain another concept's name, misspellings."""
+    number of a name, names that contain another concept's name, misspellings; and the concepts
+    in no graph that questions ask about instead (``unknown``)."""
 
     numbers: dict[str, str]  # id -> the name in the other number
     containing: dict[str, list[str]]  # id -> its written forms that contain another concept's name
     misspelt: list[tuple[str, str]]  # (misspelling, intended id)
+    unknown: tuple[str, ...] = UNKNOWN
 
     @classmethod
-    def of(cls, graph: Graph, rows: Sequence[dict[str, Any]]) -> Names:
-        rows = [r for r in rows if r["graph"] == graph.name]
+    def of(cls, graph: Graph, rows: Sequence[dict[str, Any]], where: str = NAMES_FILE.name) -> Names:
+        unknown = tuple(r["text"] for r in rows if r.get("style") == "unknown" and "graph" not in r)
+        rows = [r for r in rows if r.get("graph") == graph.name]
         for r in rows:
             if r["id"] not in graph.names or r["style"] not in ("number", "misspelt"):
-                raise ValueError(f"{NAMES_FILE.name}: {r} names no concept of {graph.name} or no style")
+                raise ValueError(f"{where}: {r} names no concept of {graph.name} or no style")
         numbers = {r["id"]: r["text"] for r in rows if r["style"] == "number"}
         written = {cid: [f.lower() for f in _forms_of(graph, numbers, cid)] for cid in graph.names}
         owner = {f: cid for cid, forms in written.items() for f in forms[:-1] or forms}
         for cid, text in numbers.items():
             if owner.get(text.lower(), cid) != cid:
-                raise ValueError(f"{NAMES_FILE.name}: {text!r} is another concept's name")
+                raise ValueError(f"{where}: {text!r} is another concept's name")
         containing = {
             cid: hits
             for cid, forms in written.items()
@@ -221,8 +239,8 @@ class Names:
         }
         misspelt = [(r["text"], r["id"]) for r in rows if r["style"] == "misspelt"]
         for text, cid in misspelt:
-            _check_misspelling(text, cid, written)
-        return cls(numbers, containing, misspelt)
+            _check_misspelling(text, cid, written, where)
+        return cls(numbers, containing, misspelt, unknown or UNKNOWN)
 
 
 def _contains_other(form: str, cid: str, written: dict[str, list[str]]) -> bool:
@@ -244,17 +262,17 @@ def edit_distance(a: str, b: str) -> int:
     return d[len(a)][len(b)]
 
 
-def _check_misspelling(text: str, cid: str, written: dict[str, list[str]]) -> None:
+def _check_misspelling(text: str, cid: str, written: dict[str, list[str]], where: str) -> None:
     """A misspelling names nothing, contains no name, and is one or two slips from ``cid`` only."""
     low = text.lower()
     for other, names in written.items():
         for n in names:
             if n == low or re.search(rf"\b{re.escape(n)}\b", low):
-                raise ValueError(f"{NAMES_FILE.name}: misspelling {text!r} contains the name {n!r} ({other})")
+                raise ValueError(f"{where}: misspelling {text!r} contains the name {n!r} ({other})")
     near = min(edit_distance(low, n) for n in written[cid])
     rival = min(edit_distance(low, n) for other, names in written.items() if other != cid for n in names)
     if not 1 <= near <= 2 or rival <= near:
-        raise ValueError(f"{NAMES_FILE.name}: {text!r} is not one or two slips from {cid} alone")
+        raise ValueError(f"{where}: {text!r} is not one or two slips from {cid} alone")
 
 
 # -- the learning order of one graph, with the subject pools -------------------------------------------------
@@ -597,7 +615,7 @@ class Builder:
 
     @property
     def prefix(self) -> str:
-        return {"curriculum": "cu", "prereqmap": "pm"}[self.shape.graph.name]
+        return {"curriculum": "cu", "prereqmap": "pm", "musicstats": "ms"}[self.shape.graph.name]
 
     def next_case(self, t: Template) -> list[str]:
         """This template's turn in its form's cycle of cases (per split), then the others."""
@@ -651,7 +669,8 @@ class Builder:
         return pool[order[(self.misspelt_turn - 1) % len(pool)]]
 
     def unknown(self) -> str:
-        u = UNKNOWN[self.unknown_turn % len(UNKNOWN)]
+        unknown = self.shape.names.unknown
+        u = unknown[self.unknown_turn % len(unknown)]
         self.unknown_turn += 1
         return u
 
@@ -690,13 +709,14 @@ def build_form(b: Builder, t: Template, k: int) -> list[Question]:
     return out
 
 
-def _name_pool(shape: Shape, t: Template) -> list[str]:
+def _name_pool(shape: Shape, t: Template) -> list[Subject]:
+    """Subjects with a listable answer; the style's (``number``, ``contains``) is written as ``x``."""
     assert t.intent is not None
-    pool = [s[0] for s in eligible(shape.graph, t.intent)]
+    pool = eligible(shape.graph, t.intent)
     if t.style == "number":
-        return [x for x in pool if x in shape.names.numbers]
+        return [s for s in pool if s[0] in shape.names.numbers]
     if t.style == "contains":
-        return [x for x in pool if x in shape.names.containing]
+        return [s for s in pool if s[0] in shape.names.containing]
     return pool
 
 
@@ -711,22 +731,30 @@ def _name_written(shape: Shape, t: Template, x: str, rng: random.Random) -> str:
     return render(shape.graph, x, rng)
 
 
+def _name_slots(shape: Shape, t: Template, s: Subject, x: str, rng: random.Random) -> dict[str, str]:
+    """The slots' text: ``x`` as written for the subject, then a path's end as :func:`render` writes it."""
+    return dict(zip(t.slots, (x, *(render(shape.graph, c, rng) for c in s[1:])), strict=True))
+
+
 def build_names(b: Builder, t: Template, k: int) -> list[Question]:
     """An older intent with the subject written as learners write it (gold as the paraphrase
-    corpus computes it), and for every other template one unknown concept."""
+    corpus computes it), and for every other template one unknown concept (as ``x``; a path's
+    ``y`` stays known)."""
     assert t.intent is not None
-    rng = random.Random(f"{b.shape.graph.name}:{t.id}")
-    pool = _name_pool(b.shape, t)
+    shape = b.shape
+    rng = random.Random(f"{shape.graph.name}:{t.id}")
+    pool = _name_pool(shape, t)
     if len(pool) < PER_TEMPLATE:
-        raise ValueError(f"{b.shape.graph.name}: too few subjects for template {t.id}")
+        raise ValueError(f"{shape.graph.name}: too few subjects for template {t.id}")
     out: list[Question] = []
-    for n, x in enumerate(rng.sample(pool, PER_TEMPLATE), start=1):
-        concepts, lessons, _ = gold_for(b.shape.graph, t.intent, (x,), None)
+    for n, s in enumerate(rng.sample(pool, PER_TEMPLATE), start=1):
+        concepts, lessons, _ = gold_for(shape.graph, t.intent, s, None)
         g = gold.FormGold(concepts=frozenset(concepts), match="contains" if t.intent == "about" else "exact")
-        text = _fill(t, {"x": _name_written(b.shape, t, x, rng)})
+        text = _fill(t, _name_slots(shape, t, s, _name_written(shape, t, s[0], rng), rng))
         out.append(b.question(t, n, text, t.intent, g, lessons=sorted(lessons)))
     if k % 2 == 0:
-        out.append(b.question(t, PER_TEMPLATE + 1, _fill(t, {"x": b.unknown()}), "unanswerable", None))
+        text = _fill(t, _name_slots(shape, t, s, b.unknown(), rng))
+        out.append(b.question(t, PER_TEMPLATE + 1, text, "unanswerable", None))
     return out
 
 
@@ -754,10 +782,12 @@ BUILDERS: dict[str, Callable[[Builder, Template, int], list[Question]]] = {
 }
 
 
-def build_graph(shape: Shape, templates: Sequence[Template]) -> dict[str, list[Question]]:
+def build_graph(
+    shape: Shape, templates: Sequence[Template], splits: tuple[str, ...] = SPLITS
+) -> dict[str, list[Question]]:
     """Every question on one graph, by split."""
     b = Builder(shape)
-    out: dict[str, list[Question]] = {split: [] for split in SPLITS}
+    out: dict[str, list[Question]] = {split: [] for split in splits}
     seen: dict[str, int] = {}
     for t in templates:
         k = seen.get(t.form, 0)
@@ -766,17 +796,42 @@ def build_graph(shape: Shape, templates: Sequence[Template]) -> dict[str, list[Q
     return out
 
 
+@dataclass(frozen=True)
+class Corpus:
+    """Templates and the names they are filled with, the graphs they are instantiated on and the
+    splits they make."""
+
+    templates: Path
+    names: Path
+    graphs: Mapping[str, Path]
+    splits: tuple[str, ...]
+
+    def shapes(self) -> list[Shape]:
+        """Each graph as the forms read it, with the names this corpus writes."""
+        rows = read_rows(self.names)
+        graphs = [load_graph(name, bundle) for name, bundle in self.graphs.items()]
+        shapes = [Shape.of(graph, Names.of(graph, rows, self.names.name)) for graph in graphs]
+        check_unknown(graphs, {u for shape in shapes for u in shape.names.unknown})
+        return shapes
+
+    def outputs(self) -> dict[Path, list[Question]]:
+        templates = load_templates(self.templates, self.splits)
+        files: dict[Path, list[Question]] = {}
+        for shape in self.shapes():
+            for split, questions in build_graph(shape, templates, self.splits).items():
+                files[HERE / f"forms_{shape.graph.name}_{split}.jsonl"] = round_tripped(questions)
+        return files
+
+
+CORPORA = {
+    "forms": Corpus(TEMPLATES_FILE, NAMES_FILE, GRAPHS, SPLITS),
+    # Written blind to the reader and to the dev/test phrasings; scored once (docs/evals.md).
+    "holdout": Corpus(HOLDOUT_TEMPLATES_FILE, HOLDOUT_NAMES_FILE, HOLDOUT_GRAPHS, HOLDOUT),
+}
+
+
 def outputs() -> dict[Path, list[Question]]:
-    templates = load_templates()
-    rows = read_rows(NAMES_FILE)
-    graphs = [load_graph(name, bundle) for name, bundle in GRAPHS.items()]
-    check_unknown(graphs, UNKNOWN)
-    files: dict[Path, list[Question]] = {}
-    for graph in graphs:
-        shape = Shape.of(graph, Names.of(graph, rows))
-        for split, questions in build_graph(shape, templates).items():
-            files[HERE / f"forms_{graph.name}_{split}.jsonl"] = round_tripped(questions)
-    return files
+    return {path: qs for corpus in CORPORA.values() for path, qs in corpus.outputs().items()}
 
 
 def main(argv: list[str] | None = None) -> int:
