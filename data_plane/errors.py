@@ -12,7 +12,7 @@
     │   ├── SelfLoop             an edge from a concept to itself
     │   ├── InactiveEndpoint     an edge to an unknown or no-longer-active concept
     │   ├── PrerequisiteCycle    a prerequisite edge would close a cycle (.cycle)
-    │   ├── KeyExists            assert on a key that already has a current version
+    │   ├── KeyExists            assert on a key whose current version still holds (or a duplicate name)
     │   └── ConcurrentWrite      another writer changed the key first; retry
     ├── NotFound                 no such concept, edge, answer or version (.key)
     └── LLMError                 defined in control_plane.errors (LLMUnavailable, LLMRejected)
@@ -162,7 +162,8 @@ class PrerequisiteCycle(WriteRejected):
 
 
 class KeyExists(WriteRejected):
-    """An assert names a key that already has a current version; revise it instead."""
+    """An assert names a key whose current version still holds then; revise it instead. (A key
+    whose validity was closed by an invalidation may be asserted again.)"""
 
 
 class ConcurrentWrite(WriteRejected):

@@ -319,18 +319,14 @@ def _new_row(
         invalid_at = None if write.invalid_at is KEEP else write.invalid_at
         op = "retract"
     elif mode == "assert":
+        valid_at = write.valid_at or now
         if live:
             assert current is not None
-            raise KeyExists(
-                f"{what} already exists (version {current['version_id']}); revise it instead",
-                field="id",
-                value="/".join(key),
-            )
+            _refuse_unless_closed_by(what, key, current, valid_at)
         content = {**_defaults(table, key), **write.content}
         missing = [c for c in _CONTENT[table] if c not in content]
         if missing:
             raise InputError(f"{what}: missing {missing[0]}", field=missing[0])
-        valid_at = write.valid_at or now
         invalid_at = None if write.invalid_at is KEEP else write.invalid_at
         op = "assert"
     elif mode in ("revise", "invalidate", "retract"):
@@ -399,6 +395,28 @@ def _new_row(
     return row, op
 
 
+def _refuse_unless_closed_by(
+    what: _Described, key: tuple[str, ...], current: Mapping[str, Any], start: datetime
+) -> None:
+    """An assert on a key whose current version still holds at ``start`` is refused. One whose
+    validity was closed at or before ``start`` (invalidated) is asserted again from ``start``:
+    curricula change back, and the history then reads assert, invalidate, assert."""
+    end = current["invalid_at"]
+    if end is None:
+        raise KeyExists(
+            f"{what} already exists (version {current['version_id']}); revise it instead",
+            field="id",
+            value="/".join(key),
+        )
+    if end > start:
+        raise KeyExists(
+            f"{what} holds until {format_time(end)} (version {current['version_id']}); assert it "
+            f"again from then on (valid_at >= {format_time(end)}) or revise it",
+            field="valid_at",
+            value=format_time(start),
+        )
+
+
 _BOOKKEEPING: Final = frozenset({"version_id", "op", "recorded_at", "expired_at", "supersedes_id"})
 
 
@@ -444,7 +462,7 @@ class WriteGateway:
         valid_at: datetime | None = None,
         invalid_at: datetime | None = None,
     ) -> Concept:
-        """Assert a new concept."""
+        """Assert a new concept, or one whose validity an invalidation closed (again, from ``valid_at``)."""
         w = Write.concept(
             concept_id,
             grounding=grounding,
@@ -507,7 +525,8 @@ class WriteGateway:
         valid_at: datetime | None = None,
         invalid_at: datetime | None = None,
     ) -> Edge:
-        """Assert a new edge between two active concepts."""
+        """Assert an edge between two active concepts: a new one, or one an invalidation closed
+        (again, from ``valid_at``)."""
         w = Write.edge(
             source_id, target_id, relation, grounding=grounding, valid_at=valid_at, invalid_at=invalid_at
         )

@@ -130,6 +130,21 @@ def test_edge_curation_and_edges_query(client: TestClient, writer: dict[str, str
     assert "rag>builds_on>tokenization" not in keys
 
 
+def test_an_invalidated_edge_is_asserted_again_over_http(client: TestClient, writer: dict[str, str]) -> None:
+    """POST /edges on an invalidated edge asserts it again (201); its history reads assert,
+    invalidate, assert, and it is listed again."""
+    edge = {"source_id": "rag", "target_id": "embeddings", "relation": "builds_on", "grounding": GROUNDING}
+    assert client.post("/edges/invalidate", json=edge, headers=writer).status_code == 201
+    again = client.post("/edges", json=edge, headers=writer)
+    assert again.status_code == 201, again.text
+    assert again.json()["written"][0]["op"] == "assert"
+    ops = [v["op"] for v in client.get("/edges/rag%3Ebuilds_on%3Eembeddings/history").json()]
+    assert ops == ["assert", "invalidate", "assert"]
+    assert "rag>builds_on>embeddings" in [
+        e["key"] for e in client.get("/edges", params={"concept": "rag"}).json()
+    ]
+
+
 def test_unknown_relation_is_400_problem(client: TestClient, writer: dict[str, str]) -> None:
     """An edge with an unknown relation is a 400 problem naming the relation."""
     edge = {"source_id": "rag", "target_id": "tokenization", "relation": "likes", "grounding": GROUNDING}

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import structlog
-from click.testing import Result
+from kg_cli import ENV, GROUNDED, assert_one_line_error, copy_sqlite, initialised_sqlite, kg, ok
 from typer.testing import CliRunner
 
 from control_plane.surfaces.cli import app
@@ -22,7 +22,6 @@ QUESTION = (
     "What must a learner master before agent orchestration, and which of those concepts does RAG build on?"
 )
 ROOT = Path(__file__).resolve().parents[1]
-ENV = {"KG_SYNTHESIZER": "offline", "DEEPSEEK_API_KEY": "", "KG_DATABASE_URL": "", "COLUMNS": "200"}
 
 
 @pytest.fixture(autouse=True)
@@ -34,42 +33,13 @@ def _reset_logging() -> Iterator[None]:
 @pytest.fixture(scope="module")
 def initialised(tmp_path_factory: pytest.TempPathFactory) -> str:
     """A SQLite database initialised once with the curriculum (ask/audit tests read it)."""
-    url = f"sqlite:///{tmp_path_factory.mktemp('cli')}/kg.sqlite3"
-    result = CliRunner().invoke(app, ["--db", url, "init"], env=ENV)
-    assert result.exit_code == 0, result.output
-    return url
+    return initialised_sqlite(tmp_path_factory.mktemp("cli"))
 
 
 @pytest.fixture
 def db(tmp_path: Path, initialised: str) -> str:
     """A private copy of the initialised database, for tests that write."""
-    src = Path(initialised.removeprefix("sqlite:///"))
-    dst = tmp_path / "kg.sqlite3"
-    for suffix in ("", "-wal", "-shm"):  # WAL mode: recent pages may live in the -wal file
-        if Path(f"{src}{suffix}").exists():
-            Path(f"{dst}{suffix}").write_bytes(Path(f"{src}{suffix}").read_bytes())
-    return f"sqlite:///{dst}"
-
-
-def kg(url: str, *args: str) -> Result:
-    return CliRunner().invoke(app, ["--db", url, *args], env=ENV)
-
-
-def ok(url: str, *args: str) -> Result:
-    result = kg(url, *args)
-    assert result.exit_code == 0, result.output
-    return result
-
-
-def assert_one_line_error(result: Result, needle: str) -> None:
-    assert result.exit_code != 0
-    assert "Traceback" not in result.output
-    lines = [line for line in result.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
-    assert needle in lines[0]
-
-
-GROUNDED = ["--reason", "a CLI test", "--evidence", '{"test": "cli"}']
+    return copy_sqlite(initialised, tmp_path)
 
 
 def test_init_is_idempotent(db: str) -> None:

@@ -79,7 +79,7 @@ def concept_add(
     source: SourceOpt = None,
     confidence: ConfidenceOpt = 1.0,
 ) -> None:
-    """Assert a new concept."""
+    """Assert a new concept, or again one that was invalidated."""
     g = grounding(reason, source, evidence, confidence)
     with runtime(ctx) as rt:
         c = rt.gateway.assert_concept(
@@ -152,7 +152,7 @@ def edge_add(
     source: SourceOpt = None,
     confidence: ConfidenceOpt = 1.0,
 ) -> None:
-    """Assert an edge between two active concepts."""
+    """Assert an edge between two active concepts (a new one, or again one that was invalidated)."""
     s, t, r = edge_parts(edge)
     g = grounding(reason, source, evidence, confidence)
     with runtime(ctx) as rt:
@@ -210,7 +210,7 @@ def lesson_link(
     source: SourceOpt = None,
     confidence: ConfidenceOpt = 1.0,
 ) -> None:
-    """Link a lesson to an active concept."""
+    """Link a lesson to an active concept (again, after an unlink)."""
     g = grounding(reason, source, evidence, confidence)
     with runtime(ctx) as rt:
         v = rt.gateway.link_lesson(lesson_id, concept_id, grounding=g, title=title)

@@ -54,7 +54,7 @@ def concept_history(concept_id: str, rt: RuntimeDep, _t: ReadToken) -> list[dict
 
 @router.post("/concepts", **WRITE_ROUTE)
 def add_concept(body: ConceptIn, token: WriteToken, rt: RuntimeDep) -> dict[str, Any]:
-    """Assert a new concept."""
+    """Assert a new concept, or again one that was invalidated."""
     c = rt.gateway.assert_concept(
         body.concept_id,
         name=body.name,

@@ -1,0 +1,63 @@
+"""What a curriculum maintainer does with `kg`: assert again what was invalidated, be stopped
+before adding a concept under a name the graph already has, and look concepts up."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from kg_cli import GROUNDED, assert_one_line_error, copy_sqlite, initialised_sqlite, kg, ok
+
+
+@pytest.fixture(scope="module")
+def initialised(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The bundled curriculum in SQLite, initialised once for the module's read-only tests."""
+    return initialised_sqlite(tmp_path_factory.mktemp("curation"))
+
+
+@pytest.fixture
+def db(tmp_path: Path, initialised: str) -> str:
+    """A private copy of the curriculum database, for tests that write."""
+    return copy_sqlite(initialised, tmp_path)
+
+
+def _ops(db: str, key: str) -> list[str]:
+    return [v["op"] for v in json.loads(ok(db, "audit", "history", key, "--format", "json").stdout)]
+
+
+# -- asserting again what was invalidated ------------------------------------------------------
+
+
+def test_edge_add_after_invalidate_asserts_the_edge_again(db: str) -> None:
+    """`kg edge add` on an invalidated edge writes a new assert version that supersedes the closed one."""
+    key = "rag>builds_on>embeddings"
+    ok(db, "edge", "invalidate", key, "--reason", "dropped from the unit", "--evidence", '{"t": 1}')
+    out = ok(db, "edge", "add", key, "--reason", "back in the 2026 unit", "--evidence", '{"t": 2}').stdout
+    assert re.search(
+        rf"concept_edges {re.escape(key)}: version \d+ op=assert valid \S+\.\.open .* supersedes \d+", out
+    )
+    assert _ops(db, key) == ["assert", "invalidate", "assert"]
+    assert key in ok(db, "audit", "snapshot", "--format", "json").stdout
+
+
+def test_concept_add_after_invalidate_asserts_the_concept_again(db: str) -> None:
+    """`kg concept add` on an invalidated concept asserts it again with the given name."""
+    ok(db, "concept", "invalidate", "graphrag", *GROUNDED)
+    ok(db, "concept", "add", "graphrag", "--name", "GraphRAG", "--summary", "Back.", *GROUNDED)
+    assert _ops(db, "graphrag") == ["assert", "invalidate", "assert"]
+
+
+def test_lesson_link_after_unlink_links_again(db: str) -> None:
+    """`kg lesson link` after `kg lesson unlink` links the lesson again."""
+    ok(db, "lesson", "link", "L99_graph", "graphrag", "--title", "Graphs", *GROUNDED)
+    ok(db, "lesson", "unlink", "L99_graph", "graphrag", *GROUNDED)
+    assert "op=assert" in ok(db, "lesson", "link", "L99_graph", "graphrag", *GROUNDED).stdout
+
+
+def test_edge_add_on_an_edge_in_force_still_says_revise(db: str) -> None:
+    """An edge that still holds is not asserted twice: one error line pointing at revise."""
+    result = kg(db, "edge", "add", "rag>builds_on>embeddings", *GROUNDED)
+    assert_one_line_error(result, "already exists")
+    assert "revise it instead" in result.stderr
