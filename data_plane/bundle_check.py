@@ -27,7 +27,7 @@ Contradictions and what a policy does with them:
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -53,6 +53,7 @@ from data_plane.bundle_rows import (
     read_rows,
 )
 from data_plane.cycles import Arc, break_cycles
+from data_plane.duplicates import NameBook, NameKey
 from data_plane.errors import Problem
 from data_plane.gateway import Write
 from data_plane.reads import GraphReader
@@ -74,6 +75,7 @@ KIND_ORDER: Final = (
     "relation",
     "self_loop",
     "duplicate",
+    "duplicate_name",
     "lesson_title",
     "unknown_concept",
     "cycle",
@@ -85,10 +87,15 @@ _REL_INDEX: Final = {r: i for i, r in enumerate(RELATIONS)}
 
 @dataclass(frozen=True)
 class ImportPolicy:
-    """What an import does with contradictions (default: refuse, write nothing)."""
+    """What an import does with contradictions (default: refuse, write nothing).
+
+    ``name_key`` is how concept names are compared (the question reader's normaliser): with it,
+    a concept whose name or alias reads the same as another concept's, in the bundle or active
+    in the graph, is a ``duplicate_name`` problem. None: names are not compared."""
 
     set_aside: bool = False
     mutual_as_related: bool = False
+    name_key: NameKey | None = None
 
 
 @dataclass(frozen=True)
@@ -273,7 +280,10 @@ def check(folder: str | Path, reader: GraphReader, policy: ImportPolicy | None =
     cells = Cells(plan.manifest)
     with reader.engine.connect() as conn:
         active = _active_concepts(conn, now)
-        declared = _check_concepts(plan, cells)
+        book: NameBook[tuple[int, str]] | None = NameBook(policy.name_key) if policy.name_key else None
+        declared = _check_concepts(plan, cells, book)
+        if book is not None:
+            _stored_name_clashes(conn, plan, declared, book, now)
         known = _Either(declared, active)
         arcs: list[Arc] = []
         arc_keys: dict[int, int] = {}
@@ -313,7 +323,7 @@ def _rows(plan: Plan, file: str, *, keep_bad: bool = False) -> Iterator[Row]:
         yield row
 
 
-def _check_concepts(plan: Plan, cells: Cells) -> set[str]:
+def _check_concepts(plan: Plan, cells: Cells, book: NameBook[tuple[int, str]] | None) -> set[str]:
     if not (plan.folder / CONCEPTS).is_file():
         plan.problems.append(
             Problem("file", CONCEPTS, None, None, f"required file is missing from {plan.folder}")
@@ -344,8 +354,64 @@ def _check_concepts(plan: Plan, cells: Cells) -> set[str]:
                     f"duplicate concept id {w.key[0]!r}; first given on line {first}",
                 )
             )
+        elif book is not None:
+            _claim_names(plan, book, w.key[0], w.content, row.line)
         plan.concept_keys.add(i)
     return declared
+
+
+_SAME_NAME: Final = "names are compared as questions are read"
+_ALLOW_NAMES: Final = "--allow-duplicate-names to import it anyway"
+
+
+def _claim_names(
+    plan: Plan, book: NameBook[tuple[int, str]], cid: str, content: Mapping[str, Any], line: int
+) -> None:
+    """Claim a bundle concept's name and aliases; one that reads the same as an earlier row's is a
+    ``duplicate_name`` problem naming that row."""
+    for column, name in (("name", content["name"]), *(("aliases", a) for a in content["aliases"])):
+        other = book.claim(cid, name, (line, column))
+        if other is not None:
+            what = "name" if column == "name" else "alias"
+            plan.problems.append(
+                Problem(
+                    "duplicate_name",
+                    CONCEPTS,
+                    line,
+                    column,
+                    f"concept {cid!r}: {what} {name!r} is already concept {other.concept_id!r} "
+                    f"({other.name!r}, line {other.where[0]}; {_SAME_NAME}); {_ALLOW_NAMES}",
+                )
+            )
+
+
+def _stored_name_clashes(
+    conn: Connection, plan: Plan, declared: set[str], book: NameBook[tuple[int, str]], now: datetime
+) -> None:
+    """Bundle concepts whose name or alias an active concept outside the bundle goes by."""
+    c = schema.concepts
+    stmt = sa.select(c.c.concept_id, c.c.name, c.c.aliases).where(_open(c, now))
+    reported: set[tuple[int, str, str]] = set()
+    for cid, name, aliases in _stream(conn, stmt):
+        if cid in declared:
+            continue  # the bundle restates this concept: its rows are authoritative for it
+        for stored in (name, *(aliases or ())):
+            claim = book.owner(stored)
+            if claim is None or claim.concept_id == cid or (*claim.where, cid) in reported:
+                continue
+            reported.add((*claim.where, cid))
+            line, column = claim.where
+            what = "name" if column == "name" else "alias"
+            plan.problems.append(
+                Problem(
+                    "duplicate_name",
+                    CONCEPTS,
+                    line,
+                    column,
+                    f"concept {claim.concept_id!r}: {what} {claim.name!r} is already concept {cid!r} "
+                    f"in the graph ({stored!r}; {_SAME_NAME}); {_ALLOW_NAMES}",
+                )
+            )
 
 
 def _check_edges(

@@ -12,7 +12,8 @@
     │   ├── SelfLoop             an edge from a concept to itself
     │   ├── InactiveEndpoint     an edge to an unknown or no-longer-active concept
     │   ├── PrerequisiteCycle    a prerequisite edge would close a cycle (.cycle)
-    │   ├── KeyExists            assert on a key whose current version still holds (or a duplicate name)
+    │   ├── KeyExists            assert on a key whose current version still holds
+    │   ├── DuplicateName        a concept name or alias reads the same as another concept's (.other_id)
     │   └── ConcurrentWrite      another writer changed the key first; retry
     ├── NotFound                 no such concept, edge, answer or version (.key)
     └── LLMError                 defined in control_plane.errors (LLMUnavailable, LLMRejected)
@@ -164,6 +165,15 @@ class PrerequisiteCycle(WriteRejected):
 class KeyExists(WriteRejected):
     """An assert names a key whose current version still holds then; revise it instead. (A key
     whose validity was closed by an invalidation may be asserted again.)"""
+
+
+class DuplicateName(WriteRejected):
+    """A concept's name or alias reads the same as another concept's (``other_id``), as the question
+    reader reads names; allowed only when the caller says the duplicate is intended."""
+
+    def __init__(self, message: str, *, field: str, value: str, other_id: str) -> None:
+        super().__init__(message, field=field, value=value)
+        self.other_id = other_id
 
 
 class ConcurrentWrite(WriteRejected):

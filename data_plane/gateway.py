@@ -43,8 +43,10 @@ from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 
 from data_plane import schema
 from data_plane.clock import Clock, ensure_utc, format_time, utc_now
+from data_plane.duplicates import NameBook, NameKey
 from data_plane.errors import (
     ConcurrentWrite,
+    DuplicateName,
     InactiveEndpoint,
     InputError,
     KeyExists,
@@ -440,10 +442,15 @@ class _Pending:
 class WriteGateway:
     """Applies grounded, bi-temporal writes; the only writer of the graph tables."""
 
-    def __init__(self, engine: Engine, *, clock: Clock = utc_now) -> None:
+    def __init__(self, engine: Engine, *, clock: Clock = utc_now, name_key: NameKey | None = None) -> None:
+        """``name_key``: how concept names are compared (the question reader's normaliser); with
+        it, a concept may not be asserted, or renamed, to a name or alias another concept in
+        force already goes by, unless the write allows the duplicate. Without it names are not
+        compared."""
         self._engine = engine
         self._writer = engine.execution_options(kg_write=True)
         self._clock = clock
+        self._name_key = name_key
 
     def reader(self) -> GraphReader:
         """A reader on the same database and clock, so reads agree with this gateway's "now"."""
@@ -461,8 +468,11 @@ class WriteGateway:
         summary: str = "",
         valid_at: datetime | None = None,
         invalid_at: datetime | None = None,
+        allow_duplicate_name: bool = False,
     ) -> Concept:
-        """Assert a new concept, or one whose validity an invalidation closed (again, from ``valid_at``)."""
+        """Assert a new concept, or one whose validity an invalidation closed (again, from
+        ``valid_at``). A name or alias another concept goes by is refused (``DuplicateName``)
+        unless ``allow_duplicate_name``."""
         w = Write.concept(
             concept_id,
             grounding=grounding,
@@ -472,7 +482,7 @@ class WriteGateway:
             valid_at=valid_at,
             invalid_at=invalid_at,
         )
-        return _as_concept(self.apply([w]).written[0])
+        return _as_concept(self.apply([w], allow_duplicate_names=allow_duplicate_name).written[0])
 
     def revise_concept(
         self,
@@ -483,8 +493,11 @@ class WriteGateway:
         aliases: Iterable[str] | None = None,
         summary: str | None = None,
         valid_at: datetime | None = None,
+        allow_duplicate_name: bool = False,
     ) -> Concept:
-        """Write a new version of a concept, superseding the current one (fields not given are kept)."""
+        """Write a new version of a concept, superseding the current one (fields not given are
+        kept). A new name or alias another concept goes by is refused unless
+        ``allow_duplicate_name``."""
         w = Write.concept(
             concept_id,
             grounding=grounding,
@@ -494,7 +507,7 @@ class WriteGateway:
             summary=summary,
             valid_at=valid_at,
         )
-        return _as_concept(self._one(self.apply([w])))
+        return _as_concept(self._one(self.apply([w], allow_duplicate_names=allow_duplicate_name)))
 
     def invalidate_concept(
         self,
@@ -633,11 +646,13 @@ class WriteGateway:
 
     # -- batches -----------------------------------------------------------------------------
 
-    def apply(self, writes: Sequence[Write]) -> BatchResult:
-        """Apply ``writes`` in one transaction: all of them, or none (the error says why)."""
+    def apply(self, writes: Sequence[Write], *, allow_duplicate_names: bool = False) -> BatchResult:
+        """Apply ``writes`` in one transaction: all of them, or none (the error says why).
+        ``allow_duplicate_names`` lets concepts go by names other concepts go by."""
+        name_key = None if allow_duplicate_names else self._name_key
         with _translated(), self._writer.begin() as conn:
             now = self._lock(conn)
-            result = self._apply(conn, list(writes), now)
+            result = self._apply(conn, list(writes), now, name_key=name_key)
         self._log(result, now)
         return result
 
@@ -682,10 +697,13 @@ class WriteGateway:
         *,
         prerequisites: list[tuple[str, str]] | None = None,
         concepts: dict[str, Mapping[str, Any]] | None = None,
+        name_key: NameKey | None = None,
     ) -> BatchResult:
         """Apply one batch on ``conn``. With ``prerequisites``, the cycle check is left to the
         caller: the open prerequisite edges of the batch are appended to that list instead.
-        ``concepts`` caches concept rows across the batches of one transaction (see BulkWriter)."""
+        ``concepts`` caches concept rows across the batches of one transaction (see BulkWriter).
+        With ``name_key``, concept names are checked for duplicates (bulk imports leave that to
+        the bundle check, which compares the whole bundle at once)."""
         normalised = [_normalise(w) for w in writes]
         seen: set[tuple[str, tuple[str, ...]]] = set()
         for w in normalised:
@@ -706,6 +724,8 @@ class WriteGateway:
             pending.append(_Pending(w, row, cur))
 
         pending += _cascade(conn, pending, seen, now)
+        if name_key is not None:
+            _check_names(conn, pending, now, name_key)
         view = _final_view(conn, pending, currents, concepts)
         _check_endpoints(pending, view, now)
         if prerequisites is None:
@@ -953,6 +973,51 @@ def _cascade(
                 row, _ = _new_row(w, cur, now)
                 extra.append(_Pending(w, row, cur, cascade=True))
     return extra
+
+
+def _renames(p: _Pending) -> bool:
+    """Does this pending concept version take on names: a new assertion, or a change of name or
+    aliases?"""
+    row, cur = p.row, p.current
+    if p.write.table != "concepts" or row is None or row["op"] not in ("assert", "revise"):
+        return False
+    return (
+        row["op"] == "assert" or cur is None or (row["name"], row["aliases"]) != (cur["name"], cur["aliases"])
+    )
+
+
+def _check_names(conn: Connection, pending: list[_Pending], now: datetime, key: NameKey) -> None:
+    """A concept the batch asserts, or renames, may not go by a name or alias (as ``key`` reads
+    it) that another concept in force now goes by, or another concept of the batch."""
+    named = [p for p in pending if _renames(p)]
+    if not named:
+        return
+    ids = {p.write.key[0] for p in named}
+    book: NameBook[None] = NameBook(key)
+    c = schema.concepts
+    stmt = sa.select(c.c.concept_id, c.c.name, c.c.aliases).where(
+        c.c.expired_at.is_(None), c.c.op != "retract", sa.or_(c.c.invalid_at.is_(None), c.c.invalid_at > now)
+    )
+    for cid, name, aliases in conn.execute(stmt):
+        if cid not in ids:
+            for n in (name, *(aliases or ())):
+                book.claim(cid, n, None)
+    for p in named:
+        assert p.row is not None
+        cid = p.write.key[0]
+        for field_, n in (("name", p.row["name"]), *(("aliases", a) for a in p.row["aliases"])):
+            other = book.claim(cid, n, None)
+            if other is not None:
+                what = "name" if field_ == "name" else "alias"
+                raise DuplicateName(
+                    f"concept {cid!r}: {what} {n!r} is already concept {other.concept_id!r} "
+                    f"({other.name!r}; names are compared as questions are read); choose another "
+                    "name, or allow the duplicate if both are meant (kg: --allow-duplicate-name; HTTP: "
+                    "allow_duplicate_name)",
+                    field=field_,
+                    value=n,
+                    other_id=other.concept_id,
+                )
 
 
 def _final_view(

@@ -109,13 +109,13 @@ def test_unknown_concept_is_404_problem(client: TestClient) -> None:
 
 def test_concept_curation_round_trip(client: TestClient, writer: dict[str, str]) -> None:
     """Add, revise and invalidate a concept; its history shows assert, revise, invalidate in order."""
-    body = {"concept_id": "graph_rag", "name": "GraphRAG", "grounding": GROUNDING}
+    body = {"concept_id": "colbert", "name": "ColBERT", "grounding": GROUNDING}
     assert client.post("/concepts", json=body, headers=writer).status_code == 201
     revised = {"summary": "RAG over a knowledge graph.", "grounding": GROUNDING}
-    assert client.post("/concepts/graph_rag/revise", json=revised, headers=writer).status_code == 201
-    r = client.post("/concepts/graph_rag/invalidate", json={"grounding": GROUNDING}, headers=writer)
+    assert client.post("/concepts/colbert/revise", json=revised, headers=writer).status_code == 201
+    r = client.post("/concepts/colbert/invalidate", json={"grounding": GROUNDING}, headers=writer)
     assert r.status_code == 201
-    ops = [v["op"] for v in client.get("/concepts/graph_rag/history").json()]
+    ops = [v["op"] for v in client.get("/concepts/colbert/history").json()]
     assert ops == ["assert", "revise", "invalidate"]
 
 
@@ -158,6 +158,18 @@ def test_duplicate_concept_is_409_problem(client: TestClient, writer: dict[str, 
         "/concepts", json={"concept_id": "rag", "name": "RAG", "grounding": GROUNDING}, headers=writer
     )
     assert r.status_code == 409
+
+
+def test_a_concept_under_another_concepts_name_is_409_unless_allowed(
+    client: TestClient, writer: dict[str, str]
+) -> None:
+    """POST /concepts with a name another concept goes by is a 409 naming it; with
+    allow_duplicate_name it is written."""
+    body = {"concept_id": "graph_rag", "name": "GraphRAG", "grounding": GROUNDING}
+    r = client.post("/concepts", json=body, headers=writer)
+    assert r.status_code == 409 and "is already concept 'graphrag'" in r.json()["detail"]
+    r = client.post("/concepts", json={**body, "allow_duplicate_name": True}, headers=writer)
+    assert r.status_code == 201, r.text
 
 
 def test_lesson_link_is_recorded(client: TestClient, writer: dict[str, str]) -> None:

@@ -131,18 +131,18 @@ def test_export_then_import_writes_nothing(db: str, tmp_path: Path) -> None:
 
 def test_curation_commands_print_the_version_written(db: str) -> None:
     """concept/edge/lesson commands print version id and op; defaults give source cli:$USER."""
-    out = ok(db, "concept", "add", "graph_rag", "--name", "GraphRAG", *GROUNDED).output
-    assert re.search(r"concepts graph_rag: version \d+ op=assert", out)
-    out = ok(db, "concept", "revise", "graph_rag", "--summary", "RAG over graphs.", *GROUNDED).output
+    out = ok(db, "concept", "add", "colbert", "--name", "ColBERT", *GROUNDED).output
+    assert re.search(r"concepts colbert: version \d+ op=assert", out)
+    out = ok(db, "concept", "revise", "colbert", "--summary", "RAG over graphs.", *GROUNDED).output
     assert "op=revise" in out
-    out = ok(db, "edge", "add", "graph_rag>builds_on>rag", *GROUNDED, "--confidence", "0.8").output
-    assert "concept_edges graph_rag>builds_on>rag: version" in out
-    assert "op=revise" in ok(db, "edge", "revise", "graph_rag>builds_on>rag", *GROUNDED).output
-    assert "op=assert" in ok(db, "lesson", "link", "L99", "graph_rag", *GROUNDED).output
-    assert "op=invalidate" in ok(db, "lesson", "unlink", "L99", "graph_rag", *GROUNDED).output
-    assert "op=invalidate" in ok(db, "edge", "invalidate", "graph_rag>builds_on>rag", *GROUNDED).output
-    assert "op=invalidate" in ok(db, "concept", "invalidate", "graph_rag", *GROUNDED).output
-    history = json.loads(ok(db, "audit", "history", "graph_rag", "--format", "json").stdout)
+    out = ok(db, "edge", "add", "colbert>builds_on>rag", *GROUNDED, "--confidence", "0.8").output
+    assert "concept_edges colbert>builds_on>rag: version" in out
+    assert "op=revise" in ok(db, "edge", "revise", "colbert>builds_on>rag", *GROUNDED).output
+    assert "op=assert" in ok(db, "lesson", "link", "L99", "colbert", *GROUNDED).output
+    assert "op=invalidate" in ok(db, "lesson", "unlink", "L99", "colbert", *GROUNDED).output
+    assert "op=invalidate" in ok(db, "edge", "invalidate", "colbert>builds_on>rag", *GROUNDED).output
+    assert "op=invalidate" in ok(db, "concept", "invalidate", "colbert", *GROUNDED).output
+    history = json.loads(ok(db, "audit", "history", "colbert", "--format", "json").stdout)
     assert [v["op"] for v in history] == ["assert", "revise", "invalidate"]
     assert history[0]["grounding"]["source"] == f"cli:{os.environ.get('USER') or 'unknown'}"
     assert history[0]["grounding"]["confidence"] == 1.0

@@ -61,3 +61,49 @@ def test_edge_add_on_an_edge_in_force_still_says_revise(db: str) -> None:
     result = kg(db, "edge", "add", "rag>builds_on>embeddings", *GROUNDED)
     assert_one_line_error(result, "already exists")
     assert "revise it instead" in result.stderr
+
+
+# -- no silent duplicate names -----------------------------------------------------------------
+
+
+def test_concept_add_under_an_existing_name_is_refused_naming_the_concept(db: str) -> None:
+    """`kg concept add graph_rag --name GraphRAG` on the curriculum (which has graphrag, GraphRAG)
+    is one error line naming graphrag and the flag; nothing is written."""
+    result = kg(db, "concept", "add", "graph_rag", "--name", "GraphRAG", *GROUNDED)
+    assert_one_line_error(result, "is already concept 'graphrag'")
+    assert "--allow-duplicate-name" in result.stderr
+    assert_one_line_error(kg(db, "audit", "history", "graph_rag"), "no history")
+
+
+def test_concept_add_with_allow_duplicate_name_adds_it(db: str) -> None:
+    """--allow-duplicate-name says both concepts are meant."""
+    out = ok(
+        db, "concept", "add", "graph_rag", "--name", "GraphRAG", "--allow-duplicate-name", *GROUNDED
+    ).stdout
+    assert "concepts graph_rag: version" in out
+
+
+def test_concept_revise_onto_an_existing_alias_is_refused(db: str) -> None:
+    """A revision adding an alias another concept goes by is refused too."""
+    result = kg(db, "concept", "revise", "rag", "--alias", "graph-based RAG", *GROUNDED)
+    assert_one_line_error(result, "alias 'graph-based RAG' is already concept 'graphrag'")
+
+
+def test_import_reports_duplicate_names_as_a_problem_kind(db: str, tmp_path: Path) -> None:
+    """`kg import --check` lists a bundle concept under a stored concept's name as duplicate_name;
+    --allow-duplicate-names lets it through."""
+    unit = tmp_path / "unit"
+    unit.mkdir()
+    (unit / "manifest.json").write_text(
+        '{"format": "kg-bundle/1", "name": "unit", "defaults": {"source": "s", "reason": "r", '
+        '"confidence": 1, "evidence": {"e": 1}}}'
+    )
+    (unit / "concepts.csv").write_text("id,name\ngraph_rag,GraphRAG\n")
+    result = kg(db, "import", str(unit), "--check")
+    assert result.exit_code == 1
+    assert "duplicate_name (1):" in result.stdout
+    assert (
+        "concepts.csv:2 column 'name': concept 'graph_rag': name 'GraphRAG' is already concept 'graphrag'"
+        in result.stdout
+    )
+    assert "would succeed" in ok(db, "import", str(unit), "--check", "--allow-duplicate-names").stdout

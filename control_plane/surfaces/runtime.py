@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.engine import Engine
 
+from control_plane.understanding.names import normalise
 from data_plane.clock import Clock, utc_now
 from data_plane.database import connect, head_revision, migrate, schema_revision
 from data_plane.gateway import WriteGateway
@@ -158,7 +159,9 @@ class Runtime:
 
     @property
     def gateway(self) -> WriteGateway:
-        return WriteGateway(self.engine, clock=self.clock)
+        """The writer; concept names are compared as the question reader reads them, so a second
+        concept under a name the graph already has is refused unless a write allows it."""
+        return WriteGateway(self.engine, clock=self.clock, name_key=normalise)
 
     @property
     def tokens(self) -> TokenStore:

@@ -52,6 +52,13 @@ def import_(
         typer.Option("--pairs", help="Import a two-column CSV of prerequisite pairs by name instead."),
     ] = None,
     names: Annotated[Path | None, typer.Option("--names", help="With --pairs: a names file.")] = None,
+    allow_duplicate_names: Annotated[
+        bool,
+        typer.Option(
+            "--allow-duplicate-names",
+            help="Accept concepts whose name or alias reads the same as another concept's.",
+        ),
+    ] = False,
     max_problems: Annotated[int, typer.Option("--max-problems", min=1, help="Problems to print.")] = 50,
     fmt: DataFormatOpt = DataFormat.text,
 ) -> None:
@@ -70,7 +77,13 @@ def import_(
 
     if (bundle is None) == (pairs is None):
         raise typer.BadParameter("give a BUNDLE directory or --pairs PAIRS.csv (one of them)")
-    policy = ImportPolicy(set_aside=set_aside, mutual_as_related=mutual_as_related)
+    from control_plane.understanding.names import normalise
+
+    policy = ImportPolicy(
+        set_aside=set_aside,
+        mutual_as_related=mutual_as_related,
+        name_key=None if allow_duplicate_names else normalise,
+    )
     with tempfile.TemporaryDirectory(prefix="kg-pairs-") as tmp:
         remap = None
         if pairs is not None:

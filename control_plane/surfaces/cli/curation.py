@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from control_plane.surfaces.cli.options import (
+    AllowDuplicateNameOpt,
     ConfidenceOpt,
     EdgeArg,
     EvidenceOpt,
@@ -78,8 +79,10 @@ def concept_add(
     valid_at: ValidAtOpt = None,
     source: SourceOpt = None,
     confidence: ConfidenceOpt = 1.0,
+    allow_duplicate_name: AllowDuplicateNameOpt = False,
 ) -> None:
-    """Assert a new concept, or again one that was invalidated."""
+    """Assert a new concept, or again one that was invalidated. A name or alias another concept
+    already goes by (as questions are read) is refused unless --allow-duplicate-name."""
     g = grounding(reason, source, evidence, confidence)
     with runtime(ctx) as rt:
         c = rt.gateway.assert_concept(
@@ -89,6 +92,7 @@ def concept_add(
             summary=summary,
             grounding=g,
             valid_at=option_time(valid_at, "valid_at"),
+            allow_duplicate_name=allow_duplicate_name,
         )
     print_versions([c.as_version()])
 
@@ -107,6 +111,7 @@ def concept_revise(
     valid_at: ValidAtOpt = None,
     source: SourceOpt = None,
     confidence: ConfidenceOpt = 1.0,
+    allow_duplicate_name: AllowDuplicateNameOpt = False,
 ) -> None:
     """Write a new version of a concept (fields not given are kept)."""
     g = grounding(reason, source, evidence, confidence)
@@ -118,6 +123,7 @@ def concept_revise(
             summary=summary,
             grounding=g,
             valid_at=option_time(valid_at, "valid_at"),
+            allow_duplicate_name=allow_duplicate_name,
         )
     print_versions([c.as_version()])
 

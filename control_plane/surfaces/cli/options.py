@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 __all__ = [
+    "AllowDuplicateNameOpt",
     "AsOfOpt",
     "AskFormat",
     "ConfidenceOpt",
@@ -75,5 +76,12 @@ ConfidenceOpt = Annotated[float, typer.Option("--confidence", help="Confidence i
 ValidAtOpt = Annotated[str | None, typer.Option("--valid-at", help="True from (ISO 8601). Default: now.")]
 InvalidAtOpt = Annotated[str | None, typer.Option("--invalid-at", help="Default: now.")]
 RetractOpt = Annotated[bool, typer.Option("--retract", help="Withdraw the belief altogether.")]
+AllowDuplicateNameOpt = Annotated[
+    bool,
+    typer.Option(
+        "--allow-duplicate-name",
+        help="Accept a name or alias that reads the same as another concept's (both are meant).",
+    ),
+]
 
 EdgeArg = Annotated[str, typer.Argument(help="source>relation>target, e.g. 'rag>builds_on>embeddings'.")]

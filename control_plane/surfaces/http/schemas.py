@@ -85,6 +85,11 @@ class ConceptIn(BaseModel):
     summary: str = ""
     valid_at: datetime | None = None
     grounding: GroundingIn
+    allow_duplicate_name: bool = Field(
+        default=False,
+        description="Add the concept even if its name or an alias reads the same as another concept's "
+        "(otherwise 409).",
+    )
 
 
 class ConceptReviseIn(BaseModel):
@@ -93,6 +98,10 @@ class ConceptReviseIn(BaseModel):
     summary: str | None = None
     valid_at: datetime | None = None
     grounding: GroundingIn
+    allow_duplicate_name: bool = Field(
+        default=False,
+        description="Accept a new name or alias that reads the same as another concept's (otherwise 409).",
+    )
 
 
 class InvalidateIn(BaseModel):

@@ -62,6 +62,7 @@ def add_concept(body: ConceptIn, token: WriteToken, rt: RuntimeDep) -> dict[str,
         summary=body.summary,
         grounding=body.grounding.build(token),
         valid_at=utc(body.valid_at, "valid_at"),
+        allow_duplicate_name=body.allow_duplicate_name,
     )
     return {"written": [c.as_version().to_dict()]}
 
@@ -78,6 +79,7 @@ def revise_concept(
         summary=body.summary,
         grounding=body.grounding.build(token),
         valid_at=utc(body.valid_at, "valid_at"),
+        allow_duplicate_name=body.allow_duplicate_name,
     )
     return {"written": [c.as_version().to_dict()]}
 
