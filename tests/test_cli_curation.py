@@ -107,3 +107,56 @@ def test_import_reports_duplicate_names_as_a_problem_kind(db: str, tmp_path: Pat
         in result.stdout
     )
     assert "would succeed" in ok(db, "import", str(unit), "--check", "--allow-duplicate-names").stdout
+
+
+# -- look-ups ----------------------------------------------------------------------------------
+
+
+def test_concept_list_pages_with_a_hint_to_go_on(initialised: str) -> None:
+    """`kg concept list --limit 2` prints two concepts with their degrees and, on stderr, how to
+    get the next page; --after continues from there."""
+    first = ok(initialised, "concept", "list", "--limit", "2")
+    assert len(first.stdout.splitlines()) == 2 and "(degree " in first.stdout
+    after = re.search(r"--after (\S+)", first.stderr).group(1)  # type: ignore[union-attr]
+    second = json.loads(
+        ok(initialised, "concept", "list", "--limit", "2", "--after", after, "--format", "json").stdout
+    )
+    assert [c["concept_id"] > after for c in second["concepts"]] == [True, True]
+
+
+def test_concept_list_filters_by_relation_and_degree(initialised: str) -> None:
+    """--relation keeps concepts with such an edge; --min-degree keeps the well-connected ones."""
+    data = json.loads(
+        ok(
+            initialised,
+            "concept",
+            "list",
+            "--relation",
+            "contrasts_with",
+            "--min-degree",
+            "5",
+            "--format",
+            "json",
+        ).stdout
+    )
+    assert data["concepts"] and all(
+        c["relations"]["contrasts_with"] > 0 and c["degree"] >= 5 for c in data["concepts"]
+    )
+    assert_one_line_error(kg(initialised, "concept", "list", "--relation", "likes"), "likes")
+
+
+def test_concept_show_has_grounding_edges_and_lessons(initialised: str) -> None:
+    """`kg concept show graphrag` shows its version and grounding, its edges both ways, its lessons."""
+    out = ok(initialised, "concept", "show", "graphrag").stdout
+    assert out.startswith("graphrag: GraphRAG\n")
+    assert "grounding: confidence 0.95" in out and "evidence: {" in out
+    assert "graphrag>builds_on>rag" in out and "entity_extraction>part_of>graphrag" in out
+    assert "L37_graphrag" in out
+    assert_one_line_error(kg(initialised, "concept", "show", "no_such"), "no_such")
+
+
+def test_concept_search_is_fuzzy(initialised: str) -> None:
+    """`kg concept search "graph rag"` finds GraphRAG first; a typo still finds its concept."""
+    assert ok(initialised, "concept", "search", "graph rag").stdout.split()[1] == "graphrag"
+    hits = json.loads(ok(initialised, "concept", "search", "retreival augmented", "--format", "json").stdout)
+    assert hits[0]["concept_id"] == "rag"
