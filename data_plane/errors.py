@@ -15,6 +15,7 @@
     │   ├── KeyExists            assert on a key whose current version still holds
     │   ├── DuplicateName        a concept name or alias reads the same as another concept's (.other_id)
     │   └── ConcurrentWrite      another writer changed the key first; retry
+    │       └── WriteLockTimeout another writer held the write lock longer than the wait (.waited_s)
     ├── NotFound                 no such concept, edge, answer or version (.key)
     └── LLMError                 defined in control_plane.errors (LLMUnavailable, LLMRejected)
 
@@ -178,6 +179,15 @@ class DuplicateName(WriteRejected):
 
 class ConcurrentWrite(WriteRejected):
     """Another writer superseded the same key first; the write can be retried."""
+
+
+class WriteLockTimeout(ConcurrentWrite):
+    """Another writer (an import, say) held the database's write lock for longer than this writer
+    was willing to wait (``waited_s``); nothing was written."""
+
+    def __init__(self, message: str, *, waited_s: float) -> None:
+        super().__init__(message)
+        self.waited_s = waited_s
 
 
 class NotFound(KGError):

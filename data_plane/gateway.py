@@ -16,10 +16,12 @@ Nothing is ever deleted. Single writes (``assert_concept`` ...) are batches of o
 it), with the cycle check run once at the end. The ``set_aside`` mode records a row an import
 refused on purpose as a retraction of its own key: never in force, visible in its history.
 
-Concurrency: SQLite transactions start with ``BEGIN IMMEDIATE`` (one writer at a time, others
-wait up to the busy timeout); on PostgreSQL every write transaction first takes one advisory
-transaction lock, so gateway writes are serialised there too and the checks above see a stable
-graph. Readers are never blocked.
+Concurrency: SQLite transactions start with ``BEGIN IMMEDIATE`` (one writer at a time); on
+PostgreSQL every write transaction first takes one advisory transaction lock, so gateway writes
+are serialised there too and the checks above see a stable graph. A writer that finds the lock
+held (by an import, say) waits its turn, up to its ``WriteWait`` (default 600 s; it is told once
+that it waits), then gives up with ``WriteLockTimeout``, on both engines alike. Readers are never
+blocked.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 
 from data_plane import schema
 from data_plane.clock import Clock, ensure_utc, format_time, utc_now
+from data_plane.database import WriteWait
 from data_plane.duplicates import NameBook, NameKey
 from data_plane.errors import (
     ConcurrentWrite,
@@ -68,6 +71,8 @@ log = structlog.get_logger(__name__)
 
 # One lock id for all gateway writes on PostgreSQL ("KG" in ASCII).
 _PG_WRITE_LOCK: Final = 0x4B47
+# SQLSTATE of a lock wait that ran past lock_timeout.
+_PG_LOCK_NOT_AVAILABLE: Final = "55P03"
 # Bound on IN (...) lists, well under SQLite's and PostgreSQL's parameter limits.
 _CHUNK: Final = 500
 # Inserts of at least this many rows use COPY on PostgreSQL (bulk imports); smaller ones INSERT.
@@ -442,13 +447,22 @@ class _Pending:
 class WriteGateway:
     """Applies grounded, bi-temporal writes; the only writer of the graph tables."""
 
-    def __init__(self, engine: Engine, *, clock: Clock = utc_now, name_key: NameKey | None = None) -> None:
+    def __init__(
+        self,
+        engine: Engine,
+        *,
+        clock: Clock = utc_now,
+        name_key: NameKey | None = None,
+        wait: WriteWait | None = None,
+    ) -> None:
         """``name_key``: how concept names are compared (the question reader's normaliser); with
         it, a concept may not be asserted, or renamed, to a name or alias another concept in
         force already goes by, unless the write allows the duplicate. Without it names are not
-        compared."""
+        compared. ``wait``: how long a write waits for another writer (an import) to finish
+        (default ``WriteWait()``, 600 s)."""
         self._engine = engine
-        self._writer = engine.execution_options(kg_write=True)
+        self._wait = wait or WriteWait()
+        self._writer = engine.execution_options(kg_write=True, kg_write_wait=self._wait)
         self._clock = clock
         self._name_key = name_key
 
@@ -673,10 +687,10 @@ class WriteGateway:
             writer.finish()
 
     def _lock(self, conn: Connection) -> datetime:
-        """Take the write lock; return "now", read only once the lock is held so that
-        recorded_at follows commit order."""
+        """Take the write lock (SQLite took it at BEGIN); return "now", read only once the lock
+        is held so that recorded_at follows commit order."""
         if conn.dialect.name == "postgresql":
-            conn.execute(sa.select(sa.func.pg_advisory_xact_lock(_PG_WRITE_LOCK)))
+            _pg_write_lock(conn, self._wait)
         return ensure_utc(self._clock(), field="clock")
 
     def _log(self, result: BatchResult, now: datetime) -> None:
@@ -772,6 +786,22 @@ class BulkWriter:
                 raise PrerequisiteCycle(
                     "prerequisite edge would close a cycle: " + " -> ".join(cycle), cycle=cycle
                 )
+
+
+def _pg_write_lock(conn: Connection, wait: WriteWait) -> None:
+    """The gateway's advisory lock: at once if free, else after saying so, waiting up to
+    ``wait.seconds`` (``lock_timeout``, for this wait only)."""
+    if conn.execute(sa.select(sa.func.pg_try_advisory_xact_lock(_PG_WRITE_LOCK))).scalar():
+        return
+    wait.waiting()
+    conn.execute(sa.select(sa.func.set_config("lock_timeout", f"{round(wait.seconds * 1000)}ms", True)))
+    try:
+        conn.execute(sa.select(sa.func.pg_advisory_xact_lock(_PG_WRITE_LOCK)))
+    except OperationalError as exc:
+        if getattr(exc.orig, "sqlstate", None) == _PG_LOCK_NOT_AVAILABLE:
+            raise wait.timed_out() from exc
+        raise
+    conn.execute(sa.select(sa.func.set_config("lock_timeout", "0", True)))
 
 
 @contextmanager

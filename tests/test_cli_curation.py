@@ -5,10 +5,17 @@ from __future__ import annotations
 
 import json
 import re
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 from kg_cli import GROUNDED, assert_one_line_error, copy_sqlite, initialised_sqlite, kg, ok
+
+from data_plane import Write, WriteGateway, connect
+from data_plane.testing import grounding
 
 
 @pytest.fixture(scope="module")
@@ -160,3 +167,46 @@ def test_concept_search_is_fuzzy(initialised: str) -> None:
     assert ok(initialised, "concept", "search", "graph rag").stdout.split()[1] == "graphrag"
     hits = json.loads(ok(initialised, "concept", "search", "retreival augmented", "--format", "json").stdout)
     assert hits[0]["concept_id"] == "rag"
+
+
+# -- a curator during an import ------------------------------------------------------------------
+
+
+@contextmanager
+def _import_running(url: str, seconds: float) -> Iterator[None]:
+    """An import's transaction holds the SQLite write lock for ``seconds`` (in another thread)."""
+    gateway = WriteGateway(connect(url))
+    taken = threading.Event()
+
+    def hold() -> None:
+        with gateway.bulk() as bulk:
+            bulk.apply([Write.concept("imported", grounding=grounding("import"), name="Imported concept")])
+            taken.set()
+            time.sleep(seconds)
+
+    thread = threading.Thread(target=hold)
+    thread.start()
+    assert taken.wait(30)
+    try:
+        yield
+    finally:
+        thread.join(60)
+
+
+def test_a_curator_waits_for_an_import_and_is_told_on_a_terminal(db: str) -> None:
+    """`kg concept add` during an import says it waits (on a terminal) and succeeds once it commits."""
+    with _import_running(db, 2):
+        result = kg(db, "concept", "add", "colbert", "--name", "ColBERT", *GROUNDED, env={"FORCE_COLOR": "1"})
+    assert result.exit_code == 0, result.output
+    assert "waiting for the database's write lock" in result.stderr and "up to 600 s" in result.stderr
+    assert "concepts colbert: version" in result.stdout
+
+
+def test_a_curator_gives_up_after_KG_WRITE_WAIT_S(db: str) -> None:
+    """Past KG_WRITE_WAIT_S the command ends with one error line and writes nothing."""
+    with _import_running(db, 4):
+        result = kg(
+            db, "concept", "add", "colbert", "--name", "ColBERT", *GROUNDED, env={"KG_WRITE_WAIT_S": "0.5"}
+        )
+    assert_one_line_error(result, "waited 0.5 s for the database's write lock")
+    assert_one_line_error(kg(db, "audit", "history", "colbert"), "no history")

@@ -3,6 +3,10 @@ repeat; writers wait their turn for the write lock."""
 
 from __future__ import annotations
 
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -17,10 +21,14 @@ from data_plane import (
     GraphReader,
     ImportPolicy,
     KeyExists,
+    Write,
     WriteGateway,
     check_bundle,
+    connect,
     import_bundle,
 )
+from data_plane.database import WriteWait
+from data_plane.errors import WriteLockTimeout
 from data_plane.testing import ManualClock, build_graph, grounding
 
 T0 = datetime(2025, 1, 1, tzinfo=UTC)
@@ -207,3 +215,61 @@ def test_two_bundle_concepts_under_one_name_are_a_problem(reader: GraphReader, t
     plan = check_bundle(reader, unit, policy=ImportPolicy(name_key=normalise))
     assert [(p.kind, p.line, p.column) for p in plan.problems] == [("duplicate_name", 4, "name")]
     assert "is already concept 'a' ('Alpha', line 2" in plan.problems[0].message
+
+
+# -- writers wait their turn -------------------------------------------------------------------
+
+
+@contextmanager
+def _lock_held(engine: Engine, seconds: float) -> Iterator[None]:
+    """Another writer (a bulk import's transaction) holds the write lock for ``seconds``."""
+    holder = WriteGateway(connect(engine.url.render_as_string(hide_password=False)))
+    taken, failures = threading.Event(), []
+
+    def hold() -> None:
+        try:
+            with holder.bulk() as bulk:
+                bulk.apply([Write.concept("held", grounding=grounding("held"), name="Held by the import")])
+                taken.set()
+                time.sleep(seconds)
+        except Exception as exc:  # surfaced below: a failing holder must fail the test
+            failures.append(exc)
+            taken.set()
+
+    thread = threading.Thread(target=hold)
+    thread.start()
+    taken.wait(30)
+    try:
+        yield
+    finally:
+        thread.join(60)
+        assert failures == []
+
+
+def test_a_writer_waits_for_the_import_and_is_told_once(engine: Engine) -> None:
+    """While another transaction holds the write lock, a write waits (saying so once, with its
+    limit), then succeeds after that transaction commits."""
+    told: list[float] = []
+    curator = WriteGateway(engine, wait=WriteWait(30, told.append))
+    with _lock_held(engine, 1.5):
+        started = time.monotonic()
+        curator.assert_concept("curated", name="Curated", grounding=grounding())
+        waited = time.monotonic() - started
+    assert told == [30] and waited > 0.5
+    assert {c.concept_id for c in GraphReader(engine).all_concepts()} == {"curated", "held"}
+
+
+def test_a_writer_gives_up_after_its_wait_and_writes_nothing(engine: Engine) -> None:
+    """Past its wait, a write fails with WriteLockTimeout naming the wait; nothing is written."""
+    curator = WriteGateway(engine, wait=WriteWait(0.5))
+    with _lock_held(engine, 3), pytest.raises(WriteLockTimeout, match=r"waited 0\.5 s") as info:
+        curator.assert_concept("curated", name="Curated", grounding=grounding())
+    assert info.value.waited_s == 0.5
+    assert [c.concept_id for c in GraphReader(engine).all_concepts()] == ["held"]
+
+
+def test_a_writer_that_need_not_wait_is_not_told(engine: Engine) -> None:
+    """With the lock free, nobody is told anything."""
+    told: list[float] = []
+    WriteGateway(engine, wait=WriteWait(30, told.append)).assert_concept("a", name="A", grounding=grounding())
+    assert told == []

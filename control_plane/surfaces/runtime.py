@@ -12,6 +12,7 @@ Where the database lives: ``--db URL`` (CLI), else ``KG_DATABASE_URL``, else
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,7 +21,7 @@ from sqlalchemy.engine import Engine
 
 from control_plane.understanding.names import normalise
 from data_plane.clock import Clock, utc_now
-from data_plane.database import connect, head_revision, migrate, schema_revision
+from data_plane.database import WriteWait, connect, head_revision, migrate, schema_revision
 from data_plane.gateway import WriteGateway
 from data_plane.reads import GraphReader
 from data_plane.tokens import TokenStore
@@ -139,14 +140,21 @@ class Runtime:
     engine: Engine
     clock: Clock = utc_now
     synthesizer: Synthesizer | None = None
+    # Called once when a write has to wait for another writer (the CLI tells a person on a terminal).
+    on_wait: Callable[[float], None] | None = None
     _planner: Planner | None = field(default=None, init=False, repr=False)
 
     @classmethod
     def build(
-        cls, settings: Settings, *, clock: Clock = utc_now, synthesizer: Synthesizer | None = None
+        cls,
+        settings: Settings,
+        *,
+        clock: Clock = utc_now,
+        synthesizer: Synthesizer | None = None,
+        on_wait: Callable[[float], None] | None = None,
     ) -> Runtime:
         url = settings.database_url or default_database_url()
-        return cls(settings, connect(url), clock, synthesizer)
+        return cls(settings, connect(url), clock, synthesizer, on_wait)
 
     @property
     def url(self) -> str:
@@ -161,7 +169,8 @@ class Runtime:
     def gateway(self) -> WriteGateway:
         """The writer; concept names are compared as the question reader reads them, so a second
         concept under a name the graph already has is refused unless a write allows it."""
-        return WriteGateway(self.engine, clock=self.clock, name_key=normalise)
+        wait = WriteWait(self.settings.write_wait_s, self.on_wait)
+        return WriteGateway(self.engine, clock=self.clock, name_key=normalise, wait=wait)
 
     @property
     def tokens(self) -> TokenStore:

@@ -11,7 +11,7 @@ from typing import Annotated, Any, TextIO
 import typer
 
 from control_plane.surfaces.cli.options import AskFormat, AsOfOpt, EvidenceShown, KnownAtOpt, SynthChoice
-from control_plane.surfaces.cli.shell import commands, console, option_time, settings
+from control_plane.surfaces.cli.shell import commands, console, option_time, say_waiting, settings
 
 __all__ = ["app"]
 
@@ -86,7 +86,7 @@ def ask(
     # an unwritable --out fails with nothing recorded, instead of after the answer was written.
     with ExitStack() as stack:
         sink = stack.enter_context(out.open("w", encoding="utf-8")) if out is not None else None
-        rt = Runtime.build(chosen)
+        rt = Runtime.build(chosen, on_wait=say_waiting)
         try:
             answer = rt.planner.ask(question, as_of=valid_at, known_at=recorded_at).to_dict()
         finally:

@@ -41,6 +41,7 @@ __all__ = [
     "print_json",
     "root_db",
     "runtime",
+    "say_waiting",
     "settings",
 ]
 
@@ -148,11 +149,21 @@ def runtime(ctx: typer.Context, **overrides: Any) -> Iterator[Runtime]:
     """A runtime bound to this invocation's database, closed when the block ends."""
     from control_plane.surfaces.runtime import Runtime
 
-    rt = Runtime.build(settings(ctx, **overrides))
+    rt = Runtime.build(settings(ctx, **overrides), on_wait=say_waiting)
     try:
         yield rt
     finally:
         rt.close()
+
+
+def say_waiting(seconds: float) -> None:
+    """On a terminal, a write that has to wait for another writer says so (and for how long)."""
+    screen = console(err=True)
+    if screen.is_terminal:
+        screen.print(
+            f"waiting for the database's write lock: another writer (an import?) holds it; "
+            f"waiting up to {seconds:g} s (KG_WRITE_WAIT_S) ..."
+        )
 
 
 def option_time(text: str | None, field: str) -> datetime | None:
