@@ -66,6 +66,7 @@ KIND_ORDER: Final = (
     "file",
     "manifest",
     "encoding",
+    "text",
     "csv",
     "missing",
     "grounding",
@@ -100,7 +101,8 @@ class ImportPolicy:
 
 @dataclass(frozen=True)
 class SetAside:
-    """A row an import did not apply, and why (``kind``: unknown_concept, cycle or mutual)."""
+    """A row an import did not apply, and why (``kind``: unknown_concept, cycle or mutual; or
+    ``lesson``, a lesson not created because every link row of it was set aside)."""
 
     kind: str
     file: str
@@ -148,11 +150,16 @@ class LessonPlan:
     rank: tuple[datetime, str] | None = None
     valid_at: datetime | None = None
     all_timed: bool = True
+    first_line: int = 0
+    # Link rows that will be written (not set aside): a lesson none of whose links is written is
+    # not created either.
+    kept: int = 0
 
     def add(
         self, title: str, line: int, concept_id: str, g: Grounding, valid_at: datetime | None
     ) -> str | None:
         """Fold one link row in; return a problem message if its title contradicts an earlier one."""
+        self.first_line = self.first_line or line
         if title.strip():
             if self.title is None:
                 self.title, self.title_line = title, line
@@ -252,10 +259,27 @@ class Plan:
             "set_aside": [s.to_dict() for s in self.set_asides()],
         }
 
+    def lessons_to_write(self) -> dict[str, LessonPlan]:
+        """The lessons with at least one link row that is not set aside."""
+        return {lid: lesson for lid, lesson in self.lessons.items() if lesson.kept}
+
     def set_asides(self) -> list[SetAside]:
-        """The rows set aside, in file and line order."""
+        """The rows set aside, in file and line order, and after them the lessons left without a
+        link (every link row set aside), which are not created."""
         files = {f: i for i, f in enumerate(_FILES)}
-        return sorted(self.set_aside.values(), key=lambda s: (files.get(s.file, 9), s.line))
+        rows = sorted(self.set_aside.values(), key=lambda s: (files.get(s.file, 9), s.line))
+        empty = [
+            SetAside(
+                "lesson",
+                LINKS,
+                lesson.first_line,
+                lid,
+                "every link row of the lesson was set aside, so the lesson is not created",
+            )
+            for lid, lesson in sorted(self.lessons.items())
+            if not lesson.kept
+        ]
+        return rows + empty
 
 
 def _pack_edge(s: int, t: int, r: int) -> int:
@@ -318,7 +342,8 @@ class _Sink:
 
 
 def _rows(plan: Plan, file: str, *, keep_bad: bool = False) -> Iterator[Row]:
-    for row in read_rows(plan.folder, file, plan.problems.append, keep_bad=keep_bad):
+    unescape = plan.manifest.formula_escape
+    for row in read_rows(plan.folder, file, plan.problems.append, keep_bad=keep_bad, unescape=unescape):
         plan.rows[file] += 1
         yield row
 
@@ -462,7 +487,7 @@ def _duplicates(plan: Plan, cells: Cells, file: str, column: str, dups: list[tup
         return
     wanted = {packed for packed, _, _ in dups}
     first: dict[int, int] = {}
-    for row in read_rows(plan.folder, file, lambda _p: None):
+    for row in read_rows(plan.folder, file, lambda _p: None, unescape=plan.manifest.formula_escape):
         try:
             if file == EDGES:
                 packed = plan.edge_packed(*edge_write(row, cells).key)
@@ -516,6 +541,8 @@ def _check_links(plan: Plan, cells: Cells, known: _Either) -> None:
             plan.problems.append(Problem("lesson_title", LINKS, row.line, "lesson_title", clash))
         if concept_id not in known:
             _unknown(plan, row, "concept_id", [concept_id], f"lesson link {lesson_id}/{concept_id}")
+        else:
+            lesson.kept += 1
 
 
 # ---------------------------------------------------------------------------------------------

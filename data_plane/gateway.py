@@ -62,7 +62,7 @@ from data_plane.errors import (
     WriteRejected,
 )
 from data_plane.reads import GraphReader
-from data_plane.records import Concept, Edge, Grounding, Version
+from data_plane.records import MAX_ID_LENGTH, Concept, Edge, Grounding, Version, text_fault
 from data_plane.relations import PREREQUISITE, RELATIONS, canonical_edge, edge_key
 from data_plane.rows import concept_from_row, edge_from_row, stamp_from_row, version_from_row
 from data_plane.temporal import find_cycle
@@ -87,6 +87,8 @@ KEEP: Final = _Keep.KEEP
 """Sentinel for ``invalid_at``: keep the current version's value."""
 
 MODES: Final = ("assert", "revise", "upsert", "invalidate", "retract", "set_aside")
+# Text content refused alike on both engines when it holds NUL or is not UTF-8 (see text_fault).
+_TEXT_CONTENT: Final = ("name", "aliases", "summary", "title", "question", "answer_text")
 _CONTENT: Final[dict[str, tuple[str, ...]]] = {
     "concepts": ("name", "aliases", "summary"),
     "concept_edges": (),
@@ -263,6 +265,24 @@ def _validate_content(table: str, key: tuple[str, ...], content: Mapping[str, An
             )
         if part != part.strip():
             raise InputError(f"{table}: id {part!r} has surrounding whitespace", field="id", value=part)
+        if len(part) > MAX_ID_LENGTH and table != "answers":
+            raise InputError(
+                f"{table}: id {part[:40]!r}... is {len(part)} characters long; ids have at most "
+                f"{MAX_ID_LENGTH}",
+                field="id",
+                value=part[:200],
+            )
+        fault = text_fault(part)
+        if fault is not None:
+            raise InputError(f"{table}: id {part[:60]!r} {fault}", field="id", value=part[:200])
+    for column in _TEXT_CONTENT:
+        values = content.get(column)
+        for text in values if isinstance(values, list) else [values]:
+            if not isinstance(text, str):
+                continue
+            fault = text_fault(text)
+            if fault is not None:
+                raise InputError(f"{_describe(table, key)}: {column} {fault}", field=column, value=text[:200])
     unknown = set(content) - set(_CONTENT[table])
     if unknown:
         raise InputError(f"{table}: unknown fields {sorted(unknown)}", field=sorted(unknown)[0])

@@ -162,6 +162,14 @@ def export(
     directory: Annotated[Path, typer.Argument(help="Directory to write the bundle into.")],
     as_of: AsOfOpt = None,
     known_at: KnownAtOpt = None,
+    formula_escape: Annotated[
+        bool,
+        typer.Option(
+            "--formula-escape/--no-formula-escape",
+            help="Write cells a spreadsheet would run as formulas (=, +, -, @ first) with a leading "
+            "apostrophe, which kg import removes.",
+        ),
+    ] = True,
 ) -> None:
     """Export the graph as of (valid time, recorded time) as a bundle."""
     from control_plane.surfaces.progress import progress_bar
@@ -170,5 +178,5 @@ def export(
 
     with runtime(ctx) as rt, progress_bar(f"exporting to {directory}"):
         point = rt.reader.as_of(option_time(as_of, "as_of"), option_time(known_at, "known_at"))
-        report = export_bundle(rt.reader, directory, as_of=point)
+        report = export_bundle(rt.reader, directory, as_of=point, formula_escape=formula_escape)
     print_json(report_dict(report) if report is not None else {"directory": str(directory)})
