@@ -306,9 +306,16 @@ def summary_lines(report: dict[str, Any], out: Path) -> list[str]:
     lines = []
     for name in report["meta"]["systems"]:
         s = overall[name]
+        # A ratio with nothing to count (no abstention expected or made) is "n/a", not "None".
         lines.append(
-            f"{name:12s} F1 {s['f1'] if s['f1'] is not None else float('nan'):.3f}  EM {s['exact_match']:.3f}  "
-            f"abstain P/R {s['abstention_precision']}/{s['abstention_recall']}  LLM calls {s['mean_llm_calls']:.2f}"
+            f"{name:12s} F1 {_shown(s['f1'], 3)}  EM {_shown(s['exact_match'], 3)}  "
+            f"abstain P/R {_shown(s['abstention_precision'], 2)}/{_shown(s['abstention_recall'], 2)}  "
+            f"LLM calls {_shown(s['mean_llm_calls'], 2)}"
         )
     lines.append(f"wrote {out / 'report.json'}, {out / 'report.md'} and {len(report['meta']['plots'])} plots")
     return lines
+
+
+def _shown(value: float | None, digits: int) -> str:
+    """A metric for a summary line: ``n/a`` when there was nothing to measure."""
+    return "n/a" if value is None or value != value else f"{value:.{digits}f}"

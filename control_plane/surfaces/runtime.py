@@ -34,6 +34,8 @@ if TYPE_CHECKING:
 __all__ = [
     "InitReport",
     "Runtime",
+    "absolute_url",
+    "database_missing",
     "default_database_path",
     "default_database_url",
     "ensure_initialised",
@@ -52,6 +54,33 @@ def default_database_path() -> Path:
 def default_database_url() -> str:
     """``sqlite:///`` + :func:`default_database_path`."""
     return f"sqlite:///{default_database_path()}"
+
+
+def absolute_url(url: str) -> str:
+    """``url`` with a relative SQLite path made absolute against the working folder
+    (``sqlite:///kg.sqlite3`` -> ``sqlite:////home/me/kg.sqlite3``), so that messages name the
+    file actually used; any other URL unchanged."""
+    path = sqlite_path(url)
+    return url if path is None or path.is_absolute() else f"sqlite:///{path.resolve()}"
+
+
+def sqlite_path(url: str) -> Path | None:
+    """The file of a file-based SQLite URL (None for other databases and ``:memory:``)."""
+    import sqlalchemy as sa
+
+    parsed = sa.make_url(url)
+    if parsed.get_backend_name() != "sqlite" or not parsed.database or parsed.database == ":memory:":
+        return None
+    return Path(parsed.database).expanduser()
+
+
+def database_missing(url: str) -> Path | None:
+    """The SQLite file ``url`` names when it does not exist yet (or is empty), else None.
+    Opening it would create an empty file with no schema, so callers say so instead."""
+    path = sqlite_path(url)
+    if path is None or (path.is_file() and path.stat().st_size > 0):
+        return None
+    return path
 
 
 @dataclass(frozen=True)

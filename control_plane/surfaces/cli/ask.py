@@ -72,16 +72,18 @@ def ask(
     """Answer a question with its evidence sub-graph, or abstain (and say why)."""
     from control_plane.surfaces.runtime import (
         Runtime,
-        default_database_path,
+        database_missing,
         default_database_url,
         ensure_initialised,
     )
 
     valid_at, recorded_at = option_time(as_of, "as_of"), option_time(known_at, "known_at")
     chosen = settings(ctx, synthesizer=synthesizer.value if synthesizer else None)
-    if chosen.database_url is None and not default_database_path().exists():
-        typer.echo(f"first run: initialising {default_database_url()} with the bundled curriculum", err=True)
-        print_init(ensure_initialised(default_database_url()), err=True)
+    url = chosen.database_url or default_database_url()
+    if database_missing(url) is not None:
+        # The first question on a new SQLite file, --db or the default, sets it up.
+        typer.echo(f"first run: initialising {url} with the bundled curriculum", err=True)
+        print_init(ensure_initialised(url), err=True)
     # The output file is opened before the question is asked (as a shell redirection would be):
     # an unwritable --out fails with nothing recorded, instead of after the answer was written.
     with ExitStack() as stack:
@@ -135,9 +137,12 @@ def print_answer(answer: dict[str, Any], screen: Any, evidence: EvidenceShown = 
         screen.print(f"[bold]Answer[/]: {escape(answer['text'])}")
     if answer.get("reading"):
         screen.print(f"read as: {escape(answer['reading']['read_as'])}")
+    synth = answer["synthesizer"]
+    # The offline synthesizer calls no model; its syntheses are not LLM calls.
+    calls = "no LLM calls" if synth.get("offline") else f"LLM calls {answer['llm_calls']}"
     screen.print(
-        f"confidence {answer['confidence']:.2f} · rounds {len(answer['rounds'])} · LLM calls "
-        f"{answer['llm_calls']} · synthesizer {answer['synthesizer']['name']} · answer {answer['answer_id']}"
+        f"confidence {answer['confidence']:.2f} · rounds {len(answer['rounds'])} · {calls} · "
+        f"synthesizer {synth['name']} · answer {answer['answer_id']}"
     )
     edges = answer["evidence"]["edges"]
     if not edges:

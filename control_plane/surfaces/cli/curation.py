@@ -111,14 +111,14 @@ def concept_add(
 @concept_app.command("revise")
 def concept_revise(
     ctx: typer.Context,
-    concept_id: Annotated[str, typer.Argument()],
+    concept_id: Annotated[str, typer.Argument(help="The concept's id.")],
     reason: ReasonOpt,
     evidence: EvidenceOpt,
-    name: Annotated[str | None, typer.Option("--name")] = None,
+    name: Annotated[str | None, typer.Option("--name", help="New display name.")] = None,
     alias: Annotated[
         list[str] | None, typer.Option("--alias", help="Replaces the aliases (repeatable).")
     ] = None,
-    summary: Annotated[str | None, typer.Option("--summary")] = None,
+    summary: Annotated[str | None, typer.Option("--summary", help="New one-paragraph summary.")] = None,
     valid_at: ValidAtOpt = None,
     source: SourceOpt = None,
     confidence: ConfidenceOpt = 1.0,
@@ -142,7 +142,7 @@ def concept_revise(
 @concept_app.command("invalidate")
 def concept_invalidate(
     ctx: typer.Context,
-    concept_id: Annotated[str, typer.Argument()],
+    concept_id: Annotated[str, typer.Argument(help="The concept's id.")],
     reason: ReasonOpt,
     evidence: EvidenceOpt,
     invalid_at: InvalidAtOpt = None,
@@ -220,7 +220,7 @@ def edge_invalidate(
 def lesson_link(
     ctx: typer.Context,
     lesson_id: Annotated[str, typer.Argument()],
-    concept_id: Annotated[str, typer.Argument()],
+    concept_id: Annotated[str, typer.Argument(help="The concept's id.")],
     reason: ReasonOpt,
     evidence: EvidenceOpt,
     title: Annotated[str | None, typer.Option("--title", help="Lesson title (creates or retitles).")] = None,
@@ -238,7 +238,7 @@ def lesson_link(
 def lesson_unlink(
     ctx: typer.Context,
     lesson_id: Annotated[str, typer.Argument()],
-    concept_id: Annotated[str, typer.Argument()],
+    concept_id: Annotated[str, typer.Argument(help="The concept's id.")],
     reason: ReasonOpt,
     evidence: EvidenceOpt,
     source: SourceOpt = None,
