@@ -102,8 +102,6 @@ def emit_answer(
     answer: dict[str, Any], fmt: AskFormat, sink: TextIO | None, evidence: EvidenceShown = EvidenceShown.cited
 ) -> None:
     """Render ``answer`` as ``fmt`` to ``sink`` (an open file), or to stdout."""
-    from control_plane.surfaces import pictures
-
     if fmt is AskFormat.text:
         if sink is not None:
             from rich.console import Console
@@ -112,6 +110,8 @@ def emit_answer(
         else:
             print_answer(answer, console(), evidence)
         return
+    from control_plane.surfaces import pictures  # only the picture formats need it
+
     renderers = {
         AskFormat.json: lambda a: json.dumps(a, indent=2, ensure_ascii=False) + "\n",
         AskFormat.mermaid: pictures.to_mermaid,
