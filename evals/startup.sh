@@ -14,6 +14,7 @@ runs=${1:-30}
 py=${PYTHON:-$(command -v python3)}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+cd "$work"  # python -c puts the working folder first on sys.path: never a checkout
 export PYTHONPATH=$root KG_SYNTHESIZER=offline DEEPSEEK_API_KEY= KG_DATABASE_URL=
 printf '#!/bin/sh\nexec %s -c "import sys; from control_plane.surfaces.cli import app; sys.argv[0] = \\"kg\\"; app()" "$@"\n' "$py" >"$work/kg"
 chmod +x "$work/kg"
