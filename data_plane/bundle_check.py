@@ -397,17 +397,8 @@ def _claim_names(
     for column, name in (("name", content["name"]), *(("aliases", a) for a in content["aliases"])):
         other = book.claim(cid, name, (line, column))
         if other is not None:
-            what = "name" if column == "name" else "alias"
-            plan.problems.append(
-                Problem(
-                    "duplicate_name",
-                    CONCEPTS,
-                    line,
-                    column,
-                    f"concept {cid!r}: {what} {name!r} is already concept {other.concept_id!r} "
-                    f"({other.name!r}, line {other.where[0]}; {_SAME_NAME}); {_ALLOW_NAMES}",
-                )
-            )
+            clash = f"concept {other.concept_id!r} ({other.name!r}, line {other.where[0]}"
+            plan.problems.append(_name_problem(line, column, cid, name, clash))
 
 
 def _stored_name_clashes(
@@ -426,17 +417,20 @@ def _stored_name_clashes(
                 continue
             reported.add((*claim.where, cid))
             line, column = claim.where
-            what = "name" if column == "name" else "alias"
-            plan.problems.append(
-                Problem(
-                    "duplicate_name",
-                    CONCEPTS,
-                    line,
-                    column,
-                    f"concept {claim.concept_id!r}: {what} {claim.name!r} is already concept {cid!r} "
-                    f"in the graph ({stored!r}; {_SAME_NAME}); {_ALLOW_NAMES}",
-                )
-            )
+            clash = f"concept {cid!r} in the graph ({stored!r}"
+            plan.problems.append(_name_problem(line, column, claim.concept_id, claim.name, clash))
+
+
+def _name_problem(line: int, column: str, cid: str, name: str, clash: str) -> Problem:
+    """Concept ``cid``'s name or alias (``column``) on ``line`` reads the same as ``clash`` says."""
+    what = "name" if column == "name" else "alias"
+    return Problem(
+        "duplicate_name",
+        CONCEPTS,
+        line,
+        column,
+        f"concept {cid!r}: {what} {name!r} is already {clash}; {_SAME_NAME}); {_ALLOW_NAMES}",
+    )
 
 
 def _check_edges(

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import structlog
-from kg_cli import ENV, GROUNDED, assert_one_line_error, copy_sqlite, initialised_sqlite, kg, ok
+from kg_cli import ENV, GROUNDED, assert_one_line_error, kg, ok
 from typer.testing import CliRunner
 
 from control_plane.surfaces.cli import app
@@ -28,18 +28,6 @@ ROOT = Path(__file__).resolve().parents[1]
 def _reset_logging() -> Iterator[None]:
     yield
     structlog.reset_defaults()
-
-
-@pytest.fixture(scope="module")
-def initialised(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """A SQLite database initialised once with the curriculum (ask/audit tests read it)."""
-    return initialised_sqlite(tmp_path_factory.mktemp("cli"))
-
-
-@pytest.fixture
-def db(tmp_path: Path, initialised: str) -> str:
-    """A private copy of the initialised database, for tests that write."""
-    return copy_sqlite(initialised, tmp_path)
 
 
 def test_init_is_idempotent(db: str) -> None:

@@ -11,23 +11,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import pytest
-from kg_cli import GROUNDED, assert_one_line_error, copy_sqlite, initialised_sqlite, kg, ok
+from kg_cli import GROUNDED, assert_one_line_error, kg, ok
 
 from data_plane import Write, WriteGateway, connect
 from data_plane.testing import grounding
-
-
-@pytest.fixture(scope="module")
-def initialised(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """The bundled curriculum in SQLite, initialised once for the module's read-only tests."""
-    return initialised_sqlite(tmp_path_factory.mktemp("curation"))
-
-
-@pytest.fixture
-def db(tmp_path: Path, initialised: str) -> str:
-    """A private copy of the curriculum database, for tests that write."""
-    return copy_sqlite(initialised, tmp_path)
 
 
 def _ops(db: str, key: str) -> list[str]:

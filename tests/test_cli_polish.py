@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 import typer.main
-from kg_cli import ENV, copy_sqlite, initialised_sqlite, kg, ok
+from kg_cli import ENV, copy_sqlite, kg, ok
 from typer.testing import CliRunner
 
 from control_plane.surfaces.cli import app
@@ -35,11 +35,6 @@ def _help(path: tuple[str, ...]) -> str:
     result = CliRunner().invoke(app, [*path, "--help"], env={**ENV, "COLUMNS": "200"})
     assert result.exit_code == 0, result.output
     return result.stdout
-
-
-@pytest.fixture(scope="module")
-def initialised(tmp_path_factory: pytest.TempPathFactory) -> str:
-    return initialised_sqlite(tmp_path_factory.mktemp("polish"))
 
 
 @pytest.mark.parametrize("path", COMMANDS, ids=lambda p: " ".join(p) or "kg")
