@@ -127,6 +127,10 @@ def test_a_relative_sqlite_path_is_named_absolutely_and_never_created_by_a_read(
         f"error: no database at {tmp_path}/rel.sqlite3: create it with `kg --db sqlite:///{tmp_path}/rel.sqlite3 init`"
     )
     assert not (tmp_path / "rel.sqlite3").exists()
+    from_env = CliRunner().invoke(
+        app, ["audit", "snapshot"], env={**ENV, "KG_DATABASE_URL": "sqlite:///rel.sqlite3"}
+    )
+    assert f"no database at {tmp_path}/rel.sqlite3" in from_env.stderr
     asked = ok("sqlite:///rel.sqlite3", "ask", "What does RAG build on?")
     assert f"first run: initialising sqlite:///{tmp_path}/rel.sqlite3" in asked.stderr
     assert asked.stdout.startswith("Answer: ") and (tmp_path / "rel.sqlite3").stat().st_size > 0

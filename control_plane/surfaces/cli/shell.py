@@ -9,6 +9,7 @@ the command, so ``kg --help`` and usage errors never load it.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sys
@@ -169,8 +170,10 @@ def settings(ctx: typer.Context, **overrides: Any) -> Settings:
     from control_plane.settings import Settings
     from control_plane.surfaces.runtime import absolute_url
 
-    db = root_db(ctx)
-    return Settings.from_env(os.environ, database_url=absolute_url(db) if db else None, **overrides)
+    chosen = Settings.from_env(os.environ, database_url=root_db(ctx), **overrides)
+    if chosen.database_url is None:
+        return chosen
+    return dataclasses.replace(chosen, database_url=absolute_url(chosen.database_url))
 
 
 def require_database(chosen: Settings) -> str:
