@@ -18,6 +18,7 @@ KG_LLM_TIMEOUT_S               per-request timeout in seconds                   
 KG_LLM_MAX_RETRIES             retries after the first attempt, 0..5                            2
 KG_LLM_CONTEXT_WINDOW          the model's context window in tokens (explicit, not guessed)    1000000
 KG_LLM_MAX_TOKENS              completion token limit (reasoning tokens count against it)      2048 (8192 when thinking)
+KG_WRITE_WAIT_S                seconds a write waits for another writer (an import) to finish  600
 =============================  ==============================================================  =======================
 
 Serving (``kg serve``, the HTTP app; see ``ServingSettings``):
@@ -263,6 +264,10 @@ def _check_int(name: str, value: object, low: int, high: int) -> None:
         raise ConfigurationError(f"{name} must be an integer in [{low}, {high}], got {value!r}")
 
 
+# The data plane's default WriteWait (data_plane.database, not imported here: it loads SQLAlchemy).
+DEFAULT_WRITE_WAIT_S: Final = 600.0
+
+
 @dataclass(frozen=True)
 class Settings:
     """Everything the backend reads from its environment, parsed once."""
@@ -270,11 +275,16 @@ class Settings:
     database_url: str | None = field(default=None, repr=False)
     synthesizer: SynthesizerName = "offline"
     llm: LLMSettings = field(default_factory=LLMSettings)
+    write_wait_s: float = DEFAULT_WRITE_WAIT_S
 
     def __post_init__(self) -> None:
         if self.synthesizer not in SYNTHESIZERS:
             raise ConfigurationError(
                 f"KG_SYNTHESIZER={self.synthesizer!r} is not one of {', '.join(SYNTHESIZERS)}"
+            )
+        if not (math.isfinite(self.write_wait_s) and self.write_wait_s >= 0):
+            raise ConfigurationError(
+                f"KG_WRITE_WAIT_S must be a number of seconds >= 0, got {self.write_wait_s!r}"
             )
         if self.synthesizer == "deepseek" and self.llm.api_key is None:
             raise ConfigurationError(
@@ -342,6 +352,7 @@ class Settings:
             database_url=given.get("database_url") or text("KG_DATABASE_URL"),
             synthesizer=cast(SynthesizerName, synthesizer),
             llm=llm,
+            write_wait_s=_number("KG_WRITE_WAIT_S", text("KG_WRITE_WAIT_S"), DEFAULT_WRITE_WAIT_S, float),
         )
 
 

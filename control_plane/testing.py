@@ -49,10 +49,12 @@ def _grounding(confidence: float = 0.9) -> Grounding:
     )
 
 
-def make_concept(concept_id: str, name: str | None = None, summary: str = "") -> Concept:
+def make_concept(
+    concept_id: str, name: str | None = None, summary: str = "", aliases: tuple[str, ...] = ()
+) -> Concept:
     """An in-memory concept version (unique version id)."""
     name = name or concept_id.replace("_", " ")
-    return Concept(concept_id, name, (), summary or f"{name}.", _grounding(), _stamp())
+    return Concept(concept_id, name, aliases, summary or f"{name}.", _grounding(), _stamp())
 
 
 def make_edge(source_id: str, target_id: str, relation: str, confidence: float = 0.9) -> Edge:

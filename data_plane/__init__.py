@@ -28,6 +28,7 @@ if typing.TYPE_CHECKING:
     from data_plane.errors import BundleRejected as BundleRejected
     from data_plane.errors import ConcurrentWrite as ConcurrentWrite
     from data_plane.errors import ConfigurationError as ConfigurationError
+    from data_plane.errors import DuplicateName as DuplicateName
     from data_plane.errors import GroundingRejected as GroundingRejected
     from data_plane.errors import InactiveEndpoint as InactiveEndpoint
     from data_plane.errors import InputError as InputError
@@ -70,6 +71,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "BundleRejected",
         "ConcurrentWrite",
         "ConfigurationError",
+        "DuplicateName",
         "GroundingRejected",
         "InactiveEndpoint",
         "InputError",

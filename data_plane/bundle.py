@@ -7,10 +7,13 @@ A bundle is a folder holding:
 
 ``manifest.json`` (required)
     ``{"format": "kg-bundle/1", "name": str, "description"?: str,
-    "defaults"?: {"source", "reason", "confidence", "evidence", "valid_at"}}``. Every default is
-    optional; a default fills the cell of a row that leaves the column out or empty. ``evidence``
-    is any non-empty JSON value, ``valid_at`` an ISO 8601 text. An export adds
-    ``"exported_as_of": {"valid_at", "recorded_at"}``.
+    "defaults"?: {"source", "reason", "confidence", "evidence", "valid_at"},
+    "formula_escape"?: bool}``. Every default is optional; a default fills the cell of a row that
+    leaves the column out or empty. ``evidence`` is any non-empty JSON value, ``valid_at`` an ISO
+    8601 text. An export adds ``"exported_as_of": {"valid_at", "recorded_at"}`` and, unless told
+    not to, ``"formula_escape": true``: every cell that begins with ``=``, ``+``, ``-``, ``@``,
+    tab, CR or an apostrophe was written with one more leading apostrophe (so a spreadsheet shows
+    it as text), which reading removes.
 
 ``concepts.csv`` (required)
     ``id,name`` and optionally ``aliases`` (separated by ``|``), ``summary``.
@@ -98,6 +101,7 @@ from data_plane.bundle_rows import (
     RowFault,
     concept_write,
     edge_write,
+    escape_cell,
     link_write,
     read_rows,
 )
@@ -352,11 +356,11 @@ def _write(
 
     def rows(file: str) -> Iterator[Any]:
         if (plan.folder / file).is_file():
-            yield from read_rows(plan.folder, file, _changed)
+            yield from read_rows(plan.folder, file, _changed, unescape=plan.manifest.formula_escape)
 
     for row in rows(CONCEPTS):
         sink.add(_parsed(concept_write, row, cells), (CONCEPTS, row.line))
-    for lesson_id, lesson in plan.lessons.items():
+    for lesson_id, lesson in plan.lessons_to_write().items():
         sink.add(lesson.write(lesson_id), None)
     for file, parse in ((EDGES, edge_write), (LINKS, lambda r, c: link_write(r, c)[0])):
         for row in rows(file):
@@ -522,11 +526,16 @@ def export_bundle(
     as_of: AsOf | None = None,
     name: str = "kg-export",
     description: str | None = None,
+    formula_escape: bool = True,
 ) -> dict[str, int]:
     """Write everything in force as of ``as_of`` (default now) as a bundle folder; return row counts.
 
     Rows are streamed from the database straight into the CSV files, so memory does not grow
-    with the graph (only lesson titles are held: one per lesson)."""
+    with the graph (only lesson titles are held: one per lesson). With ``formula_escape`` (the
+    default) a cell a spreadsheet would run as a formula (``=``, ``+``, ``-``, ``@``, tab, CR first)
+    is written with a leading apostrophe, and the manifest says so, so that an import reads every
+    cell back unchanged (see :func:`~data_plane.bundle_rows.escape_cell`). A cell longer than the
+    CSV field limit could not be read back, so it is refused (nothing is left behind)."""
     as_of = as_of or reader.as_of()
     folder = Path(path)
     folder.mkdir(parents=True, exist_ok=True)
@@ -535,6 +544,8 @@ def export_bundle(
         manifest["description"] = description
     manifest["defaults"] = {}
     manifest["exported_as_of"] = as_of.to_dict()
+    if formula_escape:
+        manifest["formula_escape"] = True
 
     g = GROUNDING_COLUMNS
 
@@ -568,7 +579,7 @@ def export_bundle(
             json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
         )
         counts = {
-            "concepts": _write_csv(partial[CONCEPTS], CONCEPT_COLUMNS, concept_rows()),
+            "concepts": _write_csv(partial[CONCEPTS], CONCEPT_COLUMNS, concept_rows(), formula_escape),
             "concept_edges": _write_csv(
                 partial[EDGES],
                 EDGE_COLUMNS,
@@ -578,8 +589,9 @@ def export_bundle(
                         "concept_edges", ("source_id", "target_id", "relation", *g), as_of
                     )
                 ),
+                formula_escape,
             ),
-            "lesson_concepts": _write_csv(partial[LINKS], LINK_COLUMNS, link_rows()),
+            "lesson_concepts": _write_csv(partial[LINKS], LINK_COLUMNS, link_rows(), formula_escape),
         }
     except BaseException:
         for written in partial.values():
@@ -618,13 +630,23 @@ def _cell_time(t: datetime | None) -> str:
     return "" if t is None else t.isoformat().replace("+00:00", "Z")
 
 
-def _write_csv(file: Path, header: Sequence[str], rows: Iterable[Sequence[Any]]) -> int:
-    """Write ``rows`` as they come; return how many were written."""
+def _write_csv(file: Path, header: Sequence[str], rows: Iterable[Sequence[Any]], escape: bool) -> int:
+    """Write ``rows`` as they come (cells escaped with ``escape``); return how many were written."""
     n = 0
+    limit = csv.field_size_limit()
     with file.open("w", encoding="utf-8", newline="") as fh:
         writer = csv.writer(fh, lineterminator="\n")
         writer.writerow(header)
         for row in rows:
-            writer.writerow(row)
+            cells = [escape_cell(c) if escape else c for c in row]
+            for column, cell in zip(header, cells, strict=False):
+                if len(cell) > limit:
+                    raise BundleError(
+                        f"{row[0]!r}: the {column} is {len(cell):,} characters long, over the CSV field "
+                        f"limit of {limit:,}; a bundle could not be read back",
+                        file=file.name.removesuffix(".partial"),
+                        column=column,
+                    )
+            writer.writerow(cells)
             n += 1
     return n

@@ -27,7 +27,7 @@ Contradictions and what a policy does with them:
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -53,6 +53,7 @@ from data_plane.bundle_rows import (
     read_rows,
 )
 from data_plane.cycles import Arc, break_cycles
+from data_plane.duplicates import NameBook, NameKey
 from data_plane.errors import Problem
 from data_plane.gateway import Write
 from data_plane.reads import GraphReader
@@ -65,6 +66,7 @@ KIND_ORDER: Final = (
     "file",
     "manifest",
     "encoding",
+    "text",
     "csv",
     "missing",
     "grounding",
@@ -74,6 +76,7 @@ KIND_ORDER: Final = (
     "relation",
     "self_loop",
     "duplicate",
+    "duplicate_name",
     "lesson_title",
     "unknown_concept",
     "cycle",
@@ -85,15 +88,21 @@ _REL_INDEX: Final = {r: i for i, r in enumerate(RELATIONS)}
 
 @dataclass(frozen=True)
 class ImportPolicy:
-    """What an import does with contradictions (default: refuse, write nothing)."""
+    """What an import does with contradictions (default: refuse, write nothing).
+
+    ``name_key`` is how concept names are compared (the question reader's normaliser): with it,
+    a concept whose name or alias reads the same as another concept's, in the bundle or active
+    in the graph, is a ``duplicate_name`` problem. None: names are not compared."""
 
     set_aside: bool = False
     mutual_as_related: bool = False
+    name_key: NameKey | None = None
 
 
 @dataclass(frozen=True)
 class SetAside:
-    """A row an import did not apply, and why (``kind``: unknown_concept, cycle or mutual)."""
+    """A row an import did not apply, and why (``kind``: unknown_concept, cycle or mutual; or
+    ``lesson``, a lesson not created because every link row of it was set aside)."""
 
     kind: str
     file: str
@@ -141,11 +150,16 @@ class LessonPlan:
     rank: tuple[datetime, str] | None = None
     valid_at: datetime | None = None
     all_timed: bool = True
+    first_line: int = 0
+    # Link rows that will be written (not set aside): a lesson none of whose links is written is
+    # not created either.
+    kept: int = 0
 
     def add(
         self, title: str, line: int, concept_id: str, g: Grounding, valid_at: datetime | None
     ) -> str | None:
         """Fold one link row in; return a problem message if its title contradicts an earlier one."""
+        self.first_line = self.first_line or line
         if title.strip():
             if self.title is None:
                 self.title, self.title_line = title, line
@@ -245,10 +259,27 @@ class Plan:
             "set_aside": [s.to_dict() for s in self.set_asides()],
         }
 
+    def lessons_to_write(self) -> dict[str, LessonPlan]:
+        """The lessons with at least one link row that is not set aside."""
+        return {lid: lesson for lid, lesson in self.lessons.items() if lesson.kept}
+
     def set_asides(self) -> list[SetAside]:
-        """The rows set aside, in file and line order."""
+        """The rows set aside, in file and line order, and after them the lessons left without a
+        link (every link row set aside), which are not created."""
         files = {f: i for i, f in enumerate(_FILES)}
-        return sorted(self.set_aside.values(), key=lambda s: (files.get(s.file, 9), s.line))
+        rows = sorted(self.set_aside.values(), key=lambda s: (files.get(s.file, 9), s.line))
+        empty = [
+            SetAside(
+                "lesson",
+                LINKS,
+                lesson.first_line,
+                lid,
+                "every link row of the lesson was set aside, so the lesson is not created",
+            )
+            for lid, lesson in sorted(self.lessons.items())
+            if not lesson.kept
+        ]
+        return rows + empty
 
 
 def _pack_edge(s: int, t: int, r: int) -> int:
@@ -273,7 +304,10 @@ def check(folder: str | Path, reader: GraphReader, policy: ImportPolicy | None =
     cells = Cells(plan.manifest)
     with reader.engine.connect() as conn:
         active = _active_concepts(conn, now)
-        declared = _check_concepts(plan, cells)
+        book: NameBook[tuple[int, str]] | None = NameBook(policy.name_key) if policy.name_key else None
+        declared = _check_concepts(plan, cells, book)
+        if book is not None:
+            _stored_name_clashes(conn, plan, declared, book, now)
         known = _Either(declared, active)
         arcs: list[Arc] = []
         arc_keys: dict[int, int] = {}
@@ -308,12 +342,13 @@ class _Sink:
 
 
 def _rows(plan: Plan, file: str, *, keep_bad: bool = False) -> Iterator[Row]:
-    for row in read_rows(plan.folder, file, plan.problems.append, keep_bad=keep_bad):
+    unescape = plan.manifest.formula_escape
+    for row in read_rows(plan.folder, file, plan.problems.append, keep_bad=keep_bad, unescape=unescape):
         plan.rows[file] += 1
         yield row
 
 
-def _check_concepts(plan: Plan, cells: Cells) -> set[str]:
+def _check_concepts(plan: Plan, cells: Cells, book: NameBook[tuple[int, str]] | None) -> set[str]:
     if not (plan.folder / CONCEPTS).is_file():
         plan.problems.append(
             Problem("file", CONCEPTS, None, None, f"required file is missing from {plan.folder}")
@@ -344,8 +379,58 @@ def _check_concepts(plan: Plan, cells: Cells) -> set[str]:
                     f"duplicate concept id {w.key[0]!r}; first given on line {first}",
                 )
             )
+        elif book is not None:
+            _claim_names(plan, book, w.key[0], w.content, row.line)
         plan.concept_keys.add(i)
     return declared
+
+
+_SAME_NAME: Final = "names are compared as questions are read"
+_ALLOW_NAMES: Final = "--allow-duplicate-names to import it anyway"
+
+
+def _claim_names(
+    plan: Plan, book: NameBook[tuple[int, str]], cid: str, content: Mapping[str, Any], line: int
+) -> None:
+    """Claim a bundle concept's name and aliases; one that reads the same as an earlier row's is a
+    ``duplicate_name`` problem naming that row."""
+    for column, name in (("name", content["name"]), *(("aliases", a) for a in content["aliases"])):
+        other = book.claim(cid, name, (line, column))
+        if other is not None:
+            clash = f"concept {other.concept_id!r} ({other.name!r}, line {other.where[0]}"
+            plan.problems.append(_name_problem(line, column, cid, name, clash))
+
+
+def _stored_name_clashes(
+    conn: Connection, plan: Plan, declared: set[str], book: NameBook[tuple[int, str]], now: datetime
+) -> None:
+    """Bundle concepts whose name or alias an active concept outside the bundle goes by."""
+    c = schema.concepts
+    stmt = sa.select(c.c.concept_id, c.c.name, c.c.aliases).where(_open(c, now))
+    reported: set[tuple[int, str, str]] = set()
+    for cid, name, aliases in _stream(conn, stmt):
+        if cid in declared:
+            continue  # the bundle restates this concept: its rows are authoritative for it
+        for stored in (name, *(aliases or ())):
+            claim = book.owner(stored)
+            if claim is None or claim.concept_id == cid or (*claim.where, cid) in reported:
+                continue
+            reported.add((*claim.where, cid))
+            line, column = claim.where
+            clash = f"concept {cid!r} in the graph ({stored!r}"
+            plan.problems.append(_name_problem(line, column, claim.concept_id, claim.name, clash))
+
+
+def _name_problem(line: int, column: str, cid: str, name: str, clash: str) -> Problem:
+    """Concept ``cid``'s name or alias (``column``) on ``line`` reads the same as ``clash`` says."""
+    what = "name" if column == "name" else "alias"
+    return Problem(
+        "duplicate_name",
+        CONCEPTS,
+        line,
+        column,
+        f"concept {cid!r}: {what} {name!r} is already {clash}; {_SAME_NAME}); {_ALLOW_NAMES}",
+    )
 
 
 def _check_edges(
@@ -396,7 +481,7 @@ def _duplicates(plan: Plan, cells: Cells, file: str, column: str, dups: list[tup
         return
     wanted = {packed for packed, _, _ in dups}
     first: dict[int, int] = {}
-    for row in read_rows(plan.folder, file, lambda _p: None):
+    for row in read_rows(plan.folder, file, lambda _p: None, unescape=plan.manifest.formula_escape):
         try:
             if file == EDGES:
                 packed = plan.edge_packed(*edge_write(row, cells).key)
@@ -450,6 +535,8 @@ def _check_links(plan: Plan, cells: Cells, known: _Either) -> None:
             plan.problems.append(Problem("lesson_title", LINKS, row.line, "lesson_title", clash))
         if concept_id not in known:
             _unknown(plan, row, "concept_id", [concept_id], f"lesson link {lesson_id}/{concept_id}")
+        else:
+            lesson.kept += 1
 
 
 # ---------------------------------------------------------------------------------------------

@@ -25,7 +25,7 @@ from typing import Any, Final
 from data_plane.clock import format_time, parse_time
 from data_plane.errors import GroundingRejected, InputError, Problem
 from data_plane.gateway import Write
-from data_plane.records import Grounding
+from data_plane.records import MAX_ID_LENGTH, Grounding
 from data_plane.relations import RELATIONS, canonical_edge
 
 __all__ = [
@@ -40,9 +40,11 @@ __all__ = [
     "RowFault",
     "concept_write",
     "edge_write",
+    "escape_cell",
     "link_write",
     "read_manifest",
     "read_rows",
+    "unescape_cell",
 ]
 
 BUNDLE_FORMAT: Final = "kg-bundle/1"
@@ -86,6 +88,8 @@ class Manifest:
     name: str
     defaults: dict[str, Any]
     complete: bool = True
+    # Cells were written with formula_escape (see escape_cell); reading removes it.
+    formula_escape: bool = False
 
 
 def read_manifest(folder: Path, sink: Sink) -> Manifest:
@@ -157,7 +161,27 @@ def read_manifest(folder: Path, sink: Sink) -> Manifest:
                 bad(column, str(exc))
                 continue
         defaults[key] = value
-    return Manifest(name.strip(), defaults, complete=ok)
+    escaped = doc.get("formula_escape", False)
+    if not isinstance(escaped, bool):
+        bad("formula_escape", f"must be true or false, got {escaped!r}")
+        escaped = False
+    return Manifest(name.strip(), defaults, complete=ok, formula_escape=escaped)
+
+
+# A spreadsheet runs a cell beginning with one of these as a formula (CSV injection).
+FORMULA_STARTS: Final = ("=", "+", "-", "@", "\t", "\r")
+
+
+def escape_cell(cell: str) -> str:
+    """The cell as a bundle with ``formula_escape`` writes it: one apostrophe before a cell that a
+    spreadsheet would run as a formula, and before one that already begins with an apostrophe
+    (so that :func:`unescape_cell` can always remove exactly one)."""
+    return "'" + cell if cell.startswith(FORMULA_STARTS) or cell.startswith("'") else cell
+
+
+def unescape_cell(cell: str) -> str:
+    """The cell :func:`escape_cell` was given."""
+    return cell[1:] if cell.startswith("'") else cell
 
 
 def non_empty_json(value: Any) -> bool:
@@ -202,6 +226,12 @@ class Row:
         value = self.get(column).strip()
         if not value:
             raise RowFault("missing", f"{column} must not be empty", column)
+        if len(value) > MAX_ID_LENGTH:
+            raise RowFault(
+                "missing",
+                f"{column} is {len(value)} characters long; ids have at most {MAX_ID_LENGTH}",
+                column,
+            )
         # Interned: an id repeats on many rows, and every pending write and index shares one copy.
         return sys.intern(value)
 
@@ -221,10 +251,13 @@ def _bad_cell(cells: list[str], columns: list[str]) -> tuple[int, str] | None:
     return None
 
 
-def read_rows(folder: Path, file: str, sink: Sink, *, keep_bad: bool = False) -> Iterator[Row]:
+def read_rows(
+    folder: Path, file: str, sink: Sink, *, keep_bad: bool = False, unescape: bool = False
+) -> Iterator[Row]:
     """Stream the rows of one CSV file; structural faults (header, encoding, malformed CSV, too
     many cells) go to ``sink`` and their rows are skipped, except that with ``keep_bad`` a row
-    with an undecodable cell is still yielded, marked ``bad`` (its other cells may be read)."""
+    with an undecodable cell is still yielded, marked ``bad`` (its other cells may be read).
+    ``unescape``: the cells were written with ``formula_escape`` (see :func:`escape_cell`)."""
     path = folder / file
     with path.open(encoding="utf-8-sig", errors="surrogateescape", newline="") as fh:
         reader = csv.reader(fh, strict=True)
@@ -262,6 +295,10 @@ def read_rows(folder: Path, file: str, sink: Sink, *, keep_bad: bool = False) ->
             except StopIteration:
                 return
             except csv.Error as exc:
+                if "field limit" in str(exc):
+                    # The reader cannot find the next row reliably inside an over-long quoted cell.
+                    sink(Problem("csv", file, line, None, _too_long(file)))
+                    return
                 sink(Problem("csv", file, line, None, f"malformed CSV: {exc}"))
                 if reader.line_num == last:
                     return
@@ -270,6 +307,8 @@ def read_rows(folder: Path, file: str, sink: Sink, *, keep_bad: bool = False) ->
             last = reader.line_num
             if not cells or (len(cells) == 1 and not cells[0].strip()):
                 continue
+            if unescape:
+                cells = [unescape_cell(c) for c in cells]
             if len(cells) > len(columns):
                 sink(
                     Problem(
@@ -288,7 +327,37 @@ def read_rows(folder: Path, file: str, sink: Sink, *, keep_bad: bool = False) ->
                 if keep_bad:
                     yield Row(file, line, cells, index, bad=True)
                 continue
+            nul = _nul_cell(cells)
+            if nul is not None:
+                sink(Problem("text", file, line, _column(columns, nul), NUL_MESSAGE))
+                if keep_bad:
+                    yield Row(file, line, cells, index, bad=True)
+                continue
             yield Row(file, line, cells, index)
+
+
+NUL_MESSAGE: Final = "holds a NUL character (U+0000), which PostgreSQL cannot store; remove it"
+
+
+def _nul_cell(cells: list[str]) -> int | None:
+    """The first cell holding a NUL character: SQLite would store it, PostgreSQL refuses it, so a
+    bundle holding one is refused on both engines."""
+    for i, cell in enumerate(cells):
+        if "\x00" in cell:
+            return i
+    return None
+
+
+def _column(columns: list[str], i: int) -> str | None:
+    return columns[i] if i < len(columns) else None
+
+
+def _too_long(file: str) -> str:
+    limit = csv.field_size_limit()
+    return (
+        f"a cell is longer than the CSV field limit of {limit:,} characters (Python's csv module); "
+        f"shorten it (the rest of {file} was not read)"
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -366,6 +435,8 @@ def grounding(row: Row, cells: Cells) -> Grounding:
             evidence = json.loads(evidence_text)
         except json.JSONDecodeError as exc:
             raise RowFault("evidence", f"evidence is not valid JSON ({exc.msg})", "evidence") from None
+        except RecursionError:
+            raise RowFault("evidence", "evidence is nested too deeply to read", "evidence") from None
         if not non_empty_json(evidence):
             raise RowFault("evidence", f"evidence must be non-empty JSON, got {evidence_text!r}", "evidence")
     elif "evidence" in d:

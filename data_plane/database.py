@@ -7,9 +7,11 @@ Alembic's head. The schema is never created any other way.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import sqlalchemy as sa
 import structlog
@@ -17,15 +19,39 @@ from sqlalchemy import event
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import ArgumentError
 
-from data_plane.errors import ConfigurationError
+from data_plane.errors import ConfigurationError, WriteLockTimeout
 
 if TYPE_CHECKING:
     from alembic.config import Config
 
 log = structlog.get_logger(__name__)
 
-# A writer waits this long for SQLite's single write lock before giving up.
+# How long a statement waits for a lock SQLite holds briefly (a checkpoint, a reader's snapshot).
+# A writer's wait for the write lock itself is a WriteWait.
 SQLITE_BUSY_TIMEOUT_MS = 30_000
+DEFAULT_WRITE_WAIT_S: Final = 600.0
+
+
+@dataclass(frozen=True)
+class WriteWait:
+    """How a writer waits its turn for the database's one write lock (SQLite's, or the gateway's
+    advisory lock on PostgreSQL): up to ``seconds``, then ``WriteLockTimeout``. ``on_wait(seconds)``
+    is called once, before waiting, when the lock is not free at once (to tell a person)."""
+
+    seconds: float = DEFAULT_WRITE_WAIT_S
+    on_wait: Callable[[float], None] | None = None
+
+    def waiting(self) -> None:
+        log.info("gateway.waiting_for_write_lock", up_to_s=self.seconds)
+        if self.on_wait is not None:
+            self.on_wait(self.seconds)
+
+    def timed_out(self) -> WriteLockTimeout:
+        return WriteLockTimeout(
+            f"waited {self.seconds:g} s for the database's write lock, which another writer (an "
+            "import?) holds; nothing was written; retry when it is done",
+            waited_s=self.seconds,
+        )
 
 
 def _tune_sqlite(dbapi_connection: sqlite3.Connection, _record: Any) -> None:
@@ -43,8 +69,32 @@ def _sqlite_begin(conn: sa.Connection) -> None:
     # Writers take the write lock at BEGIN, not at their first write: two deferred transactions
     # that both read and then write would otherwise deadlock, and one would fail with "database is
     # locked" instead of waiting. Readers begin deferred and never block anyone (WAL).
-    immediate = conn.get_execution_options().get("kg_write", False)
-    conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+    options = conn.get_execution_options()
+    if not options.get("kg_write", False):
+        conn.exec_driver_sql("BEGIN")
+        return
+    wait: WriteWait = options.get("kg_write_wait") or WriteWait()
+    raw = conn.connection.dbapi_connection
+    assert raw is not None
+    # First without waiting, to know whether to say so; then waiting up to the writer's limit.
+    try:
+        raw.execute("PRAGMA busy_timeout=0")
+        try:
+            raw.execute("BEGIN IMMEDIATE")
+            return
+        except sqlite3.OperationalError as exc:
+            if exc.sqlite_errorcode != sqlite3.SQLITE_BUSY:
+                raise
+        wait.waiting()
+        raw.execute(f"PRAGMA busy_timeout={round(wait.seconds * 1000)}")
+        try:
+            raw.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            if exc.sqlite_errorcode == sqlite3.SQLITE_BUSY:
+                raise wait.timed_out() from exc
+            raise
+    finally:
+        raw.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
 
 
 def connect(url: str, *, echo: bool = False) -> Engine:

@@ -12,8 +12,10 @@
     │   ├── SelfLoop             an edge from a concept to itself
     │   ├── InactiveEndpoint     an edge to an unknown or no-longer-active concept
     │   ├── PrerequisiteCycle    a prerequisite edge would close a cycle (.cycle)
-    │   ├── KeyExists            assert on a key that already has a current version
+    │   ├── KeyExists            assert on a key whose current version still holds
+    │   ├── DuplicateName        a concept name or alias reads the same as another concept's (.other_id)
     │   └── ConcurrentWrite      another writer changed the key first; retry
+    │       └── WriteLockTimeout another writer held the write lock longer than the wait (.waited_s)
     ├── NotFound                 no such concept, edge, answer or version (.key)
     └── LLMError                 defined in control_plane.errors (LLMUnavailable, LLMRejected)
 
@@ -162,11 +164,30 @@ class PrerequisiteCycle(WriteRejected):
 
 
 class KeyExists(WriteRejected):
-    """An assert names a key that already has a current version; revise it instead."""
+    """An assert names a key whose current version still holds then; revise it instead. (A key
+    whose validity was closed by an invalidation may be asserted again.)"""
+
+
+class DuplicateName(WriteRejected):
+    """A concept's name or alias reads the same as another concept's (``other_id``), as the question
+    reader reads names; allowed only when the caller says the duplicate is intended."""
+
+    def __init__(self, message: str, *, field: str, value: str, other_id: str) -> None:
+        super().__init__(message, field=field, value=value)
+        self.other_id = other_id
 
 
 class ConcurrentWrite(WriteRejected):
     """Another writer superseded the same key first; the write can be retried."""
+
+
+class WriteLockTimeout(ConcurrentWrite):
+    """Another writer (an import, say) held the database's write lock for longer than this writer
+    was willing to wait (``waited_s``); nothing was written."""
+
+    def __init__(self, message: str, *, waited_s: float) -> None:
+        super().__init__(message)
+        self.waited_s = waited_s
 
 
 class NotFound(KGError):

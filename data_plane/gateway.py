@@ -16,10 +16,12 @@ Nothing is ever deleted. Single writes (``assert_concept`` ...) are batches of o
 it), with the cycle check run once at the end. The ``set_aside`` mode records a row an import
 refused on purpose as a retraction of its own key: never in force, visible in its history.
 
-Concurrency: SQLite transactions start with ``BEGIN IMMEDIATE`` (one writer at a time, others
-wait up to the busy timeout); on PostgreSQL every write transaction first takes one advisory
-transaction lock, so gateway writes are serialised there too and the checks above see a stable
-graph. Readers are never blocked.
+Concurrency: SQLite transactions start with ``BEGIN IMMEDIATE`` (one writer at a time); on
+PostgreSQL every write transaction first takes one advisory transaction lock, so gateway writes
+are serialised there too and the checks above see a stable graph. A writer that finds the lock
+held (by an import, say) waits its turn, up to its ``WriteWait`` (default 600 s; it is told once
+that it waits), then gives up with ``WriteLockTimeout``, on both engines alike. Readers are never
+blocked.
 """
 
 from __future__ import annotations
@@ -43,8 +45,11 @@ from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 
 from data_plane import schema
 from data_plane.clock import Clock, ensure_utc, format_time, utc_now
+from data_plane.database import WriteWait
+from data_plane.duplicates import NameBook, NameKey
 from data_plane.errors import (
     ConcurrentWrite,
+    DuplicateName,
     InactiveEndpoint,
     InputError,
     KeyExists,
@@ -57,7 +62,7 @@ from data_plane.errors import (
     WriteRejected,
 )
 from data_plane.reads import GraphReader
-from data_plane.records import Concept, Edge, Grounding, Version
+from data_plane.records import MAX_ID_LENGTH, Concept, Edge, Grounding, Version, text_fault
 from data_plane.relations import PREREQUISITE, RELATIONS, canonical_edge, edge_key
 from data_plane.reuse import ReuseEntry
 from data_plane.rows import concept_from_row, edge_from_row, stamp_from_row, version_from_row
@@ -67,6 +72,8 @@ log = structlog.get_logger(__name__)
 
 # One lock id for all gateway writes on PostgreSQL ("KG" in ASCII).
 _PG_WRITE_LOCK: Final = 0x4B47
+# SQLSTATE of a lock wait that ran past lock_timeout.
+_PG_LOCK_NOT_AVAILABLE: Final = "55P03"
 # Bound on IN (...) lists, well under SQLite's and PostgreSQL's parameter limits.
 _CHUNK: Final = 500
 # Inserts of at least this many rows use COPY on PostgreSQL (bulk imports); smaller ones INSERT.
@@ -81,6 +88,8 @@ KEEP: Final = _Keep.KEEP
 """Sentinel for ``invalid_at``: keep the current version's value."""
 
 MODES: Final = ("assert", "revise", "upsert", "invalidate", "retract", "set_aside")
+# Text content refused alike on both engines when it holds NUL or is not UTF-8 (see text_fault).
+_TEXT_CONTENT: Final = ("name", "aliases", "summary", "title", "question", "answer_text")
 _CONTENT: Final[dict[str, tuple[str, ...]]] = {
     "concepts": ("name", "aliases", "summary"),
     "concept_edges": (),
@@ -257,6 +266,24 @@ def _validate_content(table: str, key: tuple[str, ...], content: Mapping[str, An
             )
         if part != part.strip():
             raise InputError(f"{table}: id {part!r} has surrounding whitespace", field="id", value=part)
+        if len(part) > MAX_ID_LENGTH and table != "answers":
+            raise InputError(
+                f"{table}: id {part[:40]!r}... is {len(part)} characters long; ids have at most "
+                f"{MAX_ID_LENGTH}",
+                field="id",
+                value=part[:200],
+            )
+        fault = text_fault(part)
+        if fault is not None:
+            raise InputError(f"{table}: id {part[:60]!r} {fault}", field="id", value=part[:200])
+    for column in _TEXT_CONTENT:
+        values = content.get(column)
+        for text in values if isinstance(values, list) else [values]:
+            if not isinstance(text, str):
+                continue
+            fault = text_fault(text)
+            if fault is not None:
+                raise InputError(f"{_describe(table, key)}: {column} {fault}", field=column, value=text[:200])
     unknown = set(content) - set(_CONTENT[table])
     if unknown:
         raise InputError(f"{table}: unknown fields {sorted(unknown)}", field=sorted(unknown)[0])
@@ -320,18 +347,14 @@ def _new_row(
         invalid_at = None if write.invalid_at is KEEP else write.invalid_at
         op = "retract"
     elif mode == "assert":
+        valid_at = write.valid_at or now
         if live:
             assert current is not None
-            raise KeyExists(
-                f"{what} already exists (version {current['version_id']}); revise it instead",
-                field="id",
-                value="/".join(key),
-            )
+            _refuse_unless_closed_by(what, key, current, valid_at)
         content = {**_defaults(table, key), **write.content}
         missing = [c for c in _CONTENT[table] if c not in content]
         if missing:
             raise InputError(f"{what}: missing {missing[0]}", field=missing[0])
-        valid_at = write.valid_at or now
         invalid_at = None if write.invalid_at is KEEP else write.invalid_at
         op = "assert"
     elif mode in ("revise", "invalidate", "retract"):
@@ -400,6 +423,28 @@ def _new_row(
     return row, op
 
 
+def _refuse_unless_closed_by(
+    what: _Described, key: tuple[str, ...], current: Mapping[str, Any], start: datetime
+) -> None:
+    """An assert on a key whose current version still holds at ``start`` is refused. One whose
+    validity was closed at or before ``start`` (invalidated) is asserted again from ``start``:
+    curricula change back, and the history then reads assert, invalidate, assert."""
+    end = current["invalid_at"]
+    if end is None:
+        raise KeyExists(
+            f"{what} already exists (version {current['version_id']}); revise it instead",
+            field="id",
+            value="/".join(key),
+        )
+    if end > start:
+        raise KeyExists(
+            f"{what} holds until {format_time(end)} (version {current['version_id']}); assert it "
+            f"again from then on (valid_at >= {format_time(end)}) or revise it",
+            field="valid_at",
+            value=format_time(start),
+        )
+
+
 _BOOKKEEPING: Final = frozenset({"version_id", "op", "recorded_at", "expired_at", "supersedes_id"})
 
 
@@ -423,10 +468,24 @@ class _Pending:
 class WriteGateway:
     """Applies grounded, bi-temporal writes; the only writer of the graph tables."""
 
-    def __init__(self, engine: Engine, *, clock: Clock = utc_now) -> None:
+    def __init__(
+        self,
+        engine: Engine,
+        *,
+        clock: Clock = utc_now,
+        name_key: NameKey | None = None,
+        wait: WriteWait | None = None,
+    ) -> None:
+        """``name_key``: how concept names are compared (the question reader's normaliser); with
+        it, a concept may not be asserted, or renamed, to a name or alias another concept in
+        force already goes by, unless the write allows the duplicate. Without it names are not
+        compared. ``wait``: how long a write waits for another writer (an import) to finish
+        (default ``WriteWait()``, 600 s)."""
         self._engine = engine
-        self._writer = engine.execution_options(kg_write=True)
+        self._wait = wait or WriteWait()
+        self._writer = engine.execution_options(kg_write=True, kg_write_wait=self._wait)
         self._clock = clock
+        self._name_key = name_key
 
     def reader(self) -> GraphReader:
         """A reader on the same database and clock, so reads agree with this gateway's "now"."""
@@ -444,8 +503,11 @@ class WriteGateway:
         summary: str = "",
         valid_at: datetime | None = None,
         invalid_at: datetime | None = None,
+        allow_duplicate_name: bool = False,
     ) -> Concept:
-        """Assert a new concept."""
+        """Assert a new concept, or one whose validity an invalidation closed (again, from
+        ``valid_at``). A name or alias another concept goes by is refused (``DuplicateName``)
+        unless ``allow_duplicate_name``."""
         w = Write.concept(
             concept_id,
             grounding=grounding,
@@ -455,7 +517,7 @@ class WriteGateway:
             valid_at=valid_at,
             invalid_at=invalid_at,
         )
-        return _as_concept(self.apply([w]).written[0])
+        return _as_concept(self.apply([w], allow_duplicate_names=allow_duplicate_name).written[0])
 
     def revise_concept(
         self,
@@ -466,8 +528,11 @@ class WriteGateway:
         aliases: Iterable[str] | None = None,
         summary: str | None = None,
         valid_at: datetime | None = None,
+        allow_duplicate_name: bool = False,
     ) -> Concept:
-        """Write a new version of a concept, superseding the current one (fields not given are kept)."""
+        """Write a new version of a concept, superseding the current one (fields not given are
+        kept). A new name or alias another concept goes by is refused unless
+        ``allow_duplicate_name``."""
         w = Write.concept(
             concept_id,
             grounding=grounding,
@@ -477,7 +542,7 @@ class WriteGateway:
             summary=summary,
             valid_at=valid_at,
         )
-        return _as_concept(self._one(self.apply([w])))
+        return _as_concept(self._one(self.apply([w], allow_duplicate_names=allow_duplicate_name)))
 
     def invalidate_concept(
         self,
@@ -508,7 +573,8 @@ class WriteGateway:
         valid_at: datetime | None = None,
         invalid_at: datetime | None = None,
     ) -> Edge:
-        """Assert a new edge between two active concepts."""
+        """Assert an edge between two active concepts: a new one, or one an invalidation closed
+        (again, from ``valid_at``)."""
         w = Write.edge(
             source_id, target_id, relation, grounding=grounding, valid_at=valid_at, invalid_at=invalid_at
         )
@@ -630,11 +696,13 @@ class WriteGateway:
 
     # -- batches -----------------------------------------------------------------------------
 
-    def apply(self, writes: Sequence[Write]) -> BatchResult:
-        """Apply ``writes`` in one transaction: all of them, or none (the error says why)."""
+    def apply(self, writes: Sequence[Write], *, allow_duplicate_names: bool = False) -> BatchResult:
+        """Apply ``writes`` in one transaction: all of them, or none (the error says why).
+        ``allow_duplicate_names`` lets concepts go by names other concepts go by."""
+        name_key = None if allow_duplicate_names else self._name_key
         with _translated(), self._writer.begin() as conn:
             now = self._lock(conn)
-            result = self._apply(conn, list(writes), now)
+            result = self._apply(conn, list(writes), now, name_key=name_key)
         self._log(result, now)
         return result
 
@@ -655,10 +723,10 @@ class WriteGateway:
             writer.finish()
 
     def _lock(self, conn: Connection) -> datetime:
-        """Take the write lock; return "now", read only once the lock is held so that
-        recorded_at follows commit order."""
+        """Take the write lock (SQLite took it at BEGIN); return "now", read only once the lock
+        is held so that recorded_at follows commit order."""
         if conn.dialect.name == "postgresql":
-            conn.execute(sa.select(sa.func.pg_advisory_xact_lock(_PG_WRITE_LOCK)))
+            _pg_write_lock(conn, self._wait)
         return ensure_utc(self._clock(), field="clock")
 
     def _log(self, result: BatchResult, now: datetime) -> None:
@@ -679,10 +747,13 @@ class WriteGateway:
         *,
         prerequisites: list[tuple[str, str]] | None = None,
         concepts: dict[str, Mapping[str, Any]] | None = None,
+        name_key: NameKey | None = None,
     ) -> BatchResult:
         """Apply one batch on ``conn``. With ``prerequisites``, the cycle check is left to the
         caller: the open prerequisite edges of the batch are appended to that list instead.
-        ``concepts`` caches concept rows across the batches of one transaction (see BulkWriter)."""
+        ``concepts`` caches concept rows across the batches of one transaction (see BulkWriter).
+        With ``name_key``, concept names are checked for duplicates (bulk imports leave that to
+        the bundle check, which compares the whole bundle at once)."""
         normalised = [_normalise(w) for w in writes]
         seen: set[tuple[str, tuple[str, ...]]] = set()
         for w in normalised:
@@ -703,6 +774,8 @@ class WriteGateway:
             pending.append(_Pending(w, row, cur))
 
         pending += _cascade(conn, pending, seen, now)
+        if name_key is not None:
+            _check_names(conn, pending, now, name_key)
         view = _final_view(conn, pending, currents, concepts)
         _check_endpoints(pending, view, now)
         if prerequisites is None:
@@ -749,6 +822,22 @@ class BulkWriter:
                 raise PrerequisiteCycle(
                     "prerequisite edge would close a cycle: " + " -> ".join(cycle), cycle=cycle
                 )
+
+
+def _pg_write_lock(conn: Connection, wait: WriteWait) -> None:
+    """The gateway's advisory lock: at once if free, else after saying so, waiting up to
+    ``wait.seconds`` (``lock_timeout``, for this wait only)."""
+    if conn.execute(sa.select(sa.func.pg_try_advisory_xact_lock(_PG_WRITE_LOCK))).scalar():
+        return
+    wait.waiting()
+    conn.execute(sa.select(sa.func.set_config("lock_timeout", f"{round(wait.seconds * 1000)}ms", True)))
+    try:
+        conn.execute(sa.select(sa.func.pg_advisory_xact_lock(_PG_WRITE_LOCK)))
+    except OperationalError as exc:
+        if getattr(exc.orig, "sqlstate", None) == _PG_LOCK_NOT_AVAILABLE:
+            raise wait.timed_out() from exc
+        raise
+    conn.execute(sa.select(sa.func.set_config("lock_timeout", "0", True)))
 
 
 @contextmanager
@@ -950,6 +1039,51 @@ def _cascade(
                 row, _ = _new_row(w, cur, now)
                 extra.append(_Pending(w, row, cur, cascade=True))
     return extra
+
+
+def _renames(p: _Pending) -> bool:
+    """Does this pending concept version take on names: a new assertion, or a change of name or
+    aliases?"""
+    row, cur = p.row, p.current
+    if p.write.table != "concepts" or row is None or row["op"] not in ("assert", "revise"):
+        return False
+    return (
+        row["op"] == "assert" or cur is None or (row["name"], row["aliases"]) != (cur["name"], cur["aliases"])
+    )
+
+
+def _check_names(conn: Connection, pending: list[_Pending], now: datetime, key: NameKey) -> None:
+    """A concept the batch asserts, or renames, may not go by a name or alias (as ``key`` reads
+    it) that another concept in force now goes by, or another concept of the batch."""
+    named = [p for p in pending if _renames(p)]
+    if not named:
+        return
+    ids = {p.write.key[0] for p in named}
+    book: NameBook[None] = NameBook(key)
+    c = schema.concepts
+    stmt = sa.select(c.c.concept_id, c.c.name, c.c.aliases).where(
+        c.c.expired_at.is_(None), c.c.op != "retract", sa.or_(c.c.invalid_at.is_(None), c.c.invalid_at > now)
+    )
+    for cid, name, aliases in conn.execute(stmt):
+        if cid not in ids:
+            for n in (name, *(aliases or ())):
+                book.claim(cid, n, None)
+    for p in named:
+        assert p.row is not None
+        cid = p.write.key[0]
+        for field_, n in (("name", p.row["name"]), *(("aliases", a) for a in p.row["aliases"])):
+            other = book.claim(cid, n, None)
+            if other is not None:
+                what = "name" if field_ == "name" else "alias"
+                raise DuplicateName(
+                    f"concept {cid!r}: {what} {n!r} is already concept {other.concept_id!r} "
+                    f"({other.name!r}; names are compared as questions are read); choose another "
+                    "name, or allow the duplicate if both are meant (kg: --allow-duplicate-name; HTTP: "
+                    "allow_duplicate_name)",
+                    field=field_,
+                    value=n,
+                    other_id=other.concept_id,
+                )
 
 
 def _final_view(

@@ -126,6 +126,19 @@ def _degrees_statement() -> sa.CompoundSelect[Any]:
 
 
 @functools.cache
+def _relation_degrees_statement() -> sa.CompoundSelect[Any]:
+    """Active edges per (id, relation) at either end (expanding ``ids``, the as-of binds)."""
+    ids: sa.BindParameter[list[str]] = sa.bindparam("ids", expanding=True)
+    halves = [
+        sa.select(end, E.c.relation, sa.func.count())
+        .where(end.in_(ids), in_force(E, *AS_OF_PARAMS))
+        .group_by(end, E.c.relation)
+        for end in (E.c.source_id, E.c.target_id)
+    ]
+    return sa.union_all(*halves)
+
+
+@functools.cache
 def _records_statement() -> sa.CompoundSelect[Any]:
     """Edge and concept versions by id in one statement: a UNION ALL of both tables, each
     padded with typed NULLs for the other's key and content columns."""
@@ -527,6 +540,18 @@ class GraphReader:
         with self.connection() as conn:  # both ends in one round trip
             for cid, n in conn.execute(_degrees_statement(), {"ids": wanted, **as_of.params()}):
                 counts[cid] += n
+        return counts
+
+    def relation_degrees(self, ids: Iterable[str], *, as_of: AsOf | None = None) -> dict[str, dict[str, int]]:
+        """Active edges touching each id, per relation (an empty dict for none)."""
+        as_of = as_of or self.as_of()
+        wanted = sorted(set(ids))
+        counts: dict[str, dict[str, int]] = {cid: {} for cid in wanted}
+        with self.connection() as conn:
+            for i in range(0, len(wanted), _CHUNK):
+                params = {"ids": wanted[i : i + _CHUNK], **as_of.params()}
+                for cid, relation, n in conn.execute(_relation_degrees_statement(), params):
+                    counts[cid][relation] = counts[cid].get(relation, 0) + n
         return counts
 
     # -- audit ------------------------------------------------------------------------------

@@ -21,16 +21,37 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, NamedTuple, Protocol
+from typing import Any, Final, NamedTuple, Protocol
 
 from data_plane.clock import format_time
 from data_plane.errors import GroundingRejected
 from data_plane.relations import SYMMETRIC, edge_key
 
 JSONValue = Any
+
+MAX_ID_LENGTH: Final = 200
+"""Concept, lesson and edge-end ids are at most this many characters (``VARCHAR(200)``: PostgreSQL
+refuses longer ones, SQLite would store them, so both refuse them before the database does)."""
+
+# A JSON escape of NUL in ``json.dumps`` output, not preceded by an escaped backslash.
+_JSON_NUL = re.compile(r"(?<!\\)(?:\\\\)*\\u0000")
+
+
+def text_fault(text: str) -> str | None:
+    """Why ``text`` cannot be stored alike on both engines (None if it can): a NUL character
+    (PostgreSQL refuses it) or a lone surrogate (not UTF-8 text at all)."""
+    if "\x00" in text:
+        return "holds a NUL character (U+0000), which PostgreSQL cannot store"
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            return f"is not valid UTF-8 text ({text[exc.start : exc.end]!r})"
+    return None
 
 
 def _non_empty_json(value: JSONValue) -> bool:
@@ -64,6 +85,9 @@ class Grounding:
                 raise GroundingRejected(
                     f"{name} must be non-empty text, got {text!r}", field=name, value=text
                 )
+            fault = text_fault(text)
+            if fault is not None:
+                raise GroundingRejected(f"{name} {fault}", field=name, value=text[:200])
         if not _non_empty_json(self.evidence):
             raise GroundingRejected(
                 f"evidence must be non-empty JSON, got {self.evidence!r}",
@@ -71,11 +95,16 @@ class Grounding:
                 value=self.evidence,
             )
         try:
-            json.dumps(self.evidence, allow_nan=False)
-        except (TypeError, ValueError) as exc:
+            dumped = json.dumps(self.evidence, allow_nan=False, ensure_ascii=False)
+        except (TypeError, ValueError, RecursionError) as exc:
             raise GroundingRejected(
                 f"evidence must be JSON-serialisable: {exc}", field="evidence", value=repr(self.evidence)
             ) from exc
+        fault = text_fault(dumped)
+        if fault is None and _JSON_NUL.search(dumped):
+            fault = "holds a NUL character (\\u0000), which PostgreSQL cannot store"
+        if fault is not None:
+            raise GroundingRejected(f"evidence {fault}", field="evidence", value=repr(self.evidence)[:200])
         object.__setattr__(self, "confidence", float(c))
 
     @classmethod

@@ -21,6 +21,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import Dialect
 
+from data_plane.records import MAX_ID_LENGTH
 from data_plane.relations import RELATIONS
 
 NAMING_CONVENTION: Final = {
@@ -142,7 +143,7 @@ concepts = _versioned_table(
     "concepts",
     ("concept_id",),
     [
-        sa.Column("concept_id", sa.String(200), nullable=False),
+        sa.Column("concept_id", sa.String(MAX_ID_LENGTH), nullable=False),
         sa.Column("name", sa.Text(), nullable=False),
         sa.Column("aliases", JSONType, nullable=False),
         sa.Column("summary", sa.Text(), nullable=False),
@@ -155,8 +156,8 @@ concept_edges = _versioned_table(
     "concept_edges",
     ("source_id", "target_id", "relation"),
     [
-        sa.Column("source_id", sa.String(200), nullable=False),
-        sa.Column("target_id", sa.String(200), nullable=False),
+        sa.Column("source_id", sa.String(MAX_ID_LENGTH), nullable=False),
+        sa.Column("target_id", sa.String(MAX_ID_LENGTH), nullable=False),
         sa.Column("relation", sa.String(32), nullable=False),
     ],
     sa.CheckConstraint("source_id <> target_id", name="no_self_loop"),
@@ -172,7 +173,7 @@ lessons = _versioned_table(
     "lessons",
     ("lesson_id",),
     [
-        sa.Column("lesson_id", sa.String(200), nullable=False),
+        sa.Column("lesson_id", sa.String(MAX_ID_LENGTH), nullable=False),
         sa.Column("title", sa.Text(), nullable=False),
     ],
     sa.CheckConstraint("length(lesson_id) > 0", name="lesson_id_nonempty"),
@@ -182,8 +183,8 @@ lesson_concepts = _versioned_table(
     "lesson_concepts",
     ("lesson_id", "concept_id"),
     [
-        sa.Column("lesson_id", sa.String(200), nullable=False),
-        sa.Column("concept_id", sa.String(200), nullable=False),
+        sa.Column("lesson_id", sa.String(MAX_ID_LENGTH), nullable=False),
+        sa.Column("concept_id", sa.String(MAX_ID_LENGTH), nullable=False),
     ],
 )
 sa.Index("ix_lesson_concepts_concept", lesson_concepts.c.concept_id)

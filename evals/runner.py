@@ -329,21 +329,23 @@ def evaluate(
     return report
 
 
-def _figure(value: float | None, digits: int = 3) -> str:
-    return "-" if value is None else f"{value:.{digits}f}"
-
-
 def summary_lines(report: dict[str, Any], out: Path) -> list[str]:
-    """One line per system (F1, exact match, abstention precision/recall, LLM calls; ``-`` where
-    undefined), and where the report was written."""
+    """One line per system (F1, exact match, abstention precision/recall, LLM calls, citation
+    coverage; ``n/a`` where undefined), and where the report was written."""
     overall = report["summary"]["overall"]
     lines = []
     for name in report["meta"]["systems"]:
         s = overall[name]
+        # A ratio with nothing to count (no abstention expected or made) is "n/a", not "None".
         lines.append(
-            f"{name:12s} F1 {_figure(s['f1'])}  EM {_figure(s['exact_match'])}  "
-            f"abstain P/R {_figure(s['abstention_precision'])}/{_figure(s['abstention_recall'])}  "
-            f"LLM calls {_figure(s['mean_llm_calls'], 2)}  citation coverage {_figure(s['citation_coverage'])}"
+            f"{name:12s} F1 {_shown(s['f1'], 3)}  EM {_shown(s['exact_match'], 3)}  "
+            f"abstain P/R {_shown(s['abstention_precision'], 2)}/{_shown(s['abstention_recall'], 2)}  "
+            f"LLM calls {_shown(s['mean_llm_calls'], 2)}  citation coverage {_shown(s['citation_coverage'], 3)}"
         )
     lines.append(f"wrote {out / 'report.json'}, {out / 'report.md'} and {len(report['meta']['plots'])} plots")
     return lines
+
+
+def _shown(value: float | None, digits: int) -> str:
+    """A metric for a summary line: ``n/a`` when there was nothing to measure."""
+    return "n/a" if value is None or value != value else f"{value:.{digits}f}"

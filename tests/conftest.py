@@ -130,3 +130,22 @@ def gateway(engine: Engine, clock: ManualClock) -> WriteGateway:
 @pytest.fixture
 def reader(engine: Engine, clock: ManualClock) -> GraphReader:
     return GraphReader(engine, clock=clock)
+
+
+@pytest.fixture(scope="module")
+def initialised(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A SQLite database initialised once per test module with the bundled curriculum, through
+    `kg init` (for CLI tests that only read it)."""
+    from kg_cli import initialised_sqlite
+
+    return initialised_sqlite(tmp_path_factory.mktemp("curriculum"))
+
+
+@pytest.fixture
+def db(tmp_path: os.PathLike[str], initialised: str) -> str:
+    """A private copy of the module's curriculum database, for CLI tests that write."""
+    from pathlib import Path
+
+    from kg_cli import copy_sqlite
+
+    return copy_sqlite(initialised, Path(tmp_path))

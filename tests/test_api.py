@@ -109,13 +109,13 @@ def test_unknown_concept_is_404_problem(client: TestClient) -> None:
 
 def test_concept_curation_round_trip(client: TestClient, writer: dict[str, str]) -> None:
     """Add, revise and invalidate a concept; its history shows assert, revise, invalidate in order."""
-    body = {"concept_id": "graph_rag", "name": "GraphRAG", "grounding": GROUNDING}
+    body = {"concept_id": "colbert", "name": "ColBERT", "grounding": GROUNDING}
     assert client.post("/concepts", json=body, headers=writer).status_code == 201
     revised = {"summary": "RAG over a knowledge graph.", "grounding": GROUNDING}
-    assert client.post("/concepts/graph_rag/revise", json=revised, headers=writer).status_code == 201
-    r = client.post("/concepts/graph_rag/invalidate", json={"grounding": GROUNDING}, headers=writer)
+    assert client.post("/concepts/colbert/revise", json=revised, headers=writer).status_code == 201
+    r = client.post("/concepts/colbert/invalidate", json={"grounding": GROUNDING}, headers=writer)
     assert r.status_code == 201
-    ops = [v["op"] for v in client.get("/concepts/graph_rag/history").json()]
+    ops = [v["op"] for v in client.get("/concepts/colbert/history").json()]
     assert ops == ["assert", "revise", "invalidate"]
 
 
@@ -128,6 +128,21 @@ def test_edge_curation_and_edges_query(client: TestClient, writer: dict[str, str
     assert client.post("/edges/invalidate", json=edge, headers=writer).status_code == 201
     keys = [e["key"] for e in client.get("/edges", params={"concept": "rag"}).json()]
     assert "rag>builds_on>tokenization" not in keys
+
+
+def test_an_invalidated_edge_is_asserted_again_over_http(client: TestClient, writer: dict[str, str]) -> None:
+    """POST /edges on an invalidated edge asserts it again (201); its history reads assert,
+    invalidate, assert, and it is listed again."""
+    edge = {"source_id": "rag", "target_id": "embeddings", "relation": "builds_on", "grounding": GROUNDING}
+    assert client.post("/edges/invalidate", json=edge, headers=writer).status_code == 201
+    again = client.post("/edges", json=edge, headers=writer)
+    assert again.status_code == 201, again.text
+    assert again.json()["written"][0]["op"] == "assert"
+    ops = [v["op"] for v in client.get("/edges/rag%3Ebuilds_on%3Eembeddings/history").json()]
+    assert ops == ["assert", "invalidate", "assert"]
+    assert "rag>builds_on>embeddings" in [
+        e["key"] for e in client.get("/edges", params={"concept": "rag"}).json()
+    ]
 
 
 def test_unknown_relation_is_400_problem(client: TestClient, writer: dict[str, str]) -> None:
@@ -143,6 +158,18 @@ def test_duplicate_concept_is_409_problem(client: TestClient, writer: dict[str, 
         "/concepts", json={"concept_id": "rag", "name": "RAG", "grounding": GROUNDING}, headers=writer
     )
     assert r.status_code == 409
+
+
+def test_a_concept_under_another_concepts_name_is_409_unless_allowed(
+    client: TestClient, writer: dict[str, str]
+) -> None:
+    """POST /concepts with a name another concept goes by is a 409 naming it; with
+    allow_duplicate_name it is written."""
+    body = {"concept_id": "graph_rag", "name": "GraphRAG", "grounding": GROUNDING}
+    r = client.post("/concepts", json=body, headers=writer)
+    assert r.status_code == 409 and "is already concept 'graphrag'" in r.json()["detail"]
+    r = client.post("/concepts", json={**body, "allow_duplicate_name": True}, headers=writer)
+    assert r.status_code == 201, r.text
 
 
 def test_lesson_link_is_recorded(client: TestClient, writer: dict[str, str]) -> None:

@@ -140,9 +140,9 @@ class Model:
         cur = self.current("concepts", (cid,))
         live = cur if cur is not None and cur.op != "retract" else None
         if mode == "assert":
-            if live is not None:
-                raise Predicted(KeyExists)
             valid = now - timedelta(days=1) if back else now
+            if live is not None and (live.invalid_at is None or live.invalid_at > valid):
+                raise Predicted(KeyExists)  # an invalidated key may be asserted again, from its end on
             return [Change(MV("concepts", (cid,), name, reason, "assert", valid, None, now), cur)]
         if live is None:
             raise Predicted(NotFound)
@@ -194,7 +194,7 @@ class Model:
         cur = self.current("concept_edges", key)
         live = cur if cur is not None and cur.op != "retract" else None
         if mode == "assert":
-            if live is not None:
+            if live is not None and (live.invalid_at is None or live.invalid_at > now):
                 raise Predicted(KeyExists)
             new = MV("concept_edges", key, None, reason, "assert", now, None, now)
             changes = [Change(new, cur)]

@@ -225,13 +225,17 @@ def test_a_walk_is_pinned_to_its_first_page(client: TestClient, writer: dict[str
     first = client.get("/concepts", params={"limit": 50})
     assert (
         client.post(
-            "/concepts", json={"concept_id": "aaa_new", "name": "New", "grounding": GROUNDING}, headers=writer
+            "/concepts",
+            json={"concept_id": "aaa_new", "name": "New A", "grounding": GROUNDING},
+            headers=writer,
         ).status_code
         == 201
     )
     assert (
         client.post(
-            "/concepts", json={"concept_id": "zzz_new", "name": "New", "grounding": GROUNDING}, headers=writer
+            "/concepts",
+            json={"concept_id": "zzz_new", "name": "New Z", "grounding": GROUNDING},
+            headers=writer,
         ).status_code
         == 201
     )

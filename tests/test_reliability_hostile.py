@@ -163,16 +163,15 @@ def test_bom_and_extra_columns_import_correctly(engine: Engine, tmp_path: Path) 
     assert _count(engine, schema.concepts) == 2
 
 
-def test_huge_field_imports_or_is_refused_cleanly(engine: Engine, tmp_path: Path) -> None:
-    """A 1 MB summary either imports intact or is a BundleError with nothing written."""
+def test_a_field_over_the_csv_limit_is_refused_cleanly(engine: Engine, tmp_path: Path) -> None:
+    """A 1 MB summary is over the CSV field limit (131,072 characters): a BundleError naming the
+    limit and the line, with nothing written (tests/test_import_parity.py: the limit itself imports)."""
     path = _bundle(tmp_path / "b", {"concepts.csv": b"id,name,summary\nrag,RAG," + b"y" * 1_000_000 + b"\n"})
     TRIED["bundles"] += 1
-    try:
+    with pytest.raises(BundleError, match="131,072 characters") as info:
         import_bundle(WriteGateway(engine), path)
-    except BundleError:
-        assert _count(engine, schema.concepts) == 0
-    else:
-        assert _count(engine, schema.concepts) == 1
+    assert info.value.line == 2
+    assert _count(engine, schema.concepts) == 0
     record_figures("hostile", TRIED)
 
 

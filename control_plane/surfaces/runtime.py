@@ -12,14 +12,16 @@ Where the database lives: ``--db URL`` (CLI), else ``KG_DATABASE_URL``, else
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.engine import Engine
 
+from control_plane.understanding.names import normalise
 from data_plane.clock import Clock, utc_now
-from data_plane.database import connect, head_revision, migrate, schema_revision
+from data_plane.database import WriteWait, connect, head_revision, migrate, schema_revision
 from data_plane.gateway import WriteGateway
 from data_plane.reads import GraphReader
 from data_plane.reuse import AnswerIndex
@@ -33,6 +35,8 @@ if TYPE_CHECKING:
 __all__ = [
     "InitReport",
     "Runtime",
+    "absolute_url",
+    "database_missing",
     "default_database_path",
     "default_database_url",
     "ensure_initialised",
@@ -51,6 +55,33 @@ def default_database_path() -> Path:
 def default_database_url() -> str:
     """``sqlite:///`` + :func:`default_database_path`."""
     return f"sqlite:///{default_database_path()}"
+
+
+def absolute_url(url: str) -> str:
+    """``url`` with a relative SQLite path made absolute against the working folder
+    (``sqlite:///kg.sqlite3`` -> ``sqlite:////home/me/kg.sqlite3``), so that messages name the
+    file actually used; any other URL unchanged."""
+    path = sqlite_path(url)
+    return url if path is None or path.is_absolute() else f"sqlite:///{path.resolve()}"
+
+
+def sqlite_path(url: str) -> Path | None:
+    """The file of a file-based SQLite URL (None for other databases and ``:memory:``)."""
+    import sqlalchemy as sa
+
+    parsed = sa.make_url(url)
+    if parsed.get_backend_name() != "sqlite" or not parsed.database or parsed.database == ":memory:":
+        return None
+    return Path(parsed.database).expanduser()
+
+
+def database_missing(url: str) -> Path | None:
+    """The SQLite file ``url`` names when it does not exist yet (or is empty), else None.
+    Opening it would create an empty file with no schema, so callers say so instead."""
+    path = sqlite_path(url)
+    if path is None or (path.is_file() and path.stat().st_size > 0):
+        return None
+    return path
 
 
 @dataclass(frozen=True)
@@ -139,14 +170,21 @@ class Runtime:
     engine: Engine
     clock: Clock = utc_now
     synthesizer: Synthesizer | None = None
+    # Called once when a write has to wait for another writer (the CLI tells a person on a terminal).
+    on_wait: Callable[[float], None] | None = None
     _planner: Planner | None = field(default=None, init=False, repr=False)
 
     @classmethod
     def build(
-        cls, settings: Settings, *, clock: Clock = utc_now, synthesizer: Synthesizer | None = None
+        cls,
+        settings: Settings,
+        *,
+        clock: Clock = utc_now,
+        synthesizer: Synthesizer | None = None,
+        on_wait: Callable[[float], None] | None = None,
     ) -> Runtime:
         url = settings.database_url or default_database_url()
-        return cls(settings, connect(url), clock, synthesizer)
+        return cls(settings, connect(url), clock, synthesizer, on_wait)
 
     @property
     def url(self) -> str:
@@ -159,7 +197,10 @@ class Runtime:
 
     @property
     def gateway(self) -> WriteGateway:
-        return WriteGateway(self.engine, clock=self.clock)
+        """The writer; concept names are compared as the question reader reads them, so a second
+        concept under a name the graph already has is refused unless a write allows it."""
+        wait = WriteWait(self.settings.write_wait_s, self.on_wait)
+        return WriteGateway(self.engine, clock=self.clock, name_key=normalise, wait=wait)
 
     @property
     def tokens(self) -> TokenStore:

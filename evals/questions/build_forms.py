@@ -526,7 +526,11 @@ def _shared_ok(shape: Shape, t: Template, case: str, s: Subject) -> bool:
     if not _agrees(shape, t, lambda g: _shared_sets(g, s)):
         return False
     direct, transitive = _shared_sets(shape.order(t.family), s)
-    if t.scope != "transitive" and t.family != "builds_on" and _shared_sets(shape.prerequisite, s)[0] != direct:
+    if (
+        t.scope != "transitive"
+        and t.family != "builds_on"
+        and _shared_sets(shape.prerequisite, s)[0] != direct
+    ):
         return False  # as for counts: a direct set read from prerequisite edges alone is the same set
     return {"agree": direct == transitive, "differs": direct != transitive, "any": True}[case]
 

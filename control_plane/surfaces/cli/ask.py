@@ -11,7 +11,14 @@ from typing import Annotated, Any, TextIO
 import typer
 
 from control_plane.surfaces.cli.options import AskFormat, AsOfOpt, EvidenceShown, KnownAtOpt, SynthChoice
-from control_plane.surfaces.cli.shell import EXIT_MODEL_UNAVAILABLE, commands, console, option_time, settings
+from control_plane.surfaces.cli.shell import (
+    EXIT_MODEL_UNAVAILABLE,
+    commands,
+    console,
+    option_time,
+    say_waiting,
+    settings,
+)
 
 __all__ = ["app"]
 
@@ -80,21 +87,23 @@ def ask(
     from control_plane.planning.loop import MODEL_UNAVAILABLE
     from control_plane.surfaces.runtime import (
         Runtime,
-        default_database_path,
+        database_missing,
         default_database_url,
         ensure_initialised,
     )
 
     valid_at, recorded_at = option_time(as_of, "as_of"), option_time(known_at, "known_at")
     chosen = settings(ctx, synthesizer=synthesizer.value if synthesizer else None)
-    if chosen.database_url is None and not default_database_path().exists():
-        typer.echo(f"first run: initialising {default_database_url()} with the bundled curriculum", err=True)
-        print_init(ensure_initialised(default_database_url()), err=True)
+    url = chosen.database_url or default_database_url()
+    if database_missing(url) is not None:
+        # The first question on a new SQLite file, --db or the default, sets it up.
+        typer.echo(f"first run: initialising {url} with the bundled curriculum", err=True)
+        print_init(ensure_initialised(url), err=True)
     # The output file is opened before the question is asked (as a shell redirection would be):
     # an unwritable --out fails with nothing recorded, instead of after the answer was written.
     with ExitStack() as stack:
         sink = stack.enter_context(out.open("w", encoding="utf-8")) if out is not None else None
-        rt = Runtime.build(chosen)
+        rt = Runtime.build(chosen, on_wait=say_waiting)
         try:
             answer = rt.planner.reply(question, as_of=valid_at, known_at=recorded_at, fresh=fresh).to_dict()
         finally:
@@ -110,8 +119,6 @@ def emit_answer(
     answer: dict[str, Any], fmt: AskFormat, sink: TextIO | None, evidence: EvidenceShown = EvidenceShown.cited
 ) -> None:
     """Render ``answer`` as ``fmt`` to ``sink`` (an open file), or to stdout."""
-    from control_plane.surfaces import pictures
-
     if fmt is AskFormat.text:
         if sink is not None:
             from rich.console import Console
@@ -120,6 +127,8 @@ def emit_answer(
         else:
             print_answer(answer, console(), evidence)
         return
+    from control_plane.surfaces import pictures  # only the picture formats need it
+
     renderers = {
         AskFormat.json: lambda a: json.dumps(a, indent=2, ensure_ascii=False) + "\n",
         AskFormat.mermaid: pictures.to_mermaid,
@@ -145,9 +154,12 @@ def print_answer(answer: dict[str, Any], screen: Any, evidence: EvidenceShown = 
         screen.print(f"[bold]Answer[/]: {escape(answer['text'])}")
     if answer.get("reading"):
         screen.print(f"read as: {escape(answer['reading']['read_as'])}")
+    synth = answer["synthesizer"]
+    # The offline synthesizer calls no model; its syntheses are not LLM calls.
+    calls = "no LLM calls" if synth.get("offline") else f"LLM calls {answer['llm_calls']}"
     screen.print(
-        f"confidence {answer['confidence']:.2f} · rounds {len(answer['rounds'])} · LLM calls "
-        f"{answer['llm_calls']} · synthesizer {answer['synthesizer']['name']} · answer {answer['answer_id']}"
+        f"confidence {answer['confidence']:.2f} · rounds {len(answer['rounds'])} · {calls} · "
+        f"synthesizer {synth['name']} · answer {answer['answer_id']}"
         + (f" · reused from {answer['reused_from']}" if answer.get("reused_from") else "")
     )
     edges = answer["evidence"]["edges"]

@@ -164,7 +164,7 @@ def audit_diff(
 def audit_answers(
     ctx: typer.Context,
     since: SinceOpt = None,
-    limit: Annotated[int, typer.Option("--limit", min=1, max=1000)] = 20,
+    limit: Annotated[int, typer.Option("--limit", min=1, max=1000, help="Most answers to list.")] = 20,
     fmt: DataFormatOpt = DataFormat.text,
 ) -> None:
     """Recorded answers and abstentions, newest first."""

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, Final, NoReturn
 
 import typer
 
 from control_plane.surfaces.cli.options import AsOfOpt, DataFormat, DataFormatOpt, KnownAtOpt
 from control_plane.surfaces.cli.shell import commands, fail, group, option_time, print_json, runtime
+from data_plane.clock import format_time
 
 if TYPE_CHECKING:
+    from data_plane.bundle import ImportReport
     from data_plane.errors import Problem
 
 __all__ = ["app"]
@@ -52,6 +54,13 @@ def import_(
         typer.Option("--pairs", help="Import a two-column CSV of prerequisite pairs by name instead."),
     ] = None,
     names: Annotated[Path | None, typer.Option("--names", help="With --pairs: a names file.")] = None,
+    allow_duplicate_names: Annotated[
+        bool,
+        typer.Option(
+            "--allow-duplicate-names",
+            help="Accept concepts whose name or alias reads the same as another concept's.",
+        ),
+    ] = False,
     max_problems: Annotated[int, typer.Option("--max-problems", min=1, help="Problems to print.")] = 50,
     fmt: DataFormatOpt = DataFormat.text,
 ) -> None:
@@ -70,7 +79,13 @@ def import_(
 
     if (bundle is None) == (pairs is None):
         raise typer.BadParameter("give a BUNDLE directory or --pairs PAIRS.csv (one of them)")
-    policy = ImportPolicy(set_aside=set_aside, mutual_as_related=mutual_as_related)
+    from control_plane.understanding.names import normalise
+
+    policy = ImportPolicy(
+        set_aside=set_aside,
+        mutual_as_related=mutual_as_related,
+        name_key=None if allow_duplicate_names else normalise,
+    )
     with tempfile.TemporaryDirectory(prefix="kg-pairs-") as tmp:
         remap = None
         if pairs is not None:
@@ -114,8 +129,33 @@ def import_(
                     )
             except BundleRejected as exc:
                 refused(exc.problems, str(pairs or bundle))
-    print_json(report_dict(report))
+    if fmt is DataFormat.json:
+        print_json(report_dict(report))
+    else:
+        typer.echo(_import_summary(report))
     _echo_set_aside(report.set_aside, "set aside (see `kg audit set-aside`)", err=True)
+
+
+_TABLE_NOUNS: Final = {
+    "concepts": "concepts",
+    "concept_edges": "edges",
+    "lessons": "lessons",
+    "lesson_concepts": "lesson links",
+}
+
+
+def _import_summary(report: ImportReport) -> str:
+    """What an import did, for people: the total, then what each table got."""
+    lines = [
+        f"imported bundle {report.bundle!r}: {report.new_versions} new versions in {report.elapsed_s:.2f} s"
+    ]
+    for table, noun in _TABLE_NOUNS.items():
+        counts = report.counts.get(table)
+        if counts is None:
+            continue
+        done = ", ".join(f"{n} {what}" for what, n in counts.to_dict().items() if n)
+        lines.append(f"  {noun}: {done or 'none'}")
+    return "\n".join(lines)
 
 
 def _echo_set_aside(rows: Any, verb: str, *, err: bool = False) -> None:
@@ -134,7 +174,9 @@ def bundle_from_pairs_cmd(
         Path | None, typer.Option("--names", help="CSV of concept names (name[,summary]).")
     ] = None,
     source: Annotated[str | None, typer.Option("--source", help="Default: pairs:FILE.")] = None,
-    confidence: Annotated[float, typer.Option("--confidence", min=0.0, max=1.0)] = 1.0,
+    confidence: Annotated[
+        float, typer.Option("--confidence", min=0.0, max=1.0, help="Confidence of every pair, in [0, 1].")
+    ] = 1.0,
 ) -> None:
     """Write a bundle from a two-column list of prerequisite pairs (ids are slugs of the names)."""
     from data_plane.pairs import bundle_from_pairs
@@ -149,6 +191,15 @@ def export(
     directory: Annotated[Path, typer.Argument(help="Directory to write the bundle into.")],
     as_of: AsOfOpt = None,
     known_at: KnownAtOpt = None,
+    formula_escape: Annotated[
+        bool,
+        typer.Option(
+            "--formula-escape/--no-formula-escape",
+            help="Write cells a spreadsheet would run as formulas (=, +, -, @ first) with a leading "
+            "apostrophe, which kg import removes.",
+        ),
+    ] = True,
+    fmt: DataFormatOpt = DataFormat.text,
 ) -> None:
     """Export the graph as of (valid time, recorded time) as a bundle."""
     from control_plane.surfaces.progress import progress_bar
@@ -157,5 +208,9 @@ def export(
 
     with runtime(ctx) as rt, progress_bar(f"exporting to {directory}"):
         point = rt.reader.as_of(option_time(as_of, "as_of"), option_time(known_at, "known_at"))
-        report = export_bundle(rt.reader, directory, as_of=point)
-    print_json(report_dict(report) if report is not None else {"directory": str(directory)})
+        report = export_bundle(rt.reader, directory, as_of=point, formula_escape=formula_escape)
+    if fmt is DataFormat.json:
+        print_json(report_dict(report))
+        return
+    written = ", ".join(f"{report[t]} {noun}" for t, noun in _TABLE_NOUNS.items())
+    typer.echo(f"exported {written} to {directory} (as of {format_time(point.valid_at)})")

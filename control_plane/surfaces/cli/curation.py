@@ -10,16 +10,28 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from control_plane.surfaces.cli.options import (
+    AllowDuplicateNameOpt,
+    AsOfOpt,
     ConfidenceOpt,
+    DataFormat,
+    DataFormatOpt,
     EdgeArg,
     EvidenceOpt,
     InvalidAtOpt,
+    KnownAtOpt,
     ReasonOpt,
     RetractOpt,
     SourceOpt,
     ValidAtOpt,
 )
-from control_plane.surfaces.cli.shell import commands, edge_parts, group, option_time, runtime
+from control_plane.surfaces.cli.shell import (
+    commands,
+    edge_parts,
+    group,
+    option_time,
+    print_json,
+    runtime,
+)
 from data_plane.clock import format_time
 from data_plane.errors import InputError
 
@@ -29,7 +41,7 @@ if TYPE_CHECKING:
 __all__ = ["app"]
 
 app = commands()
-concept_app = group("Curate concepts (every write is grounded).")
+concept_app = group("Look concepts up and curate them (every write is grounded).")
 edge_app = group("Curate edges: source>relation>target.")
 lesson_app = group("Link lessons to concepts.")
 app.add_typer(concept_app, name="concept")
@@ -78,8 +90,10 @@ def concept_add(
     valid_at: ValidAtOpt = None,
     source: SourceOpt = None,
     confidence: ConfidenceOpt = 1.0,
+    allow_duplicate_name: AllowDuplicateNameOpt = False,
 ) -> None:
-    """Assert a new concept."""
+    """Assert a new concept, or again one that was invalidated. A name or alias another concept
+    already goes by (as questions are read) is refused unless --allow-duplicate-name."""
     g = grounding(reason, source, evidence, confidence)
     with runtime(ctx) as rt:
         c = rt.gateway.assert_concept(
@@ -89,6 +103,7 @@ def concept_add(
             summary=summary,
             grounding=g,
             valid_at=option_time(valid_at, "valid_at"),
+            allow_duplicate_name=allow_duplicate_name,
         )
     print_versions([c.as_version()])
 
@@ -96,17 +111,18 @@ def concept_add(
 @concept_app.command("revise")
 def concept_revise(
     ctx: typer.Context,
-    concept_id: Annotated[str, typer.Argument()],
+    concept_id: Annotated[str, typer.Argument(help="The concept's id.")],
     reason: ReasonOpt,
     evidence: EvidenceOpt,
-    name: Annotated[str | None, typer.Option("--name")] = None,
+    name: Annotated[str | None, typer.Option("--name", help="New display name.")] = None,
     alias: Annotated[
         list[str] | None, typer.Option("--alias", help="Replaces the aliases (repeatable).")
     ] = None,
-    summary: Annotated[str | None, typer.Option("--summary")] = None,
+    summary: Annotated[str | None, typer.Option("--summary", help="New one-paragraph summary.")] = None,
     valid_at: ValidAtOpt = None,
     source: SourceOpt = None,
     confidence: ConfidenceOpt = 1.0,
+    allow_duplicate_name: AllowDuplicateNameOpt = False,
 ) -> None:
     """Write a new version of a concept (fields not given are kept)."""
     g = grounding(reason, source, evidence, confidence)
@@ -118,6 +134,7 @@ def concept_revise(
             summary=summary,
             grounding=g,
             valid_at=option_time(valid_at, "valid_at"),
+            allow_duplicate_name=allow_duplicate_name,
         )
     print_versions([c.as_version()])
 
@@ -125,7 +142,7 @@ def concept_revise(
 @concept_app.command("invalidate")
 def concept_invalidate(
     ctx: typer.Context,
-    concept_id: Annotated[str, typer.Argument()],
+    concept_id: Annotated[str, typer.Argument(help="The concept's id.")],
     reason: ReasonOpt,
     evidence: EvidenceOpt,
     invalid_at: InvalidAtOpt = None,
@@ -152,7 +169,7 @@ def edge_add(
     source: SourceOpt = None,
     confidence: ConfidenceOpt = 1.0,
 ) -> None:
-    """Assert an edge between two active concepts."""
+    """Assert an edge between two active concepts (a new one, or again one that was invalidated)."""
     s, t, r = edge_parts(edge)
     g = grounding(reason, source, evidence, confidence)
     with runtime(ctx) as rt:
@@ -203,14 +220,14 @@ def edge_invalidate(
 def lesson_link(
     ctx: typer.Context,
     lesson_id: Annotated[str, typer.Argument()],
-    concept_id: Annotated[str, typer.Argument()],
+    concept_id: Annotated[str, typer.Argument(help="The concept's id.")],
     reason: ReasonOpt,
     evidence: EvidenceOpt,
     title: Annotated[str | None, typer.Option("--title", help="Lesson title (creates or retitles).")] = None,
     source: SourceOpt = None,
     confidence: ConfidenceOpt = 1.0,
 ) -> None:
-    """Link a lesson to an active concept."""
+    """Link a lesson to an active concept (again, after an unlink)."""
     g = grounding(reason, source, evidence, confidence)
     with runtime(ctx) as rt:
         v = rt.gateway.link_lesson(lesson_id, concept_id, grounding=g, title=title)
@@ -221,7 +238,7 @@ def lesson_link(
 def lesson_unlink(
     ctx: typer.Context,
     lesson_id: Annotated[str, typer.Argument()],
-    concept_id: Annotated[str, typer.Argument()],
+    concept_id: Annotated[str, typer.Argument(help="The concept's id.")],
     reason: ReasonOpt,
     evidence: EvidenceOpt,
     source: SourceOpt = None,
@@ -232,3 +249,121 @@ def lesson_unlink(
     with runtime(ctx) as rt:
         v = rt.gateway.unlink_lesson(lesson_id, concept_id, grounding=g)
     print_versions([v])
+
+
+# -- look-ups ---------------------------------------------------------------------------------
+
+
+@concept_app.command("list")
+def concept_list(
+    ctx: typer.Context,
+    limit: Annotated[int, typer.Option("--limit", min=1, max=1000, help="Concepts per page.")] = 50,
+    after: Annotated[
+        str | None, typer.Option("--after", help="Continue after this id (printed at the end of a page).")
+    ] = None,
+    relation: Annotated[
+        str | None, typer.Option("--relation", help="Only concepts with an edge of this relation.")
+    ] = None,
+    min_degree: Annotated[
+        int, typer.Option("--min-degree", min=0, help="Only concepts with at least N edges.")
+    ] = 0,
+    max_degree: Annotated[
+        int | None, typer.Option("--max-degree", min=0, help="Only concepts with at most N edges.")
+    ] = None,
+    as_of: AsOfOpt = None,
+    known_at: KnownAtOpt = None,
+    fmt: DataFormatOpt = DataFormat.text,
+) -> None:
+    """Concepts in force, by id, a page at a time, with their edges per relation."""
+    from control_plane.surfaces.lookup import listing
+    from data_plane.relations import RELATIONS
+
+    if relation is not None and relation not in RELATIONS:
+        raise InputError(f"--relation {relation!r} is not one of {', '.join(RELATIONS)}", field="relation")
+    with runtime(ctx) as rt:
+        point = rt.reader.as_of(option_time(as_of, "as_of"), option_time(known_at, "known_at"))
+        page, nxt = listing(
+            rt.reader,
+            point,
+            after=after,
+            limit=limit,
+            relation=relation,
+            min_degree=min_degree,
+            max_degree=max_degree,
+        )
+    if fmt is DataFormat.json:
+        print_json({"concepts": [item.to_dict() for item in page], "next_after": nxt})
+        return
+    if not page:
+        typer.echo("no concepts")
+    for item in page:
+        rels = ", ".join(f"{r} {n}" for r, n in sorted(item.relations.items())) or "no edges"
+        typer.echo(f"{item.concept.concept_id}  {item.concept.name}  (degree {item.degree}: {rels})")
+    if nxt is not None:
+        typer.echo(f"more: kg concept list --after {nxt}", err=True)
+
+
+@concept_app.command("show")
+def concept_show(
+    ctx: typer.Context,
+    concept_id: Annotated[str, typer.Argument(metavar="CONCEPT_ID", help="The concept's id.")],
+    as_of: AsOfOpt = None,
+    known_at: KnownAtOpt = None,
+    fmt: DataFormatOpt = DataFormat.text,
+) -> None:
+    """One concept: its current version and grounding, its edges out and in, its lessons."""
+    from control_plane.surfaces.lookup import profile
+
+    with runtime(ctx) as rt:
+        point = rt.reader.as_of(option_time(as_of, "as_of"), option_time(known_at, "known_at"))
+        found = profile(rt.reader, concept_id, point)
+    if fmt is DataFormat.json:
+        print_json(found.to_dict())
+        return
+    c, g, st = found.concept, found.concept.grounding, found.concept.stamp
+    lines = [
+        f"{c.concept_id}: {c.name}",
+        f"  aliases: {', '.join(c.aliases) or '-'}",
+        f"  summary: {c.summary or '-'}",
+        f"  version {st.version_id} op={st.op} valid {format_time(st.valid_at)}..{format_time(st.invalid_at) or 'open'}"
+        f" recorded {format_time(st.recorded_at)}",
+        f"  grounding: confidence {g.confidence:.2f}, source {g.source}, reason {g.reason}",
+        f"  evidence: {json.dumps(g.evidence, ensure_ascii=False)}",
+    ]
+    for title, edges in (("out", found.outgoing), ("in", found.incoming)):
+        lines.append(f"edges {title} ({len(edges)}):")
+        lines += [f"  {e.key}  {e.grounding.confidence:.2f}  {e.grounding.reason}" for e in edges]
+    lines.append(f"lessons ({len(found.lessons)}):")
+    lines += [f"  {v.key[0]}  {title or '-'}" for v, title in found.lessons]
+    for line in lines:
+        typer.echo(line)
+
+
+@concept_app.command("search")
+def concept_search(
+    ctx: typer.Context,
+    text: Annotated[
+        str, typer.Argument(metavar="TEXT", help="Words to find (typos and partial names are fine).")
+    ],
+    limit: Annotated[int, typer.Option("--limit", min=1, max=1000, help="Most hits to show.")] = 10,
+    cutoff: Annotated[
+        float, typer.Option("--min-score", min=0, max=100, help="Lowest score (0-100) shown.")
+    ] = 75.0,
+    as_of: AsOfOpt = None,
+    known_at: KnownAtOpt = None,
+    fmt: DataFormatOpt = DataFormat.text,
+) -> None:
+    """Concepts whose name, an alias or summary match TEXT (fuzzy), best first."""
+    from control_plane.surfaces.lookup import search
+
+    with runtime(ctx) as rt:
+        point = rt.reader.as_of(option_time(as_of, "as_of"), option_time(known_at, "known_at"))
+        hits = search(text, rt.reader.stream_concepts(point), limit=limit, cutoff=cutoff)
+    if fmt is DataFormat.json:
+        print_json([h.to_dict() for h in hits])
+        return
+    if not hits:
+        typer.echo(f"no concept matches {text!r} (score >= {cutoff:g})")
+    for h in hits:
+        shown = h.text if len(h.text) <= 80 else h.text[:79] + "…"
+        typer.echo(f"{h.score:5.1f}  {h.concept_id}  {h.name}  ({h.field}: {shown})")

@@ -15,6 +15,7 @@ from control_plane.surfaces.cli.shell import (
     configure_logging,
     fail,
     group,
+    require_database,
     root_db,
     runtime,
     settings,
@@ -43,7 +44,9 @@ def token_create(
 
 
 @token_app.command("revoke")
-def token_revoke(ctx: typer.Context, token_id: Annotated[str, typer.Argument()]) -> None:
+def token_revoke(
+    ctx: typer.Context, token_id: Annotated[str, typer.Argument(help="The token's id (see `kg token list`).")]
+) -> None:
     """Revoke a token; it is refused from the next request on."""
     with runtime(ctx) as rt:
         token = rt.tokens.revoke(token_id)
@@ -82,8 +85,10 @@ APP_FACTORY = "control_plane.surfaces.http:app_from_env"
 @app.command()
 def serve(
     ctx: typer.Context,
-    host: Annotated[str, typer.Option("--host")] = "127.0.0.1",
-    port: Annotated[int, typer.Option("--port", min=1, max=65535)] = 8000,
+    host: Annotated[
+        str, typer.Option("--host", help="Address to listen on (loopback by default).")
+    ] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", min=1, max=65535, help="Port to listen on.")] = 8000,
     expose: Annotated[
         bool, typer.Option("--expose", help="Serve open reads and /ask on a non-loopback address.")
     ] = False,
@@ -110,6 +115,7 @@ def serve(
     problem = exposure_problem(host, serving, expose=expose)
     if problem is not None:
         fail(problem, code=2)
+    require_database(chosen)
     for line in serving.describe(host, port):
         typer.echo(line, err=True)
     configure_logging(json_events=True)

@@ -10,18 +10,20 @@ the command, so ``kg --help`` and usage errors never load it.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import typer
-from typer.core import TyperCommand, TyperGroup
+from typer.core import TyperArgument, TyperCommand, TyperGroup
 
 from data_plane.clock import parse_time
-from data_plane.errors import InputError, KGError
+from data_plane.errors import ConfigurationError, InputError, KGError
 from data_plane.relations import parse_edge_key
 
 if TYPE_CHECKING:
@@ -40,8 +42,10 @@ __all__ = [
     "group",
     "option_time",
     "print_json",
+    "require_database",
     "root_db",
     "runtime",
+    "say_waiting",
     "settings",
 ]
 
@@ -67,6 +71,10 @@ class Group(TyperGroup):
             return super().invoke(ctx)
         except KGError as exc:
             fail(str(exc))
+        except BrokenPipeError:
+            # The reader went away (`kg audit snapshot | head`): stop quietly, as SIGPIPE would.
+            _silence_stdout()
+            raise typer.Exit(141) from None
         except OSError as exc:
             fail(f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc))
         except UnicodeEncodeError as exc:
@@ -92,6 +100,17 @@ class Command(TyperCommand):
         configure_logging()
         return super().invoke(ctx)
 
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        # Arguments as the usage line of every Unix tool writes them: QUESTION, [BUNDLE], FILE...
+        # (Typer writes {question} for a required one).
+        pieces = [self.options_metavar] if self.options_metavar else []
+        for param in self.get_params(ctx):
+            if isinstance(param, TyperArgument):
+                name = (param.metavar or param.name or "").upper()
+                name += "..." if param.nargs != 1 else ""
+                pieces.append(name if param.required else f"[{name}]")
+        return pieces
+
 
 class _Typer(typer.Typer):
     """A Typer whose commands are ``Command``s."""
@@ -103,8 +122,18 @@ class _Typer(typer.Typer):
 
 
 def commands(**options: Any) -> typer.Typer:
-    """A set of ``kg`` commands with the shared error edge (``Group``) and ``Command`` class."""
-    return _Typer(cls=Group, **options)
+    """A set of ``kg`` commands with the shared error edge (``Group``) and ``Command`` class. Help
+    is plain text (click's layout): flags without a value type, nothing to load but Typer."""
+    return _Typer(cls=Group, rich_markup_mode=None, **options)
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so the interpreter's last flush into the closed pipe is quiet."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # no real file descriptor (e.g. under a test runner)
+        pass
 
 
 def group(help: str) -> typer.Typer:
@@ -127,22 +156,52 @@ def root_db(ctx: typer.Context) -> str | None:
 
 
 def settings(ctx: typer.Context, **overrides: Any) -> Settings:
-    """Settings read once from the environment, with ``kg --db`` and ``overrides`` on top."""
+    """Settings read once from the environment, with ``kg --db`` and ``overrides`` on top; a
+    relative SQLite path is made absolute, so every message names the file used."""
     from control_plane.settings import Settings
+    from control_plane.surfaces.runtime import absolute_url
 
-    return Settings.from_env(os.environ, database_url=root_db(ctx), **overrides)
+    chosen = Settings.from_env(os.environ, database_url=root_db(ctx), **overrides)
+    if chosen.database_url is None:
+        return chosen
+    return dataclasses.replace(chosen, database_url=absolute_url(chosen.database_url))
+
+
+def require_database(chosen: Settings) -> str:
+    """The database URL to open; a SQLite file that does not exist is an error naming it (a read
+    must not leave an empty file behind), with the command that creates it."""
+    from control_plane.surfaces.runtime import database_missing, default_database_url
+
+    url = chosen.database_url or default_database_url()
+    missing = database_missing(url)
+    if missing is not None:
+        how = "kg init" if chosen.database_url is None else f"kg --db {url} init"
+        raise ConfigurationError(f"no database at {missing}: create it with `{how}`")
+    return url
 
 
 @contextmanager
 def runtime(ctx: typer.Context, **overrides: Any) -> Iterator[Runtime]:
-    """A runtime bound to this invocation's database, closed when the block ends."""
+    """A runtime bound to this invocation's database (which must exist), closed when the block ends."""
     from control_plane.surfaces.runtime import Runtime
 
-    rt = Runtime.build(settings(ctx, **overrides))
+    chosen = settings(ctx, **overrides)
+    require_database(chosen)
+    rt = Runtime.build(chosen, on_wait=say_waiting)
     try:
         yield rt
     finally:
         rt.close()
+
+
+def say_waiting(seconds: float) -> None:
+    """On a terminal, a write that has to wait for another writer says so (and for how long)."""
+    screen = console(err=True)
+    if screen.is_terminal:
+        screen.print(
+            f"waiting for the database's write lock: another writer (an import?) holds it; "
+            f"waiting up to {seconds:g} s (KG_WRITE_WAIT_S) ..."
+        )
 
 
 def option_time(text: str | None, field: str) -> datetime | None:

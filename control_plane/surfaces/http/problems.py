@@ -25,6 +25,7 @@ from control_plane.surfaces.http.schemas import Problem
 from data_plane.errors import (
     ConcurrentWrite,
     ConfigurationError,
+    DuplicateName,
     KeyExists,
     KGError,
     NotFound,
@@ -110,7 +111,7 @@ def kg_status(exc: KGError) -> tuple[int, str]:
         return 429, title(429)
     if isinstance(exc, NotFound):
         return 404, "Not found"
-    if isinstance(exc, KeyExists | ConcurrentWrite | PrerequisiteCycle | TemporalConflict):
+    if isinstance(exc, KeyExists | DuplicateName | ConcurrentWrite | PrerequisiteCycle | TemporalConflict):
         return 409, "Conflict"
     if isinstance(exc, LLMError):
         return 503, "Model unavailable"

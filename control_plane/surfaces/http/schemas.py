@@ -118,6 +118,11 @@ class ConceptIn(BaseModel):
     summary: str = ""
     valid_at: Instant | None = Field(default=None, description=TIME_IN)
     grounding: GroundingIn
+    allow_duplicate_name: bool = Field(
+        default=False,
+        description="Add the concept even if its name or an alias reads the same as another concept's "
+        "(otherwise 409).",
+    )
 
 
 class ConceptReviseIn(BaseModel):
@@ -126,6 +131,10 @@ class ConceptReviseIn(BaseModel):
     summary: str | None = None
     valid_at: Instant | None = Field(default=None, description=TIME_IN)
     grounding: GroundingIn
+    allow_duplicate_name: bool = Field(
+        default=False,
+        description="Accept a new name or alias that reads the same as another concept's (otherwise 409).",
+    )
 
 
 class InvalidateIn(BaseModel):

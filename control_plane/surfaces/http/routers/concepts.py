@@ -54,7 +54,7 @@ def concept_history(concept_id: str, rt: RuntimeDep, _t: ReadToken) -> list[dict
 
 @router.post("/concepts", **WRITE_ROUTE)
 def add_concept(body: ConceptIn, token: WriteToken, rt: RuntimeDep) -> dict[str, Any]:
-    """Assert a new concept."""
+    """Assert a new concept, or again one that was invalidated."""
     c = rt.gateway.assert_concept(
         body.concept_id,
         name=body.name,
@@ -62,6 +62,7 @@ def add_concept(body: ConceptIn, token: WriteToken, rt: RuntimeDep) -> dict[str,
         summary=body.summary,
         grounding=body.grounding.build(token),
         valid_at=utc(body.valid_at, "valid_at"),
+        allow_duplicate_name=body.allow_duplicate_name,
     )
     return {"written": [c.as_version().to_dict()]}
 
@@ -78,6 +79,7 @@ def revise_concept(
         summary=body.summary,
         grounding=body.grounding.build(token),
         valid_at=utc(body.valid_at, "valid_at"),
+        allow_duplicate_name=body.allow_duplicate_name,
     )
     return {"written": [c.as_version().to_dict()]}
 

@@ -53,7 +53,7 @@ def edge_history(key: str, rt: RuntimeDep, _t: ReadToken) -> list[dict[str, Any]
 
 @router.post("/edges", **WRITE_ROUTE)
 def add_edge(body: EdgeIn, token: WriteToken, rt: RuntimeDep) -> dict[str, Any]:
-    """Assert a new edge."""
+    """Assert a new edge, or again one that was invalidated (history: assert, invalidate, assert)."""
     e = rt.gateway.assert_edge(
         body.source_id,
         body.target_id,

@@ -17,7 +17,8 @@ router = APIRouter(responses=problem_responses(400, 401, 404, 422))
 
 @router.post("/lessons/{lesson_id}/concepts", **WRITE_ROUTE)
 def link_lesson(lesson_id: str, body: LessonLinkIn, token: WriteToken, rt: RuntimeDep) -> dict[str, Any]:
-    """Link a lesson (created on first use, with ``title``) to a concept it teaches."""
+    """Link a lesson (created on first use, with ``title``) to a concept it teaches; again after an
+    unlink."""
     v = rt.gateway.link_lesson(
         lesson_id, body.concept_id, grounding=body.grounding.build(token), title=body.title
     )
