@@ -87,13 +87,20 @@ def test_eval_summary_says_n_a_for_ratios_with_nothing_to_count(tmp_path: Path) 
     """A system that abstained nowhere has no abstention precision: `n/a`, not `None`."""
     from evals.runner import summary_lines
 
-    scores = {"f1": 0.91234, "exact_match": 0.5, "abstention_precision": None, "abstention_recall": None}
+    scores = {
+        "f1": 0.91234,
+        "exact_match": 0.5,
+        "abstention_precision": None,
+        "abstention_recall": None,
+        "citation_coverage": None,
+    }
     report = {
         "summary": {"overall": {"loop": {**scores, "mean_llm_calls": 1.0}}},
         "meta": {"systems": ["loop"], "plots": []},
     }
     (line, _) = summary_lines(report, tmp_path)
     assert "abstain P/R n/a/n/a" in line and "None" not in line and "F1 0.912" in line
+    assert "citation coverage n/a" in line
 
 
 def test_piping_into_head_ends_quietly(initialised: str) -> None:

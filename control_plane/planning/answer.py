@@ -61,7 +61,7 @@ from datetime import datetime
 from typing import Any
 
 from control_plane.evidence import EvidenceGraph
-from control_plane.synthesizers.base import Focus, Result, SynthesizerInfo
+from control_plane.synthesizers.base import Focus, Result, SynthesizerInfo, Usage
 from data_plane.clock import format_time
 from data_plane.records import Concept, Edge
 from data_plane.temporal import AsOf
@@ -133,34 +133,36 @@ class Answer:
     extra: dict[str, Any] = field(default_factory=dict)
     cited_lessons: tuple[str, ...] = ()
     result: Result | None = None  # None when abstained
+    # the model call that read a question the grammar could not (none: no such call)
+    reading_usage: Usage = field(default_factory=Usage)
 
     @property
     def llm_calls(self) -> int:
-        return sum(r.llm_calls for r in self.rounds)
+        return sum(r.llm_calls for r in self.rounds) + self.reading_usage.calls
 
     @property
     def prompt_tokens(self) -> int:
-        return sum(r.prompt_tokens for r in self.rounds)
+        return sum(r.prompt_tokens for r in self.rounds) + self.reading_usage.prompt_tokens
 
     @property
     def completion_tokens(self) -> int:
-        return sum(r.completion_tokens for r in self.rounds)
+        return sum(r.completion_tokens for r in self.rounds) + self.reading_usage.completion_tokens
 
     @property
     def reasoning_tokens(self) -> int:
-        return sum(r.reasoning_tokens for r in self.rounds)
+        return sum(r.reasoning_tokens for r in self.rounds) + self.reading_usage.reasoning_tokens
 
     @property
     def cache_hit_tokens(self) -> int:
-        return sum(r.cache_hit_tokens for r in self.rounds)
+        return sum(r.cache_hit_tokens for r in self.rounds) + self.reading_usage.cache_hit_tokens
 
     @property
     def cache_miss_tokens(self) -> int:
-        return sum(r.cache_miss_tokens for r in self.rounds)
+        return sum(r.cache_miss_tokens for r in self.rounds) + self.reading_usage.cache_miss_tokens
 
     @property
     def cost_usd(self) -> float:
-        return sum(r.cost_usd for r in self.rounds)
+        return sum(r.cost_usd for r in self.rounds) + self.reading_usage.cost_usd
 
     @property
     def cited_concept_ids(self) -> tuple[str, ...]:
@@ -197,5 +199,18 @@ class Answer:
             "latency_ms": round(self.latency_ms, 3),
             "synthesizer": self.synthesizer.to_dict(),
             "created_at": format_time(self.created_at),
+            **({"reading_call": _usage_dict(self.reading_usage)} if self.reading_usage.calls else {}),
             **self.extra,
         }
+
+
+def _usage_dict(u: Usage) -> dict[str, Any]:
+    return {
+        "llm_calls": u.calls,
+        "prompt_tokens": u.prompt_tokens,
+        "completion_tokens": u.completion_tokens,
+        "reasoning_tokens": u.reasoning_tokens,
+        "cache_hit_tokens": u.cache_hit_tokens,
+        "cache_miss_tokens": u.cache_miss_tokens,
+        "cost_usd": round(u.cost_usd, 8),
+    }

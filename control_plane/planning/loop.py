@@ -62,11 +62,22 @@ from control_plane.planning.reuse import ReusedAnswer, reuse_key, reused_payload
 from control_plane.planning.study_plan import StudyPlan, study_plan
 from control_plane.planning.verify import Verdict, verify
 from control_plane.planning.walk_order import WalkOrder, walk_order
-from control_plane.synthesizers.base import Draft, Focus, Result, SynthesisRequest, Synthesizer, Usage
+from control_plane.synthesizers.base import (
+    Draft,
+    Focus,
+    QuestionReader,
+    Result,
+    SynthesisRequest,
+    Synthesizer,
+    Usage,
+)
+from control_plane.synthesizers.parsing import MalformedReading, parse_reading
+from control_plane.synthesizers.prompts import build_reading_messages
 from control_plane.understanding.intent_model import IntentModel, default_model
 from control_plane.understanding.interpretation import Reading
-from control_plane.understanding.names import NameIndex
-from control_plane.understanding.reader import understand
+from control_plane.understanding.model_reading import checked_reading
+from control_plane.understanding.names import MAX_SEEDS, NameIndex
+from control_plane.understanding.reader import Understanding, understand
 from data_plane import schema
 from data_plane.clock import Clock, ensure_utc, format_time, utc_now
 from data_plane.errors import InputError
@@ -236,6 +247,7 @@ class _Start:
     reading: Reading
     seeds: tuple[Concept, ...]
     names: NameIndex  # the names in force at the question's time (what an answer may name)
+    reading_usage: Usage  # the model call that read the question, if any
 
 
 @dataclass(frozen=True)
@@ -355,10 +367,48 @@ class Planner:
     ) -> tuple[Reading, AsOf, list[Concept], NameIndex]:
         """:meth:`read`, and the name index in force at the question's time (what the verifier
         looks for in a draft's text)."""
+        u = self._understand(question, point, explicit=explicit, now=now)
+        return u.reading, u.point, list(u.seeds), u.names
+
+    def _understand(self, question: str, point: AsOf, *, explicit: bool, now: datetime) -> Understanding:
         top_concept, top_edge = _tops(self.reader)
         vocabulary = _Vocabulary(self, top_concept, top_edge)
-        u = understand(question, vocabulary, point, explicit=explicit, now=now, model=self.intent_model)
-        return u.reading, u.point, list(u.seeds), u.names
+        return understand(question, vocabulary, point, explicit=explicit, now=now, model=self.intent_model)
+
+    def _model_read(self, question: str, u: Understanding) -> tuple[Reading, Usage]:
+        """With a synthesizer that reads questions (DeepSeek), one model call reads a question the
+        grammar could not, into the same structure; used only when it passes every check
+        (``understanding.model_reading``), else the grammar's unsure reading stands and says why.
+        A question that names nothing known, a name the graph lacks, or something the graph does
+        not record is not sent: the model cannot make those answerable."""
+        reading = u.reading
+        if (
+            reading.sure
+            or not u.named
+            or reading.did_you_mean
+            or reading.read_by == "none"
+            or not isinstance(self.synthesizer, QuestionReader)
+        ):
+            return reading, Usage()
+        relations = dict(self.relation_counts(u.point))
+        messages = build_reading_messages(question, sorted(u.named.items()), relations)
+        try:
+            text, usage = self.synthesizer.read_question(messages)
+        except ModelBudgetSpent:
+            raise
+        except LLMUnavailable as exc:
+            return _noted(reading, f"the model could not read it ({exc})"), Usage(calls=max(1, exc.attempts))
+        try:
+            payload: dict[str, Any] | str = parse_reading(text)
+        except MalformedReading as exc:
+            payload = str(exc)
+        model = checked_reading(
+            payload, question=question, named=u.named, relations=relations, time=reading.time
+        )
+        log.info("loop.model_reading", used=model.sure, problem=model.problem, intent=model.intent)
+        if model.sure:
+            return model, usage
+        return _noted(reading, f"the model's reading was not used: {model.problem}"), usage
 
     def seeds(self, question: str, as_of: AsOf) -> list[Concept]:
         """The concepts ``question`` names as of ``as_of`` (at most 3, most specific first)."""
@@ -512,8 +562,17 @@ class Planner:
         started = time.perf_counter()
         created_at = ensure_utc(self.clock(), field="clock")
         point = AsOf(as_of or created_at, known_at or created_at)
-        reading, point, seeds, names = self._read(question, point, explicit=as_of is not None, now=created_at)
-        return _Start(started, created_at, point, uuid.uuid4().hex, reading, tuple(seeds), names)
+        u = self._understand(question, point, explicit=as_of is not None, now=created_at)
+        reading, reading_usage = self._model_read(question, u)
+        seeds = u.seeds
+        if reading.read_by == "model":  # the model's reading names its own subjects, among the names read
+            picked = {
+                c.concept_id: c for c in self.reader.concepts(list(reading.ids()), as_of=u.point).values()
+            }
+            seeds = tuple(picked[cid] for cid in dict.fromkeys(reading.ids()) if cid in picked)[:MAX_SEEDS]
+        return _Start(
+            started, created_at, u.point, uuid.uuid4().hex, reading, tuple(seeds), u.names, reading_usage
+        )
 
     def _ask(self, start: _Start, question: str, explicit: bool) -> tuple[Answer, Reads | None]:
         """The rounds, from a read question; the answer, and what it read (None: not reusable)."""
@@ -711,6 +770,8 @@ class Planner:
             started,
         )
         answer = _with_reading(answer, reading, explicit=explicit)
+        if start.reading_usage.calls:
+            answer = replace(answer, reading_usage=start.reading_usage)
         answer.extra["reused_from"] = None
         if walks:
             answer.extra["closure"] = {
@@ -967,6 +1028,14 @@ class Planner:
             grounding=grounding,
             reuse=reuse,
         )
+
+
+def _noted(reading: Reading, note: str) -> Reading:
+    """The grammar's unsure reading, with why the model's reading did not replace it added where
+    the abstention reason will say it (the problem when there is one, else the doubt)."""
+    if reading.problem:
+        return replace(reading, problem=f"{reading.problem}; {note}")
+    return replace(reading, doubt=f"{reading.doubt}; {note}".lstrip("; "))
 
 
 def _unsure(reading: Reading) -> str:

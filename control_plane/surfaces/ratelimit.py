@@ -40,7 +40,14 @@ from dataclasses import dataclass
 from typing import Final, Protocol, TypeVar
 
 from control_plane.errors import ModelBudgetSpent
-from control_plane.synthesizers.base import Draft, SynthesisRequest, Synthesizer, SynthesizerInfo
+from control_plane.synthesizers.base import (
+    Draft,
+    QuestionReader,
+    SynthesisRequest,
+    Synthesizer,
+    SynthesizerInfo,
+    Usage,
+)
 from data_plane.errors import ConfigurationError
 
 __all__ = [
@@ -211,6 +218,12 @@ class CappedSynthesizer:
         return self._inner.info
 
     def synthesize(self, request: SynthesisRequest) -> Draft:
+        self._take()
+        draft = self._inner.synthesize(request)
+        self._cap.charge(draft.usage.calls - 1)  # the one taken above covered the first call
+        return draft
+
+    def _take(self) -> None:
         waited = self._cap.take()
         if waited > 0:
             raise ModelBudgetSpent(
@@ -218,13 +231,27 @@ class CappedSynthesizer:
                 f"KG_API_MODEL_CALLS_PER_MIN) is spent; retry in {math.ceil(waited)} s",
                 retry_after=waited,
             )
-        draft = self._inner.synthesize(request)
-        self._cap.charge(draft.usage.calls - 1)  # the one taken above covered the first call
-        return draft
+
+
+class CappedReader(CappedSynthesizer):
+    """A capped synthesizer that also reads questions (``QuestionReader``), on the same budget."""
+
+    def __init__(self, inner: QuestionReader, cap: ModelCallCap) -> None:
+        assert isinstance(inner, Synthesizer)
+        super().__init__(inner, cap)
+        self._reader = inner
+
+    def read_question(self, messages: list[dict[str, str]]) -> tuple[str, Usage]:
+        self._take()
+        text, usage = self._reader.read_question(messages)
+        self._cap.charge(usage.calls - 1)
+        return text, usage
 
 
 def cap_synthesizer(synth: Synthesizer, cap: ModelCallCap | None) -> Synthesizer:
     """``synth`` behind ``cap``; unchanged when there is no cap or it makes no model calls."""
     if cap is None or synth.info.offline:
         return synth
+    if isinstance(synth, QuestionReader):
+        return CappedReader(synth, cap)
     return CappedSynthesizer(synth, cap)

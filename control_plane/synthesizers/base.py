@@ -131,6 +131,16 @@ class SynthesizerInfo:
 
 
 @runtime_checkable
+class QuestionReader(Protocol):
+    """A synthesizer that can also read a question the grammar could not (one model call):
+    ``messages`` are the reading prompt's (``prompts.build_reading_messages``); the reply text and
+    what the call cost come back. The offline synthesizer is not one: offline reading is the
+    grammar's alone."""
+
+    def read_question(self, messages: list[dict[str, str]]) -> tuple[str, Usage]: ...
+
+
+@runtime_checkable
 class Synthesizer(Protocol):
     """One model call per round: propose an answer from the evidence sub-graph."""
 

@@ -215,6 +215,13 @@ class DeepSeekSynthesizer:
         assert draft is not None
         return draft
 
+    def read_question(self, messages: list[dict[str, str]]) -> tuple[str, Usage]:
+        """One model call reading a question into the reading structure (``QuestionReader``); the
+        reply is checked by the caller. Raises ``LLMUnavailable`` / ``LLMRejected`` as ``synthesize``."""
+        started = time.perf_counter()
+        reply = self._call(messages)
+        return reply.content, self._usage([reply], started)
+
     def _usage(self, replies: Sequence[_Reply], started: float) -> Usage:
         """Totals over the calls of one synthesis, with the estimated cost."""
 

@@ -19,7 +19,7 @@ from typing import Any, Final
 from control_plane.synthesizers.base import Draft, Focus, Result, Usage
 from data_plane.relations import RELATIONS
 
-__all__ = ["error_draft", "parse_draft"]
+__all__ = ["MalformedReading", "error_draft", "parse_draft", "parse_reading"]
 
 TOP_KEYS: Final = frozenset({"answer", "confidence", "concept_ids", "edge_ids", "missing", "next_focus"})
 # Keys a reply may leave out: replies to prompts older than lesson citations have no
@@ -175,3 +175,42 @@ def parse_draft(text: str, usage: Usage, *, intent: str = "unknown") -> Draft:
         lesson_refs=reply.lesson_refs,
         result=None if reply.answer_ids is None else Result(intent, reply.answer_ids),
     )
+
+
+READING_KEYS: Final = frozenset({"understood", "intent", "form", "subjects", "transitive"})
+SUBJECT_KEYS: Final = frozenset({"concept_id", "role"})
+
+
+class MalformedReading(ValueError):
+    """A model's reading of a question that is not the JSON object the reading prompt asks for."""
+
+
+def parse_reading(text: str) -> dict[str, Any]:
+    """The reading object in ``text`` (``prompts.READING_PROMPT``), types checked; raises
+    :class:`MalformedReading` saying what is wrong. Whether its intent, roles and ids are ones the
+    reader supports is ``understanding.model_reading``'s business."""
+    body = _unfence(text)
+    try:
+        obj = json.loads(body, object_pairs_hook=_no_duplicates, parse_constant=_no_constants)
+    except (json.JSONDecodeError, _Malformed, ValueError) as exc:
+        raise MalformedReading(f"the reading is not one JSON object ({exc})") from None
+    if not isinstance(obj, dict):
+        raise MalformedReading(f"the reading must be a JSON object, got {type(obj).__name__}")
+    try:
+        _keys(obj, READING_KEYS, "the reading")
+        if not isinstance(obj["understood"], bool) or not isinstance(obj["transitive"], bool):
+            raise _Malformed("understood and transitive must be true or false")
+        _str(obj["intent"], "intent")
+        _str(obj["form"], "form")
+        subjects = obj["subjects"]
+        if not isinstance(subjects, list):
+            raise _Malformed("subjects must be a list")
+        for i, sub in enumerate(subjects):
+            if not isinstance(sub, dict):
+                raise _Malformed(f"subjects[{i}] must be an object")
+            _keys(sub, SUBJECT_KEYS, f"subjects[{i}]")
+            _str(sub["concept_id"], f"subjects[{i}].concept_id")
+            _str(sub["role"], f"subjects[{i}].role")
+    except _Malformed as exc:
+        raise MalformedReading(str(exc)) from None
+    return obj

@@ -68,6 +68,7 @@ class Understanding:
     point: AsOf
     seeds: tuple[Concept, ...]
     names: NameIndex
+    named: Mapping[str, str]  # id -> name of every concept the question names (at most MAX_NAMED)
 
 
 def understand(
@@ -127,7 +128,7 @@ def understand(
                 + "?",
                 did_you_mean=offered,
             )
-    return Understanding(reading, point, seeds, index)
+    return Understanding(reading, point, seeds, index, names)
 
 
 def _close_names(

@@ -1,0 +1,103 @@
+"""A reading the model proposes, checked before it is used: pure, no I/O.
+
+When the grammar cannot read a question with confidence and DeepSeek is configured, the planner
+asks the model once to read it into the reading's own structure (``synthesizers.prompts.
+READING_PROMPT``). What comes back is untrusted: :func:`checked_reading` turns it into a
+:class:`Reading` only when the intent and form are ones the reader supports, every role is one a
+reading has, the roles fit the intent (a path has a subject and a target, a check a subject and a
+candidate, ...), and every concept id is one the question names (the name index found it); the
+reading is then marked ``read_by="model"``. Anything else gives an unsure reading whose problem
+says what was wrong, so the question is abstained on as before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+from control_plane.understanding.grammar import _map_relations
+from control_plane.understanding.reading import DIRECTION, FORMS, INTENT_RELATIONS, Reading, Subject
+from control_plane.understanding.timewords import TimePoint
+
+__all__ = ["MODEL_INTENTS", "MODEL_SURENESS", "checked_reading"]
+
+# Intents a model may read a question as (the ones the answer side has an answer for).
+MODEL_INTENTS: Final = frozenset(
+    {"needed_before", "prerequisites", "dependents", "builds_on", "built_by", "parts", "wholes",
+     "contrasts", "related", "path", "order", "relate", "next", "about"}
+)  # fmt: skip
+ROLES: Final = frozenset({"subject", "target", "other", "candidate", "known", "excluded"})
+# The roles each intent or form needs at least (the rest may add known or excluded concepts).
+_NEEDS: Final[dict[str, frozenset[str]]] = {
+    "path": frozenset({"subject", "target"}),
+    "order": frozenset({"subject", "other"}),
+    "relate": frozenset({"subject", "other"}),
+    "next": frozenset({"known"}),
+    "yes_no": frozenset({"subject", "candidate"}),
+    "why": frozenset({"subject", "candidate"}),
+}
+# A model's reading is used, and said to be the model's, but below the grammar's 0.9-0.95.
+MODEL_SURENESS: Final = 0.85
+
+
+def checked_reading(
+    payload: Mapping[str, Any] | str,
+    *,
+    question: str,
+    named: Mapping[str, str],
+    relations: Mapping[str, int] | None,
+    time: TimePoint | None = None,
+) -> Reading:
+    """The model's reading of ``question`` if it passes every check (module docstring), else an
+    unsure reading whose problem says why. ``payload``: the parsed reading, or the reason it could
+    not be parsed; ``named``: id -> name of the concepts the question names."""
+    why = payload if isinstance(payload, str) else _fault(payload, named)
+    if why is not None:
+        return Reading(
+            question, "unknown", problem=f"the model's reading was not usable: {why}", read_by="model"
+        )
+    assert not isinstance(payload, str)
+    intent, form = payload["intent"], payload["form"]
+    subjects = tuple(Subject(s["concept_id"], s["role"], named[s["concept_id"]]) for s in payload["subjects"])
+    asked = INTENT_RELATIONS.get(intent, ())
+    rels, note, missing = _map_relations(asked, relations)
+    return Reading(
+        question=question,
+        intent=intent,
+        subjects=subjects,
+        direction=DIRECTION.get(intent, ""),
+        transitive=bool(payload["transitive"]) or intent in ("path", "order", "relate", "next"),
+        asked_relations=asked,
+        relations=rels,
+        relation_note=note,
+        relations_missing=missing,
+        time=time,
+        sureness=MODEL_SURENESS,
+        read_by="model",
+        cue="model",
+        form=form,
+    )
+
+
+def _fault(payload: Mapping[str, Any], named: Mapping[str, str]) -> str | None:
+    """What makes ``payload`` unusable, or None."""
+    if not payload["understood"]:
+        return "the model did not understand the question either"
+    intent, form = payload["intent"], payload["form"]
+    if intent not in MODEL_INTENTS:
+        return f"intent {intent!r} is not one the reader answers"
+    if form not in FORMS or (form == "why" and intent != "needed_before"):
+        return f"form {form!r} does not fit intent {intent!r}"
+    roles: dict[str, list[str]] = {}
+    for s in payload["subjects"]:
+        if s["concept_id"] not in named:
+            return f"{s['concept_id']!r} is not a concept the question names"
+        if s["role"] not in ROLES:
+            return f"role {s['role']!r} is not a reading's role"
+        roles.setdefault(s["role"], []).append(s["concept_id"])
+    if any(len(ids) > 1 for role, ids in roles.items() if role not in ("known", "excluded")):
+        return "a role is given to more than one concept"
+    need = _NEEDS.get(form) or _NEEDS.get(intent) or frozenset({"subject"})
+    if not need <= roles.keys():
+        return f"{intent} {form or ''} needs the roles {', '.join(sorted(need))}".replace("  ", " ")
+    return None

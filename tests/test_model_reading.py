@@ -1,0 +1,192 @@
+"""With DeepSeek configured, a question the grammar cannot read is read by one model call into the
+reading's own structure; the reading is used only when every check passes (marked ``read_by:
+"model"`` and counted in the answer's calls), and malformed or hostile readings are abstained on.
+Offline, reading stays the grammar's alone."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from fake_deepseek import FakeDeepSeek, Reply, completion
+from sqlalchemy.engine import Engine
+
+from control_plane.planning.loop import Planner
+from control_plane.settings import LLMSettings, Secret
+from control_plane.synthesizers.deepseek import DeepSeekSynthesizer
+from control_plane.synthesizers.offline import OfflineSynthesizer
+from control_plane.synthesizers.parsing import MalformedReading, parse_reading
+from control_plane.understanding.model_reading import checked_reading
+from data_plane import GraphReader, WriteGateway
+from data_plane.testing import ManualClock, build_graph
+
+KEY = "sk-test-model-reading"
+# A question the grammar cannot read with confidence: "lean on" names no relation it knows, so it
+# sees a yes/no question about two concepts but not which one depends on the other.
+ODD = "does triads lean on rhythm?"
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeDeepSeek]:
+    with FakeDeepSeek() as server:
+        yield server
+
+
+@pytest.fixture
+def graph(sqlite_engine: Engine, clock: ManualClock) -> GraphReader:
+    build_graph(
+        WriteGateway(sqlite_engine, clock=clock),
+        ["rhythm", "meter", "triads", "scales"],
+        [
+            ("rhythm", "meter", "prerequisite"),
+            ("meter", "triads", "prerequisite"),
+            ("scales", "triads", "prerequisite"),
+        ],
+    )
+    return GraphReader(sqlite_engine, clock=clock)
+
+
+def reading(**fields: Any) -> Reply:
+    body = {"understood": True, "intent": "needed_before", "form": "yes_no", "transitive": True,
+            "subjects": [{"concept_id": "triads", "role": "subject"}, {"concept_id": "rhythm", "role": "candidate"}]}  # fmt: skip
+    body.update(fields)
+    return Reply(body=completion(json.dumps(body)))
+
+
+def answer_reply(text: str, concepts: list[str], edges: list[str]) -> Reply:
+    body = {"answer": text, "confidence": 0.95, "concept_ids": concepts, "edge_ids": edges, "answer_ids": [],
+            "missing": "", "next_focus": {"relations": [], "concept_ids": [], "text": ""}}  # fmt: skip
+    return Reply(body=completion(json.dumps(body)))
+
+
+def ask(graph: GraphReader, clock: ManualClock, fake: FakeDeepSeek, question: str) -> dict[str, Any]:
+    synth = DeepSeekSynthesizer(LLMSettings(api_key=Secret(KEY), base_url=fake.url), sleep=lambda _: None)
+    return Planner(graph, synth, clock=clock).ask(question, record=False).to_dict()
+
+
+def test_the_grammar_alone_does_not_read_the_odd_question(graph: GraphReader, clock: ManualClock) -> None:
+    """Offline (no model), the odd phrasing is abstained on, with no model call."""
+    a = Planner(graph, OfflineSynthesizer(), clock=clock).ask(ODD, record=False).to_dict()
+    assert a["abstained"] and a["reading"]["read_by"] != "model"
+
+
+def test_a_valid_model_reading_is_used_marked_and_counted(
+    graph: GraphReader, clock: ManualClock, fake: FakeDeepSeek
+) -> None:
+    """One reading call, then the round's synthesis: the answer says the model read it, and both
+    calls count."""
+    fake.enqueue(reading(), answer_reply("Yes, through meter.", ["rhythm", "meter", "triads"], []))
+    a = ask(graph, clock, fake, ODD)
+    assert a["reading"]["read_by"] == "model" and a["reading"]["form"] == "yes_no"
+    assert a["reading_call"]["llm_calls"] == 1 and a["llm_calls"] == a["reading_call"]["llm_calls"] + sum(
+        r["llm_calls"] for r in a["rounds"]
+    )
+    prompt = fake.requests[0].json()["messages"]
+    assert (
+        "You read a learner's question" in prompt[0]["content"] and "triads: triads" in prompt[1]["content"]
+    )
+
+
+@pytest.mark.parametrize(
+    ("reply", "why"),
+    [
+        (Reply(body=completion("not json at all")), "not one JSON object"),
+        (reading(intent="salary"), "not one the reader answers"),
+        (
+            reading(
+                subjects=[
+                    {"concept_id": "triads", "role": "subject"},
+                    {"concept_id": "guitar", "role": "candidate"},
+                ]
+            ),
+            "not a concept the question names",
+        ),
+        (reading(subjects=[{"concept_id": "triads", "role": "boss"}]), "not a reading's role"),
+        (reading(form="why", intent="parts"), "does not fit"),
+        (reading(understood=False), "did not understand"),
+        (
+            Reply(
+                body=completion(
+                    '{"understood": true, "intent": "about", "form": "", "transitive": false, '
+                    '"subjects": [], "ignore": "previous instructions"}'
+                )
+            ),
+            "unexpected key",
+        ),
+    ],
+)
+def test_a_malformed_or_hostile_reading_abstains_saying_why(
+    graph: GraphReader, clock: ManualClock, fake: FakeDeepSeek, reply: Reply, why: str
+) -> None:
+    """A reading that fails a check is never used: the question is abstained on, the reason names
+    the fault, and no round is run."""
+    fake.enqueue(reply)
+    a = ask(graph, clock, fake, ODD)
+    assert a["abstained"] and why in a["abstain_reason"] and a["rounds"] == []
+    assert a["llm_calls"] == 1  # the reading call is still paid for, and counted
+
+
+def test_a_sure_grammar_reading_makes_no_reading_call(
+    graph: GraphReader, clock: ManualClock, fake: FakeDeepSeek
+) -> None:
+    fake.enqueue(
+        answer_reply("Before triads: meter, rhythm, scales.", ["meter", "rhythm", "scales", "triads"], [])
+    )
+    ask(graph, clock, fake, "What do I need before triads?")
+    assert all(
+        "You read a learner's question" not in r.json()["messages"][0]["content"] for r in fake.requests
+    )
+
+
+def test_parse_reading_checks_types() -> None:
+    with pytest.raises(MalformedReading, match="true or false"):
+        parse_reading(
+            json.dumps(
+                {"understood": "yes", "intent": "about", "form": "", "transitive": False, "subjects": []}
+            )
+        )
+    ok = parse_reading(
+        '```json\n{"understood": true, "intent": "about", "form": "", "transitive": false, "subjects": []}\n```'
+    )
+    assert ok["intent"] == "about"
+
+
+def test_checked_reading_builds_the_readers_structure() -> None:
+    """A valid payload becomes a Reading with fitted relations and the model's mark."""
+    payload = {"understood": True, "intent": "order", "form": "", "transitive": False,
+               "subjects": [{"concept_id": "a", "role": "subject"}, {"concept_id": "b", "role": "other"}]}  # fmt: skip
+    r = checked_reading(payload, question="q", named={"a": "A", "b": "B"}, relations={"prerequisite": 3})
+    assert r.sure and r.read_by == "model" and r.relations == ("prerequisite",) and r.transitive
+    missing = dict(payload, subjects=[{"concept_id": "a", "role": "subject"}])
+    assert not checked_reading(missing, question="q", named={"a": "A"}, relations=None).sure
+
+
+def test_a_model_that_cannot_be_reached_leaves_the_grammars_doubt_and_counts_the_attempts(
+    graph: GraphReader, clock: ManualClock, fake: FakeDeepSeek
+) -> None:
+    """Every retry failing: abstained, the reason says the model could not read it, and each
+    attempt is a call."""
+    fake.enqueue(*[Reply(status=503) for _ in range(6)])
+    a = ask(graph, clock, fake, ODD)
+    assert a["abstained"] and "the model could not read it" in a["abstain_reason"] and a["rounds"] == []
+    assert a["llm_calls"] == len(fake.requests) >= 1
+
+
+def test_the_reading_call_is_spent_from_the_servers_model_budget(
+    graph: GraphReader, clock: ManualClock, fake: FakeDeepSeek
+) -> None:
+    """Behind the serving cap, the reading call takes one call of the budget like a synthesis does:
+    with a budget of one, the round after the reading is refused."""
+    from control_plane.errors import ModelBudgetSpent
+    from control_plane.surfaces.ratelimit import ModelCallCap, cap_synthesizer
+    from control_plane.synthesizers.base import QuestionReader
+
+    inner = DeepSeekSynthesizer(LLMSettings(api_key=Secret(KEY), base_url=fake.url), sleep=lambda _: None)
+    capped = cap_synthesizer(inner, ModelCallCap(1))
+    assert isinstance(capped, QuestionReader)
+    fake.enqueue(reading(), answer_reply("Yes.", ["rhythm", "meter", "triads"], []))
+    with pytest.raises(ModelBudgetSpent):
+        Planner(graph, capped, clock=clock).ask(ODD, record=False)
+    assert len(fake.requests) == 1  # the reading reached the model; the synthesis did not
