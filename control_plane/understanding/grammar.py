@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -821,52 +821,92 @@ def _occurrences(
     return kept
 
 
-def _role_at(
-    toks: Sequence[str],
-    start: int,
-    end: int,
-    masked: frozenset[int],
-    verbs: Sequence[tuple[int, int, Cue]],
-    nouns: Sequence[tuple[int, int, Cue]],
-    relational: bool,
-) -> _Role | None:
-    """The role of the concept named at ``[start, end)`` (module docstring), or None."""
-    b = _skip_back(toks, start, masked)
-    before = tuple(toks[max(0, b - 4) : b])
-    # "before (they / I can) study X": the clause's subject and verb may sit between.
-    k = b
-    if (
-        k > 1
-        and toks[k - 1] in {"on", "into", "up", "in", "about", "to", "with"}
-        and toks[k - 2] in PURPOSE_VERBS
-    ):
-        k -= 1  # "before taking on X", "before diving into X", "before I can begin with X"
-    stops = [k]  # where the clause may begin: "prior to (I) starting X" ("to" is a subject word too)
-    if k > 0 and toks[k - 1] in PURPOSE_VERBS:
-        k -= 1
-        stops.append(k)
-        while k > 0 and toks[k - 1] in CLAUSE_SUBJECT:
+@dataclass(frozen=True)
+class _Site:
+    """Where one named concept stands in a question's tokens, with what lies before it, for the
+    role rules (``_ROLE_RULES``)."""
+
+    toks: Sequence[str]
+    start: int
+    end: int
+    masked: frozenset[int]
+    verbs: Sequence[tuple[int, int, Cue]]
+    nouns: Sequence[tuple[int, int, Cue]]
+    relational: bool
+    b: int  # where the name's phrase begins (articles, possessives skipped back)
+    before: tuple[str, ...]  # the four tokens before it
+    k: int  # where a purpose clause before it begins ("before (they) study X")
+    lead: tuple[str, ...]  # the four tokens before that clause
+    leads: tuple[tuple[str, ...], ...]  # ... before each place that clause may begin
+    clause: tuple[str, ...]  # the four tokens before the name's own clause
+
+    @classmethod
+    def at(
+        cls,
+        toks: Sequence[str],
+        start: int,
+        end: int,
+        masked: frozenset[int],
+        verbs: Sequence[tuple[int, int, Cue]],
+        nouns: Sequence[tuple[int, int, Cue]],
+        relational: bool,
+    ) -> _Site:
+        b = _skip_back(toks, start, masked)
+        # "before (they / I can) study X": the clause's subject and verb may sit between.
+        k = b
+        if (
+            k > 1
+            and toks[k - 1] in {"on", "into", "up", "in", "about", "to", "with"}
+            and toks[k - 2] in PURPOSE_VERBS
+        ):
+            k -= 1  # "before taking on X", "before diving into X", "before I can begin with X"
+        stops = [k]  # where the clause may begin: "prior to (I) starting X" ("to" is a subject word too)
+        if k > 0 and toks[k - 1] in PURPOSE_VERBS:
             k -= 1
             stops.append(k)
-    lead = tuple(toks[max(0, k - 4) : k])
-    leads = [tuple(toks[max(0, s - 4) : s]) for s in stops if s < b]
-    c = _clause_start(toks, b, masked)
-    clause = tuple(toks[max(0, c - 4) : c]) if c < b else ()
+            while k > 0 and toks[k - 1] in CLAUSE_SUBJECT:
+                k -= 1
+                stops.append(k)
+        c = _clause_start(toks, b, masked)
+        return cls(
+            toks,
+            start,
+            end,
+            masked,
+            verbs,
+            nouns,
+            relational,
+            b=b,
+            before=tuple(toks[max(0, b - 4) : b]),
+            k=k,
+            lead=tuple(toks[max(0, k - 4) : k]),
+            leads=tuple(tuple(toks[max(0, s - 4) : s]) for s in stops if s < b),
+            clause=tuple(toks[max(0, c - 4) : c]) if c < b else (),
+        )
 
-    def marked(m: tuple[str, ...]) -> bool:
-        return before[-len(m) :] == m or any(ld[-len(m) :] == m for ld in leads) or clause[-len(m) :] == m
+    def marked(self, m: tuple[str, ...]) -> bool:
+        """``m`` ends right before the name, its purpose clause, or its own clause."""
+        n = len(m)
+        return self.before[-n:] == m or any(ld[-n:] == m for ld in self.leads) or self.clause[-n:] == m
 
-    # Prepositions right before the concept.
+
+def _by_marker(s: _Site) -> _Role | None:
+    """Prepositions right before the concept: "before X", "after X", "prior to starting X"."""
     for m in BEFORE_MARKERS:
-        if marked(m):
-            if any(cue.family == PREREQ for _, _, cue in nouns):
+        if s.marked(m):
+            if any(cue.family == PREREQ for _, _, cue in s.nouns):
                 # "Before X, which concepts are prerequisites?": X's prerequisites.
                 return _Role(PREREQ, DEP, False, " ".join(m), 3)
             return _Role(LEARN, DEP, True, " ".join(m), 3)
     for m in AFTER_MARKERS:
-        if marked(m):
+        if s.marked(m):
             return _Role(LEARN, FOUND, False, " ".join(m), 3)
-    window = toks[max(0, b - 7) : b]  # "once my year 6 pupils finish X": the subject may be long
+    return None
+
+
+def _by_condition(s: _Site) -> _Role | None:
+    """ "once I know X", "if I learn X", "were I to complete X": X is known, a foundation."""
+    window = s.toks[max(0, s.b - 7) : s.b]  # "once my year 6 pupils finish X": the subject may be long
     triggers = [i for i, w in enumerate(window) if w in {"once", "since", "having", "if", "when"}]
     # an inverted conditional: "were I to complete X", "had we finished X" is "if I complete X"
     triggers += [
@@ -882,6 +922,12 @@ def _role_at(
         and "to" not in window[-3:]  # not "want to learn X"
     ):
         return _Role(LEARN, FOUND, False, KNOWN_CONDITION, 3)
+    return None
+
+
+def _by_purpose(s: _Site) -> _Role | None:
+    """ "to learn X", "to get to X", "I want X": X is the goal, a dependent."""
+    toks, before = s.toks, s.before
     if (
         len(before) >= 2
         and before[-1] in PURPOSE_VERBS
@@ -890,14 +936,14 @@ def _role_at(
         )
     ):
         return _Role(LEARN, DEP, True, f"to {before[-1]}", 3)
-    j = b
+    j = s.b
     if (
         j > 1
         and toks[j - 1] in {"to", "into", "on", "up", "till", "until", "upto"}
         and toks[j - 2] in PURPOSE_VERBS
     ):
         j -= 1  # "to get to X", "to move on to X"
-    if j > 1 and toks[j - 1] in PURPOSE_VERBS and j - 1 not in masked:
+    if j > 1 and toks[j - 1] in PURPOSE_VERBS and j - 1 not in s.masked:
         v = j - 1
         while v > 0 and toks[v - 1] in ADVERBS:
             v -= 1
@@ -905,18 +951,29 @@ def _role_at(
             return _Role(LEARN, DEP, True, f"to {toks[j - 1]}", 3)
     if before[-1:] == ("want",) or before[-2:] == ("aim", "for"):
         return _Role(LEARN, DEP, True, "want", 3)
-    if before[-1:] == ("by",):
-        for s, e, cue in verbs:
-            if e <= b - 1 and b - 1 - e <= 1 and toks[e - 1] in PASSIVE_FLIP:
-                return _Role(
-                    cue.family, cue.left, cue.transitive and cue.left == DEP, " ".join(toks[s:e]) + " by", 3
-                )
-    # "<noun> of/for X", "<verb> of X" ("part of X").
+    return None
+
+
+def _by_agent(s: _Site) -> _Role | None:
+    """ "required by X": a passive verb's agent."""
+    if s.before[-1:] != ("by",):
+        return None
+    for v, e, cue in s.verbs:
+        if e <= s.b - 1 and s.b - 1 - e <= 1 and s.toks[e - 1] in PASSIVE_FLIP:
+            return _Role(
+                cue.family, cue.left, cue.transitive and cue.left == DEP, " ".join(s.toks[v:e]) + " by", 3
+            )
+    return None
+
+
+def _by_preposition(s: _Site) -> _Role | None:
+    """ "<noun> of/for X", "<verb> of X" ("part of X"), "needed for X", "For learning X, ..."."""
+    toks, before = s.toks, s.before
     if before[-1:] in (("of",), ("for",), ("to",), ("in",), ("on",), ("into",), ("from",)) or (
         before and before[-1] in PLACE
     ):
-        p = b - 1
-        for s, e, cue in (*nouns, *verbs):
+        p = s.b - 1
+        for v, e, cue in (*s.nouns, *s.verbs):
             if before[-1] == "from" and not (cue.noun and cue.family == LEARN and e == p):
                 continue  # "downstream from X", "upstream from X": a direction, as "of X"
             gap_ok = all(t in NOUN_GAP or t in CONTAINER or t in LIGHT_VERBS for t in toks[e:p]) or (
@@ -925,41 +982,54 @@ def _role_at(
                 and cue.noun
                 and p - e in (2, 3)
                 and toks[e] in RELATIVE_WORDS
-                and not any(k in masked or toks[k] in WH for k in range(e, p))
+                and not any(k in s.masked or toks[k] in WH for k in range(e, p))
             )
             near = e == p or (cue.noun and e < p and p - e <= 4 and gap_ok)
             if near or (e == p + 1 and cue.words and toks[e - 1] == before[-1]):
                 if cue.noun:
                     return _Role(
-                        cue.family, cue.right, cue.transitive, " ".join(toks[s:e]) + f" {before[-1]}", 2
+                        cue.family, cue.right, cue.transitive, " ".join(toks[v:e]) + f" {before[-1]}", 2
                     )
                 if toks[e - 1] in PASSIVE_FLIP and before[-1] != "by":
                     # "what is needed for X": X is what the thing is needed for.
                     role = DEP if cue.family != PART else WHOLE
-                    return _Role(cue.family, role, cue.transitive, " ".join(toks[s:e]) + f" {before[-1]}", 2)
-        if before[-1] == "for" and relational:
-            return _for_role(toks, nouns)
-    if k < b and lead[-1:] == ("for",) and relational:
-        return _for_role(toks, nouns)  # "For learning X, what is the direct prerequisite topic?"
-    # "direct prerequisites mlops": a keyword query puts the noun right before the name.
-    for _, e, cue in nouns:
-        if e == b and cue.noun and toks[e - 1 : e] != ("s",):
-            return _Role(cue.family, cue.right, cue.transitive, " ".join(toks[e - 1 : e]) + " X", 2)
-    # "which prerequisites does X have".
+                    return _Role(cue.family, role, cue.transitive, " ".join(toks[v:e]) + f" {before[-1]}", 2)
+        if before[-1] == "for" and s.relational:
+            return _for_role(toks, s.nouns)
+    if s.k < s.b and s.lead[-1:] == ("for",) and s.relational:
+        return _for_role(toks, s.nouns)  # "For learning X, what is the direct prerequisite topic?"
+    return None
+
+
+def _by_keyword_noun(s: _Site) -> _Role | None:
+    """ "direct prerequisites mlops": a keyword query puts the noun right before the name."""
+    for _, e, cue in s.nouns:
+        if e == s.b and cue.noun and s.toks[e - 1 : e] != ("s",):
+            return _Role(cue.family, cue.right, cue.transitive, " ".join(s.toks[e - 1 : e]) + " X", 2)
+    return None
+
+
+def _by_having(s: _Site) -> _Role | None:
+    """ "which prerequisites does X have", "X has its own components": the noun is X's."""
+    toks, start, end = s.toks, s.start, s.end
     if end < len(toks) and toks[end] in {"have", "has", "had", "need", "require"}:
-        for s, e, cue in nouns:
+        for v, e, cue in s.nouns:
             if e <= start and all(t in {"doe", "do", "did", "the", "a", "an"} for t in toks[e:start]):
-                return _Role(cue.family, cue.right, cue.transitive, " ".join(toks[s:e]) + " does X have", 2)
-    # "X has its own components", "X has several prerequisites": the noun is X's.
+                return _Role(cue.family, cue.right, cue.transitive, " ".join(toks[v:e]) + " does X have", 2)
     if end < len(toks) and toks[end] in {"have", "has", "had"}:
         k = end + 1
-        while k < len(toks) and k not in masked and (toks[k] in OWNERS or toks[k] in _HAVE_QUANTIFIERS):
+        while k < len(toks) and k not in s.masked and (toks[k] in OWNERS or toks[k] in _HAVE_QUANTIFIERS):
             k += 1
-        for s, e, cue in nouns:
-            if s == k and cue.noun:
-                return _Role(cue.family, cue.right, cue.transitive, "X has " + " ".join(toks[s:e]), 2)
-    # "X's prerequisites", "X prerequisites".
-    after_tok = end
+        for v, e, cue in s.nouns:
+            if v == k and cue.noun:
+                return _Role(cue.family, cue.right, cue.transitive, "X has " + " ".join(toks[v:e]), 2)
+    return None
+
+
+def _by_possessive(s: _Site) -> _Role | None:
+    """ "X's prerequisites", "X prerequisites", "X's list of immediate prerequisites"."""
+    toks, masked = s.toks, s.masked
+    after_tok = s.end
     if after_tok < len(toks) and toks[after_tok] in ("s", ARROW):
         after_tok += 1  # "X's prerequisites", "X -> next?"
     if (
@@ -976,77 +1046,92 @@ def _role_at(
         and after_tok not in masked
     ):
         after_tok += 1  # "X direct dependents", "X - underlying foundations?"
-    for s, e, cue in nouns:
-        if s == after_tok and toks[e : e + 1] != ("of",):
-            return _Role(cue.family, cue.right, cue.transitive, " ".join(toks[s:e]), 2)
-    # "which topics sit under X as prerequisites": X is a place preposition's object, so "as a
-    # <noun>" describes the clause's (wh-) subject, and X takes the noun's other role.
-    if before and before[-1] in PLACE and any(t in WH for t in toks[:start]):
-        for s, e, cue in nouns:
-            if s >= end and s - end <= 4 and "as" in toks[end:s] and all(g in NOUN_GAP for g in toks[end:s]):
+    for v, e, cue in s.nouns:
+        if v == after_tok and toks[e : e + 1] != ("of",):
+            return _Role(cue.family, cue.right, cue.transitive, " ".join(toks[v:e]), 2)
+    return None
+
+
+def _by_place_as(s: _Site) -> _Role | None:
+    """ "which topics sit under X as prerequisites": X is a place preposition's object, so "as a
+    <noun>" describes the clause's (wh-) subject, and X takes the noun's other role."""
+    toks, before, end = s.toks, s.before, s.end
+    if before and before[-1] in PLACE and any(t in WH for t in toks[: s.start]):
+        for v, e, cue in s.nouns:
+            if v >= end and v - end <= 4 and "as" in toks[end:v] and all(g in NOUN_GAP for g in toks[end:v]):
                 return _Role(
-                    cue.family, cue.right, cue.transitive, f"{before[-1]} X as {' '.join(toks[s:e])}", 2
+                    cue.family, cue.right, cue.transitive, f"{before[-1]} X as {' '.join(toks[v:e])}", 2
                 )
-    # "X is a prerequisite (for ...)", "X as a prerequisite" (not "topics under X as prerequisites").
-    for s, e, cue in nouns if not (before and before[-1] in PLACE) else ():
-        if s >= end and s - end <= 10:  # "X (written right there) as one of their own direct <noun>"
-            gap = toks[end:s]
+    return None
+
+
+def _by_predicate_noun(s: _Site) -> _Role | None:
+    """ "X is a prerequisite (for ...)", "X as a prerequisite" (not "topics under X as
+    prerequisites"), "have X somewhere in their prerequisite chain"."""
+    toks, start, end, masked = s.toks, s.start, s.end, s.masked
+    if s.before and s.before[-1] in PLACE:
+        return None
+    for v, e, cue in s.nouns:
+        if not (v >= end and v - end <= 10):  # "X (written right there) as one of their own direct <noun>"
+            continue
+        gap = toks[end:v]
+        if (
+            "as" in gap
+            and all(g in NOUN_GAP for g in gap[gap.index("as") :])
+            and gap.index("as") <= 3
+            and end < len(toks)
+            and toks[end] not in NOUN_GAP
+            and not any(g in WH or g in RELATIVE_WORDS or g in PERSONS for g in gap)
+            and not any(k in masked for k in range(end, v))
+        ):
+            # "which area does X fold into as a component": whatever the verb, "as a <noun>"
+            # says what X is. But "what does X take as its foundation", "which topics does X
+            # have as prerequisites": X is the inverted subject and the question word the
+            # object, so the noun is X's own, as in "the foundation of X" (not "... does X
+            # fold into as a component", "belong inside, as one of its pieces": there the
+            # question word is a preposition's object, and X a member of the asked whole).
             if (
-                "as" in gap
-                and all(g in NOUN_GAP for g in gap[gap.index("as") :])
-                and gap.index("as") <= 3
-                and end < len(toks)
-                and toks[end] not in NOUN_GAP
-                and not any(g in WH or g in RELATIVE_WORDS or g in PERSONS for g in gap)
-                and not any(k in masked for k in range(end, s))
+                toks[_skip_back(toks, start, masked) - 1 : start][:1] in _INVERTED
+                and "one" not in gap[gap.index("as") :]
+                and not any(g in PREPOSITIONS for g in gap[: gap.index("as")])
             ):
-                # "which area does X fold into as a component": whatever the verb, "as a <noun>"
-                # says what X is. But "what does X take as its foundation", "which topics does X
-                # have as prerequisites": X is the inverted subject and the question word the
-                # object, so the noun is X's own, as in "the foundation of X" (not "... does X
-                # fold into as a component", "belong inside, as one of its pieces": there the
-                # question word is a preposition's object, and X a member of the asked whole).
-                if (
-                    toks[_skip_back(toks, start, masked) - 1 : start][:1] in _INVERTED
-                    and "one" not in gap[gap.index("as") :]
-                    and not any(g in PREPOSITIONS for g in gap[: gap.index("as")])
-                ):
-                    return _Role(
-                        cue.family, cue.right, cue.transitive, f"X ... as its {' '.join(toks[s:e])}", 2
-                    )
-                return _Role(cue.family, cue.left, cue.transitive and cue.left == DEP, " ".join(toks[s:e]), 2)
-            if not all(g in NOUN_GAP or g in ADVERBS or g in HOLDERS or g in LIGHT_VERBS for g in gap):
-                continue
-            held = "as" not in gap and ("in" in gap or "among" in gap) and any(g in POSSESSIVE for g in gap)
-            if held:
-                # "have X somewhere in their prerequisite chain": X is among their prerequisites.
-                return _Role(
-                    cue.family, cue.left, cue.transitive and cue.left == DEP, " ".join(toks[s:e]), 2, e
-                )
-            if "as" not in gap and any(g in HOLDERS for g in gap):
-                continue
-            copula_before = start > 0 and toks[_skip_back(toks, start, masked) - 1 : start][:1] in (
-                ("is",),
-                ("was",),
-                ("are",),
-            )
-            if "as" in gap or any(g in COPULA for g in gap) or copula_before:
-                return _Role(cue.family, cue.left, cue.transitive and cue.left == DEP, " ".join(toks[s:e]), 2)
-    # The nearest verb cue: left of it takes the left role, right of it the right role; the
-    # passive ("X is required for what") swaps them.
+                return _Role(cue.family, cue.right, cue.transitive, f"X ... as its {' '.join(toks[v:e])}", 2)
+            return _Role(cue.family, cue.left, cue.transitive and cue.left == DEP, " ".join(toks[v:e]), 2)
+        if not all(g in NOUN_GAP or g in ADVERBS or g in HOLDERS or g in LIGHT_VERBS for g in gap):
+            continue
+        held = "as" not in gap and ("in" in gap or "among" in gap) and any(g in POSSESSIVE for g in gap)
+        if held:
+            # "have X somewhere in their prerequisite chain": X is among their prerequisites.
+            return _Role(cue.family, cue.left, cue.transitive and cue.left == DEP, " ".join(toks[v:e]), 2, e)
+        if "as" not in gap and any(g in HOLDERS for g in gap):
+            continue
+        copula_before = start > 0 and toks[_skip_back(toks, start, masked) - 1 : start][:1] in (
+            ("is",),
+            ("was",),
+            ("are",),
+        )
+        if "as" in gap or any(g in COPULA for g in gap) or copula_before:
+            return _Role(cue.family, cue.left, cue.transitive and cue.left == DEP, " ".join(toks[v:e]), 2)
+    return None
+
+
+def _by_nearest_verb(s: _Site) -> _Role | None:
+    """The nearest verb cue: left of it takes the left role, right of it the right role; the
+    passive ("X is required for what") swaps them."""
+    toks, start, end, masked = s.toks, s.start, s.end, s.masked
     best: tuple[int, _Role] | None = None
-    for s, e, cue in verbs:
-        k = s
+    for v, e, cue in s.verbs:
+        k = v
         while k > 0 and toks[k - 1] in VERB_LEADERS:
             k -= 1
         if k > 0 and toks[k - 1] in PERSONS:
             continue  # "I need the subtopics inside X": the learner's need, not X's relation
         if e <= start:
             dist = start - e
-            passive = toks[e - 1] in PASSIVE_FLIP and any(t in COPULA for t in toks[max(0, s - 3) : s])
+            passive = toks[e - 1] in PASSIVE_FLIP and any(t in COPULA for t in toks[max(0, v - 3) : v])
             if (
                 not passive
-                and toks[s] in _NEED_WORDS
+                and toks[v] in _NEED_WORDS
                 and not (k > 0 and (toks[k - 1] in _NEED_SUBJECTS or k - 1 in masked))
             ):
                 # "zero background, need X by next month": a need with no subject is the
@@ -1058,22 +1143,57 @@ def _role_at(
                 # "which topics open up because of X": X is the cause, the verb's subject side;
                 # "part of what? (X)": the question word is the object, X the subject.
                 role = cue.right if passive else cue.left
-        elif s >= end:
-            if any(t in WH or t in RELATIVE or t in OTHER_SUBJECTS for t in toks[end:s]):
+        elif v >= end:
+            if any(t in WH or t in RELATIVE or t in OTHER_SUBJECTS for t in toks[end:v]):
                 # "X: what builds on it?", "how far X reaches: every concept that requires it":
                 # X is the topic, not the verb's subject.
                 continue
-            dist = s - end
+            dist = v - end
             passive = (
-                toks[e - 1] in PASSIVE_FLIP and any(t in COPULA for t in toks[max(0, start - 3) : s])
+                toks[e - 1] in PASSIVE_FLIP and any(t in COPULA for t in toks[max(0, start - 3) : v])
             ) or _agent_after(toks, e, masked)
             role = cue.right if passive else cue.left
         else:
             continue
-        candidate = _Role(cue.family, role, cue.transitive and role == DEP, " ".join(toks[s:e]), 1)
+        candidate = _Role(cue.family, role, cue.transitive and role == DEP, " ".join(toks[v:e]), 1)
         if best is None or dist < best[0]:
             best = (dist, candidate)
     return best[1] if best is not None else None
+
+
+# How a named concept's role is found: the first rule that places it wins, strongest
+# constructions first (a preposition right before the name, then nouns, then the nearest verb).
+_ROLE_RULES: Final[tuple[Callable[[_Site], _Role | None], ...]] = (
+    _by_marker,
+    _by_condition,
+    _by_purpose,
+    _by_agent,
+    _by_preposition,
+    _by_keyword_noun,
+    _by_having,
+    _by_possessive,
+    _by_place_as,
+    _by_predicate_noun,
+    _by_nearest_verb,
+)
+
+
+def _role_at(
+    toks: Sequence[str],
+    start: int,
+    end: int,
+    masked: frozenset[int],
+    verbs: Sequence[tuple[int, int, Cue]],
+    nouns: Sequence[tuple[int, int, Cue]],
+    relational: bool,
+) -> _Role | None:
+    """The role of the concept named at ``[start, end)`` (module docstring), or None."""
+    site = _Site.at(toks, start, end, masked, verbs, nouns, relational)
+    for rule in _ROLE_RULES:
+        role = rule(site)
+        if role is not None:
+            return role
+    return None
 
 
 # What may follow an agent's "by" ("built on by which topics", "required by later ones"), besides
