@@ -2,9 +2,9 @@
 
 Run from the repository root::
 
-    python -m evals.intent_training            # rewrites control_plane/understanding/intent_model.json
+    python -m evals.intent_training            # rewrites control_plane/understanding/intent_model.json.gz
     python -m evals.intent_training --check    # fails if the committed model is stale
-    python -m evals.intent_training --without holdout7 --out /tmp/m.json   # leave a split out
+    python -m evals.intent_training --without holdout7 --out /tmp/m.json.gz   # leave a split out
 
 Learns from the labelled phrasing templates (``evals/questions/paraphrase_templates_*.jsonl``):
 intent and time rows by their intent, bad-input rows as ``bad_input``. Splits in :data:`HELD_OUT`
@@ -20,7 +20,14 @@ import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from control_plane.understanding.intent_model import MODEL_FILE, IntentModel, phrasing_tokens, train
+from control_plane.understanding.intent_model import (
+    MODEL_FILE,
+    IntentModel,
+    dump,
+    load,
+    phrasing_tokens,
+    train,
+)
 
 QUESTIONS = Path(__file__).resolve().parent / "questions"
 PREFIX = "paraphrase_templates_"
@@ -63,10 +70,6 @@ def build(without: Sequence[str] = ()) -> IntentModel:
     return train(examples(files), trained_on=[p.name for p, _ in files])
 
 
-def render(model: IntentModel) -> str:
-    return json.dumps(model.to_dict(), ensure_ascii=False, sort_keys=False, separators=(",", ":")) + "\n"
-
-
 # Weights may differ in the last stored decimal between machines (floating point in numpy's exp),
 # so the freshness check compares numbers, not text.
 TOLERANCE = 0.005
@@ -97,11 +100,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = ap.parse_args(argv)
     model = build(args.without)
     if args.check:
-        stale = (
-            ["absent"]
-            if not args.out.exists()
-            else differences(IntentModel.from_dict(json.loads(args.out.read_text(encoding="utf-8"))), model)
-        )
+        stale = ["absent"] if not args.out.exists() else differences(load(args.out), model)
         if stale:
             print(
                 f"{args.out} is stale ({'; '.join(stale)}): run python -m evals.intent_training",
@@ -109,7 +108,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             return 1
         return 0
-    args.out.write_text(render(model), encoding="utf-8")
+    args.out.write_bytes(dump(model))
     print(f"wrote {args.out}: {sum(model.documents.values())} phrasings, {len(model.labels)} labels")
     return 0
 

@@ -4,6 +4,7 @@ the two readings disagree."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 from datetime import UTC, datetime
@@ -23,7 +24,9 @@ from control_plane.understanding.intent_model import (
     IntentModel,
     compatible_labels,
     default_model,
+    dump,
     features,
+    load,
     phrasing_tokens,
     question_tokens,
     second_opinion,
@@ -87,6 +90,16 @@ def test_training_learns_each_label_and_round_trips() -> None:
     assert after["dependents"] > after["prerequisites"]
     again = IntentModel.from_dict(json.loads(json.dumps(model.to_dict())))
     assert again == model and again.scores(features(("after",))) == model.scores(features(("after",)))
+
+
+def test_the_stored_form_is_compact_and_the_same_bytes_for_the_same_model(tmp_path: Path) -> None:
+    """The model file is gzip-compressed canonical JSON with no time stamp: storing a model twice
+    gives the same bytes, and loading them gives the same model back."""
+    model = toy([("what comes after {x} after", "dependents"), ("prereqs of {x}", "prerequisites")], copies=3)
+    assert dump(model) == dump(model)
+    (tmp_path / "m.json.gz").write_bytes(dump(model))
+    assert load(tmp_path / "m.json.gz") == model
+    assert json.loads(gzip.decompress(dump(model)))["format"] == "kg-intent-model/2"
 
 
 def test_a_feature_counts_once_per_phrasing() -> None:

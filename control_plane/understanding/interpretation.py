@@ -95,7 +95,7 @@ def interpret(
     ``mentions``: the concepts it names (``mentions_in``); ``relations``: active edge counts per
     relation (None: unknown, no vocabulary fitting); ``now``: resolves "today", "two years ago";
     ``model``: the learnt second reading that checks this one (default: the committed
-    ``intent_model.json``; None: no check)."""
+    ``intent_model.json.gz``; None: no check)."""
     checker = default_model() if model is ... else model
     try:
         return _interpret(question, mentions, now, relations, checker)
