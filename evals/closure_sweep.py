@@ -1,6 +1,6 @@
 """Closure sweep: every concept of the curriculum asked "what comes before" and "what does it unlock".
 
-Run ``python -m evals.closure_sweep [--out docs/eval] [--bundle evals/bundles/prereqmap --name
+Run ``python -m evals.closure_sweep [--out out/eval] [--bundle evals/bundles/prereqmap --name
 closure_sweep_prereqmap]``. On a fresh copy of the bundled curriculum (or ``--bundle``), for every concept with a non-empty needed-before (or unlocks) closure, the loop (offline
 synthesizer) answers "What do I need to learn before <name>?" (or "What does <name> unlock, directly or
 indirectly?" — a bare "unlock" reads as the direct step, as "unlock next" does);
@@ -27,7 +27,7 @@ from data_plane.database import connect
 from data_plane.reads import GraphReader
 from evals.runner import _database
 
-__all__ = ["main", "sweep"]
+__all__ = ["main", "sweep", "table"]
 
 
 def _f1(got: set[str], gold: set[str]) -> float:
@@ -62,7 +62,9 @@ def sweep(reader: GraphReader) -> dict[str, Any]:
             if not gold:
                 continue
             answer = planner.ask(template.format(c.name), record=False)
-            got = set() if answer.abstained else set(answer.cited_concept_ids)
+            # The answer set its text states (it also cites the asked concept and the paths to it).
+            stated = answer.cited_concept_ids if answer.result is None else answer.result.members
+            got = set() if answer.abstained else set(stated)
             f1s.append(_f1(got, gold))
             rounds.append(len(answer.rounds))
             calls.append(answer.llm_calls)
@@ -73,15 +75,29 @@ def sweep(reader: GraphReader) -> dict[str, Any]:
             "exact": sum(f == 1.0 for f in f1s),
             "mean_rounds": round(statistics.fmean(rounds), 2),
             "mean_llm_calls": round(statistics.fmean(calls), 2),
-            "closure_p50": statistics.median(sizes),
+            "closure_p50": statistics.median_low(sizes),
             "closure_max": max(sizes),
         }
     return out
 
 
+def table(result: dict[str, Any]) -> str:
+    """The sweep as a Markdown table, one row per direction."""
+    lines = [
+        "| direction | questions | F1 | exact | mean rounds | mean synthesis calls | closure p50 | closure max |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for d, r in result.items():
+        lines.append(
+            f"| {d} | {r['questions']} | {r['f1']:.3f} | {r['exact']} | {r['mean_rounds']} "
+            f"| {r['mean_llm_calls']} | {r['closure_p50']} | {r['closure_max']} |"
+        )
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m evals.closure_sweep", description=__doc__.split("\n")[0])
-    parser.add_argument("--out", type=Path, default=Path("docs/eval"))
+    parser.add_argument("--out", type=Path, default=Path("out/eval"))
     parser.add_argument(
         "--bundle", type=Path, default=None, help="a kg-bundle/1 folder instead of the curriculum"
     )
@@ -91,15 +107,7 @@ def main(argv: list[str] | None = None) -> int:
         engine = connect(url)
         result = sweep(GraphReader(engine))
         engine.dispose()
-    print(
-        "| direction | questions | F1 | exact | mean rounds | mean synthesis calls | closure p50 | closure max |"
-    )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
-    for d, r in result.items():
-        print(
-            f"| {d} | {r['questions']} | {r['f1']:.3f} | {r['exact']} | {r['mean_rounds']} "
-            f"| {r['mean_llm_calls']} | {r['closure_p50']} | {r['closure_max']} |"
-        )
+    print(table(result))
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / f"{args.name}.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     return 0

@@ -22,7 +22,7 @@ as_of_past         the same, asked as of 2025-01-01 (the invalidated edge counts
 =================  =============================================================================
 
 Scores per template and size: n, correct (exact set match), accuracy, precision, recall, F1 and
-false positives (cited concepts outside the gold), by :mod:`evals.metrics`. The synthesizer is
+false positives (concepts the answer states, :func:`evals.metrics.answer_set`, outside the gold), by :mod:`evals.metrics`. The synthesizer is
 used as is; nothing here knows how it parses questions.
 
     python -m evals.graphwalk [--sizes 100,150,200,500] [--per-template 8] [--seed 11] [--out DIR]
@@ -48,10 +48,19 @@ from data_plane.gateway import Write
 from data_plane.records import Grounding
 from data_plane.relations import BUILDS_ON, CONTRASTS_WITH, PART_OF, PREREQUISITE, RELATED, canonical_edge
 from evals.gold import GraphView, contrasts, foundations, parts
-from evals.metrics import Response, Score, score, summarise
+from evals.metrics import Response, Score, answer_set, score, summarise
 from evals.questions import Question
 
-__all__ = ["TEMPLATES", "WalkGraph", "generate", "load", "main", "make_questions", "run_size"]
+__all__ = [
+    "TEMPLATES",
+    "WalkGraph",
+    "generate",
+    "load",
+    "main",
+    "make_questions",
+    "run_size",
+    "summary_table",
+]
 
 PAST_VALID: Final = datetime(2024, 1, 1, tzinfo=UTC)
 REVISION: Final = datetime(2025, 6, 1, tzinfo=UTC)
@@ -352,7 +361,7 @@ def run_size(
             "precision": summ["precision"],
             "recall": summ["recall"],
             "f1": summ["f1"],
-            "false_positives": sum(len(set(r.cited) - set(q.concepts)) for q, r, _ in rows),
+            "false_positives": sum(len(set(answer_set(r)) - set(q.concepts)) for q, r, _ in rows),
             "abstained": sum(1 for _, r, _ in rows if r.abstained),
             "mean_rounds": summ["mean_rounds"],
         }
@@ -367,7 +376,7 @@ def run_size(
             "precision": overall["precision"],
             "recall": overall["recall"],
             "f1": overall["f1"],
-            "false_positives": sum(len(set(r.cited) - set(q.concepts)) for q, r, _ in scored),
+            "false_positives": sum(len(set(answer_set(r)) - set(q.concepts)) for q, r, _ in scored),
             "mean_rounds": overall["mean_rounds"],
         },
         "by_template": by_template,
@@ -407,6 +416,30 @@ def _markdown(results: Sequence[dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def summary_table(results: Sequence[dict[str, Any]]) -> str:
+    """One row per template: F1 at each size, and correct answers and false positives over all
+    sizes; a last row for every template together."""
+    from evals.report import fmt
+
+    sizes = [res["size"] for res in results]
+    lines = [
+        "| template | " + " | ".join(f"F1 @{n}" for n in sizes) + " | correct (all sizes) | false pos. |",
+        "|---|" + "---:|" * len(sizes) + "---:|---:|",
+    ]
+    for t in TEMPLATES:
+        rows = [res["by_template"][t] for res in results if t in res["by_template"]]
+        f1s = " | ".join(
+            fmt(res["by_template"][t]["f1"]) if t in res["by_template"] else "-" for res in results
+        )
+        correct = f"{sum(r['correct'] for r in rows)}/{sum(r['n'] for r in rows)}"
+        lines.append(f"| {t} | {f1s} | {correct} | {sum(r['false_positives'] for r in rows)} |")
+    overall = [res["overall"] for res in results]
+    f1s = " | ".join(fmt(o["f1"]) for o in overall)
+    correct = f"{sum(o['correct'] for o in overall)}/{sum(res['questions'] for res in results)}"
+    lines.append(f"| **all** | {f1s} | {correct} | {sum(o['false_positives'] for o in overall)} |")
+    return "\n".join(lines)
+
+
 def _plot(results: Sequence[dict[str, Any]], path: Path) -> None:
     import matplotlib
 
@@ -437,7 +470,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--per-template", type=int, default=8)
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--synthesizer", choices=("offline", "deepseek"), default="offline")
-    parser.add_argument("--out", type=Path, default=Path("graphwalk-report"))
+    parser.add_argument("--out", type=Path, default=Path("out/graphwalk"))
     args = parser.parse_args(argv)
     from evals.runner import _quiet_logs, _synthesizer
 
