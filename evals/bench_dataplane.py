@@ -1,7 +1,7 @@
 """Data-plane benchmark: bundle import throughput and neighbourhood latency by graph size.
 
 Run ``python -m evals.bench_dataplane [--sizes 1000,10000,100000,1000000] [--db URL]
-[--out docs/bench]``. For each size (edges) it generates a synthetic bundle (``evals.graphgen``,
+[--out out/bench]``. For each size (edges) it generates a synthetic bundle (``evals.graphgen``,
 seeded), imports it into a fresh SQLite file through :func:`data_plane.bundle.import_bundle`
 (edges/s over the whole import: parse, validate, one transaction), then times
 :meth:`GraphReader.neighbourhood` for 1-12 random concept ids as of now (warm-up, then
@@ -37,7 +37,7 @@ from data_plane import GraphReader, WriteGateway, connect, migrate
 from data_plane.bundle import import_bundle
 from evals.graphgen import generate, write_bundle
 
-__all__ = ["bench_one", "machine", "main"]
+__all__ = ["bench_one", "machine", "main", "table"]
 
 WARMUP = 30
 
@@ -127,7 +127,7 @@ def machine() -> dict[str, Any]:
     }
 
 
-def _table(results: list[dict[str, Any]]) -> str:
+def table(results: list[dict[str, Any]]) -> str:
     lines = [
         "| edges | concepts | import s | import edges/s | nbhd p50 ms | nbhd p99 ms | rows/query | peak RSS MB |",
         "|---:|---:|---:|---:|---:|---:|---:|---:|",
@@ -147,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--sizes", default="1000,10000,100000,1000000", help="edge counts, comma-separated")
     parser.add_argument("--db", default=None, help="database URL (default: a fresh SQLite file per size)")
-    parser.add_argument("--out", default="docs/bench", help="folder for dataplane.json")
+    parser.add_argument("--out", default="out/bench", help="folder for dataplane.json")
     parser.add_argument("--samples", type=int, default=400, help="timed neighbourhood queries per size")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--one", type=int, default=None, help=argparse.SUPPRESS)  # child process mode
@@ -182,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "dataplane.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    print(_table(results))
+    print(table(results))
     print()
     print("Query plan (largest size):")
     for line in results[-1]["query_plan"]:

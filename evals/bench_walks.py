@@ -1,7 +1,7 @@
 """Walk benchmark: one recursive walk gathering a ~100-concept closure, beside networkx.
 
 Run ``python -m evals.bench_walks [--sizes 1000,10000,100000,1000000] [--postgres URL]
-[--out docs/bench]``. For each size (edges) it generates the seeded synthetic curriculum
+[--out out/bench]``. For each size (edges) it generates the seeded synthetic curriculum
 (``evals.graphgen``), imports it into a fresh SQLite file (and, with ``--postgres``, a fresh
 database on that server), then picks start concepts whose needed-before closure holds 70-130
 concepts (found by a bounded breadth-first count on the generated edges) and times, on the same
@@ -43,7 +43,7 @@ from data_plane.walks import NEEDED_BEFORE, explain_walk, learning_steps, walk
 from evals.bench_dataplane import machine
 from evals.graphgen import generate, write_bundle
 
-__all__ = ["bench_size", "main"]
+__all__ = ["bench_size", "main", "table"]
 
 WARMUP = 10
 LOW, HIGH = 70, 130
@@ -194,7 +194,7 @@ def bench_size(edges: int, *, samples: int, seed: int, postgres: str | None, wor
     return result
 
 
-def _table(results: list[dict[str, Any]]) -> str:
+def table(results: list[dict[str, Any]]) -> str:
     lines = [
         "| edges | engine | closure | walk p50 ms | walk p99 ms | walk+detail p50 ms | networkx p50 ms "
         "| walk / networkx | walk CPU p50 ms | = networkx | load |",
@@ -216,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m evals.bench_walks", description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", default="1000,10000,100000,1000000", help="edge counts, comma-separated")
     parser.add_argument("--postgres", default=os.environ.get("KG_TEST_POSTGRES_URL"), help="server URL")
-    parser.add_argument("--out", default="docs/bench", help="folder for walks.json")
+    parser.add_argument("--out", default="out/bench", help="folder for walks.json")
     parser.add_argument("--samples", type=int, default=100, help="timed walks per size and engine")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--one", type=int, default=None, help=argparse.SUPPRESS)  # child process mode
@@ -234,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
         cmd += ["--seed", str(args.seed)] + (["--postgres", args.postgres] if args.postgres else [])
         done = subprocess.run(cmd, check=True, capture_output=True, text=True)
         results.append(json.loads(done.stdout.strip().splitlines()[-1]))
-        print(_table(results[-1:]).splitlines()[-1], file=sys.stderr)
+        print(table(results[-1:]).splitlines()[-1], file=sys.stderr)
     report = {
         "command": "python -m evals.bench_walks " + " ".join(sys.argv[1:] if argv is None else argv),
         "machine": machine(),
@@ -243,7 +243,7 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "walks.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    print(_table(results))
+    print(table(results))
     return 0
 
 

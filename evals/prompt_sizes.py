@@ -1,6 +1,6 @@
 """Prompt sizes: what each loop round would send to DeepSeek, beside the whole-graph prompt.
 
-Run ``python -m evals.prompt_sizes [--questions FILE] [--out docs/eval]``. The loop runs with
+Run ``python -m evals.prompt_sizes [--questions FILE] [--out out/eval]``. The loop runs with
 the offline synthesizer on the bundled curriculum (as ``kg eval`` does); every round's
 :class:`~control_plane.synthesizers.base.SynthesisRequest` is rendered exactly as the DeepSeek
 synthesizer would render it (the compact closure form above 80 evidence edges, the full form
@@ -31,7 +31,7 @@ from data_plane.reads import GraphReader
 from evals.questions import load_questions
 from evals.runner import _database, default_questions
 
-__all__ = ["main", "prompt_tokens"]
+__all__ = ["main", "prompt_tokens", "table"]
 
 
 def prompt_tokens(request: SynthesisRequest) -> int:
@@ -58,10 +58,24 @@ class _Counting:
         return self.inner.synthesize(request)
 
 
+def table(report: dict[str, Any]) -> str:
+    """``prompt_sizes.json`` as a Markdown table, one row per question type."""
+    whole = report["whole_graph_p50"]
+    lines = [
+        "| type | rounds | p50 tokens/round | max tokens/round | whole-graph tokens | max / whole |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for t, row in report["by_type"].items():
+        lines.append(
+            f"| {t} | {row['rounds']} | {row['p50']:.0f} | {row['max']} | {whole:.0f} | {row['max'] / whole:.2f} |"
+        )
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m evals.prompt_sizes", description=__doc__.split("\n")[0])
     parser.add_argument("--questions", type=Path, default=default_questions())
-    parser.add_argument("--out", type=Path, default=Path("docs/eval"))
+    parser.add_argument("--out", type=Path, default=Path("out/eval"))
     args = parser.parse_args(argv)
     by_type: dict[str, list[int]] = defaultdict(list)
     whole: list[int] = []
@@ -85,20 +99,14 @@ def main(argv: list[str] | None = None) -> int:
                 whole.append(sum(len(get_tokenizer()(m["content"])) + 4 for m in build_messages(base)))
         engine.dispose()
     whole_p50 = statistics.median(whole)
-    rows: dict[str, Any] = {}
-    print("| type | rounds | p50 tokens/round | max tokens/round | whole-graph tokens | max / whole |")
-    print("|---|---:|---:|---:|---:|---:|")
-    for t in sorted(by_type):
-        sizes = by_type[t]
-        if not sizes:
-            continue
-        rows[t] = {"rounds": len(sizes), "p50": statistics.median(sizes), "max": max(sizes)}
-        print(
-            f"| {t} | {len(sizes)} | {statistics.median(sizes):.0f} | {max(sizes)} | {whole_p50:.0f} "
-            f"| {max(sizes) / whole_p50:.2f} |"
-        )
-    args.out.mkdir(parents=True, exist_ok=True)
+    rows = {
+        t: {"rounds": len(sizes), "p50": statistics.median(sizes), "max": max(sizes)}
+        for t, sizes in sorted(by_type.items())
+        if sizes
+    }
     report = {"tokenizer": "cl100k_base (approximation)", "whole_graph_p50": whole_p50, "by_type": rows}
+    print(table(report))
+    args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "prompt_sizes.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     return 0
 

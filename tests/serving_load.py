@@ -211,6 +211,7 @@ def _report(
         },
         "reused_answers": sum(cl.reused for cl in clients),
         "gateway_calls": gateway_calls,
+        "answered_calls": answered_calls,
         "budget_bound": budget_bound,
         "per_client": per_client,
         "checks": checks,

@@ -76,7 +76,7 @@ def eval_(
             help="System to run (repeatable): loop, seed-only, graphrag, whole-graph. Default: all.",
         ),
     ] = None,
-    out: Annotated[Path, typer.Option("--out", help="Report directory.")] = Path("eval-report"),
+    out: Annotated[Path, typer.Option("--out", help="Report directory.")] = Path("out/eval"),
     limit: Annotated[int | None, typer.Option("--limit", min=1, help="Only the first N questions.")] = None,
     record: Annotated[
         bool, typer.Option("--record", help="Record the loop's answers in the database.")
@@ -129,7 +129,7 @@ def bench(
     inmemory_max: Annotated[
         int, typer.Option("--inmemory-max", min=0, help="Largest size for the in-memory comparators.")
     ] = 100_000,
-    out: Annotated[Path, typer.Option("--out", help="Report directory.")] = Path("bench-report"),
+    out: Annotated[Path, typer.Option("--out", help="Report directory.")] = Path("out/bench"),
     cache: Annotated[
         Path | None,
         typer.Option(

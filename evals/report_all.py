@@ -1,0 +1,503 @@
+"""Rebuild every evaluation and benchmark report, and the summary tables the docs quote.
+
+    python -m evals.report_all [--out out/reports] [--quick] [--only STEP ...] [--list]
+
+Each step runs the same commands a person would (``kg eval``, ``kg bench``, ``python -m
+evals...``), each in its own process, into its own folder under ``--out``: the full reports
+(``report.json``, ``report.md``, plots, benchmark JSON). Then ``SUMMARY.md`` (and
+``summary.json``) gathers one summary table per step, headed by the commit, the machine and the
+time, each table with the command that rebuilds it, its wall time and the load average around it.
+The docs copy their tables from there; nothing generated is committed.
+
+``--quick`` runs smaller sizes and fewer files where a step is long (benchmarks up to 10^4 edges,
+GraphWalk at 100 and 200 concepts, the question reader on its dev, test and holdout files only);
+without it every figure the docs quote is rebuilt (about an hour on a 2-core machine, most of it
+importing 10^6 edges three times). With ``KG_TEST_POSTGRES_URL`` set, the benchmarks and the
+serving and reuse runs also run on PostgreSQL (in scratch databases they drop afterwards).
+Exits 1 if any step failed; the others still run and are summarised.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, nullcontext
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from evals.bench_dataplane import machine
+from evals.summary_tables import (
+    corpus_row,
+    corpus_table,
+    import_table,
+    machine_line,
+    reuse_table,
+    serving_table,
+    systems_table,
+)
+
+__all__ = ["STEPS", "main"]
+
+ROOT = Path(__file__).resolve().parent.parent
+QUESTIONS = ROOT / "evals" / "questions"
+# The graphs question files are written for, and the bundle each is loaded from (None: the
+# bundled curriculum that `kg eval` loads by default).
+GRAPHS: dict[str, str | None] = {
+    "curriculum": None,
+    "prereqmap": "evals/bundles/prereqmap",
+    "musicstats": "evals/bundles/musicstats",
+}
+QUICK_SPLITS = ("dev", "test", "holdout")
+
+
+class StepFailed(Exception):
+    """A command of a step exited non-zero and left no report to summarise."""
+
+
+@dataclass(frozen=True)
+class Context:
+    out: Path  # this step's folder
+    quick: bool
+    postgres: str | None  # KG_TEST_POSTGRES_URL
+    notes: list[str] = field(default_factory=list)  # commands that exited non-zero but reported
+
+
+@dataclass
+class Section:
+    """One summary table and how to rebuild it."""
+
+    title: str
+    commands: list[str]
+    table: str
+    notes: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    load: tuple[float, float] = (0.0, 0.0)
+
+
+# -- running commands --------------------------------------------------------------------------
+
+
+def _shown(argv: Sequence[str]) -> str:
+    """A command as a person types it: ``kg`` for the CLI, paths under the checkout relative."""
+    words = ["kg" if a == "control_plane.surfaces.cli" else a for a in argv]
+    if words[:2] == [sys.executable, "-m"] and words[2] == "kg":
+        words = words[2:]
+    elif words[0] == sys.executable:
+        words[0] = "python"
+    shown = []
+    for w in words:
+        path = Path(w)
+        if path.is_absolute():
+            for base in (Path.cwd(), ROOT):
+                if path.is_relative_to(base):
+                    w = str(path.relative_to(base)) or "."
+                    break
+        shown.append(w)
+    return shlex.join(shown)
+
+
+def _env() -> dict[str, str]:
+    """The children import this checkout's code, whatever is installed."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
+    return env
+
+
+def _run(argv: Sequence[str], log: Path) -> tuple[int, float]:
+    """Run ``argv`` in the checkout, its output appended to ``log``; (exit code, peak RSS in MB of
+    that process alone)."""
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("a", encoding="utf-8") as fh:
+        fh.write(f"$ {_shown(argv)}\n")
+        fh.flush()
+        proc = subprocess.Popen(list(argv), cwd=ROOT, env=_env(), stdout=fh, stderr=subprocess.STDOUT)
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+    return proc.returncode, round(usage.ru_maxrss / 1024, 1)
+
+
+def _kg(*args: str) -> list[str]:
+    return [sys.executable, "-m", "control_plane.surfaces.cli", *args]
+
+
+def _py(module: str, *args: str) -> list[str]:
+    return [sys.executable, "-m", module, *args]
+
+
+def _must(ctx: Context, argv: Sequence[str], made: Path, *, shown: str | None = None) -> None:
+    """Run ``argv`` (output in the step's ``run.log``); it must leave ``made`` behind. A non-zero
+    exit that still wrote ``made`` (a run saying a target was missed) is kept, and noted.
+    ``shown``: how to name the command (a database URL left out)."""
+    log = ctx.out / "run.log"
+    code, _ = _run(argv, log)
+    shown = shown or _shown(argv)
+    if not made.exists():
+        raise StepFailed(f"{shown} exited {code} and wrote no {made.name} (log: {log})")
+    if code != 0:
+        where = made.relative_to(ctx.out)
+        ctx.notes.append(f"`{shown}` exited {code}: see {where} and {log.name}.")
+
+
+def _read(path: Path) -> Any:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+@contextmanager
+def _scratch_postgres(server: str, name: str) -> Iterator[str]:
+    """A fresh database on the PostgreSQL server, dropped afterwards."""
+    from evals.bench import _on_server
+    from evals.bench import _scratch_postgres as create
+
+    try:
+        yield create(server, name)
+    finally:
+        _on_server(server, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+# -- the steps ---------------------------------------------------------------------------------
+
+
+def curriculum(ctx: Context) -> list[Section]:
+    argv = _kg("eval", "--out", str(ctx.out))
+    _must(ctx, argv, ctx.out / "report.json")
+    return [
+        Section(
+            "Curriculum question set, every system",
+            [_shown(argv)],
+            systems_table(_read(ctx.out / "report.json")),
+        )
+    ]
+
+
+def prompt_sizes(ctx: Context) -> list[Section]:
+    from evals.prompt_sizes import table
+
+    argv = _py("evals.prompt_sizes", "--out", str(ctx.out))
+    _must(ctx, argv, ctx.out / "prompt_sizes.json")
+    return [Section("Prompt sizes per round", [_shown(argv)], table(_read(ctx.out / "prompt_sizes.json")))]
+
+
+def closure_sweep(ctx: Context) -> list[Section]:
+    from evals.closure_sweep import table
+
+    sections = []
+    for graph in ("curriculum", "prereqmap"):
+        bundle = GRAPHS[graph]
+        argv = _py("evals.closure_sweep", "--out", str(ctx.out), "--name", graph)
+        argv += ["--bundle", bundle] if bundle else []
+        _must(ctx, argv, ctx.out / f"{graph}.json")
+        sections.append(
+            Section(f"Closure sweep: {graph}", [_shown(argv)], table(_read(ctx.out / f"{graph}.json")))
+        )
+    return sections
+
+
+def graphwalk(ctx: Context) -> list[Section]:
+    from evals.graphwalk import summary_table
+
+    sizes = "100,200" if ctx.quick else "100,150,200,500"
+    argv = _py("evals.graphwalk", "--sizes", sizes, "--out", str(ctx.out))
+    _must(ctx, argv, ctx.out / "graphwalk.json")
+    table = summary_table(_read(ctx.out / "graphwalk.json")["results"])
+    return [Section("GraphWalk-style structural benchmark (loop, offline)", [_shown(argv)], table)]
+
+
+def _question_files(prefix: str, quick: bool) -> list[tuple[str, str, Path]]:
+    """(graph, split, file) for every ``{prefix}_{graph}_{split}.jsonl`` of a known graph."""
+    found = []
+    for path in sorted(QUESTIONS.glob(f"{prefix}_*_*.jsonl")):
+        graph, _, split = path.stem.removeprefix(f"{prefix}_").partition("_")
+        if graph in GRAPHS and (not quick or split in QUICK_SPLITS):
+            found.append((graph, split, path))
+    order = {g: i for i, g in enumerate(GRAPHS)}
+    return sorted(found, key=lambda f: (order[f[0]], _split_key(f[1])))
+
+
+def _split_key(split: str) -> tuple[int, int, str]:
+    """dev, test, holdout, holdout2, holdout3 ... holdout26: numbers in numeric order."""
+    head = split.rstrip("0123456789")
+    number = split[len(head) :]
+    rank = {"dev": 0, "test": 1}.get(head, 2)
+    return rank, int(number) if number else 1, head
+
+
+def _corpus(ctx: Context, prefix: str, title: str) -> list[Section]:
+    rows = []
+    example = ""
+    for graph, split, path in _question_files(prefix, ctx.quick):
+        folder = ctx.out / f"{graph}_{split}"
+        argv = _kg("eval", "--questions", str(path), "--baseline", "loop", "--out", str(folder))
+        bundle = GRAPHS[graph]
+        argv += ["--bundle", bundle] if bundle else []
+        _must(ctx, argv, folder / "report.json")
+        rows.append((graph, split, corpus_row(_read(folder / "report.json"))))
+        example = example or _shown(argv)
+    if not rows:
+        raise StepFailed(f"no {prefix}_<graph>_<split>.jsonl files in {QUESTIONS}")
+    only = f"python -m evals.report_all --only {ctx.out.name}" + (" --quick" if ctx.quick else "")
+    notes = [f"One `kg eval` per file, e.g. `{example}`; each file's report.md has the per-intent table."]
+    return [Section(title, [only], corpus_table(rows), notes)]
+
+
+def reader(ctx: Context) -> list[Section]:
+    return _corpus(
+        ctx, "paraphrase", "Question reader: the phrasing corpus, per graph and split (loop, offline)"
+    )
+
+
+def forms(ctx: Context) -> list[Section]:
+    return _corpus(ctx, "forms", "Question forms corpus, per graph and split (loop, offline)")
+
+
+def _each_engine(
+    ctx: Context, name: str, build: Callable[[list[str], Path], list[str]], made: str
+) -> tuple[list[tuple[str, Any]], list[str]]:
+    """Run the command ``build(database arguments, folder)`` makes on SQLite (a temporary file of
+    its own) and, when configured, on a scratch PostgreSQL database: (engine, report) runs and the
+    commands run."""
+    runs, commands = [], []
+    engines = [("SQLite", None)] + ([("PostgreSQL", ctx.postgres)] if ctx.postgres else [])
+    for label, server in engines:
+        folder = ctx.out / f"{name}-{label.lower()}"
+        scratch = _scratch_postgres(server, f"kg_{name}_{os.getpid()}") if server else nullcontext(None)
+        with scratch as url:
+            argv = build(["--db", url] if url else [], folder)
+            shown = _shown(argv).replace(url, "$EMPTY_POSTGRES_DB") if url else _shown(argv)
+            _must(ctx, argv, folder / made, shown=shown)
+        runs.append((label, _read(folder / made)))
+        commands.append(shown)
+    return runs, commands
+
+
+def reuse(ctx: Context) -> list[Section]:
+    runs, commands = _each_engine(
+        ctx, "reuse", lambda db, folder: _py("evals.reuse_mix", *db, "--out", str(folder)), "reuse-mix.json"
+    )
+    title = "Answer reuse: 30 questions asked 20 times, a curation change halfway"
+    return [Section(title, commands, reuse_table(runs))]
+
+
+def serving(ctx: Context) -> list[Section]:
+    script = ROOT / "tests" / "serving_load.py"
+    if not script.exists():
+        raise StepFailed("tests/serving_load.py is not in this checkout")
+    size = ["--requests", "200", "--clients", "8", "--workers", "2"] if ctx.quick else []
+    plans = [("default limits", ["--ask-rate", "10", "--model-calls", "60"])]
+    if not ctx.quick:
+        plans.append(("limits off", ["--ask-rate", "100000", "--model-calls", "100000"]))
+    runs, commands = [], []
+    for i, (plan, limits) in enumerate(plans):
+        done, run = _each_engine(
+            ctx,
+            f"load{i}",
+            lambda db, folder: [sys.executable, str(script), *db, *size, *limits, "--out", str(folder)],  # noqa: B023
+            "serving-load.json",
+        )
+        runs += [(f"{engine}, {plan}", report) for engine, report in done]
+        commands += run
+    title = "Serving: many clients against several workers (fake model gateway)"
+    return [Section(title, commands, serving_table(runs))]
+
+
+def bench(ctx: Context) -> list[Section]:
+    sizes = "1000,10000" if ctx.quick else "1000,10000,100000,1000000"
+    questions = "40" if ctx.quick else "200"
+    argv = _kg(
+        "bench", "--sizes", sizes, "--questions", questions, "--inmemory-max", "10000", "--out", str(ctx.out)
+    )
+    _must(ctx, argv, ctx.out / "bench.md")
+    notes = ["PostgreSQL rows up to 10^5 edges when KG_TEST_POSTGRES_URL is set."] if ctx.postgres else []
+    table = (ctx.out / "bench.md").read_text(encoding="utf-8").strip()
+    return [Section("Side by side with the raw driver (`kg bench`)", [_shown(argv)], table, notes)]
+
+
+def walks(ctx: Context) -> list[Section]:
+    from evals.bench_walks import table
+
+    sizes = "1000,10000" if ctx.quick else "1000,10000,100000,1000000"
+    argv = _py("evals.bench_walks", "--sizes", sizes, "--samples", "30" if ctx.quick else "100")
+    argv += ["--out", str(ctx.out)]
+    _must(ctx, argv, ctx.out / "walks.json")
+    return [
+        Section("Recursive walks (closures)", [_shown(argv)], table(_read(ctx.out / "walks.json")["results"]))
+    ]
+
+
+def dataplane(ctx: Context) -> list[Section]:
+    from evals.bench_dataplane import table
+
+    sizes = "1000,10000" if ctx.quick else "1000,10000,100000,1000000"
+    argv = _py("evals.bench_dataplane", "--sizes", sizes, "--out", str(ctx.out))
+    _must(ctx, argv, ctx.out / "dataplane.json")
+    return [
+        Section(
+            "Data plane: import and neighbourhood reads",
+            [_shown(argv)],
+            table(_read(ctx.out / "dataplane.json")["results"]),
+        )
+    ]
+
+
+def imports(ctx: Context) -> list[Section]:
+    rows, commands = [], []
+    for edges in (10_000,) if ctx.quick else (100_000, 1_000_000):
+        folder = ctx.out / str(edges)
+        bundle = folder / "bundle"
+        row: dict[str, Any] = {"edges": edges}
+        steps = [("make", [str(edges), str(bundle)])]
+        steps += [(step, [str(bundle), f"sqlite:///{folder}/{step}.sqlite3"]) for step in ("raw", "import")]
+        for step, args in steps:
+            argv = _py("evals.bench_import", step, *args)
+            code, rss = _run(argv, folder / f"{step}.log")
+            if code != 0:
+                raise StepFailed(f"{_shown(argv)} exited {code} (log: {folder / f'{step}.log'})")
+            if step != "make":
+                line = (folder / f"{step}.log").read_text(encoding="utf-8").strip().splitlines()[-1]
+                row[step] = {**json.loads(line), "peak_rss_mb": rss}
+                row["rows"] = row[step]["rows"]
+            commands.append(_shown(argv))
+        shutil.rmtree(bundle, ignore_errors=True)
+        rows.append(row)
+    (ctx.out / "import.json").write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
+    return [Section("Import (streaming, all-or-nothing) against a raw insert", commands, import_table(rows))]
+
+
+def startup(ctx: Context) -> list[Section]:
+    if not (shutil.which("hyperfine") and shutil.which("perf")):
+        raise StepFailed("needs hyperfine and perf (apt-get install hyperfine linux-perf)")
+    argv = ["bash", str(ROOT / "evals" / "startup.sh"), "5" if ctx.quick else "20"]
+    code, _ = _run(argv, ctx.out / "startup.txt")
+    if code != 0:
+        raise StepFailed(f"{_shown(argv)} exited {code} (log: {ctx.out / 'startup.txt'})")
+    text = (ctx.out / "startup.txt").read_text(encoding="utf-8").split("\n", 1)[1].rstrip()
+    return [
+        Section("Start-up (`kg --help`, a usage error, `kg ask`)", [_shown(argv)], f"```text\n{text}\n```")
+    ]
+
+
+# Name -> (what it measures, step). In this order; `--only` picks some.
+STEPS: dict[str, tuple[str, Callable[[Context], list[Section]]]] = {
+    "curriculum": ("kg eval on the curriculum set, every system", curriculum),
+    "prompt-sizes": ("tokens each loop round would send", prompt_sizes),
+    "closure-sweep": ("every closure asked both ways, two graphs", closure_sweep),
+    "graphwalk": ("GraphWalk-style templates on random graphs", graphwalk),
+    "reader": ("the phrasing corpus, every graph and split", reader),
+    "forms": ("the question forms corpus, every graph and split", forms),
+    "reuse": ("answer reuse with a curation change", reuse),
+    "serving": ("load against several worker processes", serving),
+    "bench": ("kg bench: import, loop, export beside the raw driver", bench),
+    "walks": ("recursive walks beside networkx", walks),
+    "dataplane": ("import rate and neighbourhood reads", dataplane),
+    "import": ("streaming import beside a raw insert", imports),
+    "startup": ("how fast kg starts", startup),
+}
+
+
+# -- the summary -------------------------------------------------------------------------------
+
+
+def _git(*args: str) -> str:
+    try:
+        done = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=True)
+    except (OSError, subprocess.CalledProcessError):
+        return ""
+    return done.stdout.strip()
+
+
+def provenance(command: str) -> dict[str, Any]:
+    """The commit (and whether the tree had uncommitted changes), the machine and the time."""
+    return {
+        "commit": _git("rev-parse", "--short", "HEAD") or "unknown (not a git checkout)",
+        "uncommitted_changes": bool(_git("status", "--porcelain", "--untracked-files=no")),
+        "started": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "command": command,
+        "machine": machine(),
+        "kernel": platform.release(),
+    }
+
+
+def render(head: dict[str, Any], sections: Sequence[Section], failed: dict[str, str]) -> str:
+    """``SUMMARY.md``: where and when, then one table per section with how to rebuild it."""
+    dirty = " (with uncommitted changes)" if head["uncommitted_changes"] else ""
+    lines = [
+        "# Summary of every report",
+        "",
+        f"Commit `{head['commit']}`{dirty}, {head['started']}, `{head['command']}`, "
+        f"{head['seconds'] / 60:.1f} min.",
+        "",
+        f"Machine: {machine_line(head['machine'], head['load'])}.",
+    ]
+    for s in sections:
+        lines += ["", f"## {s.title}", ""]
+        lines += [f"`{c}`  " for c in s.commands]
+        lines += [f"{s.seconds:.0f} s, load average {s.load[0]:.1f} → {s.load[1]:.1f}.", ""]
+        lines += [*s.notes, ""] if s.notes else []
+        lines.append(s.table)
+    if failed:
+        lines += ["", "## Steps that failed", ""]
+        lines += [f"- **{name}**: {why}" for name, why in failed.items()]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m evals.report_all", description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=Path("out/reports"), help="folder for every report")
+    parser.add_argument(
+        "--quick", action="store_true", help="smaller sizes and fewer files where a step is long"
+    )
+    parser.add_argument(
+        "--only", action="append", choices=list(STEPS), metavar="STEP", help="run only this step"
+    )
+    parser.add_argument("--list", action="store_true", help="list the steps and exit")
+    args = parser.parse_args(argv)
+    if args.list:
+        for name, (what, _) in STEPS.items():
+            print(f"{name:14s} {what}")
+        return 0
+    out = args.out.resolve()
+    shown = "python -m evals.report_all " + shlex.join(sys.argv[1:] if argv is None else list(argv))
+    head = provenance(shown.strip())
+    postgres = os.environ.get("KG_TEST_POSTGRES_URL") or None
+    started, load0 = time.perf_counter(), os.getloadavg()[0]
+    sections: list[Section] = []
+    failed: dict[str, str] = {}
+    for name, (_, step) in STEPS.items():
+        if args.only and name not in args.only:
+            continue
+        folder = out / name
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True)
+        t0, before = time.perf_counter(), os.getloadavg()[0]
+        print(f"== {name} ...", file=sys.stderr, flush=True)
+        ctx = Context(folder, args.quick, postgres)
+        try:
+            made = step(ctx)
+        except StepFailed as exc:
+            failed[name] = str(exc)
+            print(f"   failed: {exc}", file=sys.stderr)
+            continue
+        made[0].notes += ctx.notes
+        for s in made:
+            s.seconds, s.load = time.perf_counter() - t0, (before, os.getloadavg()[0])
+        sections += made
+        print(f"   {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+    head["seconds"], head["load"] = time.perf_counter() - started, (load0, os.getloadavg()[0])
+    (out / "SUMMARY.md").write_text(render(head, sections, failed), encoding="utf-8")
+    data = {**head, "sections": [asdict(s) for s in sections], "failed": failed}
+    (out / "summary.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    print(f"wrote {out / 'SUMMARY.md'}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,87 @@
+"""``python -m evals.report_all`` rebuilds the reports into an ignored folder and gathers one summary
+table per step, each with the commit, the machine and the command that rebuilds it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from evals import report_all
+from evals.summary_tables import corpus_row, corpus_table
+
+
+def _report(results: list[tuple[str, bool, bool]]) -> dict[str, object]:
+    """A ``kg eval`` report for one system with (type, abstained, right) per question."""
+    from evals.metrics import Response, score, summarise
+
+    scores = [
+        score(
+            f"q{i}",
+            t,
+            ("a",),
+            t == "unanswerable",
+            Response(abstained=abstained, cited=("a",) if right else ("b",)),
+        )
+        for i, (t, abstained, right) in enumerate(results)
+    ]
+    return {
+        "summary": {
+            "overall": {"loop": summarise(scores)},
+            "answerable": {"loop": summarise([s for s in scores if not s.expect_abstain])},
+            "by_type": {
+                t: {"loop": summarise([s for s in scores if s.type == t])} for t in {r[0] for r in results}
+            },
+        },
+        "questions": [
+            {"results": {"loop": {"abstained": s.abstained, "exact_match": s.exact_match}}} for s in scores
+        ],
+    }
+
+
+def test_a_question_file_row_counts_wrong_answers_and_unknown_concept_recall() -> None:
+    """A row says how many answers were wrong (answered, not exact) and how many questions about
+    an unknown concept were abstained on, out of how many."""
+    row = corpus_row(
+        _report(
+            [
+                ("prerequisites", False, True),
+                ("prerequisites", False, False),
+                ("path", True, False),
+                ("unanswerable", True, True),
+                ("unanswerable", False, False),
+            ]
+        )
+    )
+    assert (row["n"], row["wrong"], row["unknown_n"]) == (5, 2, 2)
+    assert row["unknown_recall"] == 0.5 and row["selective_accuracy"] == pytest.approx(1 / 3)
+    table = corpus_table([("curriculum", "dev", row)])
+    assert table.splitlines()[2].startswith("| curriculum | dev | 5 | 0.60 | 0.333 | 2 |")
+
+
+def test_question_files_are_found_per_known_graph_in_split_order() -> None:
+    """Every phrasing file of a known graph is scored, dev and test first, then the holdouts in
+    numeric order; template files are no graph's."""
+    found = report_all._question_files("paraphrase", quick=False)
+    assert found and {graph for graph, _, _ in found} <= set(report_all.GRAPHS)
+    splits = [split for graph, split, _ in found if graph == "curriculum"]
+    assert splits[:2] == ["dev", "test"]
+    assert splits == sorted(splits, key=report_all._split_key)
+    quick = report_all._question_files("paraphrase", quick=True)
+    assert {split for _, split, _ in quick} <= set(report_all.QUICK_SPLITS)
+
+
+def test_a_step_writes_its_report_and_a_summary_naming_commit_machine_and_command(tmp_path: Path) -> None:
+    """One quick step end to end: its full report in its own folder, and SUMMARY.md with where and
+    when it ran and the command that rebuilds its table."""
+    assert report_all.main(["--out", str(tmp_path), "--quick", "--only", "graphwalk"]) == 0
+    assert (tmp_path / "graphwalk" / "graphwalk.json").exists()
+    summary = (tmp_path / "SUMMARY.md").read_text(encoding="utf-8")
+    assert "Commit `" in summary and "Machine: " in summary and "load average" in summary
+    assert "`python -m evals.graphwalk --sizes 100,200 --out " in summary
+    assert "| **all** | 1.00 | 1.00 |" in summary
+    data = json.loads((tmp_path / "summary.json").read_text(encoding="utf-8"))
+    assert data["failed"] == {} and [s["title"] for s in data["sections"]] == [
+        "GraphWalk-style structural benchmark (loop, offline)"
+    ]
