@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import uuid
+from collections import Counter
 from collections.abc import Iterator
 
 import pytest
@@ -149,3 +150,22 @@ def db(tmp_path: os.PathLike[str], initialised: str) -> str:
     from kg_cli import copy_sqlite
 
     return copy_sqlite(initialised, Path(tmp_path))
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
+    """One line for every skip, counted by reason (not a line per skipped test), and one for the
+    slow tests the default ``-m "not slow"`` left out."""
+    reasons: Counter[str] = Counter()
+    for report in terminalreporter.stats.get("skipped", []):
+        longrepr = report.longrepr
+        reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+        reasons[reason.removeprefix("Skipped: ")] += 1
+    if reasons:
+        counted = "; ".join(f"{n} x {reason}" for reason, n in reasons.most_common())
+        terminalreporter.write_line(f"skipped {sum(reasons.values())}: {counted}")
+    deselected = len(terminalreporter.stats.get("deselected", []))
+    if deselected and "not slow" in (config.option.markexpr or ""):
+        terminalreporter.write_line(
+            f"left out {deselected} slow tests (property, soak, reliability and corpus checks): "
+            'run them with -m slow, or everything with -m "slow or not slow" (.ci/run does)'
+        )

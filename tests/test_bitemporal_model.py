@@ -502,12 +502,14 @@ def _sqlite_database() -> tuple[str, Callable[[], None]]:
     return url, tmp.cleanup
 
 
+@pytest.mark.slow  # a long Hypothesis state machine
 def test_gateway_and_reader_agree_with_the_model_on_sqlite() -> None:
     """On SQLite, random write sequences leave the database, and every read of it, equal to the model."""
     machine = type("SQLiteModel", (BiTemporalMachine,), {"make_database": staticmethod(_sqlite_database)})
     run_state_machine_as_test(machine, settings=SETTINGS)  # type: ignore[no-untyped-call]
 
 
+@pytest.mark.slow  # a long Hypothesis state machine
 @pytest.mark.postgres
 def test_gateway_and_reader_agree_with_the_model_on_postgresql(pg_template: str) -> None:
     """On PostgreSQL, random write sequences leave the database, and every read of it, equal to the model."""

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
 from kg_cli import GROUNDED, assert_one_line_error, kg, ok
 
 from data_plane import Write, WriteGateway, connect
@@ -189,6 +190,7 @@ def test_a_curator_waits_for_an_import_and_is_told_on_a_terminal(db: str) -> Non
     assert "concepts colbert: version" in result.stdout
 
 
+@pytest.mark.slow  # waits out a write lock
 def test_a_curator_gives_up_after_KG_WRITE_WAIT_S(db: str) -> None:
     """Past KG_WRITE_WAIT_S the command ends with one error line and writes nothing."""
     with _import_running(db, 4):

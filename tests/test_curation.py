@@ -259,6 +259,7 @@ def test_a_writer_waits_for_the_import_and_is_told_once(engine: Engine) -> None:
     assert {c.concept_id for c in GraphReader(engine).all_concepts()} == {"curated", "held"}
 
 
+@pytest.mark.slow  # waits out a write lock
 def test_a_writer_gives_up_after_its_wait_and_writes_nothing(engine: Engine) -> None:
     """Past its wait, a write fails with WriteLockTimeout naming the wait; nothing is written."""
     curator = WriteGateway(engine, wait=WriteWait(0.5))

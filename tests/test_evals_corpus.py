@@ -214,6 +214,7 @@ def test_split_is_the_one_the_builder_deals() -> None:
                 assert q.template is not None and splits[q.template] == split
 
 
+@pytest.mark.slow  # rebuilds every phrasing file
 def test_committed_corpus_is_up_to_date() -> None:
     """Rebuilding the corpus from the bundles gives the committed files (gold is never typed in)."""
     bp = _builder()

@@ -175,6 +175,7 @@ def test_no_template_uses_negated_or_inverted_polarity(c: str) -> None:
     _fail_unless(found, "negated or inverted templates")
 
 
+@pytest.mark.slow  # rebuilds every forms file
 def test_committed_corpus_is_up_to_date() -> None:
     """Rebuilding from the bundles gives the committed files (gold is never typed in)."""
     assert _builder().main(["--check"]) == 0

@@ -29,6 +29,9 @@ from control_plane.settings import Settings
 from control_plane.surfaces.pictures import to_html
 from control_plane.surfaces.runtime import Runtime, ensure_initialised
 
+# Slow (a headless browser renders each page): left out by default, run by .ci/run (-m slow).
+pytestmark = pytest.mark.slow
+
 CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
 QUESTION = (
     "What must a learner master before agent orchestration, and which of those concepts does RAG build on?"

@@ -274,6 +274,7 @@ def test_the_loop_abstains_on_a_doubted_reading(sqlite_engine: Engine) -> None:
 # -- the committed model -----------------------------------------------------------------------
 
 
+@pytest.mark.slow  # trains the model
 def test_the_committed_model_is_fresh_and_never_learnt_from_held_out_splits() -> None:
     """``python -m evals.intent_training --check`` passes, and neither the test split nor the
     holdout measuring this reader is among the files it learnt from."""

@@ -32,6 +32,9 @@ from data_plane import WriteGateway, connect, migrate, schema
 from data_plane.temporal import find_cycle
 from data_plane.testing import EPOCH, grounding
 
+# Slow (many concurrent writers, threads and processes): left out by default, run by .ci/run (-m slow).
+pytestmark = pytest.mark.slow
+
 WRITERS = 8
 OPS_PER_WRITER = 40
 

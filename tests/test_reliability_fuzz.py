@@ -37,6 +37,9 @@ from control_plane.surfaces.runtime import Runtime
 from data_plane import GraphReader, WriteGateway, connect, migrate, schema
 from data_plane.testing import build_graph, grounding
 
+# Slow (Hypothesis over every command line and HTTP body): left out by default, run by .ci/run (-m slow).
+pytestmark = pytest.mark.slow
+
 with warnings.catch_warnings():
     warnings.filterwarnings("ignore", message="Using `httpx` with `starlette.testclient`")
     from fastapi.testclient import TestClient

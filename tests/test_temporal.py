@@ -65,6 +65,7 @@ def stamps_engine() -> Iterator[Engine]:
     engine.dispose()
 
 
+@pytest.mark.slow  # 300 Hypothesis examples against SQL
 @settings(max_examples=300, deadline=None)
 @given(
     rows=st.lists(stamp_rows(), min_size=1, max_size=12),

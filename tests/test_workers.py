@@ -24,6 +24,9 @@ from data_plane import WriteGateway, connect, migrate
 from data_plane.testing import build_graph
 from data_plane.tokens import TokenStore
 
+# Slow (several uvicorn worker processes per test): left out by default, run by .ci/run (-m slow).
+pytestmark = pytest.mark.slow
+
 SEEDED = "What must I master before rag?"
 UNKNOWN = "What is the capital of France?"  # names no concept: answered (abstained) without the model
 
