@@ -1,13 +1,16 @@
 """Rebuild every evaluation and benchmark report, and the summary tables the docs quote.
 
-    python -m evals.report_all [--out out/reports] [--quick] [--only STEP ...] [--list]
+    python -m evals.report_all [--out out/reports] [--quick] [--only STEP ...] [--update-docs] [--list]
+    python -m evals.report_all --docs-from out/reports/summary.json
 
 Each step runs the same commands a person would (``kg eval``, ``kg bench``, ``python -m
 evals...``), each in its own process, into its own folder under ``--out``: the full reports
 (``report.json``, ``report.md``, plots, benchmark JSON). Then ``SUMMARY.md`` (and
 ``summary.json``) gathers one summary table per step, headed by the commit, the machine and the
 time, each table with the command that rebuilds it, its wall time and the load average around it.
-The docs copy their tables from there; nothing generated is committed.
+Nothing generated is committed: ``--update-docs`` (or ``--docs-from out/reports/summary.json``, which
+runs nothing) rewrites the tables the docs quote, each between ``<!-- summary: TITLE -->`` and
+``<!-- /summary -->``, with the command, commit, machine and load of the run it came from.
 
 ``--quick`` runs smaller sizes and fewer files where a step is long (benchmarks up to 10^4 edges,
 GraphWalk at 100 and 200 concepts, the question reader on its dev, test and holdout files only);
@@ -23,12 +26,13 @@ import argparse
 import json
 import os
 import platform
+import re
 import shlex
 import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -449,6 +453,52 @@ def render(head: dict[str, Any], sections: Sequence[Section], failed: dict[str, 
     return "\n".join(lines) + "\n"
 
 
+DOCS = ROOT / "docs"
+# A docs table that report_all keeps current: the lines between these markers are replaced by the
+# section of that title (its run, then its table).
+BLOCK = re.compile(r"(<!-- summary: (?P<title>.+?) -->\n).*?(<!-- /summary -->)", re.S)
+
+
+def doc_block(section: Mapping[str, Any], head: Mapping[str, Any]) -> str:
+    """What a docs page shows of one section: how and where it ran, then its table."""
+    m = head["machine"]
+    dirty = ", with uncommitted changes" if head["uncommitted_changes"] else ""
+    commands = "; ".join(f"`{c}`" for c in section["commands"])
+    return (
+        f"_{commands} at `{head['commit']}`{dirty}, {head['started']}, {m['nproc']} CPUs ({m['cpu']}), "
+        f"load average {section['load'][0]:.1f} → {section['load'][1]:.1f}, {section['seconds']:.0f} s._\n\n"
+        f"{section['table']}\n"
+    )
+
+
+def fill(text: str, blocks: Mapping[str, str]) -> tuple[str, set[str]]:
+    """``text`` with every marked block whose title is in ``blocks`` replaced; and those titles."""
+    used: set[str] = set()
+
+    def swap(match: re.Match[str]) -> str:
+        title = match["title"]
+        if title not in blocks:
+            return match[0]
+        used.add(title)
+        return match[1] + blocks[title] + match[3]
+
+    return BLOCK.sub(swap, text), used
+
+
+def update_docs(summary: Mapping[str, Any], docs: Path = DOCS) -> list[str]:
+    """Rewrite the marked tables of every docs page from ``summary`` (``summary.json``); the
+    titles no page marks, which stay only in ``SUMMARY.md``."""
+    blocks = {s["title"]: doc_block(s, summary) for s in summary["sections"]}
+    used: set[str] = set()
+    for page in sorted(docs.glob("*.md")):
+        text = page.read_text(encoding="utf-8")
+        new, found = fill(text, blocks)
+        used |= found
+        if new != text:
+            page.write_text(new, encoding="utf-8")
+    return sorted(set(blocks) - used)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m evals.report_all", description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("out/reports"), help="folder for every report")
@@ -459,10 +509,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--only", action="append", choices=list(STEPS), metavar="STEP", help="run only this step"
     )
     parser.add_argument("--list", action="store_true", help="list the steps and exit")
+    parser.add_argument(
+        "--update-docs",
+        action="store_true",
+        help="also rewrite the docs tables marked <!-- summary: TITLE --> from this run",
+    )
+    parser.add_argument(
+        "--docs-from",
+        type=Path,
+        metavar="SUMMARY_JSON",
+        help="run nothing: rewrite the marked docs tables from an earlier run's summary.json",
+    )
     args = parser.parse_args(argv)
     if args.list:
         for name, (what, _) in STEPS.items():
             print(f"{name:14s} {what}")
+        return 0
+    if args.docs_from is not None:
+        unused = update_docs(json.loads(args.docs_from.read_text(encoding="utf-8")))
+        print(f"updated docs/ from {args.docs_from}; not in any page: {unused or 'none'}", file=sys.stderr)
         return 0
     out = args.out.resolve()
     shown = "python -m evals.report_all " + shlex.join(sys.argv[1:] if argv is None else list(argv))
@@ -496,6 +561,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     data = {**head, "sections": [asdict(s) for s in sections], "failed": failed}
     (out / "summary.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     print(f"wrote {out / 'SUMMARY.md'}", file=sys.stderr)
+    if args.update_docs:
+        unused = update_docs(json.loads(json.dumps(data)))
+        print(f"updated docs/; not in any page: {unused or 'none'}", file=sys.stderr)
     return 1 if failed else 0
 
 

@@ -85,3 +85,32 @@ def test_a_step_writes_its_report_and_a_summary_naming_commit_machine_and_comman
     assert data["failed"] == {} and [s["title"] for s in data["sections"]] == [
         "GraphWalk-style structural benchmark (loop, offline)"
     ]
+
+
+def test_the_docs_tables_are_rewritten_between_their_markers_only() -> None:
+    """A marked table is replaced by its section's run and table; text around it and blocks of
+    titles the run did not make stay as they were."""
+    text = (
+        "intro\n<!-- summary: A -->\nold table\n<!-- /summary -->\nmiddle\n"
+        "<!-- summary: B -->\nkept\n<!-- /summary -->\nend\n"
+    )
+    new, used = report_all.fill(text, {"A": "_run_\n\n| new |\n"})
+    assert used == {"A"}
+    assert new == (
+        "intro\n<!-- summary: A -->\n_run_\n\n| new |\n<!-- /summary -->\nmiddle\n"
+        "<!-- summary: B -->\nkept\n<!-- /summary -->\nend\n"
+    )
+
+
+def test_a_docs_block_names_the_command_commit_machine_and_load() -> None:
+    """What a page shows above a table says how to rebuild it and where it was measured."""
+    head = {
+        "commit": "abc1234",
+        "uncommitted_changes": False,
+        "started": "2026-11-27 05:00 UTC",
+        "machine": {"nproc": 2, "cpu": "AMD EPYC"},
+    }
+    section = {"commands": ["kg eval --out out/eval"], "load": [1.5, 2.0], "seconds": 9.4, "table": "| t |"}
+    block = report_all.doc_block(section, head)
+    assert block.startswith("_`kg eval --out out/eval` at `abc1234`, 2026-11-27 05:00 UTC, 2 CPUs (AMD EPYC)")
+    assert "load average 1.5 → 2.0, 9 s._" in block and block.endswith("| t |\n")
