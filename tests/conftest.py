@@ -163,7 +163,8 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: p
     if reasons:
         counted = "; ".join(f"{n} x {reason}" for reason, n in reasons.most_common())
         terminalreporter.write_line(f"skipped {sum(reasons.values())}: {counted}")
-    deselected = len(terminalreporter.stats.get("deselected", []))
+    slow = [item for item in terminalreporter.stats.get("deselected", []) if item.get_closest_marker("slow")]
+    deselected = len(slow)
     if deselected and "not slow" in (config.option.markexpr or ""):
         terminalreporter.write_line(
             f"left out {deselected} slow tests (property, soak, reliability and corpus checks): "

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shlex
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -255,47 +254,6 @@ def test_first_ask_on_the_default_database_initialises_it(tmp_path: Path) -> Non
     assert "first run: initialising" in proc.stderr
     assert proc.stdout.startswith("Answer: ")
     assert (tmp_path / "data" / "curriculum-kg" / "kg.sqlite3").exists()
-
-
-# ---------------------------------------------------------------------------------------------
-# The README's commands
-
-
-def readme_commands() -> list[str]:
-    """Every `kg ...` line inside the README's shell code blocks (continuations joined)."""
-    text = (ROOT / "README.md").read_text()
-    commands: list[str] = []
-    for block in re.findall(r"```(?:bash|sh|console)\n(.*?)```", text, re.S):
-        for line in block.replace("\\\n", " ").splitlines():
-            line = line.strip().removeprefix("$ ")
-            line = re.sub(r"^(\w+=\S+\s+)+", "", line)  # leading VAR=value assignments
-            if line.startswith("kg ") or line.startswith("pip install -e . && kg "):
-                commands.append(line.split("&& ", 1)[-1] if "&&" in line else line)
-    return commands
-
-
-def test_readme_commands_run(tmp_path: Path) -> None:
-    """Every `kg` command in the README runs successfully, in order, against one fresh database."""
-    url = f"sqlite:///{tmp_path}/kg.sqlite3"
-    commands = readme_commands()
-    assert len(commands) >= 10
-    assert CliRunner().invoke(app, ["--db", url, "init"], env=ENV).exit_code == 0
-    token_id = ""
-    for command in commands:
-        argv = shlex.split(command)[1:]
-        if argv[0] in ("serve", "eval", "bench"):
-            continue  # long-running or separately owned; their --help must still work
-        if "$ANSWER_ID" in command:
-            listed = CliRunner().invoke(app, ["--db", url, "audit", "answers", "--format", "json"], env=ENV)
-            answer_id = json.loads(listed.stdout)[0]["answer_id"]
-        else:
-            answer_id = ""
-        argv = [a.replace("$ANSWER_ID", answer_id).replace("$TOKEN_ID", token_id) for a in argv]
-        argv = [str(tmp_path / a) if a.startswith("./") else a for a in argv]
-        result = CliRunner().invoke(app, ["--db", url, *argv], env=ENV)
-        assert result.exit_code == 0, f"{command}\n{result.output}"
-        if argv[:2] == ["token", "create"]:
-            token_id = re.search(r"token_id: (\w+)", result.stdout).group(1)  # type: ignore[union-attr]
 
 
 def test_import_draws_progress_on_a_terminal_and_keeps_stdout_clean(db: str) -> None:
