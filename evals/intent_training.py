@@ -34,8 +34,8 @@ PREFIX = "paraphrase_templates_"
 # holdout16 stayed out of the naive Bayes check because, learnt, it pushed two plain questions of
 # the curriculum set past that check's threshold; every later holdout stays out because each
 # measured the reader once, blind, and the standing rule is that a read holdout is not learnt
-# (docs/evals.md, "Round 4"). The logistic check keeps the same training set, so its choice of
-# DISAGREE and REGULARISATION (Round 5) compared like with like.
+# (docs/evals.md, "The learnt check"). The logistic check keeps the same training set, so its choice of
+# DISAGREE and REGULARISATION compared like with like.
 HELD_OUT: tuple[str, ...] = ("test", *(f"holdout{n}" for n in range(16, 27)))
 BAD_INPUT = "bad_input"
 

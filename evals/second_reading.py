@@ -19,14 +19,14 @@ Two steps, because each holdout was scored on an older reader:
        python -m evals.second_reading sweep /tmp/readings/*.json
 
 The naive Bayes threshold of 5.0 was chosen this way on holdout6-11 before holdout12 and holdout13
-were scored with it (docs/evals.md, "Round 4").
+were scored with it (docs/evals.md, "The learnt check").
 
 3. ``templates`` (on this code, no scoring runs): every phrasing template of every split but
    ``test``, filled with curriculum names and read by this code's grammar alone; for each split,
    the model trained without it checks the sure readings. Prints, per threshold, the right
    readings the check would withhold and the wrong ones it would catch, for the logistic model at
    each ``--regularisation`` and for the retired naive Bayes (``--baseline``). ``DISAGREE`` and
-   ``REGULARISATION`` were chosen together this way (docs/evals.md, "Round 5")::
+   ``REGULARISATION`` were chosen together this way (docs/evals.md, "The learnt check")::
 
        python -m evals.second_reading templates --regularisation 10 30 100 --baseline
 """

@@ -14,7 +14,7 @@ counts each as independent evidence, so one phrase common in another intent's ph
 the word order that carries the direction ("every topic X depends on, directly or indirectly" was
 doubted as "everything after X" at log-odds 8-19, even after learning that very phrasing). A
 discriminative model weighs the features jointly. Measured leave-one-split-out on the phrasing
-corpus (``python -m evals.second_reading templates``; docs/evals.md, "Round 5").
+corpus (``python -m evals.second_reading templates``; docs/evals.md, "The learnt check").
 
 It answers nothing. :func:`second_opinion` compares its scores with the grammar's reading: when the
 model finds another intent far more likely than every intent the reading is compatible with (a
@@ -67,7 +67,7 @@ NAME: Final = "qqx"
 # code; ``python -m evals.second_reading templates``), on the evidence (scores without the bias).
 # Of 6,031 right readings this pair withholds 18 and of 20 wrong ones it catches 18; with the bias
 # it withheld 30 (and doubted a bare "RAG?" as bad input), and naive Bayes at its threshold of 5.0
-# withheld 48 of 5,845 and caught 16 (docs/evals.md, "Round 5").
+# withheld 48 of 5,845 and caught 16 (docs/evals.md, "The learnt check").
 DISAGREE: Final = 3.0
 REGULARISATION: Final = 30.0
 # Weights are stored rounded to this many decimals, as canonical JSON, gzip-compressed (8,000
