@@ -98,6 +98,22 @@ def test_what_comes_after_and_paths_are_not_about() -> None:
     assert (path.intent, path.subject, path.other) == ("path", "embeddings", "rag")
 
 
+@pytest.mark.parametrize(
+    ("question", "transitive"),
+    [
+        ("What do I need before RAG?", True),
+        ("What comes after embeddings?", True),
+        ("what comes right after embeddings", False),
+        ("What comes directly after embeddings?", False),
+    ],
+)
+def test_before_and_after_read_alike(question: str, transitive: bool) -> None:
+    """ "before X" and "after X" ask for the whole learning order on their side unless a scope
+    word says one step: the two directions mirror each other."""
+    r = read(question, FULL)
+    assert r.sure and r.transitive is transitive, r.describe()
+
+
 def test_lessons() -> None:
     """'Which lessons cover RAG?' and 'lessons to take before RAG' are lesson intents."""
     assert read("Which lessons cover RAG?").intent == "lessons_covering"
@@ -2187,3 +2203,44 @@ def test_a_journey_told_as_steps_names_its_start() -> None:
         "embeddings",
     )
     assert [s.concept_id for s in r.subjects] == ["embeddings", "rag"], r.describe()
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "In what way does RAG rely on jazz harmony?",
+        "does embeddings really build on sourdough baking techniques",
+    ],
+)
+def test_words_in_the_verbs_other_place_that_name_nothing_known_are_not_dropped(question: str) -> None:
+    """ "does X rely on <words>": the words stand where a concept stands, so an answer about X
+    alone would answer another question."""
+    r = read(question, FULL)
+    assert not r.sure and r.problem and "not a concept in this graph" in r.problem, r.describe()
+
+
+@pytest.mark.parametrize(
+    ("question", "sure"),
+    [
+        ("does RAG rely on embeddings", True),
+        ("is RAG needed for beginners", False),  # one word: who it is for, not read as a name
+    ],
+)
+def test_a_known_object_or_a_single_word_is_not_an_unknown_name(question: str, sure: bool) -> None:
+    r = read(question, FULL)
+    assert "not a concept in this graph" not in (r.problem or ""), r.describe()
+    assert r.sure is sure
+
+
+def test_a_goal_in_a_condition_is_a_goal_and_also_coordinates() -> None:
+    """ "If I want to learn A and also B, which topics serve as groundwork for both": "to learn"
+    makes A and B goals (not what the learner knows), and "and also" joins them."""
+    r = read(
+        "If I want to learn RAG and also embeddings, which topics serve as groundwork for both, "
+        "directly or further back?",
+        FULL,
+    )
+    assert r.sure and r.intent == "needed_before" and r.combine == "both" and r.transitive, r.describe()
+    assert {s.concept_id for s in r.subjects} == {"rag", "embeddings"}
+    once = read("Were I to complete RAG, what would lie ahead?", FULL)
+    assert once.intent == "dependents" and once.subject == "rag", once.describe()

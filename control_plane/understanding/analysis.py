@@ -721,7 +721,12 @@ def _tag_mentions(
             window = toks[max(prev.end, b - 6) : b]
         gap = toks[prev.end : m.start] if prev is not None else ()
         coordinated = prev is not None and (
-            (gap and all(t in {"and", "or", "as", "well", "plus", "both", "the", "a", "an"} for t in gap))
+            (
+                gap
+                and all(
+                    t in {"and", "or", "as", "well", "plus", "also", "both", "the", "a", "an"} for t in gap
+                )
+            )
             # "I know A, B and C": a comma (or a slash, an ampersand) lists the names
             or (not gap and _listed(question, prev, m))
         )

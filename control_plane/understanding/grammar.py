@@ -91,6 +91,7 @@ from control_plane.understanding.lexicon import (
     WH,
     WHOLE,
     Cue,
+    nameless,
     respelt,
 )
 from control_plane.understanding.names import ARROW, TOKEN_PATTERN, normalise
@@ -738,6 +739,45 @@ def _unknown_subject(
     return None
 
 
+def _unknown_object(
+    toks: Sequence[str],
+    masked: frozenset[int],
+    verbs: Sequence[tuple[int, int, Cue]],
+    sentence: Sequence[int] = (),
+) -> tuple[int, int] | None:
+    """The object of "does X rely on <words>" / "is X needed for <words>" when it names no known
+    concept while the verb's inverted subject does: the mirror of :func:`_unknown_subject`. The
+    frame is an inverting auxiliary, a known name, the verb (adverbs may stand between), and words
+    up to the end of the sentence or the next known name, at least two and every one a word no
+    vocabulary here explains (``lexicon.nameless``)."""
+
+    def same(i: int, j: int) -> bool:
+        return not sentence or sentence[i] == sentence[j]
+
+    for s, e, _ in verbs:
+        m = s
+        while m > 0 and toks[m - 1] in ADVERBS and m - 1 not in masked:
+            m -= 1
+        if m == 0 or m - 1 not in masked:
+            continue
+        while m > 0 and m - 1 in masked:
+            m -= 1  # the start of the name right before the verb
+        a = _skip_back(toks, m, masked)
+        if a == 0 or toks[a - 1] not in INVERTING_AUX or not same(a - 1, s):
+            continue
+        j = e
+        while j < len(toks) and toks[j] in DETERMINERS and j not in masked:
+            j += 1
+        k = j
+        while k < len(toks) and k not in masked and same(k, s) and nameless(toks[k]):
+            k += 1
+        # two words at least: a single one after the verb is as often who or what the learning
+        # is for ("is X needed for beginners") as a name
+        if k - j >= 2 and (k == len(toks) or not same(k, s) or k in masked):
+            return (j, k)
+    return None
+
+
 def _skip_back(toks: Sequence[str], i: int, masked: frozenset[int]) -> int:
     """Index just after the last meaningful token before ``i`` (determiners skipped)."""
     j = i
@@ -900,13 +940,19 @@ def _by_marker(s: _Site) -> _Role | None:
             return _Role(LEARN, DEP, True, " ".join(m), 3)
     for m in AFTER_MARKERS:
         if s.marked(m):
-            return _Role(LEARN, FOUND, False, " ".join(m), 3)
+            return _Role(LEARN, FOUND, True, " ".join(m), 3)
     return None
 
 
 def _by_condition(s: _Site) -> _Role | None:
     """ "once I know X", "if I learn X", "were I to complete X": X is known, a foundation."""
     window = s.toks[max(0, s.b - 7) : s.b]  # "once my year 6 pupils finish X": the subject may be long
+    if (
+        tuple(window[-2:-1]) == ("to",)
+        and tuple(window[-3:-2]) not in (("get",), ("got",))  # "once I get to know X"
+        and tuple(window[-4:-3]) != ("were",)  # "were I to complete X": the inverted conditional
+    ):
+        return None  # "if I want to learn X": an infinitive of purpose (X the goal), not the condition's verb
     triggers = [i for i, w in enumerate(window) if w in {"once", "since", "having", "if", "when"}]
     # an inverted conditional: "were I to complete X", "had we finished X" is "if I complete X"
     triggers += [
