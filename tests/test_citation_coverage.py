@@ -88,6 +88,21 @@ def test_text_quoted_from_a_cited_record_is_not_a_claim() -> None:
     assert named_concepts(text, index, quoted=quoted_records(ev, ["rag"])) == {"rag"}
 
 
+def test_the_reason_on_a_cited_edge_is_quoted_not_claimed() -> None:
+    """A "why" answer quotes each step's grounding reason: a concept named in the reason (the
+    reason on e: "RAG is motivated by hallucination") is the edge's words, not a claim."""
+    ev = make_evidence(["llm", "rag", "hallucination"], [("llm", "rag", "prerequisite")])
+    (ref,) = ev.edges
+    grounded = replace(
+        ev.edges[ref], grounding=replace(ev.edges[ref].grounding, reason="RAG fixes hallucination.")
+    )
+    ev.edges[ref] = grounded
+    text = f"llm -> rag ({ref}): RAG fixes hallucination."
+    index = evidence_names(ev)
+    assert "hallucination" in named_concepts(text, index, quoted=quoted_records(ev, ["llm", "rag"]))
+    assert named_concepts(text, index, quoted=quoted_records(ev, ["llm", "rag"], (), [ref])) == {"llm", "rag"}
+
+
 # -- the verifier ------------------------------------------------------------------------------
 
 
