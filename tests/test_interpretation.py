@@ -284,6 +284,10 @@ def test_bad_input_is_a_clear_problem(text: str, problem: str) -> None:
         # a year cut to two digits after an apostrophe
         ("Mar '24: what did RAG build on?", datetime(2024, 3, 1, tzinfo=UTC)),
         ("back in '18 what did RAG need", datetime(2018, 1, 1, tzinfo=UTC)),
+        # "start" / "begin" as verbs are no period: now is now, not the first of the month at midnight
+        ("I know RAG. Which new topics can I start now?", NOW),
+        ("what can I begin learning today after RAG", NOW),
+        ("at the beginning of 2024 what did RAG need", datetime(2024, 1, 1, tzinfo=UTC)),
     ],
 )
 def test_time_words(text: str, expected: datetime) -> None:

@@ -17,6 +17,7 @@ from control_plane.understanding.grammar import (
     _CONCEPT_NOUNS,
     _TOPIC_WORDS,
     KNOWN_CONDITION,
+    WHAT_IS_LEFT,
     _any,
     _asides,
     _asked_noun,
@@ -121,7 +122,11 @@ DOUBTED: Final = 0.5
 def checked(reading: Reading, tokens: Sequence[str], model: IntentModel | None) -> Reading:
     """``reading``, made unsure when the learnt ``model`` (intent_model) finds another intent far
     more likely than any the reading answers; the reading says which."""
-    if reading.form in ("yes_no", "why") or reading.intent in ("order", "relate", "next"):
+    if (
+        reading.form in ("yes_no", "why")
+        or reading.intent in ("order", "relate", "next")
+        or reading.cue == WHAT_IS_LEFT
+    ):
         return reading  # the corpus the model learnt from has no label for these forms
     # combined questions, and neighbourhoods wider than one hop, have no label in the corpus
     combined = bool(reading.combine) or reading.intent == "before_uses" or reading.hops > 1

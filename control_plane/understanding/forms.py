@@ -46,7 +46,15 @@ from typing import Final
 
 from control_plane.understanding.analysis import Parse
 from control_plane.understanding.frames import FRAMES, read_frames
-from control_plane.understanding.grammar import _any, _intent_of, _Role, _surface, _token_spans
+from control_plane.understanding.grammar import (
+    _TOPIC_WORDS,
+    WHAT_IS_LEFT,
+    _any,
+    _intent_of,
+    _Role,
+    _surface,
+    _token_spans,
+)
 from control_plane.understanding.lexicon import (
     ABOUT,
     ADVERBS,
@@ -185,6 +193,7 @@ def _unsupported(p: Parse) -> Reading | None:
         and toks[1] not in VOCABULARY
         and toks[1] not in EXACT
         and not toks[1].endswith("ly")  # "what exactly", "what precisely": an adverb, not a thing
+        and not (toks[2:] and toks[2] in _TOPIC_WORDS)  # "which new topics": an adjective on "topics"
     ):
         asked = f"{toks[0]} {toks[1]}"  # "what salary can I expect if I know X": not a concept
     for k, i in enumerate(words[:-1]):
@@ -488,7 +497,7 @@ def _remaining(p: Parse) -> Reading | None:
     role = p.roles.get(p.main.concept_id)
     if role is not None and role.role != DEP:
         return None  # "what's left that builds on X"
-    return p.build("needed_before", [p.sub(p.main)], transitive=True, cue="what is left")
+    return p.build("needed_before", [p.sub(p.main)], transitive=True, cue=WHAT_IS_LEFT)
 
 
 def _check(p: Parse) -> Reading | None:

@@ -788,6 +788,8 @@ def _skip_back(toks: Sequence[str], i: int, masked: frozenset[int]) -> int:
 
 # The cue of a role read from a condition on what the learner knows ("once I know X").
 KNOWN_CONDITION: Final = "once I know"
+# The cue of a reading of what is left before a goal, given what the learner knows.
+WHAT_IS_LEFT: Final = "what is left"
 
 
 @dataclass(frozen=True)
