@@ -79,11 +79,23 @@ def test_the_holdout_has_eight_templates_per_form_and_the_other_kinds_their_shar
 
 
 def test_the_template_file_follows_the_once_only_dealing() -> None:
-    """Within each form, templates ordered by SHA-256 of their id alternate dev, test."""
-    rows = list(_templates("forms").values())
+    """Within each form, the round-1 templates ordered by SHA-256 of their id alternate dev, test."""
+    rows = [r for r in _templates("forms").values() if "round" not in r]
     dealt = corpus.split_of([(r["id"], r["form"]) for r in rows])
     assert all(r["split"] == dealt[r["id"]] for r in rows)
-    assert len(_builder().load_templates()) == len(rows)
+    assert len(_builder().load_templates()) == len(_templates("forms"))
+
+
+@pytest.mark.parametrize("split", ["test", "holdout"])
+def test_a_round_two_template_outside_dev_is_refused(tmp_path: Path, split: str) -> None:
+    """A round-2 row that says test (or anything but dev) is refused, naming the template."""
+    _refused(tmp_path, "forms", lambda r: {**r, "round": 2, "split": split}, "dev only")
+
+
+def test_a_round_other_than_two_is_refused(tmp_path: Path) -> None:
+    """Round 1 is written by leaving the key out; any other round value is refused."""
+    for value in (1, 3):
+        _refused(tmp_path, "forms", lambda r, v=value: {**r, "round": v, "split": "dev"}, "round must be")
 
 
 def test_every_holdout_template_is_in_the_holdout_split() -> None:
