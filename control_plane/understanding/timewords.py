@@ -198,9 +198,7 @@ def _settings(now: datetime, *, explicit_year: bool) -> dict[str, Any]:
 def _period(words_before: list[str], hit: str, when: datetime) -> datetime:
     """Apply "start of / mid / end of" to the year or month the hit names."""
     lead = {w.lower() for w in words_before[-3:]}
-    if lead & _START and not (
-        words_before[-1:] and words_before[-1].lower() in {"early", "of"}
-    ):
+    if lead & _START and not (words_before[-1:] and words_before[-1].lower() in {"early", "of"}):
         lead -= _START  # "start of 2025", "early 2025"; not "what can I start learning today"
     year_only = bool(re.fullmatch(r"\W*(?:\w+\s+)?(19|20)\d\d\W*", hit)) and not re.search(
         r"[A-Za-z]{3,}", re.sub(r"^(in|of|on|at|by)\s+", "", hit.strip(), flags=re.IGNORECASE)
@@ -275,13 +273,14 @@ def find_time(text: str, now: datetime, masked: Iterable[tuple[int, int]] = ()) 
                 break
         if when is None:
             continue
-        if _TODAY.fullmatch(hit):
-            return TimePoint(now.astimezone(UTC), hit.strip())  # "can I start now": no period, no midnight
         at = plain.find(hit)
         before = re.findall(r"[A-Za-z]+", plain[: max(at, 0)])
-        when = _period(before, hit, when.astimezone(UTC))
+        today = bool(_TODAY.fullmatch(hit))
+        # "can I start now": now is a moment, not a period's first day at midnight
+        when = now.astimezone(UTC) if today else _period(before, hit, when.astimezone(UTC))
         lead = [w for w in before[-3:]]
-        period = [i for i, w in enumerate(lead) if w.lower() in _START | _MIDDLE | _END | {"as", "back"}]
+        leads = {"as", "back"} if today else _START | _MIDDLE | _END | {"as", "back"}
+        period = [i for i, w in enumerate(lead) if w.lower() in leads]
         hit_words = re.sub(r"^(?:on|of)\s+(?=\S)", "", hit.strip(), flags=re.IGNORECASE)
         words = " ".join([*lead[period[0] :], hit.strip()]) if period else hit_words
         return TimePoint(when, words)
