@@ -2248,3 +2248,32 @@ def test_a_goal_in_a_condition_is_a_goal_and_also_coordinates() -> None:
     assert {s.concept_id for s in r.subjects} == {"rag", "embeddings"}
     once = read("Were I to complete RAG, what would lie ahead?", FULL)
     assert once.intent == "dependents" and once.subject == "rag", once.describe()
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "- RAG\n- embeddings",  # a list of names with no question
+        "@@ RAG ## ~~ embeddings %% ^^",
+        "Name the one of RAG and embeddings that comes first, but it has to be the one that comes last.",
+    ],
+)
+def test_a_reading_that_leaves_out_a_name_the_question_asks_with_is_not_answered(question: str) -> None:
+    """Every concept named in the asking part is used by the reading, or the reading is a problem
+    naming the one it left out: an answer about one of them answers another question."""
+    r = read(question, FULL)
+    assert not r.sure and r.problem and "leaves out" in r.problem, r.describe()
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "I'm planning a course. Which concepts build on RAG?",  # a context sentence
+        # a name opening a clause with a verb's object after it is the verb ("Planning next term's")
+        "Planning next term's scheme of work. Which topics build on RAG?",
+        "Request 1: list the topics that build on RAG. Request 2: Planning the list, keep it short.",
+    ],
+)
+def test_names_set_aside_as_context_or_used_as_words_need_no_place(question: str) -> None:
+    r = read(question, {**FULL, "prerequisite": 40})
+    assert r.sure, r.describe()

@@ -747,11 +747,13 @@ def _tag_mentions(
                 )
             )  # "I'm planning the next year": a progressive verb, not the concept "planning"
             or (
-                # "planning a 6 month self-study ...": a sentence opening with a gerund and its object
-                opens
+                # "planning a 6 month self-study ...", "Planning next term's scheme", "Limit the
+                # list to ...": a sentence opening with a verb (a gerund, an imperative) and its
+                # object, the name and the object's determiner apart by one space only
+                (opens or _after_colon(question, m.start))
                 and m.end - m.start == 1
-                and toks[m.start].endswith("ing")
-                and toks[m.end : m.end + 1] in (("a",), ("an",), ("the",), ("my",), ("our",))
+                and toks[m.end : m.end + 1] in _OBJECT_OPENERS
+                and (toks[m.start].endswith("ing") or _spaced(question, m.end))
             )
             or _name_as_verb(question, toks, m, sentence)  # "what should we benchmark X against"
         ):
@@ -783,6 +785,23 @@ def _tag_mentions(
         roles[m.concept_id] = _role_at(toks, m.start, m.end, masked, verbs, nouns, relational)
         prev = m
     return ordered, words_of, tags, roles
+
+
+# What opens a verb's object right after it ("the list", "next term's").
+_OBJECT_OPENERS: Final = (("a",), ("an",), ("the",), ("my",), ("our",), ("your",), ("next",), ("this",))
+
+
+def _spaced(question: str, end: int) -> bool:
+    """The token ending at ``end`` and the next one are apart by one space (no punctuation:
+    "Tokenization: the basics" is a name and a heading)."""
+    spans = _token_spans(question)
+    return end < len(spans) and question[spans[end - 1][1] : spans[end][0]] == " "
+
+
+def _after_colon(question: str, start: int) -> bool:
+    """The token at ``start`` opens a clause after a colon ("Request 2: Limit the list")."""
+    spans = _token_spans(question)
+    return 0 < start < len(spans) and ":" in question[spans[start - 1][1] : spans[start][0]]
 
 
 def _known_by_clause(

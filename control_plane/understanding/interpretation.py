@@ -69,11 +69,12 @@ abstains, quoting :meth:`Reading.describe` and two or three ``suggestions`` it d
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime
 from types import EllipsisType
 from typing import Final
 
-from control_plane.understanding.analysis import analyse
+from control_plane.understanding.analysis import Parse, analyse
 from control_plane.understanding.forms import FORM_FRAMES
 from control_plane.understanding.frames import FRAMES, read_frames
 from control_plane.understanding.intent_model import IntentModel, default_model
@@ -121,4 +122,24 @@ def _interpret(
     model: IntentModel | None,
 ) -> Reading:
     parsed = analyse(question, mentions, now, counts, model)
-    return parsed if isinstance(parsed, Reading) else read_frames(parsed, READING_ORDER)
+    if isinstance(parsed, Reading):
+        return parsed
+    return _accounted(parsed, read_frames(parsed, READING_ORDER))
+
+
+def _accounted(p: Parse, reading: Reading) -> Reading:
+    """``reading``, or a problem when it leaves out a concept the question asks with: an answer
+    that drops one of the names ("which goes first, A or B?" answered about A) answers another
+    question. Names in context sentences, and names used as words ("I'm planning to ..."), were
+    set aside before the frames read the question and do not count."""
+    if not reading.sure:
+        return reading
+    used = set(reading.ids())
+    left = [m for m in p.ordered if m.concept_id not in used and p.tags.get(m.concept_id) != "example"]
+    if not left:
+        return reading
+    words = " and ".join(repr(p.words_of[m.concept_id]) for m in left)
+    return replace(
+        reading,
+        problem=f"the question also names {words}, which this reading ({reading.describe()}) leaves out",
+    )
