@@ -2277,3 +2277,13 @@ def test_a_reading_that_leaves_out_a_name_the_question_asks_with_is_not_answered
 def test_names_set_aside_as_context_or_used_as_words_need_no_place(question: str) -> None:
     r = read(question, {**FULL, "prerequisite": 40})
     assert r.sure, r.describe()
+
+
+def test_words_coordinated_with_a_name_that_name_nothing_known_are_an_unknown_topic() -> None:
+    """ "in what sequence should quantum annealing and RAG be learned": two unexplained words joined
+    to a name by "and" are a topic the graph lacks, not noise; a verb phrase is not ("X and keep
+    seeing it")."""
+    r = read("in what sequence should quantum annealing and RAG be learned", FULL)
+    assert not r.sure and "'quantum annealing', which is not a concept" in (r.problem or ""), r.describe()
+    ok = read("I'm reading about RAG and keep seeing it described as an extension. What does it build on?", FULL)
+    assert ok.sure and ok.intent == "builds_on", ok.describe()

@@ -77,7 +77,14 @@ from typing import Final
 from control_plane.understanding.analysis import Parse, analyse
 from control_plane.understanding.forms import FORM_FRAMES
 from control_plane.understanding.frames import FRAMES, read_frames
+from control_plane.understanding.grammar import _surface
 from control_plane.understanding.intent_model import IntentModel, default_model
+from control_plane.understanding.lexicon import (
+    DETERMINERS,
+    PRONOUNS,
+    nameless,
+)
+from control_plane.understanding.names import normalise
 from control_plane.understanding.reading import SURE, Mention, Reading, Subject, mentions_in
 
 __all__ = ["SURE", "Mention", "Reading", "Subject", "interpret", "mentions_in"]
@@ -134,6 +141,12 @@ def _accounted(p: Parse, reading: Reading) -> Reading:
     set aside before the frames read the question and do not count."""
     if not reading.sure:
         return reading
+    slot = _unknown_in_a_slot(p)
+    if slot is not None:
+        return replace(
+            reading,
+            problem=f"the question also names {_surface(p.question, *slot)!r}, which is not a concept in this graph",
+        )
     used = set(reading.ids())
     left = [m for m in p.ordered if m.concept_id not in used and p.tags.get(m.concept_id) != "example"]
     if not left:
@@ -143,3 +156,33 @@ def _accounted(p: Parse, reading: Reading) -> Reading:
         reading,
         problem=f"the question also names {words}, which this reading ({reading.describe()}) leaves out",
     )
+
+
+# Coordination: "A and <words>", "<words> or A", "A vs <words>".
+_JOINERS: Final = frozenset(normalise("and or vs versus"))
+
+
+def _unknown_in_a_slot(p: Parse) -> tuple[int, int] | None:
+    """Two or more words no vocabulary here explains, coordinated with a concept the question
+    names ("A and <words>", "<words> or A"): a topic the graph lacks, which an answer about the
+    named concepts alone would drop."""
+    toks, masked = p.toks, p.masked
+    i = 0
+    while i < len(toks):
+        if i in masked or i in p.context or not nameless(toks[i]):
+            i += 1
+            continue
+        j = i
+        while j < len(toks) and j not in masked and j not in p.context and nameless(toks[j]):
+            j += 1
+        b = i
+        while b > 0 and toks[b - 1] in DETERMINERS and b - 1 not in masked:
+            b -= 1
+        after_name = b > 1 and toks[b - 1] in _JOINERS and b - 2 in masked
+        before_name = j + 1 < len(toks) and toks[j] in _JOINERS and j + 1 in masked
+        # "X and keep seeing it": a verb and its object, not a name
+        verb_phrase = j < len(toks) and (toks[j] in PRONOUNS or toks[j] in DETERMINERS)
+        if j - i >= 2 and (after_name or before_name) and not verb_phrase:
+            return (i, j)
+        i = j
+    return None
