@@ -142,6 +142,10 @@ def test_before_one_or_the_other_is_not_which_first() -> None:
         "how do meter and triads relate",
         "Are meter and triads related?",
         "What does meter have to do with triads?",
+        # a question word standing alone asks about the relation itself
+        "Hi there, where does meter stand in relation to triads? Thanks",
+        "what links meter with triads",
+        "meter & triads: what's the connection?",
     ],
 )
 def test_how_related_asks_how_two_concepts_relate(question: str) -> None:
@@ -150,8 +154,10 @@ def test_how_related_asks_how_two_concepts_relate(question: str) -> None:
 
 
 def test_related_to_both_is_still_a_neighbourhood() -> None:
-    """'What is related to both meter and triads?' asks for concepts, not how the two relate."""
+    """'What is related to both meter and triads?' asks for concepts, not how the two relate; so
+    does a question word before the noun it asks for."""
     assert read("What is related to both meter and triads?").intent == "related"
+    assert read("what prerequisites do meter and triads have in common?").intent != "relate"
 
 
 def test_what_next_keeps_every_known_concept() -> None:

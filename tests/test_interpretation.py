@@ -2285,5 +2285,7 @@ def test_words_coordinated_with_a_name_that_name_nothing_known_are_an_unknown_to
     seeing it")."""
     r = read("in what sequence should quantum annealing and RAG be learned", FULL)
     assert not r.sure and "'quantum annealing', which is not a concept" in (r.problem or ""), r.describe()
-    ok = read("I'm reading about RAG and keep seeing it described as an extension. What does it build on?", FULL)
+    ok = read(
+        "I'm reading about RAG and keep seeing it described as an extension. What does it build on?", FULL
+    )
     assert ok.sure and ok.intent == "builds_on", ok.describe()

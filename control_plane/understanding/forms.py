@@ -317,8 +317,16 @@ def _relate(p: Parse) -> Reading | None:
     between A and B?", "what does A have to do with B?", "are A and B connected?"."""
     asking = _asking(p)
     toks = [p.toks[i] for i in asking if i not in p.masked]
-    relation_word = any(t in RELATION_WORDS for t in toks) or _has(p, asking, RELATION_PHRASES)
-    how = "how" in toks or _has(p, asking, (normalise("in what way"), normalise("in which way")))
+    relation_word = any(t in RELATION_WORDS or t in RELATION_NOUNS for t in toks) or _has(
+        p, asking, RELATION_PHRASES
+    )
+    # "how", "in what way", and "where does A stand in relation to B", "what links A with B":
+    # a question word asking about the relation itself
+    how = (
+        "how" in toks
+        or _has(p, asking, (normalise("in what way"), normalise("in which way")))
+        or (_wh_pronoun(p, asking) in ("where", "what") and _pair(p) is not None)
+    )
     noun_between = any(
         p.toks[i] in RELATION_NOUNS and p.toks[i + 1 : i + 2] == ("between",)
         for i in asking
@@ -337,6 +345,21 @@ def _relate(p: Parse) -> Reading | None:
         return None
     a, b = pair
     return p.build("relate", [_sub(p, a), _sub(p, b, "other")], transitive=True, cue="how related")
+
+
+def _wh_pronoun(p: Parse, asking: Sequence[int]) -> str:
+    """The asking part's first question word when it stands alone ("what links A with B", "where
+    does A stand"), not before a noun it asks for ("what prerequisites do A and B have in common":
+    concepts); "" otherwise."""
+    for i in asking:
+        if i in p.masked or p.toks[i] not in WH:
+            continue
+        starts_noun = any(s == i + 1 for s, _, _ in p.nouns) or p.toks[i + 1 : i + 2] in _TOPIC_NOUNS
+        return "" if starts_noun else p.toks[i]
+    return ""
+
+
+_TOPIC_NOUNS: Final = tuple((w,) for w in _TOPIC_WORDS)
 
 
 # "What is / which concepts are related to ...": asks for concepts, not how two relate.
