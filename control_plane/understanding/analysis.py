@@ -393,13 +393,15 @@ def _situation(question: str, w: _Words, mentions: Sequence[Mention]) -> _Situat
             named_here = {m.concept_id for m in inside}
             known_only = all(_said_known(toks, m.start) for m in inside)
             kept: list[Mention] = []
+            known_list = False  # the last name kept is said known or listed after one that is
             for m in mentions:
-                listed = bool(kept) and _said_known(toks, kept[-1].start) and _coordinated(toks, kept[-1], m)
+                listed = bool(kept) and known_list and _coordinated(toks, kept[-1], m)
                 if m.start not in context or (
                     m.concept_id not in named_here
                     and (_said_known(toks, m.start) or listed or (known_only and _said_goal(toks, m.start)))
                 ):
                     kept.append(m)
+                    known_list = _said_known(toks, m.start) or listed
             mentions = kept
         elif any(t in PRONOUNS or t in DEMONSTRATIVES for i, t in enumerate(toks) if i not in context):
             # "Before I start X, I'd like everything that comes before it. Can you list them?":
