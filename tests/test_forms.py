@@ -209,3 +209,17 @@ def test_suggest_does_not_offer_a_different_word(words: str) -> None:
     """A slip changes letters inside words ("agent" is not "RAG"); a short word needs a closer
     match ("madam" is not "Adam")."""
     assert INDEX.suggest(words) == []
+
+
+def test_count_asked_as_an_imperative() -> None:
+    r = read("count the direct prerequisites of triads for me")
+    assert r.sure and r.form == "count" and r.intent == "prerequisites", r.describe()
+
+
+def test_two_questions_about_different_concepts_are_not_merged() -> None:
+    """'What comes after meter? And what is the link with triads?' asks two things: one reading
+    would answer neither."""
+    r = read("what comes after meter? et puis, c'est quoi le lien avec triads ?")
+    assert not r.sure and "two questions" in (r.problem or ""), r.describe()
+    same = read("What comes after meter? I mean everything after meter?")
+    assert same.sure, same.describe()

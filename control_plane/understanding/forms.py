@@ -478,7 +478,8 @@ def _two_concept_suggestions(p: Parse) -> tuple[str, ...]:
 
 def _count(p: Parse) -> Reading | None:
     """ "How many direct prerequisites does Y have?": the count of the rest of the question."""
-    if not (_has(p, _asking(p), COUNT_WORDS) or _starts(p, _opening(p), (("number", "of"),))):
+    # "how many ...", "number of ...", and the imperative "count the direct prerequisites of X"
+    if not (_has(p, _asking(p), COUNT_WORDS) or _starts(p, _opening(p), (("number", "of"), ("count",)))):
         return None
     reading = read_frames(p, FRAMES)
     if reading.intent in ("about", "unknown") or reading.form:

@@ -68,6 +68,7 @@ abstains, quoting :meth:`Reading.describe` and two or three ``suggestions`` it d
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
@@ -77,7 +78,7 @@ from typing import Final
 from control_plane.understanding.analysis import Parse, analyse
 from control_plane.understanding.forms import FORM_FRAMES
 from control_plane.understanding.frames import FRAMES, read_frames
-from control_plane.understanding.grammar import _surface
+from control_plane.understanding.grammar import _surface, _token_spans
 from control_plane.understanding.intent_model import IntentModel, default_model
 from control_plane.understanding.lexicon import (
     DETERMINERS,
@@ -147,6 +148,10 @@ def _accounted(p: Parse, reading: Reading) -> Reading:
             reading,
             problem=f"the question also names {_surface(p.question, *slot)!r}, which is not a concept in this graph",
         )
+    if _two_questions(p):
+        return replace(
+            reading, problem="the message asks two questions about different concepts; ask them one at a time"
+        )
     used = set(reading.ids())
     left = [m for m in p.ordered if m.concept_id not in used and p.tags.get(m.concept_id) != "example"]
     if not left:
@@ -181,8 +186,27 @@ def _unknown_in_a_slot(p: Parse) -> tuple[int, int] | None:
         after_name = b > 1 and toks[b - 1] in _JOINERS and b - 2 in masked
         before_name = j + 1 < len(toks) and toks[j] in _JOINERS and j + 1 in masked
         # "X and keep seeing it": a verb and its object, not a name
-        verb_phrase = j < len(toks) and (toks[j] in PRONOUNS or toks[j] in DETERMINERS)
+        verb_phrase = j < len(toks) and toks[j] != "both" and (toks[j] in PRONOUNS or toks[j] in DETERMINERS)
         if j - i >= 2 and (after_name or before_name) and not verb_phrase:
             return (i, j)
         i = j
     return None
+
+
+def _two_questions(p: Parse) -> bool:
+    """Two asking sentences, each ending in a question mark and naming concepts the other does
+    not ("what comes after A? and how is B used?"): two questions, which one reading would merge."""
+    ends = [m.end() for m in re.finditer(r"\?", p.question)]
+    if len(ends) < 2:
+        return False
+    spans = _token_spans(p.question)
+    groups: list[set[str]] = []
+    lo = 0
+    for end in ends:
+        names = {
+            m.concept_id for m in p.mentions if m.start not in p.context and lo <= spans[m.start][0] < end
+        }
+        if names:
+            groups.append(names)
+        lo = end
+    return len(groups) >= 2 and not set.intersection(*groups)
