@@ -219,7 +219,10 @@ def test_count_asked_as_an_imperative() -> None:
 def test_two_questions_about_different_concepts_are_not_merged() -> None:
     """'What comes after meter? And what is the link with triads?' asks two things: one reading
     would answer neither."""
-    r = read("what comes after meter? et puis, c'est quoi le lien avec triads ?")
-    assert not r.sure and "two questions" in (r.problem or ""), r.describe()
+    for question in (
+        "what comes after meter? and what does triads build on?",
+        "what comes after meter? et puis, c'est quoi le lien avec triads ?",
+    ):
+        assert not read(question).sure, read(question).describe()
     same = read("What comes after meter? I mean everything after meter?")
     assert same.sure, same.describe()

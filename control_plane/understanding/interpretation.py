@@ -68,7 +68,6 @@ abstains, quoting :meth:`Reading.describe` and two or three ``suggestions`` it d
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
@@ -194,19 +193,21 @@ def _unknown_in_a_slot(p: Parse) -> tuple[int, int] | None:
 
 
 def _two_questions(p: Parse) -> bool:
-    """Two asking sentences, each ending in a question mark and naming concepts the other does
-    not ("what comes after A? and how is B used?"): two questions, which one reading would merge."""
-    ends = [m.end() for m in re.finditer(r"\?", p.question)]
-    if len(ends) < 2:
+    """Two asking sentences (as the analysis split them: punctuation every few words is noise,
+    not sentences), each ending in a question mark and naming concepts the other does not ("what
+    comes after A? and what does B build on?"): two questions, which one reading would merge."""
+    if len(p.sentence) != len(p.toks) or p.question.count("?") < 2:
         return False
     spans = _token_spans(p.question)
-    groups: list[set[str]] = []
-    lo = 0
-    for end in ends:
-        names = {
-            m.concept_id for m in p.mentions if m.start not in p.context and lo <= spans[m.start][0] < end
-        }
-        if names:
-            groups.append(names)
-        lo = end
-    return len(groups) >= 2 and not set.intersection(*groups)
+    groups: dict[int, set[str]] = {}
+    for m in p.mentions:
+        sid = p.sentence[m.start]
+        if m.start not in p.context and p.asks[sid]:
+            groups.setdefault(sid, set()).add(m.concept_id)
+    asked = []
+    for sid, names in groups.items():
+        last = max(i for i, x in enumerate(p.sentence) if x == sid)
+        rest = p.question[spans[last][1] :]
+        if rest.lstrip().startswith("?"):
+            asked.append(names)
+    return len(asked) >= 2 and not set.intersection(*asked)
