@@ -2289,3 +2289,28 @@ def test_words_coordinated_with_a_name_that_name_nothing_known_are_an_unknown_to
         "I'm reading about RAG and keep seeing it described as an extension. What does it build on?", FULL
     )
     assert ok.sure and ok.intent == "builds_on", ok.describe()
+
+
+@pytest.mark.parametrize(
+    ("question", "unknown"),
+    [
+        ("RAG directly depends on speech recognition, yes or no?", "speech recognition"),
+        ("pls confirm: embeddings is an immediate requirement for protein folding, correct?", "protein folding"),
+    ],
+)
+def test_unexplained_words_ending_a_learning_relations_clause_are_an_unknown_topic(
+    question: str, unknown: str
+) -> None:
+    r = read(question, FULL)
+    assert not r.sure and f"'{unknown}', which is not a concept" in (r.problem or ""), r.describe()
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "I'm told RAG underpins a great deal. What, specifically, rests upon it?",
+        "i need to know the umbrella topic that RAG is part of for my pitch deck",
+    ],
+)
+def test_idioms_after_a_relation_word_are_not_unknown_topics(question: str) -> None:
+    assert "not a concept in this graph" not in (read(question, FULL).problem or "")

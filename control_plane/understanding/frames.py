@@ -32,6 +32,7 @@ from control_plane.understanding.grammar import (
     _split_by_name,
     _surface,
     _unexplained_anywhere,
+    _unknown_cue_object,
     _unknown_known,
     _unknown_object,
     _unknown_slot,
@@ -84,6 +85,7 @@ def _other_place_unknown(p: Parse) -> Reading | None:
         _unknown_slot(toks, masked, p.sentence)
         or _unknown_subject(toks, masked, p.verbs)
         or _unknown_object(toks, masked, p.verbs, p.sentence)
+        or _unknown_cue_object(p.question, toks, masked, [*p.verbs, *p.nouns], p.sentence)
     )
     # A plan or a path that leaves out what the learner knows needs to know what that is; other
     # questions ("I studied philosophy; what does X rest on?") are answered the same either way.

@@ -778,6 +778,46 @@ def _unknown_object(
     return None
 
 
+def _unknown_cue_object(
+    question: str,
+    toks: Sequence[str],
+    masked: frozenset[int],
+    cues: Sequence[tuple[int, int, Cue]],
+    sentence: Sequence[int] = (),
+) -> tuple[int, int] | None:
+    """The object of a relation word ("depends on <words>,", "a requirement for <words>?", "ready
+    for <words>.") when it is two or more words no vocabulary here explains, ending the clause, and
+    the clause names a known concept: a topic the graph lacks in the relation's other place. Only
+    learning-order words count; an indefinite article before the words ("underpins a great
+    deal") makes them no name."""
+    spans = _token_spans(question)
+
+    def ends_clause(k: int) -> bool:
+        if k >= len(toks) or k >= len(spans):
+            return True
+        if sentence and sentence[k] != sentence[k - 1]:
+            return True
+        return any(c in ",;:?.!()" for c in question[spans[k - 1][1] : spans[k][0]])
+
+    for s, e, cue in cues:
+        if cue.family not in (LEARN, PREREQ, BUILD) or ends_clause(e):
+            continue  # learning order only ("fit in the grand scheme" is a part-of idiom)
+        j = e
+        if j < len(toks) and toks[j] in PREPOSITIONS and toks[e - 1] not in PREPOSITIONS and j not in masked:
+            j += 1  # "a requirement for <words>"
+        while j < len(toks) and toks[j] in DETERMINERS and j not in masked and toks[j] not in ("a", "an"):
+            j += 1
+        if j < len(toks) and toks[j] in ("a", "an"):
+            continue
+        k = j
+        while k < len(toks) and k not in masked and nameless(toks[k]) and not (k > j and ends_clause(k)):
+            k += 1
+        same = [i for i in masked if not sentence or sentence[i] == sentence[s]]
+        if k - j >= 2 and ends_clause(k) and same:
+            return (j, k)
+    return None
+
+
 def _skip_back(toks: Sequence[str], i: int, masked: frozenset[int]) -> int:
     """Index just after the last meaningful token before ``i`` (determiners skipped)."""
     j = i
