@@ -2308,7 +2308,7 @@ def test_unexplained_words_ending_a_learning_relations_clause_are_an_unknown_top
 @pytest.mark.parametrize(
     "question",
     [
-        "I'm told RAG underpins a great deal. What, specifically, rests upon it?",
+        "I'm told query expansion underpins a great deal. What, specifically, rests upon it?",
         "i need to know the umbrella topic that RAG is part of for my pitch deck",
     ],
 )
