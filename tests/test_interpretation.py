@@ -2295,7 +2295,10 @@ def test_words_coordinated_with_a_name_that_name_nothing_known_are_an_unknown_to
     ("question", "unknown"),
     [
         ("RAG directly depends on speech recognition, yes or no?", "speech recognition"),
-        ("please confirm that RAG is an immediate requirement for protein folding, correct?", "protein folding"),
+        (
+            "please confirm that RAG is an immediate requirement for protein folding, correct?",
+            "protein folding",
+        ),
     ],
 )
 def test_unexplained_words_ending_a_learning_relations_clause_are_an_unknown_topic(
