@@ -226,3 +226,42 @@ def test_two_questions_about_different_concepts_are_not_merged() -> None:
         assert not read(question).sure, read(question).describe()
     same = read("What comes after meter? I mean everything after meter?")
     assert same.sure, same.describe()
+
+
+@pytest.mark.parametrize(
+    ("question", "known"),
+    [
+        (
+            "Knowing rhythm, intervals, scales — what could I learn right after?",
+            {"rhythm", "intervals", "scales"},
+        ),
+        (
+            "just wrapped up rhythm and intervals this semester, what can i take on next",
+            {"rhythm", "intervals"},
+        ),
+    ],
+)
+def test_what_next_with_knowns_said_in_other_words(question: str, known: set[str]) -> None:
+    r = read(question)
+    assert r.sure and r.intent == "next" and set(r.known) == known, r.describe()
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "I want to get to triads eventually. I already have rhythm and intervals. what's still missing?",
+        "triads is my goal and rhythm is done. What's left on the list?",
+        "knowing rhythm and intervals, what else stands between me and triads",
+        "whats outstanding before triads if rhythm is already done",
+    ],
+)
+def test_what_is_left_with_knowns_said_in_other_words(question: str) -> None:
+    r = read(question)
+    assert r.sure and r.intent == "needed_before" and r.subject == "triads" and "rhythm" in r.known, (
+        r.describe()
+    )
+
+
+def test_an_unknown_topic_in_the_known_list_is_not_dropped() -> None:
+    r = read("just wrapped up rhythm and jazz harmony this semester, what can i take on next")
+    assert not r.sure and "jazz harmony" in (r.problem or ""), r.describe()

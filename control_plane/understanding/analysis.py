@@ -81,6 +81,8 @@ from control_plane.understanding.lexicon import (
     FIRST_PERSON,
     INVERTING_AUX,
     KNOWN_AFTER,
+    KNOWN_FRAMES,
+    KNOWN_LEADS,
     KNOWN_OPENERS,
     KNOWN_VERBS,
     LEARN,
@@ -776,6 +778,8 @@ def _tag_mentions(
                 and any(w in {"i", "already", "ve", "have", "has", "had", "we", "m", "am"} for w in window)
             )
             or _ends_with(window, len(window), [normalise("familiar with"), normalise("comfortable with")])
+            # "given my knowledge of A", "I already have A", "just wrapped up A", "picked up A"
+            or _ends_with(window, len(window), [f for f in (*KNOWN_FRAMES, *KNOWN_LEADS) if len(f) > 1])
             or (not coordinated and _known_by_clause(question, toks, masked, sentence, m, b))
         ):
             tags[m.concept_id] = "known"
@@ -832,6 +836,12 @@ def _known_by_clause(
         k for k in range(end, min(end + 3, len(toks))) if not sentence or sentence[k] == sentence[m.start]
     ]
     after = tuple(toks[k] for k in same)
+    if after[:1] in (("is",), ("are",), ("was",), ("were",)):
+        # "supervised learning is done", "A and B are behind me", "X is already covered": said of
+        # the names themselves, whoever the clause's subject is
+        rest = after[1:] if after[1:2] != ("already",) else after[2:]
+        if any(rest[: len(q)] == q for q in KNOWN_AFTER if q != ("already",)):
+            return True
     if any(after[: len(q)] == q for q in KNOWN_AFTER):
         return any(t in {"got", "have", "ve", "with", "i"} for t in toks[max(0, start) : m.start])
     return False
@@ -855,9 +865,7 @@ def _unknown_goal(
             while j < len(toks) and toks[j] in DETERMINERS:
                 j += 1
             end = j
-            while (
-                end < len(toks) and end not in masked and toks[end].isalpha() and toks[end] not in VOCABULARY
-            ):
+            while end < len(toks) and end not in masked and nameless(toks[end]):
                 end += 1
             if end > j:
                 return j, end

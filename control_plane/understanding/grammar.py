@@ -189,12 +189,15 @@ def _unknown_slot(
             # from X, not directly linked to it", "from there to X"); "from scratch to X" starts
             # where a learner knows nothing
             span = _content_span(
-                toks, lo, hi, DETERMINERS | PRONOUNS | DEMONSTRATIVES | PLACE_PROFORMS | POLITE
+                toks, lo, hi, DETERMINERS | PRONOUNS | DEMONSTRATIVES | PLACE_PROFORMS | POLITE | _LEARNER
             )
             if span is not None and not _origin(toks, *span):
                 return span
     return None
 
+
+# The learner as a place of a two-place frame ("what stands between me and X"): where they stand.
+_LEARNER: Final = frozenset(normalise("me us myself ourselves"))
 
 # Pro-forms that fill a place on their own (unlike "its" or "this", which may open a noun phrase).
 _PRO_FORMS: Final = tuple((w,) for w in ("it", "them", "there", "here"))

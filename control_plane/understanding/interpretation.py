@@ -81,7 +81,6 @@ from control_plane.understanding.grammar import _surface, _token_spans
 from control_plane.understanding.intent_model import IntentModel, default_model
 from control_plane.understanding.lexicon import (
     DETERMINERS,
-    PRONOUNS,
     nameless,
 )
 from control_plane.understanding.names import normalise
@@ -162,6 +161,9 @@ def _accounted(p: Parse, reading: Reading) -> Reading:
     )
 
 
+# What opens a verb's object ("and keep seeing it", "and read the docs"), unlike a time phrase
+# after a name ("A and jazz harmony this semester").
+_OBJECT_WORDS: Final = frozenset(normalise("it them him her me us the a an"))
 # Coordination: "A and <words>", "<words> or A", "A vs <words>".
 _JOINERS: Final = frozenset(normalise("and or vs versus"))
 
@@ -185,7 +187,7 @@ def _unknown_in_a_slot(p: Parse) -> tuple[int, int] | None:
         after_name = b > 1 and toks[b - 1] in _JOINERS and b - 2 in masked
         before_name = j + 1 < len(toks) and toks[j] in _JOINERS and j + 1 in masked
         # "X and keep seeing it": a verb and its object, not a name
-        verb_phrase = j < len(toks) and toks[j] != "both" and (toks[j] in PRONOUNS or toks[j] in DETERMINERS)
+        verb_phrase = j < len(toks) and toks[j] in _OBJECT_WORDS
         if j - i >= 2 and (after_name or before_name) and not verb_phrase:
             return (i, j)
         i = j
