@@ -265,3 +265,26 @@ def test_what_is_left_with_knowns_said_in_other_words(question: str) -> None:
 def test_an_unknown_topic_in_the_known_list_is_not_dropped() -> None:
     r = read("just wrapped up rhythm and jazz harmony this semester, what can i take on next")
     assert not r.sure and "jazz harmony" in (r.problem or ""), r.describe()
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "should i start with rhythm or with triads",
+        "I have a week off and want to study rhythm and triads. Which goes first?",
+        "in what sequence should rhythm and triads be learned",
+        "tell me which to pick up first out of rhythm and triads",
+        "What's the right order for rhythm and triads pls",
+        "Does rhythm go first or does triads?",
+    ],
+)
+def test_which_first_said_in_other_words(question: str) -> None:
+    r = read(question)
+    assert r.sure and r.intent == "order" and set(r.ids()) == {"rhythm", "triads"}, r.describe()
+
+
+def test_concepts_in_order_between_two_are_a_path_not_which_first() -> None:
+    r = read(
+        "departing from rhythm, with triads as my destination. Which concepts should I pass through, and in what order?"
+    )
+    assert r.intent != "order", r.describe()

@@ -50,6 +50,7 @@ from control_plane.understanding.grammar import (
     _TOPIC_WORDS,
     WHAT_IS_LEFT,
     _any,
+    _between,
     _intent_of,
     _Role,
     _surface,
@@ -239,9 +240,19 @@ def _order(p: Parse) -> Reading | None:
             return _one_of_two_unknown(p, "which comes first")
         return None
     a, b = pair
-    between = [t for t in p.toks[a.end : b.start] if t not in _BETWEEN_FILLER]
-    alternatives = (between in ([], ["or"]) and "or" in p.toks[a.end : b.start]) or (
+    raw = list(p.toks[a.end : b.start])
+    if raw[:2] == ["or", "with"]:
+        raw = raw[:1] + raw[2:]  # "start with A or with B"
+    between = [t for t in raw if t not in _BETWEEN_FILLER]
+    # "A or B", "A or with B", and "A and B" when a question word asks which of them
+    alternatives = (between == [] and "or" in p.toks[a.end : b.start]) or (
         between == [] and ("which" in words or "what" in words)
+    )
+    # "A and B ... which goes first?": a question word standing for one of them, not asking for
+    # concepts ("which concepts should I pass through, and in what order") nor the steps "between
+    # A and B"
+    alternatives = alternatives or (
+        between == ["and"] and _wh_pronoun(p, asking) in ("which", "what") and not _between(p.toks, a, b)
     )
     in_order = between == ["and"] and _has(p, asking, (normalise("what order"), normalise("which order")))
     if not ((alternatives and ordered) or symmetric or in_order) or _has(p, asking, BOTH) or p.said_known:
@@ -281,7 +292,9 @@ def _joined_to_unknown(
 
 
 # What may stand between the two names of a which-first question ("A first or B", "A, then B").
-_BETWEEN_FILLER: Final = frozenset(normalise("the a an first then or earlier later before after"))
+_BETWEEN_FILLER: Final = frozenset(
+    normalise("the a an first then or earlier later before after starting start learning studying does do go")
+)
 
 
 def _one_of_two_unknown(p: Parse, form: str) -> Reading:

@@ -208,8 +208,10 @@ def _two_questions(p: Parse) -> bool:
             groups.setdefault(sid, set()).add(m.concept_id)
     asked = []
     for sid, names in groups.items():
-        last = max(i for i, x in enumerate(p.sentence) if x == sid)
-        rest = p.question[spans[last][1] :]
-        if rest.lstrip().startswith("?"):
+        tokens = [i for i, x in enumerate(p.sentence) if x == sid]
+        rest = p.question[spans[tokens[-1]][1] :]
+        # a question of its own has words besides its names ("How does A? lead to B?" is one
+        # question with a stray mark: "lead to" is no question)
+        if rest.lstrip().startswith("?") and sum(i not in p.masked for i in tokens) >= 3:
             asked.append(names)
     return len(asked) >= 2 and not set.intersection(*asked)

@@ -592,7 +592,8 @@ THERE: Final = frozenset(normalise("there"))
 ORDER_WORDS: Final = tuple(
     normalise(m)
     for m in ("first", "earlier", "sooner", "start with", "begin with", "starting with", "beginning with",
-              "start by", "come first", "go first", "what order", "which order", "in order", "precede")
+              "start by", "come first", "go first", "goes first", "what order", "which order", "in order",
+              "precede", "sequence", "right order", "correct order", "best order")
 )  # fmt: skip
 # "A before B, or the other way round?": both orders offered.
 SYMMETRIC: Final = tuple(
