@@ -288,3 +288,21 @@ def test_concepts_in_order_between_two_are_a_path_not_which_first() -> None:
         "departing from rhythm, with triads as my destination. Which concepts should I pass through, and in what order?"
     )
     assert r.intent != "order", r.describe()
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "triads directly depends on scales, yes or no?",
+        "pls confirm: scales is an immediate requirement for triads, correct?",
+        "Tell me whether scales is required at some point on the way to triads.",
+        "triads needs scales, right?",
+    ],
+)
+def test_a_statement_put_up_for_confirmation_is_a_yes_no_question(question: str) -> None:
+    r = read(question)
+    assert r.sure and r.form == "yes_no" and r.subject == "triads" and r.candidate == "scales", r.describe()
+
+
+def test_a_confirmation_tag_does_not_turn_a_wh_question_into_yes_no() -> None:
+    assert read("what does triads need, right?").form != "yes_no"

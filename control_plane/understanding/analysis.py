@@ -468,6 +468,7 @@ def _longer_name(question: str, w: _Words, s: _Situation) -> Reading | None:
             and lo - 1 not in masked
             and (len(sentence) != len(toks) or sentence[lo - 1] == sentence[m.start])  # "weekends. X"
             and _foreign_modifier(toks[lo - 1])
+            and _spaced(question, lo)  # "pls confirm: X": a label's colon ends the modifiers
             and not _verb_before_name(question, toks, lo - 1, m)
             and not _quoted(question, m)  # 'worksheet entry "X"': the quotes delimit the name
         ):

@@ -147,9 +147,12 @@ _MAY: Final = frozenset(normalise("can could may"))
 
 
 def _yes_no(p: Parse) -> bool:
-    """Does an auxiliary open the asking sentence as a yes/no question?"""
+    """Does an auxiliary open the asking sentence as a yes/no question (or is it a statement put
+    up for confirmation, :func:`_put_to_confirm`)?"""
     words = _opening(p)
-    if not words or p.toks[words[0]] not in YES_NO_AUX:
+    if words and p.toks[words[0]] not in YES_NO_AUX:
+        return _put_to_confirm(p, words)
+    if not words:
         return False
     toks = [p.toks[i] for i in words]
     if toks[1:2] and toks[1] in ASKED and toks[0] in REQUEST_AUX | frozenset(normalise("do")):
@@ -163,6 +166,26 @@ def _yes_no(p: Parse) -> bool:
     if toks[1:2] and toks[1] in THERE:
         return False  # "are there prerequisites for X?": asks for them
     return not any(t in WH for t in toks[1:] if t not in {"anything", "something"})
+
+
+# A statement put up for confirmation: "A depends on B, yes or no?", "pls confirm: A is needed
+# for B, correct?", "tell me whether A is required on the way to B".
+_CONFIRM_TAGS: Final = tuple(normalise(t) for t in ("yes or no", "true or false", "correct", "right", "y n"))
+_CONFIRM_OPENERS: Final = tuple(
+    normalise(t) for t in ("tell me whether", "tell me if", "confirm", "confirm that", "is it true that")
+)
+
+
+def _put_to_confirm(p: Parse, words: Sequence[int]) -> bool:
+    """The asking sentence states a relation between named concepts and asks for it to be
+    confirmed: it ends with a tag or opens with a request to confirm, has no question word, and
+    a relation word stands in it."""
+    toks = [p.toks[i] for i in words if i not in p.masked]
+    tagged = any(tuple(toks[-len(t) :]) == t for t in _CONFIRM_TAGS)
+    opened = any(tuple(toks[: len(t)]) == t for t in _CONFIRM_OPENERS)
+    if not (tagged or opened) or any(t in WH for t in toks):
+        return False
+    return sum(i in p.masked for i in words) > 0 and _cued(p)
 
 
 def _cued(p: Parse) -> bool:
