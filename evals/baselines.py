@@ -153,7 +153,11 @@ class _OneShot:
             abstain_reason=None if verdict.accepted else verdict.reason,
             error=draft.error,
             extra={"seeds": seeds, "evidence_edges": len(evidence.edges)},
-            quoted=quoted_records(evidence, draft.concept_ids, draft.lesson_refs) if verdict.accepted else (),
+            quoted=(
+                quoted_records(evidence, draft.concept_ids, draft.lesson_refs, draft.edge_ids)
+                if verdict.accepted
+                else ()
+            ),
         )
 
 
@@ -324,7 +328,10 @@ class LoopSystem:
             result=answer_result(answer_dict),
             did_you_mean=did_you_mean(answer_dict),
             quoted=quoted_records(
-                answer.evidence, answer.cited_concept_ids, answer.extra.get("cited_lesson_links", ())
+                answer.evidence,
+                answer.cited_concept_ids,
+                answer.extra.get("cited_lesson_links", ()),
+                answer.cited_edges,
             ),
         )
 

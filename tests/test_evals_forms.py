@@ -338,6 +338,7 @@ class _Answer:
         self._d = d
         self.abstained = d.get("result") is None
         self.cited_concept_ids, self.seeds, self.rounds = ("x",), ("x",), ()
+        self.cited_edges: tuple[str, ...] = ()
         self.evidence = type(
             "Ev", (), {"concepts": {"x": type("C", (), {"summary": ""})()}, "edges": {}, "lessons": {}}
         )()

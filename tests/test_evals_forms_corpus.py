@@ -79,11 +79,38 @@ def test_the_holdout_has_eight_templates_per_form_and_the_other_kinds_their_shar
 
 
 def test_the_template_file_follows_the_once_only_dealing() -> None:
-    """Within each form, templates ordered by SHA-256 of their id alternate dev, test."""
-    rows = list(_templates("forms").values())
+    """Within each form, the round-1 templates ordered by SHA-256 of their id alternate dev, test."""
+    rows = [r for r in _templates("forms").values() if "round" not in r]
     dealt = corpus.split_of([(r["id"], r["form"]) for r in rows])
     assert all(r["split"] == dealt[r["id"]] for r in rows)
-    assert len(_builder().load_templates()) == len(rows)
+
+
+def test_every_later_round_template_is_dev() -> None:
+    """A template written after the dealing (round 2) is dev only; the builder loads every row."""
+    later = [r for r in _templates("forms").values() if "round" in r]
+    assert later and all(r["round"] == 2 for r in later)
+    _fail_unless([r["id"] for r in later if r["split"] != "dev"], "round-2 templates outside dev")
+    assert len(_builder().load_templates()) == len(_templates("forms"))
+
+
+@pytest.mark.parametrize("split", ["test", "holdout"])
+def test_a_round_two_template_outside_dev_is_refused(tmp_path: Path, split: str) -> None:
+    """A round-2 row that says test (or anything but dev) is refused, naming the template."""
+    _refused(tmp_path, "forms", lambda r: {**r, "round": 2, "split": split}, "dev only")
+
+
+def test_a_round_other_than_two_is_refused(tmp_path: Path) -> None:
+    """Round 1 is written by leaving the key out; any other round value is refused."""
+    for value in (1, 3):
+        _refused(tmp_path, "forms", lambda r, v=value: {**r, "round": v, "split": "dev"}, "round must be")
+
+
+@pytest.mark.parametrize("graph", _corpus("forms").graphs)
+def test_round_two_questions_follow_the_round_one_questions_in_dev(graph: str) -> None:
+    """The dev files list every round-1 question before any round-2 one, so adding a round leaves
+    the earlier questions where they were."""
+    rounds = [_templates("forms")[q.template or ""].get("round", 1) for q in _questions(graph, "dev")]
+    assert rounds == sorted(rounds) and rounds[-1] == 2
 
 
 def test_every_holdout_template_is_in_the_holdout_split() -> None:

@@ -142,6 +142,10 @@ def test_before_one_or_the_other_is_not_which_first() -> None:
         "how do meter and triads relate",
         "Are meter and triads related?",
         "What does meter have to do with triads?",
+        # a question word standing alone asks about the relation itself
+        "Hi there, where does meter stand in relation to triads? Thanks",
+        "what links meter with triads",
+        "meter & triads: what's the connection?",
     ],
 )
 def test_how_related_asks_how_two_concepts_relate(question: str) -> None:
@@ -150,8 +154,10 @@ def test_how_related_asks_how_two_concepts_relate(question: str) -> None:
 
 
 def test_related_to_both_is_still_a_neighbourhood() -> None:
-    """'What is related to both meter and triads?' asks for concepts, not how the two relate."""
+    """'What is related to both meter and triads?' asks for concepts, not how the two relate; so
+    does a question word before the noun it asks for."""
     assert read("What is related to both meter and triads?").intent == "related"
+    assert read("what prerequisites do meter and triads have in common?").intent != "relate"
 
 
 def test_what_next_keeps_every_known_concept() -> None:
@@ -203,3 +209,100 @@ def test_suggest_does_not_offer_a_different_word(words: str) -> None:
     """A slip changes letters inside words ("agent" is not "RAG"); a short word needs a closer
     match ("madam" is not "Adam")."""
     assert INDEX.suggest(words) == []
+
+
+def test_count_asked_as_an_imperative() -> None:
+    r = read("count the direct prerequisites of triads for me")
+    assert r.sure and r.form == "count" and r.intent == "prerequisites", r.describe()
+
+
+def test_two_questions_about_different_concepts_are_not_merged() -> None:
+    """'What comes after meter? And what is the link with triads?' asks two things: one reading
+    would answer neither."""
+    for question in (
+        "what comes after meter? and what does triads build on?",
+        "what comes after meter? et puis, c'est quoi le lien avec triads ?",
+    ):
+        assert not read(question).sure, read(question).describe()
+    same = read("What comes after meter? I mean everything after meter?")
+    assert same.sure, same.describe()
+
+
+@pytest.mark.parametrize(
+    ("question", "known"),
+    [
+        (
+            "Knowing rhythm, intervals, scales — what could I learn right after?",
+            {"rhythm", "intervals", "scales"},
+        ),
+        (
+            "just wrapped up rhythm and intervals this semester, what can i take on next",
+            {"rhythm", "intervals"},
+        ),
+    ],
+)
+def test_what_next_with_knowns_said_in_other_words(question: str, known: set[str]) -> None:
+    r = read(question)
+    assert r.sure and r.intent == "next" and set(r.known) == known, r.describe()
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "I want to get to triads eventually. I already have rhythm and intervals. what's still missing?",
+        "triads is my goal and rhythm is done. What's left on the list?",
+        "knowing rhythm and intervals, what else stands between me and triads",
+        "whats outstanding before triads if rhythm is already done",
+    ],
+)
+def test_what_is_left_with_knowns_said_in_other_words(question: str) -> None:
+    r = read(question)
+    assert r.sure and r.intent == "needed_before" and r.subject == "triads" and "rhythm" in r.known, (
+        r.describe()
+    )
+
+
+def test_an_unknown_topic_in_the_known_list_is_not_dropped() -> None:
+    r = read("just wrapped up rhythm and jazz harmony this semester, what can i take on next")
+    assert not r.sure and "jazz harmony" in (r.problem or ""), r.describe()
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "should i start with rhythm or with triads",
+        "I have a week off and want to study rhythm and triads. Which goes first?",
+        "in what sequence should rhythm and triads be learned",
+        "tell me which to pick up first out of rhythm and triads",
+        "What's the right order for rhythm and triads pls",
+        "Does rhythm go first or does triads?",
+    ],
+)
+def test_which_first_said_in_other_words(question: str) -> None:
+    r = read(question)
+    assert r.sure and r.intent == "order" and set(r.ids()) == {"rhythm", "triads"}, r.describe()
+
+
+def test_concepts_in_order_between_two_are_a_path_not_which_first() -> None:
+    r = read(
+        "departing from rhythm, with triads as my destination. Which concepts should I pass through, and in what order?"
+    )
+    assert r.intent != "order", r.describe()
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "triads directly depends on scales, yes or no?",
+        "pls confirm: scales is an immediate requirement for triads, correct?",
+        "Tell me whether scales is required at some point on the way to triads.",
+        "triads needs scales, right?",
+    ],
+)
+def test_a_statement_put_up_for_confirmation_is_a_yes_no_question(question: str) -> None:
+    r = read(question)
+    assert r.sure and r.form == "yes_no" and r.subject == "triads" and r.candidate == "scales", r.describe()
+
+
+def test_a_confirmation_tag_does_not_turn_a_wh_question_into_yes_no() -> None:
+    assert read("what does triads need, right?").form != "yes_no"

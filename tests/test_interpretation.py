@@ -98,6 +98,22 @@ def test_what_comes_after_and_paths_are_not_about() -> None:
     assert (path.intent, path.subject, path.other) == ("path", "embeddings", "rag")
 
 
+@pytest.mark.parametrize(
+    ("question", "transitive"),
+    [
+        ("What do I need before RAG?", True),
+        ("What comes after embeddings?", True),
+        ("what comes right after embeddings", False),
+        ("What comes directly after embeddings?", False),
+    ],
+)
+def test_before_and_after_read_alike(question: str, transitive: bool) -> None:
+    """ "before X" and "after X" ask for the whole learning order on their side unless a scope
+    word says one step: the two directions mirror each other."""
+    r = read(question, FULL)
+    assert r.sure and r.transitive is transitive, r.describe()
+
+
 def test_lessons() -> None:
     """'Which lessons cover RAG?' and 'lessons to take before RAG' are lesson intents."""
     assert read("Which lessons cover RAG?").intent == "lessons_covering"
@@ -268,6 +284,10 @@ def test_bad_input_is_a_clear_problem(text: str, problem: str) -> None:
         # a year cut to two digits after an apostrophe
         ("Mar '24: what did RAG build on?", datetime(2024, 3, 1, tzinfo=UTC)),
         ("back in '18 what did RAG need", datetime(2018, 1, 1, tzinfo=UTC)),
+        # "start" / "begin" as verbs are no period: now is now, not the first of the month at midnight
+        ("I know RAG. Which new topics can I start now?", NOW),
+        ("what can I begin learning today after RAG", NOW),
+        ("at the beginning of 2024 what did RAG need", datetime(2024, 1, 1, tzinfo=UTC)),
     ],
 )
 def test_time_words(text: str, expected: datetime) -> None:
@@ -2187,3 +2207,113 @@ def test_a_journey_told_as_steps_names_its_start() -> None:
         "embeddings",
     )
     assert [s.concept_id for s in r.subjects] == ["embeddings", "rag"], r.describe()
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "In what way does RAG rely on jazz harmony?",
+        "does embeddings really build on sourdough baking techniques",
+    ],
+)
+def test_words_in_the_verbs_other_place_that_name_nothing_known_are_not_dropped(question: str) -> None:
+    """ "does X rely on <words>": the words stand where a concept stands, so an answer about X
+    alone would answer another question."""
+    r = read(question, FULL)
+    assert not r.sure and r.problem and "not a concept in this graph" in r.problem, r.describe()
+
+
+@pytest.mark.parametrize(
+    ("question", "sure"),
+    [
+        ("does RAG rely on embeddings", True),
+        ("is RAG needed for beginners", False),  # one word: who it is for, not read as a name
+    ],
+)
+def test_a_known_object_or_a_single_word_is_not_an_unknown_name(question: str, sure: bool) -> None:
+    r = read(question, FULL)
+    assert "not a concept in this graph" not in (r.problem or ""), r.describe()
+    assert r.sure is sure
+
+
+def test_a_goal_in_a_condition_is_a_goal_and_also_coordinates() -> None:
+    """ "If I want to learn A and also B, which topics serve as groundwork for both": "to learn"
+    makes A and B goals (not what the learner knows), and "and also" joins them."""
+    r = read(
+        "If I want to learn RAG and also embeddings, which topics serve as groundwork for both, "
+        "directly or further back?",
+        FULL,
+    )
+    assert r.sure and r.intent == "needed_before" and r.combine == "both" and r.transitive, r.describe()
+    assert {s.concept_id for s in r.subjects} == {"rag", "embeddings"}
+    once = read("Were I to complete RAG, what would lie ahead?", FULL)
+    assert once.intent == "dependents" and once.subject == "rag", once.describe()
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "- RAG\n- embeddings",  # a list of names with no question
+        "@@ RAG ## ~~ embeddings %% ^^",
+        "Name the one of RAG and embeddings that comes first, but it has to be the one that comes last.",
+    ],
+)
+def test_a_reading_that_leaves_out_a_name_the_question_asks_with_is_not_answered(question: str) -> None:
+    """Every concept named in the asking part is used by the reading, or the reading is a problem
+    naming the one it left out: an answer about one of them answers another question."""
+    r = read(question, FULL)
+    assert not r.sure and r.problem and "leaves out" in r.problem, r.describe()
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "I'm planning a course. Which concepts build on RAG?",  # a context sentence
+        # a name opening a clause with a verb's object after it is the verb ("Planning next term's")
+        "Planning next term's scheme of work. Which topics build on RAG?",
+        "Request 1: list the topics that build on RAG. Request 2: Planning the list, keep it short.",
+    ],
+)
+def test_names_set_aside_as_context_or_used_as_words_need_no_place(question: str) -> None:
+    r = read(question, {**FULL, "prerequisite": 40})
+    assert r.sure, r.describe()
+
+
+def test_words_coordinated_with_a_name_that_name_nothing_known_are_an_unknown_topic() -> None:
+    """ "in what sequence should quantum annealing and RAG be learned": two unexplained words joined
+    to a name by "and" are a topic the graph lacks, not noise; a verb phrase is not ("X and keep
+    seeing it")."""
+    r = read("in what sequence should quantum annealing and RAG be learned", FULL)
+    assert not r.sure and "'quantum annealing', which is not a concept" in (r.problem or ""), r.describe()
+    ok = read(
+        "I'm reading about RAG and keep seeing it described as an extension. What does it build on?", FULL
+    )
+    assert ok.sure and ok.intent == "builds_on", ok.describe()
+
+
+@pytest.mark.parametrize(
+    ("question", "unknown"),
+    [
+        ("RAG directly depends on speech recognition, yes or no?", "speech recognition"),
+        (
+            "please confirm that RAG is an immediate requirement for protein folding, correct?",
+            "protein folding",
+        ),
+    ],
+)
+def test_unexplained_words_ending_a_learning_relations_clause_are_an_unknown_topic(
+    question: str, unknown: str
+) -> None:
+    r = read(question, FULL)
+    assert not r.sure and f"'{unknown}', which is not a concept" in (r.problem or ""), r.describe()
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "I'm told query expansion underpins a great deal. What, specifically, rests upon it?",
+        "i need to know the umbrella topic that RAG is part of for my pitch deck",
+    ],
+)
+def test_idioms_after_a_relation_word_are_not_unknown_topics(question: str) -> None:
+    assert "not a concept in this graph" not in (read(question, FULL).problem or "")

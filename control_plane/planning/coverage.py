@@ -3,7 +3,8 @@
 An answer "names" a concept when its text contains the concept's name, one of its aliases or its
 id (``NameIndex``: normalised tokens, a name inside a longer name does not count: "Agent
 orchestration" names agent orchestration, not "agent"). Text quoted verbatim from a cited record
-(the summary of a cited concept, the title or id of a cited lesson) is that record's own words,
+(the summary of a cited concept, the reason on a cited edge, the title or id of a cited lesson) is
+that record's own words,
 not a claim of the answer, and is left out; the rest of the text is read piece by piece around it and
 between list and clause punctuation (a name never runs across ",", ";", ":", brackets or a
 sentence's end), so words on both sides never join into a name.
@@ -55,12 +56,20 @@ def evidence_names(evidence: EvidenceGraph[Any, Any]) -> NameIndex:
 
 
 def quoted_records(
-    evidence: EvidenceGraph[Any, Any], concept_ids: Iterable[str], lesson_refs: Iterable[str] = ()
+    evidence: EvidenceGraph[Any, Any],
+    concept_ids: Iterable[str],
+    lesson_refs: Iterable[str] = (),
+    edge_refs: Iterable[str] = (),
 ) -> tuple[str, ...]:
     """The texts an answer may quote without claiming what they name: the summaries of the
-    cited concepts, and the titles and ids of the cited lesson links' lessons (those in the
-    evidence; a lesson id such as ``L25_prompting_fundamentals`` holds a concept's words too)."""
+    cited concepts, the grounding reasons of the cited edges (where the evidence holds full
+    records: "why" answers quote them), and the titles and ids of the cited lesson links' lessons
+    (those in the evidence; a lesson id such as ``L25_prompting_fundamentals`` holds a concept's
+    words too)."""
     out = [evidence.concepts[c].summary for c in dict.fromkeys(concept_ids) if c in evidence.concepts]
+    for ref in dict.fromkeys(edge_refs):
+        grounding = getattr(evidence.edges.get(ref), "grounding", None)
+        out.append(str(getattr(grounding, "reason", "") or "").strip().rstrip("."))
     links = [evidence.lessons[r] for r in lesson_refs if r in evidence.lessons]
     out += [text for link in links for text in (link.title, link.lesson_id)]
     return tuple(t for t in out if t)

@@ -737,9 +737,16 @@ class Planner:
                 relations = tuple(dict.fromkeys((*focus.relations, *order.relations)))
                 focus = Focus(relations, tuple(sorted(budget_open)), f"continue: {PARTIAL}", focus.direction)
             hop_over = ()
+            # a concept the draft needs that no round has read yet (a known concept of a
+            # "what is left" question beyond the seeds): the walk starts from it
+            unread = [c for c in focus.concept_ids if c not in evidence.concepts and c not in visited]
             if order is not None and focus.relations and not set(focus.relations) <= set(order.relations):
                 hop_over = focus.relations
                 frontier = [c for c in focus.concept_ids if c not in visited][: self.frontier_cap]
+            elif order is not None and unread:
+                frontier = unread[: self.frontier_cap]
+                for c in self.reader.concepts(frontier, as_of=point).values():
+                    evidence.add_concept(c)
             else:
                 frontier = [
                     n.concept.concept_id

@@ -228,7 +228,7 @@ def verify(
     if not draft.concept_ids and not draft.edge_ids:
         return Verdict(False, capped, "cites nothing from the evidence")
     quoted = quoted_records(
-        evidence, (*draft.concept_ids, *(reading.ids() if reading else ())), draft.lesson_refs
+        evidence, (*draft.concept_ids, *(reading.ids() if reading else ())), draft.lesson_refs, draft.edge_ids
     )
     named = named_concepts(draft.answer, names or evidence_names(evidence), quoted=quoted)
     outside = tuple(sorted(c for c in named if c not in evidence.concepts))

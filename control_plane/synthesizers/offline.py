@@ -257,6 +257,12 @@ def set_answer(ask: Ask) -> Finding:
     elif reading.intent == "contrasts" and y is not None and y in ev.concepts:
         members &= {y}  # "A versus B": only the contrast between the two
     known = tuple(k for k in reading.known if k in ev.concepts)
+    unread = [k for k in reading.known if k not in ev.concepts]
+    if unread and mode_of(reading) == "before" and reading.transitive:
+        # what a known concept rests on cannot be left out before it is read: ask for it
+        return partial(
+            Finding((), ("Not yet read: what ", Names(tuple(unread)), " rests on.")), unread, ev, a.relations
+        )
     rests = _known_closure(ask, known) if mode_of(reading) == "before" and reading.transitive else set(known)
     members -= rests
     open_ |= {c for c in rests if c in ask.unexpanded}

@@ -17,6 +17,7 @@ from control_plane.understanding.grammar import (
     _CONCEPT_NOUNS,
     _TOPIC_WORDS,
     KNOWN_CONDITION,
+    WHAT_IS_LEFT,
     _any,
     _asides,
     _asked_noun,
@@ -80,6 +81,8 @@ from control_plane.understanding.lexicon import (
     FIRST_PERSON,
     INVERTING_AUX,
     KNOWN_AFTER,
+    KNOWN_FRAMES,
+    KNOWN_LEADS,
     KNOWN_OPENERS,
     KNOWN_VERBS,
     LEARN,
@@ -121,7 +124,11 @@ DOUBTED: Final = 0.5
 def checked(reading: Reading, tokens: Sequence[str], model: IntentModel | None) -> Reading:
     """``reading``, made unsure when the learnt ``model`` (intent_model) finds another intent far
     more likely than any the reading answers; the reading says which."""
-    if reading.form in ("yes_no", "why") or reading.intent in ("order", "relate", "next"):
+    if (
+        reading.form in ("yes_no", "why")
+        or reading.intent in ("order", "relate", "next")
+        or reading.cue == WHAT_IS_LEFT
+    ):
         return reading  # the corpus the model learnt from has no label for these forms
     # combined questions, and neighbourhoods wider than one hop, have no label in the corpus
     combined = bool(reading.combine) or reading.intent == "before_uses" or reading.hops > 1
@@ -388,13 +395,15 @@ def _situation(question: str, w: _Words, mentions: Sequence[Mention]) -> _Situat
             named_here = {m.concept_id for m in inside}
             known_only = all(_said_known(toks, m.start) for m in inside)
             kept: list[Mention] = []
+            known_list = False  # the last name kept is said known or listed after one that is
             for m in mentions:
-                listed = bool(kept) and _said_known(toks, kept[-1].start) and _coordinated(toks, kept[-1], m)
+                listed = bool(kept) and known_list and _coordinated(toks, kept[-1], m)
                 if m.start not in context or (
                     m.concept_id not in named_here
                     and (_said_known(toks, m.start) or listed or (known_only and _said_goal(toks, m.start)))
                 ):
                     kept.append(m)
+                    known_list = _said_known(toks, m.start) or listed
             mentions = kept
         elif any(t in PRONOUNS or t in DEMONSTRATIVES for i, t in enumerate(toks) if i not in context):
             # "Before I start X, I'd like everything that comes before it. Can you list them?":
@@ -459,6 +468,7 @@ def _longer_name(question: str, w: _Words, s: _Situation) -> Reading | None:
             and lo - 1 not in masked
             and (len(sentence) != len(toks) or sentence[lo - 1] == sentence[m.start])  # "weekends. X"
             and _foreign_modifier(toks[lo - 1])
+            and _spaced(question, lo)  # "pls confirm: X": a label's colon ends the modifiers
             and not _verb_before_name(question, toks, lo - 1, m)
             and not _quoted(question, m)  # 'worksheet entry "X"': the quotes delimit the name
         ):
@@ -721,7 +731,12 @@ def _tag_mentions(
             window = toks[max(prev.end, b - 6) : b]
         gap = toks[prev.end : m.start] if prev is not None else ()
         coordinated = prev is not None and (
-            (gap and all(t in {"and", "or", "as", "well", "plus", "both", "the", "a", "an"} for t in gap))
+            (
+                gap
+                and all(
+                    t in {"and", "or", "as", "well", "plus", "also", "both", "the", "a", "an"} for t in gap
+                )
+            )
             # "I know A, B and C": a comma (or a slash, an ampersand) lists the names
             or (not gap and _listed(question, prev, m))
         )
@@ -737,11 +752,13 @@ def _tag_mentions(
                 )
             )  # "I'm planning the next year": a progressive verb, not the concept "planning"
             or (
-                # "planning a 6 month self-study ...": a sentence opening with a gerund and its object
-                opens
+                # "planning a 6 month self-study ...", "Planning next term's scheme", "Limit the
+                # list to ...": a sentence opening with a verb (a gerund, an imperative) and its
+                # object, the name and the object's determiner apart by one space only
+                (opens or _after_colon(question, m.start))
                 and m.end - m.start == 1
-                and toks[m.start].endswith("ing")
-                and toks[m.end : m.end + 1] in (("a",), ("an",), ("the",), ("my",), ("our",))
+                and toks[m.end : m.end + 1] in _OBJECT_OPENERS
+                and (toks[m.start].endswith("ing") or _spaced(question, m.end))
             )
             or _name_as_verb(question, toks, m, sentence)  # "what should we benchmark X against"
         ):
@@ -762,6 +779,8 @@ def _tag_mentions(
                 and any(w in {"i", "already", "ve", "have", "has", "had", "we", "m", "am"} for w in window)
             )
             or _ends_with(window, len(window), [normalise("familiar with"), normalise("comfortable with")])
+            # "given my knowledge of A", "I already have A", "just wrapped up A", "picked up A"
+            or _ends_with(window, len(window), [f for f in (*KNOWN_FRAMES, *KNOWN_LEADS) if len(f) > 1])
             or (not coordinated and _known_by_clause(question, toks, masked, sentence, m, b))
         ):
             tags[m.concept_id] = "known"
@@ -773,6 +792,23 @@ def _tag_mentions(
         roles[m.concept_id] = _role_at(toks, m.start, m.end, masked, verbs, nouns, relational)
         prev = m
     return ordered, words_of, tags, roles
+
+
+# What opens a verb's object right after it ("the list", "next term's").
+_OBJECT_OPENERS: Final = (("a",), ("an",), ("the",), ("my",), ("our",), ("your",), ("next",), ("this",))
+
+
+def _spaced(question: str, end: int) -> bool:
+    """The token ending at ``end`` and the next one are apart by one space (no punctuation:
+    "Tokenization: the basics" is a name and a heading)."""
+    spans = _token_spans(question)
+    return end < len(spans) and question[spans[end - 1][1] : spans[end][0]] == " "
+
+
+def _after_colon(question: str, start: int) -> bool:
+    """The token at ``start`` opens a clause after a colon ("Request 2: Limit the list")."""
+    spans = _token_spans(question)
+    return 0 < start < len(spans) and ":" in question[spans[start - 1][1] : spans[start][0]]
 
 
 def _known_by_clause(
@@ -801,6 +837,12 @@ def _known_by_clause(
         k for k in range(end, min(end + 3, len(toks))) if not sentence or sentence[k] == sentence[m.start]
     ]
     after = tuple(toks[k] for k in same)
+    if after[:1] in (("is",), ("are",), ("was",), ("were",)):
+        # "supervised learning is done", "A and B are behind me", "X is already covered": said of
+        # the names themselves, whoever the clause's subject is
+        rest = after[1:] if after[1:2] != ("already",) else after[2:]
+        if any(rest[: len(q)] == q for q in KNOWN_AFTER if q != ("already",)):
+            return True
     if any(after[: len(q)] == q for q in KNOWN_AFTER):
         return any(t in {"got", "have", "ve", "with", "i"} for t in toks[max(0, start) : m.start])
     return False
@@ -824,9 +866,7 @@ def _unknown_goal(
             while j < len(toks) and toks[j] in DETERMINERS:
                 j += 1
             end = j
-            while (
-                end < len(toks) and end not in masked and toks[end].isalpha() and toks[end] not in VOCABULARY
-            ):
+            while end < len(toks) and end not in masked and nameless(toks[end]):
                 end += 1
             if end > j:
                 return j, end

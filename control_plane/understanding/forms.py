@@ -46,7 +46,16 @@ from typing import Final
 
 from control_plane.understanding.analysis import Parse
 from control_plane.understanding.frames import FRAMES, read_frames
-from control_plane.understanding.grammar import _any, _intent_of, _Role, _surface, _token_spans
+from control_plane.understanding.grammar import (
+    _TOPIC_WORDS,
+    WHAT_IS_LEFT,
+    _any,
+    _between,
+    _intent_of,
+    _Role,
+    _surface,
+    _token_spans,
+)
 from control_plane.understanding.lexicon import (
     ABOUT,
     ADVERBS,
@@ -138,9 +147,12 @@ _MAY: Final = frozenset(normalise("can could may"))
 
 
 def _yes_no(p: Parse) -> bool:
-    """Does an auxiliary open the asking sentence as a yes/no question?"""
+    """Does an auxiliary open the asking sentence as a yes/no question (or is it a statement put
+    up for confirmation, :func:`_put_to_confirm`)?"""
     words = _opening(p)
-    if not words or p.toks[words[0]] not in YES_NO_AUX:
+    if words and p.toks[words[0]] not in YES_NO_AUX:
+        return _put_to_confirm(p, words)
+    if not words:
         return False
     toks = [p.toks[i] for i in words]
     if toks[1:2] and toks[1] in ASKED and toks[0] in REQUEST_AUX | frozenset(normalise("do")):
@@ -154,6 +166,26 @@ def _yes_no(p: Parse) -> bool:
     if toks[1:2] and toks[1] in THERE:
         return False  # "are there prerequisites for X?": asks for them
     return not any(t in WH for t in toks[1:] if t not in {"anything", "something"})
+
+
+# A statement put up for confirmation: "A depends on B, yes or no?", "pls confirm: A is needed
+# for B, correct?", "tell me whether A is required on the way to B".
+_CONFIRM_TAGS: Final = tuple(normalise(t) for t in ("yes or no", "true or false", "correct", "right", "y n"))
+_CONFIRM_OPENERS: Final = tuple(
+    normalise(t) for t in ("tell me whether", "tell me if", "confirm", "confirm that", "is it true that")
+)
+
+
+def _put_to_confirm(p: Parse, words: Sequence[int]) -> bool:
+    """The asking sentence states a relation between named concepts and asks for it to be
+    confirmed: it ends with a tag or opens with a request to confirm, has no question word, and
+    a relation word stands in it."""
+    toks = [p.toks[i] for i in words if i not in p.masked]
+    tagged = any(tuple(toks[-len(t) :]) == t for t in _CONFIRM_TAGS)
+    opened = any(tuple(toks[: len(t)]) == t for t in _CONFIRM_OPENERS)
+    if not (tagged or opened) or any(t in WH for t in toks):
+        return False
+    return sum(i in p.masked for i in words) > 0 and _cued(p)
 
 
 def _cued(p: Parse) -> bool:
@@ -185,6 +217,7 @@ def _unsupported(p: Parse) -> Reading | None:
         and toks[1] not in VOCABULARY
         and toks[1] not in EXACT
         and not toks[1].endswith("ly")  # "what exactly", "what precisely": an adverb, not a thing
+        and not (toks[2:] and toks[2] in _TOPIC_WORDS)  # "which new topics": an adjective on "topics"
     ):
         asked = f"{toks[0]} {toks[1]}"  # "what salary can I expect if I know X": not a concept
     for k, i in enumerate(words[:-1]):
@@ -230,9 +263,19 @@ def _order(p: Parse) -> Reading | None:
             return _one_of_two_unknown(p, "which comes first")
         return None
     a, b = pair
-    between = [t for t in p.toks[a.end : b.start] if t not in _BETWEEN_FILLER]
-    alternatives = (between in ([], ["or"]) and "or" in p.toks[a.end : b.start]) or (
+    raw = list(p.toks[a.end : b.start])
+    if raw[:2] == ["or", "with"]:
+        raw = raw[:1] + raw[2:]  # "start with A or with B"
+    between = [t for t in raw if t not in _BETWEEN_FILLER]
+    # "A or B", "A or with B", and "A and B" when a question word asks which of them
+    alternatives = (between == [] and "or" in p.toks[a.end : b.start]) or (
         between == [] and ("which" in words or "what" in words)
+    )
+    # "A and B ... which goes first?": a question word standing for one of them, not asking for
+    # concepts ("which concepts should I pass through, and in what order") nor the steps "between
+    # A and B"
+    alternatives = alternatives or (
+        between == ["and"] and _wh_pronoun(p, asking) in ("which", "what") and not _between(p.toks, a, b)
     )
     in_order = between == ["and"] and _has(p, asking, (normalise("what order"), normalise("which order")))
     if not ((alternatives and ordered) or symmetric or in_order) or _has(p, asking, BOTH) or p.said_known:
@@ -272,7 +315,9 @@ def _joined_to_unknown(
 
 
 # What may stand between the two names of a which-first question ("A first or B", "A, then B").
-_BETWEEN_FILLER: Final = frozenset(normalise("the a an first then or earlier later before after"))
+_BETWEEN_FILLER: Final = frozenset(
+    normalise("the a an first then or earlier later before after starting start learning studying does do go")
+)
 
 
 def _one_of_two_unknown(p: Parse, form: str) -> Reading:
@@ -308,8 +353,16 @@ def _relate(p: Parse) -> Reading | None:
     between A and B?", "what does A have to do with B?", "are A and B connected?"."""
     asking = _asking(p)
     toks = [p.toks[i] for i in asking if i not in p.masked]
-    relation_word = any(t in RELATION_WORDS for t in toks) or _has(p, asking, RELATION_PHRASES)
-    how = "how" in toks or _has(p, asking, (normalise("in what way"), normalise("in which way")))
+    relation_word = any(t in RELATION_WORDS or t in RELATION_NOUNS for t in toks) or _has(
+        p, asking, RELATION_PHRASES
+    )
+    # "how", "in what way", and "where does A stand in relation to B", "what links A with B":
+    # a question word asking about the relation itself
+    how = (
+        "how" in toks
+        or _has(p, asking, (normalise("in what way"), normalise("in which way")))
+        or (_wh_pronoun(p, asking) in ("where", "what") and _pair(p) is not None)
+    )
     noun_between = any(
         p.toks[i] in RELATION_NOUNS and p.toks[i + 1 : i + 2] == ("between",)
         for i in asking
@@ -328,6 +381,21 @@ def _relate(p: Parse) -> Reading | None:
         return None
     a, b = pair
     return p.build("relate", [_sub(p, a), _sub(p, b, "other")], transitive=True, cue="how related")
+
+
+def _wh_pronoun(p: Parse, asking: Sequence[int]) -> str:
+    """The asking part's first question word when it stands alone ("what links A with B", "where
+    does A stand"), not before a noun it asks for ("what prerequisites do A and B have in common":
+    concepts); "" otherwise."""
+    for i in asking:
+        if i in p.masked or p.toks[i] not in WH:
+            continue
+        starts_noun = any(s == i + 1 for s, _, _ in p.nouns) or p.toks[i + 1 : i + 2] in _TOPIC_NOUNS
+        return "" if starts_noun else p.toks[i]
+    return ""
+
+
+_TOPIC_NOUNS: Final = tuple((w,) for w in _TOPIC_WORDS)
 
 
 # "What is / which concepts are related to ...": asks for concepts, not how two relate.
@@ -446,7 +514,8 @@ def _two_concept_suggestions(p: Parse) -> tuple[str, ...]:
 
 def _count(p: Parse) -> Reading | None:
     """ "How many direct prerequisites does Y have?": the count of the rest of the question."""
-    if not (_has(p, _asking(p), COUNT_WORDS) or _starts(p, _opening(p), (("number", "of"),))):
+    # "how many ...", "number of ...", and the imperative "count the direct prerequisites of X"
+    if not (_has(p, _asking(p), COUNT_WORDS) or _starts(p, _opening(p), (("number", "of"), ("count",)))):
         return None
     reading = read_frames(p, FRAMES)
     if reading.intent in ("about", "unknown") or reading.form:
@@ -488,7 +557,7 @@ def _remaining(p: Parse) -> Reading | None:
     role = p.roles.get(p.main.concept_id)
     if role is not None and role.role != DEP:
         return None  # "what's left that builds on X"
-    return p.build("needed_before", [p.sub(p.main)], transitive=True, cue="what is left")
+    return p.build("needed_before", [p.sub(p.main)], transitive=True, cue=WHAT_IS_LEFT)
 
 
 def _check(p: Parse) -> Reading | None:

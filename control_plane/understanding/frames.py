@@ -32,7 +32,9 @@ from control_plane.understanding.grammar import (
     _split_by_name,
     _surface,
     _unexplained_anywhere,
+    _unknown_cue_object,
     _unknown_known,
+    _unknown_object,
     _unknown_slot,
     _unknown_subject,
 )
@@ -79,7 +81,12 @@ def _other_place_unknown(p: Parse) -> Reading | None:
     toks, masked = p.toks, p.masked
     if p.second is not None:
         return None
-    unknown = _unknown_slot(toks, masked, p.sentence) or _unknown_subject(toks, masked, p.verbs)
+    unknown = (
+        _unknown_slot(toks, masked, p.sentence)
+        or _unknown_subject(toks, masked, p.verbs)
+        or _unknown_object(toks, masked, p.verbs, p.sentence)
+        or _unknown_cue_object(p.question, toks, masked, [*p.verbs, *p.nouns], p.sentence)
+    )
     # A plan or a path that leaves out what the learner knows needs to know what that is; other
     # questions ("I studied philosophy; what does X rest on?") are answered the same either way.
     ordering = _any(toks, (*PATH, *PLAN, *PATH_END, *GOAL_REACH, *BEFORE_MARKERS), masked) or bool(

@@ -91,6 +91,7 @@ from control_plane.understanding.lexicon import (
     WH,
     WHOLE,
     Cue,
+    nameless,
     respelt,
 )
 from control_plane.understanding.names import ARROW, TOKEN_PATTERN, normalise
@@ -188,12 +189,15 @@ def _unknown_slot(
             # from X, not directly linked to it", "from there to X"); "from scratch to X" starts
             # where a learner knows nothing
             span = _content_span(
-                toks, lo, hi, DETERMINERS | PRONOUNS | DEMONSTRATIVES | PLACE_PROFORMS | POLITE
+                toks, lo, hi, DETERMINERS | PRONOUNS | DEMONSTRATIVES | PLACE_PROFORMS | POLITE | _LEARNER
             )
             if span is not None and not _origin(toks, *span):
                 return span
     return None
 
+
+# The learner as a place of a two-place frame ("what stands between me and X"): where they stand.
+_LEARNER: Final = frozenset(normalise("me us myself ourselves"))
 
 # Pro-forms that fill a place on their own (unlike "its" or "this", which may open a noun phrase).
 _PRO_FORMS: Final = tuple((w,) for w in ("it", "them", "there", "here"))
@@ -738,6 +742,85 @@ def _unknown_subject(
     return None
 
 
+def _unknown_object(
+    toks: Sequence[str],
+    masked: frozenset[int],
+    verbs: Sequence[tuple[int, int, Cue]],
+    sentence: Sequence[int] = (),
+) -> tuple[int, int] | None:
+    """The object of "does X rely on <words>" / "is X needed for <words>" when it names no known
+    concept while the verb's inverted subject does: the mirror of :func:`_unknown_subject`. The
+    frame is an inverting auxiliary, a known name, the verb (adverbs may stand between), and words
+    up to the end of the sentence or the next known name, at least two and every one a word no
+    vocabulary here explains (``lexicon.nameless``)."""
+
+    def same(i: int, j: int) -> bool:
+        return not sentence or sentence[i] == sentence[j]
+
+    for s, e, _ in verbs:
+        m = s
+        while m > 0 and toks[m - 1] in ADVERBS and m - 1 not in masked:
+            m -= 1
+        if m == 0 or m - 1 not in masked:
+            continue
+        while m > 0 and m - 1 in masked:
+            m -= 1  # the start of the name right before the verb
+        a = _skip_back(toks, m, masked)
+        if a == 0 or toks[a - 1] not in INVERTING_AUX or not same(a - 1, s):
+            continue
+        j = e
+        while j < len(toks) and toks[j] in DETERMINERS and j not in masked:
+            j += 1
+        k = j
+        while k < len(toks) and k not in masked and same(k, s) and nameless(toks[k]):
+            k += 1
+        # two words at least: a single one after the verb is as often who or what the learning
+        # is for ("is X needed for beginners") as a name
+        if k - j >= 2 and (k == len(toks) or not same(k, s) or k in masked):
+            return (j, k)
+    return None
+
+
+def _unknown_cue_object(
+    question: str,
+    toks: Sequence[str],
+    masked: frozenset[int],
+    cues: Sequence[tuple[int, int, Cue]],
+    sentence: Sequence[int] = (),
+) -> tuple[int, int] | None:
+    """The object of a relation word ("depends on <words>,", "a requirement for <words>?", "ready
+    for <words>.") when it is two or more words no vocabulary here explains, ending the clause, and
+    the clause names a known concept: a topic the graph lacks in the relation's other place. Only
+    learning-order words count; an indefinite article before the words ("underpins a great
+    deal") makes them no name."""
+    spans = _token_spans(question)
+
+    def ends_clause(k: int) -> bool:
+        if k >= len(toks) or k >= len(spans):
+            return True
+        if sentence and sentence[k] != sentence[k - 1]:
+            return True
+        return any(c in ",;:?.!()" for c in question[spans[k - 1][1] : spans[k][0]])
+
+    for s, e, cue in cues:
+        if cue.family not in (LEARN, PREREQ, BUILD) or ends_clause(e):
+            continue  # learning order only ("fit in the grand scheme" is a part-of idiom)
+        j = e
+        if j < len(toks) and toks[j] in PREPOSITIONS and toks[e - 1] not in PREPOSITIONS and j not in masked:
+            j += 1  # "a requirement for <words>"
+        while j < len(toks) and toks[j] in DETERMINERS and j not in masked and toks[j] not in ("a", "an"):
+            j += 1
+        if j < len(toks) and toks[j] in ("a", "an"):
+            continue
+        k = j
+        while k < len(toks) and k not in masked and nameless(toks[k]) and not (k > j and ends_clause(k)):
+            k += 1
+        same = [i for i in masked if not sentence or sentence[i] == sentence[s]]
+        if k - j >= 2 and ends_clause(k) and same:
+            return (j, k)
+    return None
+
+
 def _skip_back(toks: Sequence[str], i: int, masked: frozenset[int]) -> int:
     """Index just after the last meaningful token before ``i`` (determiners skipped)."""
     j = i
@@ -748,6 +831,8 @@ def _skip_back(toks: Sequence[str], i: int, masked: frozenset[int]) -> int:
 
 # The cue of a role read from a condition on what the learner knows ("once I know X").
 KNOWN_CONDITION: Final = "once I know"
+# The cue of a reading of what is left before a goal, given what the learner knows.
+WHAT_IS_LEFT: Final = "what is left"
 
 
 @dataclass(frozen=True)
@@ -900,13 +985,19 @@ def _by_marker(s: _Site) -> _Role | None:
             return _Role(LEARN, DEP, True, " ".join(m), 3)
     for m in AFTER_MARKERS:
         if s.marked(m):
-            return _Role(LEARN, FOUND, False, " ".join(m), 3)
+            return _Role(LEARN, FOUND, True, " ".join(m), 3)
     return None
 
 
 def _by_condition(s: _Site) -> _Role | None:
     """ "once I know X", "if I learn X", "were I to complete X": X is known, a foundation."""
     window = s.toks[max(0, s.b - 7) : s.b]  # "once my year 6 pupils finish X": the subject may be long
+    if (
+        tuple(window[-2:-1]) == ("to",)
+        and tuple(window[-3:-2]) not in (("get",), ("got",))  # "once I get to know X"
+        and tuple(window[-4:-3]) != ("were",)  # "were I to complete X": the inverted conditional
+    ):
+        return None  # "if I want to learn X": an infinitive of purpose (X the goal), not the condition's verb
     triggers = [i for i, w in enumerate(window) if w in {"once", "since", "having", "if", "when"}]
     # an inverted conditional: "were I to complete X", "had we finished X" is "if I complete X"
     triggers += [

@@ -69,14 +69,21 @@ abstains, quoting :meth:`Reading.describe` and two or three ``suggestions`` it d
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime
 from types import EllipsisType
 from typing import Final
 
-from control_plane.understanding.analysis import analyse
+from control_plane.understanding.analysis import Parse, analyse
 from control_plane.understanding.forms import FORM_FRAMES
 from control_plane.understanding.frames import FRAMES, read_frames
+from control_plane.understanding.grammar import _surface, _token_spans
 from control_plane.understanding.intent_model import IntentModel, default_model
+from control_plane.understanding.lexicon import (
+    DETERMINERS,
+    nameless,
+)
+from control_plane.understanding.names import normalise
 from control_plane.understanding.reading import SURE, Mention, Reading, Subject, mentions_in
 
 __all__ = ["SURE", "Mention", "Reading", "Subject", "interpret", "mentions_in"]
@@ -121,4 +128,90 @@ def _interpret(
     model: IntentModel | None,
 ) -> Reading:
     parsed = analyse(question, mentions, now, counts, model)
-    return parsed if isinstance(parsed, Reading) else read_frames(parsed, READING_ORDER)
+    if isinstance(parsed, Reading):
+        return parsed
+    return _accounted(parsed, read_frames(parsed, READING_ORDER))
+
+
+def _accounted(p: Parse, reading: Reading) -> Reading:
+    """``reading``, or a problem when it leaves out a concept the question asks with: an answer
+    that drops one of the names ("which goes first, A or B?" answered about A) answers another
+    question. Names in context sentences, and names used as words ("I'm planning to ..."), were
+    set aside before the frames read the question and do not count."""
+    if not reading.sure:
+        return reading
+    slot = _unknown_in_a_slot(p)
+    if slot is not None:
+        return replace(
+            reading,
+            problem=f"the question also names {_surface(p.question, *slot)!r}, which is not a concept in this graph",
+        )
+    if _two_questions(p):
+        return replace(
+            reading, problem="the message asks two questions about different concepts; ask them one at a time"
+        )
+    used = set(reading.ids())
+    left = [m for m in p.ordered if m.concept_id not in used and p.tags.get(m.concept_id) != "example"]
+    if not left:
+        return reading
+    words = " and ".join(repr(p.words_of[m.concept_id]) for m in left)
+    return replace(
+        reading,
+        problem=f"the question also names {words}, which this reading ({reading.describe()}) leaves out",
+    )
+
+
+# What opens a verb's object ("and keep seeing it", "and read the docs"), unlike a time phrase
+# after a name ("A and jazz harmony this semester").
+_OBJECT_WORDS: Final = frozenset(normalise("it them him her me us the a an"))
+# Coordination: "A and <words>", "<words> or A", "A vs <words>".
+_JOINERS: Final = frozenset(normalise("and or vs versus"))
+
+
+def _unknown_in_a_slot(p: Parse) -> tuple[int, int] | None:
+    """Two or more words no vocabulary here explains, coordinated with a concept the question
+    names ("A and <words>", "<words> or A"): a topic the graph lacks, which an answer about the
+    named concepts alone would drop."""
+    toks, masked = p.toks, p.masked
+    i = 0
+    while i < len(toks):
+        if i in masked or i in p.context or not nameless(toks[i]):
+            i += 1
+            continue
+        j = i
+        while j < len(toks) and j not in masked and j not in p.context and nameless(toks[j]):
+            j += 1
+        b = i
+        while b > 0 and toks[b - 1] in DETERMINERS and b - 1 not in masked:
+            b -= 1
+        after_name = b > 1 and toks[b - 1] in _JOINERS and b - 2 in masked
+        before_name = j + 1 < len(toks) and toks[j] in _JOINERS and j + 1 in masked
+        # "X and keep seeing it": a verb and its object, not a name
+        verb_phrase = j < len(toks) and toks[j] in _OBJECT_WORDS
+        if j - i >= 2 and (after_name or before_name) and not verb_phrase:
+            return (i, j)
+        i = j
+    return None
+
+
+def _two_questions(p: Parse) -> bool:
+    """Two asking sentences (as the analysis split them: punctuation every few words is noise,
+    not sentences), each ending in a question mark and naming concepts the other does not ("what
+    comes after A? and what does B build on?"): two questions, which one reading would merge."""
+    if len(p.sentence) != len(p.toks) or p.question.count("?") < 2:
+        return False
+    spans = _token_spans(p.question)
+    groups: dict[int, set[str]] = {}
+    for m in p.mentions:
+        sid = p.sentence[m.start]
+        if m.start not in p.context and p.asks[sid]:
+            groups.setdefault(sid, set()).add(m.concept_id)
+    asked = []
+    for sid, names in groups.items():
+        tokens = [i for i, x in enumerate(p.sentence) if x == sid]
+        rest = p.question[spans[tokens[-1]][1] :]
+        # a question of its own has words besides its names ("How does A? lead to B?" is one
+        # question with a stray mark: "lead to" is no question)
+        if rest.lstrip().startswith("?") and sum(i not in p.masked for i in tokens) >= 3:
+            asked.append(names)
+    return len(asked) >= 2 and not set.intersection(*asked)

@@ -65,6 +65,7 @@ __all__ = [
     "INVERTING_AUX",
     "KNOWN_AFTER",
     "KNOWN_FRAMES",
+    "KNOWN_LEADS",
     "KNOWN_OPENERS",
     "KNOWN_VERBS",
     "LEARN",
@@ -517,6 +518,10 @@ NEGATORS: Final = frozenset(
 OWNERS: Final = frozenset({"the", "its", "their", "those", "these", "s", "his", "her", "of", "for", "own"})
 
 KNOWN_FRAMES: Final = tuple(normalise(m) for m in ("familiar with", "comfortable with", "already know", "i know", "i ve learned", "i ve learnt", "i ve mastered", "i ve done", "i ve covered", "i ve studied", "i ve got", "am knowing", "m knowing", "i m at", "im at", "i am at"))  # fmt: skip
+# More words that, right before a name, say the learner knows it ("given my knowledge of A", "I
+# already have A", "just wrapped up A"); only where a name follows (a slot after them that names
+# nothing is not read as an unknown topic: "lessons I should already have done").
+KNOWN_LEADS: Final = tuple(normalise(m) for m in ("knowledge of", "already have", "picked up", "wrapped up"))
 
 ARGUMENT_PREPOSITIONS: Final = frozenset(normalise("for of before after about on to into towards toward"))
 
@@ -540,14 +545,28 @@ GOALS: Final = tuple(
 # What follows the names the learner knows ("got A and B covered", "with A under my belt").
 KNOWN_AFTER: Final = tuple(
     normalise(m)
-    for m in ("covered", "down", "done", "under my belt", "nailed", "sorted", "already", "mastered")
+    for m in (
+        "covered",
+        "down",
+        "done",
+        "under my belt",
+        "nailed",
+        "sorted",
+        "already",
+        "mastered",
+        "behind me",
+    )
 )
 # The openers of a learner's own clause with no subject ("have A and B", "finished A", "Known: A").
-OWN_CLAUSE: Final = frozenset(normalise("have got finished completed done known know studied learned learnt"))
+OWN_CLAUSE: Final = frozenset(
+    normalise("have got finished completed done known know knowing studied learned learnt")
+)
 # What opens a list of what the learner knows ("I know A, B", "have A and B").
 KNOWN_OPENERS: Final = OWN_CLAUSE | KNOWN_VERBS | frozenset(normalise("know knew"))
 # Words that link or soften a clause and never stand for a topic ("..., so I can", "..., please").
-LINKERS: Final = POLITE | frozenset(normalise("so but because then also too though although yet just since"))
+LINKERS: Final = POLITE | frozenset(
+    normalise("so but because then also too though although yet just since given")
+)
 
 
 def nameless(token: str) -> bool:
@@ -573,7 +592,8 @@ THERE: Final = frozenset(normalise("there"))
 ORDER_WORDS: Final = tuple(
     normalise(m)
     for m in ("first", "earlier", "sooner", "start with", "begin with", "starting with", "beginning with",
-              "start by", "come first", "go first", "what order", "which order", "in order", "precede")
+              "start by", "come first", "go first", "goes first", "what order", "which order", "in order",
+              "precede", "sequence", "right order", "correct order", "best order")
 )  # fmt: skip
 # "A before B, or the other way round?": both orders offered.
 SYMMETRIC: Final = tuple(

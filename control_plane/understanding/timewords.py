@@ -148,6 +148,7 @@ def _ordinal_day(match: re.Match[str]) -> str:
 
 
 # Words that only mean "the present": the reading records them, the time stays now.
+_TODAY: Final = re.compile(r"\W*(?:right\s+)?(?:now|today)\W*", re.IGNORECASE)
 _NOW_WORDS: Final = re.compile(r"\b(currently|at present|these days|right now|nowadays)\b", re.IGNORECASE)
 
 
@@ -197,6 +198,8 @@ def _settings(now: datetime, *, explicit_year: bool) -> dict[str, Any]:
 def _period(words_before: list[str], hit: str, when: datetime) -> datetime:
     """Apply "start of / mid / end of" to the year or month the hit names."""
     lead = {w.lower() for w in words_before[-3:]}
+    if lead & _START and not (words_before[-1:] and words_before[-1].lower() in {"early", "of"}):
+        lead -= _START  # "start of 2025", "early 2025"; not "what can I start learning today"
     year_only = bool(re.fullmatch(r"\W*(?:\w+\s+)?(19|20)\d\d\W*", hit)) and not re.search(
         r"[A-Za-z]{3,}", re.sub(r"^(in|of|on|at|by)\s+", "", hit.strip(), flags=re.IGNORECASE)
     )
@@ -272,9 +275,12 @@ def find_time(text: str, now: datetime, masked: Iterable[tuple[int, int]] = ()) 
             continue
         at = plain.find(hit)
         before = re.findall(r"[A-Za-z]+", plain[: max(at, 0)])
-        when = _period(before, hit, when.astimezone(UTC))
+        today = bool(_TODAY.fullmatch(hit))
+        # "can I start now": now is a moment, not a period's first day at midnight
+        when = now.astimezone(UTC) if today else _period(before, hit, when.astimezone(UTC))
         lead = [w for w in before[-3:]]
-        period = [i for i, w in enumerate(lead) if w.lower() in _START | _MIDDLE | _END | {"as", "back"}]
+        leads = {"as", "back"} if today else _START | _MIDDLE | _END | {"as", "back"}
+        period = [i for i, w in enumerate(lead) if w.lower() in leads]
         hit_words = re.sub(r"^(?:on|of)\s+(?=\S)", "", hit.strip(), flags=re.IGNORECASE)
         words = " ".join([*lead[period[0] :], hit.strip()]) if period else hit_words
         return TimePoint(when, words)

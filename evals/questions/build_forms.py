@@ -21,6 +21,11 @@ the holdout also ``musicstats`` (``evals/bundles/musicstats``). Output:
   were ordered by the SHA-256 of their id and dealt alternately to dev and test, once; the builder
   refuses a file that disagrees. ``forms_templates_holdout.jsonl`` has the same rows, every one
   with ``split: holdout``.
+* Rounds: the dealt rows are round 1 (no ``round`` key). Rows with ``"round": 2`` came later, to
+  give the reader more dev phrasings to learn general mechanisms from: they are dev only (the
+  builder refuses another split) and take no part in the dealing. They are instantiated after
+  every round-1 template, taking their turns in case cycles of their own, so every round-1
+  question stays as it was and the new ones follow them in the dev files.
 * ``forms_names.jsonl`` holds names as learners write them that no rule derives: the other number
   of a concept's name ("transformers", "sparse matrix") and misspellings ("embedings"), per graph.
   The builder refuses a misspelling that is a known name, contains one, or is not closest to the
@@ -94,6 +99,7 @@ COUNTABLE = ("prerequisites", "needed_before", "dependents", "comes_after", "fou
 ONE_NAME_INTENTS = (*COUNTABLE, "about", "lessons_covering", "lessons_before")
 NAME_INTENTS = (*ONE_NAME_INTENTS, "path")  # a path names two concepts: {x} and {y}
 STYLES = ("lower", "number", "possessive", "contains")
+LATER_ROUNDS = (2,)  # written after the dealing, for dev only
 FAMILIES = ("order", "builds_on")
 OTHER_RELATIONS = (RELATED, CONTRASTS_WITH, PART_OF)
 
@@ -117,6 +123,7 @@ class Template:
     intent: str | None = None
     style: str | None = None
     asks: str | None = None
+    round: int = 1  # 1: dealt to dev or test; later rounds: dev only
 
     @property
     def slots(self) -> tuple[str, ...]:
@@ -164,7 +171,8 @@ RULES: dict[str, tuple[dict[str, tuple[str, ...]], tuple[tuple[str, ...], ...]]]
 
 def load_templates(path: Path = TEMPLATES_FILE, splits: tuple[str, ...] = SPLITS) -> list[Template]:
     """The template file, validated: known forms, the parameters each needs, its slots, unique ids
-    and texts, and its split: the once-only dealing for dev and test, else the one split named."""
+    and texts, and its split: the once-only dealing for dev and test (a later round: dev), else
+    the one split named."""
     out: list[Template] = []
     for row in read_rows(path):
         tid = row.get("id", "?")
@@ -175,9 +183,15 @@ def load_templates(path: Path = TEMPLATES_FILE, splits: tuple[str, ...] = SPLITS
         for key, allowed in params.items():
             if row.get(key) not in allowed:
                 raise ValueError(f"{path.name}: template {tid}: {key} must be one of {allowed}")
-        extra = set(row) - {"id", "form", "text", "split", *params}
+        extra = set(row) - {"id", "form", "text", "split", "round", *params}
         if extra:
             raise ValueError(f"{path.name}: template {tid}: unexpected {sorted(extra)}")
+        if "round" in row and row["round"] not in LATER_ROUNDS:
+            raise ValueError(
+                f"{path.name}: template {tid}: round must be one of {LATER_ROUNDS} (round 1: no key)"
+            )
+        if "round" in row and row.get("split") != "dev":
+            raise ValueError(f"{path.name}: template {tid}: a round-{row['round']} template is dev only")
         t = Template(**row)
         if t.slots not in slot_sets or (form == "names" and (t.slots == XY) != (t.intent == "path")):
             raise ValueError(f"{path.name}: template {tid}: slots {t.slots} are not one of {slot_sets}")
@@ -193,9 +207,9 @@ def load_templates(path: Path = TEMPLATES_FILE, splits: tuple[str, ...] = SPLITS
             if t.split not in splits:
                 raise ValueError(f"{path.name}: template {t.id}: split must be one of {splits}")
         return out
-    dealt = split_of([(t.id, t.form) for t in out])
+    dealt = split_of([(t.id, t.form) for t in out if t.round == 1])
     for t in out:
-        if t.split != dealt[t.id]:
+        if t.round == 1 and t.split != dealt[t.id]:
             raise ValueError(f"{path.name}: template {t.id} belongs to {dealt[t.id]}, not {t.split}")
     return out
 
@@ -612,7 +626,7 @@ class Builder:
     """Instantiates every template on one graph; keeps the case cycles and the subjects used."""
 
     shape: Shape
-    turns: dict[tuple[str, str, tuple[str, ...]], int] = field(default_factory=dict)
+    turns: dict[tuple[str, str, int, tuple[str, ...]], int] = field(default_factory=dict)
     used: dict[str, set[Subject]] = field(default_factory=dict)
     unknown_turn: int = 0
     misspelt_turn: int = 0
@@ -622,10 +636,10 @@ class Builder:
         return {"curriculum": "cu", "prereqmap": "pm", "musicstats": "ms"}[self.shape.graph.name]
 
     def next_case(self, t: Template) -> list[str]:
-        """This template's turn in its form's cycle of cases (per split), then the others."""
+        """This template's turn in its form's cycle of cases (per split and round), then the others."""
         form = FORM_TABLE[t.form]
         cycle = tuple(c for c in form.cases(t) if form.supports(self.shape, t, c))
-        key = (t.form, t.split, cycle)
+        key = (t.form, t.split, t.round, cycle)
         turn = self.turns.get(key, 0)
         self.turns[key] = turn + 1
         return [cycle[(turn + i) % len(cycle)] for i in range(len(cycle))]
@@ -789,11 +803,12 @@ BUILDERS: dict[str, Callable[[Builder, Template, int], list[Question]]] = {
 def build_graph(
     shape: Shape, templates: Sequence[Template], splits: tuple[str, ...] = SPLITS
 ) -> dict[str, list[Question]]:
-    """Every question on one graph, by split."""
+    """Every question on one graph, by split; round by round, so a later round draws its subjects
+    after the earlier ones and leaves their questions as they were."""
     b = Builder(shape)
     out: dict[str, list[Question]] = {split: [] for split in splits}
     seen: dict[str, int] = {}
-    for t in templates:
+    for t in sorted(templates, key=lambda t: t.round):
         k = seen.get(t.form, 0)
         seen[t.form] = k + 1
         out[t.split] += BUILDERS[t.form](b, t, k)
