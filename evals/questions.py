@@ -65,6 +65,7 @@ __all__ = [
     "dump_questions",
     "load_questions",
     "parse_question",
+    "read_rows",
     "read_text",
     "select",
     "write_text",
@@ -179,6 +180,10 @@ class Question:
         if self.round is not None:
             out["round"] = self.round
         return out
+
+    def to_line(self) -> str:
+        """The question as one JSON Lines record (no newline)."""
+        return json.dumps(self.to_dict(), ensure_ascii=False)
 
 
 def _text(obj: dict[str, Any], name: str, where: str) -> str:
@@ -296,6 +301,11 @@ def read_text(path: str | Path) -> str:
     return (gzip.decompress(data) if Path(path).suffix == ".gz" else data).decode("utf-8")
 
 
+def read_rows(path: str | Path) -> list[dict[str, Any]]:
+    """A JSON Lines file's objects (blank lines skipped; gzip when named ``*.gz``)."""
+    return [json.loads(line) for line in read_text(path).splitlines() if line.strip()]
+
+
 def write_text(path: str | Path, text: str) -> None:
     """Write JSON Lines ``text``, gzip-compressed when the name ends in ``.gz``: no file name and
     no time stamp in the header, so the same text gives the same bytes with the same zlib."""
@@ -334,7 +344,7 @@ def load_questions(path: str | Path) -> list[Question]:
 
 def dump_questions(questions: Iterable[Question], path: str | Path) -> None:
     """Write questions as JSON Lines (stable key order, one per line; gzip when named ``*.gz``)."""
-    write_text(path, "".join(json.dumps(q.to_dict(), ensure_ascii=False) + "\n" for q in questions))
+    write_text(path, "".join(q.to_line() + "\n" for q in questions))
 
 
 def select(
