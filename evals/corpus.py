@@ -357,26 +357,26 @@ def _write_or_check(
     files: Mapping[Path, Sequence[Question]], *, corpus: str, check: bool, script: str
 ) -> int:
     """Put ``corpus``'s rows into each file in place of its old ones, keeping the other corpora's
-    (a file is written only when its text changes); or (``check``) compare them with the
-    committed rows and list the stale files. The exit status of a builder's command line."""
+    (every file is read and checked before any is written, and a file is written only when its
+    text changes); or (``check``) compare them with the committed rows and list the stale files.
+    The exit status of a builder's command line."""
+    texts: dict[Path, str] = {}
     stale = []
     for path, questions in files.items():
         if any(q.corpus != corpus for q in questions):
             raise ValueError(f"{path.name}: a {corpus} builder writes only {corpus} rows")
         rows = _rows_by_corpus(path)
         fresh = [q.to_line() for q in questions]
-        if check:
-            if rows[corpus] != fresh:
-                stale.append(path.name)
-            continue
+        if rows[corpus] != fresh:
+            stale.append(path.name)
         rows[corpus] = fresh
-        text = "".join(line + "\n" for c in CORPUS_ORDER for line in rows[c])
+        texts[path] = "".join(line + "\n" for c in CORPUS_ORDER for line in rows[c])
+    if check:
+        print(f"stale: {', '.join(stale)}: rerun {script}" if stale else "up to date")
+        return 1 if stale else 0
+    for path, text in texts.items():
         if not path.exists() or read_text(path) != text:
             write_text(path, text)
-        print(f"{path}: {len(fresh)} {corpus} questions of {sum(map(len, rows.values()))}")
-    if stale:
-        print(f"stale: {', '.join(stale)}: rerun {script}")
-        return 1
-    if check:
-        print("up to date")
+        mine, others = len(files[path]), text.count("\n") - len(files[path])
+        print(f"{path}: {mine} {corpus} questions ({others} of other corpora)")
     return 0

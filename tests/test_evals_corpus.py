@@ -260,6 +260,26 @@ def test_a_builder_rewrites_only_its_own_rows(tmp_path: Path, capsys: pytest.Cap
     capsys.readouterr()
 
 
+def test_a_shared_file_with_a_row_of_no_known_corpus_stops_the_builder_before_it_writes(
+    tmp_path: Path,
+) -> None:
+    """Every file is read before any is written: a row of an unknown corpus in the second file
+    is refused by line, and the first file is left as it was."""
+    from evals.corpus import run_builder
+
+    first, second = tmp_path / "a_dev.jsonl.gz", tmp_path / "a_test.jsonl.gz"
+    dump_questions([Question("f", "What is x?", "about", ("x",), False, corpus="forms")], first)
+    dump_questions([Question("o", "What is x?", "about", ("x",), False, corpus="other")], second)
+    before = first.read_bytes()
+    new = {
+        p: [Question(f"p-{p.name}", "What is y?", "about", ("y",), False, corpus="paraphrase")]
+        for p in (first, second)
+    }
+    with pytest.raises(ValueError, match=r"a_test.jsonl.gz:1: corpus must be one of"):
+        run_builder([], doc="build", outputs=lambda: new, corpus="paraphrase", script="b.py")
+    assert first.read_bytes() == before
+
+
 def test_every_intent_has_eight_phrasings_and_the_corpus_covers_the_hard_cases() -> None:
     """At least eight templates per intent over both splits; time words, unknown concepts, absent
     relations and bad input are all present."""
