@@ -1,10 +1,21 @@
 """What the question-corpus builders share: the two graphs with the names learners call their
-concepts, the gold of the set-valued intents, how a learner writes a name, and the once-only
-dev/test dealing of phrasing templates.
+concepts, the gold of the set-valued intents, how a learner writes a name, the once-only
+dev/test dealing of phrasing templates, and the question files they share.
 
 Used by ``evals/questions/build_paraphrases.py`` (one question per intent phrasing) and
 ``evals/questions/build_forms.py`` (the question forms: check, count, why, order, ...). Gold comes
 from :mod:`evals.gold` (networkx over the bundle files), never from the system under test.
+
+The two corpora share one question file per graph and split, :func:`question_file`
+(``evals/questions/{graph}_{split}.jsonl.gz``, splits ``dev``, ``test`` and ``holdout``): each row
+names its ``corpus`` (``paraphrase`` rows first, then ``forms`` rows, each in its builder's order)
+and a holdout row the blind ``round`` it was written in. A builder rewrites only its own corpus's
+rows and leaves the other's as they are; ``--check`` compares only its own. The files are gzip
+(:func:`evals.questions.write_text`) because a holdout file holds 26 blind paraphrase rounds,
+about 2 MB of text per graph, and no file in the repository passes 400 KB; the dev and test files
+are gzip too so that every question file is read and written one way. Read one with
+``zcat evals/questions/curriculum_dev.jsonl.gz``, score part of one with ``kg eval --questions FILE
+--corpus NAME [--round N]``.
 """
 
 from __future__ import annotations
@@ -22,16 +33,16 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from types import ModuleType
-from typing import Any
 
 import networkx as nx
 
 from data_plane.relations import BUILDS_ON, CONTRASTS_WITH, PART_OF, PREREQUISITE, RELATED
 from evals import gold
 from evals.prereqmap import default_bundle
-from evals.questions import Question, dump_questions, parse_question
+from evals.questions import Question, parse_question, read_rows, read_text, write_text
 
 __all__ = [
+    "CORPUS_ORDER",
     "DEALT",
     "FAMILY",
     "GRAPHS",
@@ -50,6 +61,7 @@ __all__ = [
     "gold_for",
     "load_builder",
     "load_graph",
+    "question_file",
     "read_rows",
     "render",
     "round_tripped",
@@ -59,6 +71,8 @@ __all__ = [
 ]
 
 ROOT = Path(__file__).resolve().parents[1]
+QUESTIONS = ROOT / "evals" / "questions"
+CORPUS_ORDER = ("paraphrase", "forms")  # the corpora of a shared question file, in file order
 GRAPHS = {"curriculum": ROOT / "data_plane" / "curriculum", "prereqmap": default_bundle()}
 # The forms holdout adds a third graph, hand-authored and unlike the other two (music theory and
 # statistics; evals/bundles/musicstats).
@@ -86,11 +100,6 @@ UNKNOWN: tuple[str, ...] = (
     "speech recognition",
     "protein folding",
 )
-
-
-def read_rows(path: Path) -> list[dict[str, Any]]:
-    """A JSON Lines file's objects (blank lines skipped)."""
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 # -- graphs ------------------------------------------------------------------------------------------
@@ -297,18 +306,25 @@ def round_tripped(questions: Sequence[Question]) -> list[Question]:
     return list(questions)
 
 
+def question_file(graph: str, split: str) -> Path:
+    """The question file every corpus shares for ``graph`` and ``split``."""
+    return QUESTIONS / f"{graph}_{split}.jsonl.gz"
+
+
 def run_builder(
     argv: list[str] | None,
     *,
     doc: str | None,
     outputs: Callable[[], Mapping[Path, Sequence[Question]]],
+    corpus: str,
     script: str,
 ) -> int:
-    """A builder's command line: write its files, or with ``--check`` fail when one is stale."""
+    """A builder's command line: write its corpus's rows into their files, or with ``--check``
+    fail when its rows in one of them are stale."""
     parser = argparse.ArgumentParser(description=(doc or "").splitlines()[0])
     parser.add_argument("--check", action="store_true", help="fail if a committed file differs")
     args = parser.parse_args(argv)
-    return _write_or_check(outputs(), check=args.check, script=script)
+    return _write_or_check(outputs(), corpus=corpus, check=args.check, script=script)
 
 
 def load_builder(name: str) -> ModuleType:
@@ -323,23 +339,44 @@ def load_builder(name: str) -> ModuleType:
     return module
 
 
-def _write_or_check(files: Mapping[Path, Sequence[Question]], *, check: bool, script: str) -> int:
-    """Write every file, or (``check``) compare each with the committed one and list the stale
-    ones; the exit status of a builder's command line."""
+def _rows_by_corpus(path: Path) -> dict[str, list[str]]:
+    """The records of a shared question file (none if it does not exist yet), by corpus."""
+    out: dict[str, list[str]] = {c: [] for c in CORPUS_ORDER}
+    if not path.exists():
+        return out
+    for n, line in enumerate(read_text(path).splitlines(), start=1):
+        if line.strip():
+            corpus = json.loads(line).get("corpus")
+            if corpus not in out:
+                raise ValueError(f"{path.name}:{n}: corpus must be one of {CORPUS_ORDER}, not {corpus!r}")
+            out[corpus].append(line)
+    return out
+
+
+def _write_or_check(
+    files: Mapping[Path, Sequence[Question]], *, corpus: str, check: bool, script: str
+) -> int:
+    """Put ``corpus``'s rows into each file in place of its old ones, keeping the other corpora's
+    (every file is read and checked before any is written, and a file is written only when its
+    text changes); or (``check``) compare them with the committed rows and list the stale files.
+    The exit status of a builder's command line."""
+    texts: dict[Path, str] = {}
     stale = []
     for path, questions in files.items():
-        if check:
-            tmp = path.with_suffix(".check.jsonl")
-            dump_questions(questions, tmp)
-            if not path.exists() or tmp.read_text(encoding="utf-8") != path.read_text(encoding="utf-8"):
-                stale.append(path.name)
-            tmp.unlink()
-        else:
-            dump_questions(questions, path)
-            print(f"wrote {len(questions)} questions to {path}")
-    if stale:
-        print(f"stale: {', '.join(stale)}: rerun {script}")
-        return 1
+        if any(q.corpus != corpus for q in questions):
+            raise ValueError(f"{path.name}: a {corpus} builder writes only {corpus} rows")
+        rows = _rows_by_corpus(path)
+        fresh = [q.to_line() for q in questions]
+        if rows[corpus] != fresh:
+            stale.append(path.name)
+        rows[corpus] = fresh
+        texts[path] = "".join(line + "\n" for c in CORPUS_ORDER for line in rows[c])
     if check:
-        print("up to date")
+        print(f"stale: {', '.join(stale)}: rerun {script}" if stale else "up to date")
+        return 1 if stale else 0
+    for path, text in texts.items():
+        if not path.exists() or read_text(path) != text:
+            write_text(path, text)
+        mine, others = len(files[path]), text.count("\n") - len(files[path])
+        print(f"{path}: {mine} {corpus} questions ({others} of other corpora)")
     return 0

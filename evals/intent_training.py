@@ -6,19 +6,27 @@ Run from the repository root::
     python -m evals.intent_training --check    # fails if the committed model is stale
     python -m evals.intent_training --without holdout7 --out /tmp/m.json.gz   # leave a split out
 
-Learns from the labelled phrasing templates (``evals/questions/paraphrase_templates_*.jsonl``):
-intent and time rows by their intent, bad-input rows as ``bad_input``. Splits in :data:`HELD_OUT`
-are never learnt from: ``test`` (the round-1 scoring split) and the newest blind holdout, which
-measures the reader with this model in it.
+Learns from the labelled phrasing templates (``evals/questions/paraphrase_templates.jsonl.gz``):
+intent and time rows by their intent, bad-input rows as ``bad_input``. A row's ``split`` and
+``round`` name its split as this module (``--without``) and :data:`HELD_OUT` call it: ``dev`` (every
+dev round), ``test``, ``holdout`` (blind round 1), ``holdout2`` ... ``holdout26``. Splits in
+:data:`HELD_OUT` are never learnt from: ``test`` (the round-1 scoring split) and the newest blind
+holdouts, which measure the reader with this model in it.
+
+The rows are learnt from grouped as the files they were once written in, in the order of those
+files' names, and the model's ``trained_on`` lists those names (``paraphrase_templates_dev.jsonl``,
+``..._dev_round2.jsonl``, ``..._holdout7.jsonl``): the order and the names the committed model was
+trained with, so it is rebuilt byte for byte.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from control_plane.understanding.intent_model import (
     MODEL_FILE,
@@ -28,8 +36,9 @@ from control_plane.understanding.intent_model import (
     phrasing_tokens,
     train,
 )
+from evals.questions import read_rows
 
-QUESTIONS = Path(__file__).resolve().parent / "questions"
+TEMPLATES = Path(__file__).resolve().parent / "questions" / "paraphrase_templates.jsonl.gz"
 PREFIX = "paraphrase_templates_"
 # holdout16 stayed out of the naive Bayes check because, learnt, it pushed two plain questions of
 # the curriculum set past that check's threshold; every later holdout stays out because each
@@ -46,19 +55,39 @@ def split_of(path: Path) -> str:
     return "dev" if name.startswith("dev") else name
 
 
-def training_files(without: Sequence[str] = ()) -> list[tuple[Path, str]]:
-    """(template file, split) pairs learnt from, in a fixed order."""
+def source_name(split: str, round: int) -> str:
+    """The file a template row of ``split`` and ``round`` was written in."""
+    if round == 1:
+        return f"{PREFIX}{split}.jsonl"
+    return f"{PREFIX}{split}{'_round' if split == 'dev' else ''}{round}.jsonl"
+
+
+@dataclass(frozen=True)
+class Source:
+    """The template rows written together: one round of one split."""
+
+    name: str  # the file they were written in
+    split: str  # dev, test, holdout, holdout2, ...
+    rows: tuple[dict[str, Any], ...]
+
+
+def sources() -> list[Source]:
+    """Every round's template rows, in the order of their files' names."""
+    grouped: dict[str, list[dict[str, Any]]] = {}
+    for row in read_rows(TEMPLATES):
+        grouped.setdefault(source_name(row["split"], row["round"]), []).append(row)
+    return [Source(name, split_of(Path(name)), tuple(rows)) for name, rows in sorted(grouped.items())]
+
+
+def training_sources(without: Sequence[str] = ()) -> list[Source]:
+    """The rounds learnt from, in a fixed order."""
     skip = {*HELD_OUT, *without}
-    files = sorted(QUESTIONS.glob(f"{PREFIX}*.jsonl"))
-    return [(p, split_of(p)) for p in files if split_of(p) not in skip]
+    return [s for s in sources() if s.split not in skip]
 
 
-def examples(files: Sequence[tuple[Path, str]]) -> Iterator[tuple[tuple[str, ...], str]]:
-    for path, _ in files:
-        for line in path.read_text(encoding="utf-8").splitlines():
-            if not line.strip():
-                continue
-            row = json.loads(line)
+def examples(learnt: Sequence[Source]) -> Iterator[tuple[tuple[str, ...], str]]:
+    for source in learnt:
+        for row in source.rows:
             if row["kind"] in ("intent", "time"):
                 yield phrasing_tokens(row["text"]), row["intent"]
             elif row["kind"] == "bad_input":
@@ -66,8 +95,8 @@ def examples(files: Sequence[tuple[Path, str]]) -> Iterator[tuple[tuple[str, ...
 
 
 def build(without: Sequence[str] = ()) -> IntentModel:
-    files = training_files(without)
-    return train(examples(files), trained_on=[p.name for p, _ in files])
+    learnt = training_sources(without)
+    return train(examples(learnt), trained_on=[s.name for s in learnt])
 
 
 # Weights may differ in the last stored decimal between machines (floating point in numpy's exp),

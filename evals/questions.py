@@ -31,6 +31,13 @@ Optional fields (the paraphrase corpus uses them; older files leave them out):
 * ``expect.suggest``: concept ids the system should offer ("did you mean ...") when it abstains
   because a name is misspelt; only on a question that must be abstained on.
 * ``question`` may be empty or blank only for a ``bad_input`` question that must be abstained on.
+* ``corpus``: which corpus the question belongs to, in a file that holds several (``paraphrase``
+  or ``forms`` in ``evals/questions/{graph}_{split}.jsonl.gz``); ``round``: the blind round a
+  holdout question was written in (an integer >= 1). ``kg eval --corpus/--round`` select by them
+  (:func:`select`).
+
+A file whose name ends in ``.gz`` is gzip-compressed JSON Lines; it is read and written the same
+way otherwise.
 
 An answerable question (``expect.abstain`` false) needs at least one gold concept, lesson or
 finding. Every malformed field is refused with an ``InputError`` naming it.
@@ -38,8 +45,10 @@ finding. Every malformed field is refused with an ``InputError`` naming it.
 
 from __future__ import annotations
 
+import gzip
 import json
-from collections.abc import Callable, Iterable
+import zlib
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -48,7 +57,19 @@ from typing import Any
 from data_plane.clock import parse_time
 from data_plane.errors import InputError
 
-__all__ = ["FINDINGS", "HOWS", "MATCHES", "Question", "dump_questions", "load_questions", "parse_question"]
+__all__ = [
+    "FINDINGS",
+    "HOWS",
+    "MATCHES",
+    "Question",
+    "dump_questions",
+    "load_questions",
+    "parse_question",
+    "read_rows",
+    "read_text",
+    "select",
+    "write_text",
+]
 
 MATCHES = ("exact", "contains")
 HOWS = ("path", "shared_foundations", "direct", "none")
@@ -98,6 +119,8 @@ class Question:
     match: str = "exact"
     finding: Finding = ()
     suggest: tuple[str, ...] = ()
+    corpus: str | None = None
+    round: int | None = None
 
     @property
     def findings(self) -> dict[str, Any]:
@@ -152,7 +175,15 @@ class Question:
             out["as_of"] = self.as_of
         if self.known_at is not None:
             out["known_at"] = self.known_at
+        if self.corpus is not None:
+            out["corpus"] = self.corpus
+        if self.round is not None:
+            out["round"] = self.round
         return out
+
+    def to_line(self) -> str:
+        """The question as one JSON Lines record (no newline)."""
+        return json.dumps(self.to_dict(), ensure_ascii=False)
 
 
 def _text(obj: dict[str, Any], name: str, where: str) -> str:
@@ -200,10 +231,13 @@ def parse_question(obj: Any, *, where: str = "question") -> Question:
     text = obj.get("question")
     if not (abstain and qtype == "bad_input" and isinstance(text, str)):
         text = _text(obj, "question", where)
-    intent, template = obj.get("intent"), obj.get("template")
-    for name, value in (("intent", intent), ("template", template)):
+    intent, template, corpus = obj.get("intent"), obj.get("template"), obj.get("corpus")
+    for name, value in (("intent", intent), ("template", template), ("corpus", corpus)):
         if value is not None and (not isinstance(value, str) or not value.strip()):
             raise InputError(f"{where}: {name!r} must be non-empty text", field=name, value=value)
+    blind = obj.get("round")
+    if blind is not None and not (_is_count(blind) and blind >= 1):
+        raise InputError(f"{where}: 'round' must be an integer >= 1", field="round", value=blind)
     return Question(
         id=_text(obj, "id", where),
         question=text,
@@ -220,6 +254,8 @@ def parse_question(obj: Any, *, where: str = "question") -> Question:
         match=match,
         finding=finding,
         suggest=tuple(dict.fromkeys(suggest)),
+        corpus=corpus,
+        round=blind,
     )
 
 
@@ -259,13 +295,35 @@ def _time(obj: dict[str, Any], name: str, where: str, *, prefix: str = "") -> st
     return raw
 
 
+def read_text(path: str | Path) -> str:
+    """The text of a JSON Lines file, decompressed when its name ends in ``.gz``."""
+    data = Path(path).read_bytes()
+    return (gzip.decompress(data) if Path(path).suffix == ".gz" else data).decode("utf-8")
+
+
+def read_rows(path: str | Path) -> list[dict[str, Any]]:
+    """A JSON Lines file's objects (blank lines skipped; gzip when named ``*.gz``)."""
+    return [json.loads(line) for line in read_text(path).splitlines() if line.strip()]
+
+
+def write_text(path: str | Path, text: str) -> None:
+    """Write JSON Lines ``text``, gzip-compressed when the name ends in ``.gz``: no file name and
+    no time stamp in the header, so the same text gives the same bytes with the same zlib."""
+    data = text.encode("utf-8")
+    if Path(path).suffix == ".gz":
+        data = gzip.compress(data, compresslevel=9, mtime=0)
+    Path(path).write_bytes(data)
+
+
 def load_questions(path: str | Path) -> list[Question]:
-    """Read a JSON Lines question set; blank lines are skipped, ids must be unique."""
+    """Read a JSON Lines question set (gzip when named ``*.gz``); blank lines are skipped, ids must
+    be unique."""
     path = Path(path)
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise InputError(f"cannot read question set {path}: {exc.strerror}", field="questions") from exc
+        lines = read_text(path).splitlines()
+    except (OSError, EOFError, zlib.error, UnicodeDecodeError) as exc:  # unreadable, or not gzip/UTF-8
+        why = getattr(exc, "strerror", None) or exc
+        raise InputError(f"cannot read question set {path}: {why}", field="questions") from exc
     out: list[Question] = []
     seen: set[str] = set()
     for n, line in enumerate(lines, start=1):
@@ -285,6 +343,14 @@ def load_questions(path: str | Path) -> list[Question]:
 
 
 def dump_questions(questions: Iterable[Question], path: str | Path) -> None:
-    """Write questions as JSON Lines (stable key order, one per line)."""
-    text = "".join(json.dumps(q.to_dict(), ensure_ascii=False) + "\n" for q in questions)
-    Path(path).write_text(text, encoding="utf-8")
+    """Write questions as JSON Lines (stable key order, one per line; gzip when named ``*.gz``)."""
+    write_text(path, "".join(q.to_line() + "\n" for q in questions))
+
+
+def select(
+    questions: Sequence[Question], *, corpus: str | None = None, round: int | None = None
+) -> list[Question]:
+    """The questions of ``corpus`` and blind ``round`` (None: any), in their order."""
+    return [
+        q for q in questions if (corpus is None or q.corpus == corpus) and (round is None or q.round == round)
+    ]

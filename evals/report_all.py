@@ -61,7 +61,7 @@ GRAPHS: dict[str, str | None] = {
     "prereqmap": "evals/bundles/prereqmap",
     "musicstats": "evals/bundles/musicstats",
 }
-QUICK_SPLITS = ("dev", "test", "holdout")
+SPLITS = ("dev", "test", "holdout")
 
 
 class StepFailed(Exception):
@@ -216,40 +216,48 @@ def graphwalk(ctx: Context) -> list[Section]:
     return [Section("GraphWalk-style structural benchmark (loop, offline)", [_shown(argv)], table)]
 
 
-def _question_files(prefix: str, quick: bool) -> list[tuple[str, str, Path]]:
-    """(graph, split, file) for every ``{prefix}_{graph}_{split}.jsonl`` of a known graph."""
-    found = []
-    for path in sorted(QUESTIONS.glob(f"{prefix}_*_*.jsonl")):
-        graph, _, split = path.stem.removeprefix(f"{prefix}_").partition("_")
-        if graph in GRAPHS and (not quick or split in QUICK_SPLITS):
-            found.append((graph, split, path))
+def _question_files(corpus: str, quick: bool) -> list[tuple[str, str, Path, int | None]]:
+    """(graph, split, file, blind round) for every ``{graph}_{split}.jsonl.gz`` of a known graph
+    that holds questions of ``corpus``; a holdout file once per blind round of that corpus (only
+    round 1 when ``quick``), other splits once (round None)."""
+    from evals.questions import load_questions
+
+    found: list[tuple[str, str, Path, int | None]] = []
+    for path in sorted(QUESTIONS.glob("*_*.jsonl.gz")):
+        graph, _, split = path.name.removesuffix(".jsonl.gz").partition("_")
+        if graph not in GRAPHS or split not in SPLITS:
+            continue
+        rounds = sorted({q.round for q in load_questions(path) if q.corpus == corpus}, key=lambda r: r or 0)
+        if split != "holdout":
+            found += [(graph, split, path, None)] if rounds else []
+        else:
+            found += [(graph, split, path, r) for r in rounds if not quick or r in (None, 1)]
     order = {g: i for i, g in enumerate(GRAPHS)}
-    return sorted(found, key=lambda f: (order[f[0]], _split_key(f[1])))
+    return sorted(found, key=lambda f: (order[f[0]], SPLITS.index(f[1]), f[3] or 0))
 
 
-def _split_key(split: str) -> tuple[int, int, str]:
-    """dev, test, holdout, holdout2, holdout3 ... holdout26: numbers in numeric order."""
-    head = split.rstrip("0123456789")
-    number = split[len(head) :]
-    rank = {"dev": 0, "test": 1}.get(head, 2)
-    return rank, int(number) if number else 1, head
-
-
-def _corpus(ctx: Context, prefix: str, title: str) -> list[Section]:
+def _corpus(ctx: Context, corpus: str, title: str) -> list[Section]:
     rows = []
     example = ""
-    for graph, split, path in _question_files(prefix, ctx.quick):
-        folder = ctx.out / f"{graph}_{split}"
-        argv = _kg("eval", "--questions", str(path), "--baseline", "loop", "--out", str(folder))
+    for graph, split, path, blind in _question_files(corpus, ctx.quick):
+        label = split if blind in (None, 1) else f"{split}{blind}"
+        folder = ctx.out / f"{graph}_{label}"
+        argv = _kg(
+            "eval", "--questions", str(path), "--corpus", corpus, "--baseline", "loop", "--out", str(folder)
+        )
+        argv += ["--round", str(blind)] if blind is not None else []
         bundle = GRAPHS[graph]
         argv += ["--bundle", bundle] if bundle else []
         _must(ctx, argv, folder / "report.json")
-        rows.append((graph, split, corpus_row(_read(folder / "report.json"))))
+        rows.append((graph, label, corpus_row(_read(folder / "report.json"))))
         example = example or _shown(argv)
     if not rows:
-        raise StepFailed(f"no {prefix}_<graph>_<split>.jsonl files in {QUESTIONS}")
+        raise StepFailed(f"no {corpus} questions in {QUESTIONS}/<graph>_<split>.jsonl.gz")
     only = f"python -m evals.report_all --only {ctx.out.name}" + (" --quick" if ctx.quick else "")
-    notes = [f"One `kg eval` per file, e.g. `{example}`; each file's report.md has the per-intent table."]
+    notes = [
+        f"One `kg eval` per graph, split and blind round, e.g. `{example}`; each report.md has the "
+        "per-intent table."
+    ]
     return [Section(title, [only], corpus_table(rows), notes)]
 
 

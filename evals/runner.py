@@ -1,7 +1,8 @@
 """``kg eval``: run a question set against the planning loop and the baselines, score, report.
 
-    kg [--db URL] eval [--questions FILE] [--bundle DIR] [--synthesizer offline|deepseek]
-                       [--baseline NAME ...] [--out DIR] [--limit N] [--record]
+    kg [--db URL] eval [--questions FILE] [--corpus NAME] [--round N] [--bundle DIR]
+                       [--synthesizer offline|deepseek] [--baseline NAME ...] [--out DIR]
+                       [--limit N] [--record]
 
 The command line lives in :mod:`control_plane.surfaces.cli`; this module is what it calls
 (:func:`evaluate`, :func:`summary_lines`), callable from Python as well. Without ``--db`` a fresh
@@ -12,6 +13,10 @@ per-intent table and the failing phrasings (:mod:`evals.report`). ``--baseline``
 among ``loop``, ``seed-only``, ``graphrag`` and ``whole-graph`` (default: all four;
 ``whole-graph`` is skipped with a note above 2,000 edges). Every system sees the same questions
 and the same synthesizer. Scoring rules: :mod:`evals.metrics`; output files: :mod:`evals.report`.
+
+``--corpus`` and ``--round`` score only the questions of one corpus (``paraphrase``, ``forms``) or
+one blind round of a file that holds several (``evals/questions/{graph}_{split}.jsonl.gz``), e.g.
+``--questions evals/questions/curriculum_holdout.jsonl.gz --corpus paraphrase --round 26``.
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ from data_plane.errors import InputError, KGError
 from data_plane.reads import GraphReader
 from evals.baselines import BASELINES, build_systems
 from evals.metrics import Response, Score, score, summarise
-from evals.questions import Question, load_questions
+from evals.questions import Question, load_questions, select
 from evals.report import (
     failure_table,
     intent_table,
@@ -300,13 +305,20 @@ def evaluate(
     record: bool = False,
     verbose: bool = False,
     progress: Progress | None = None,
+    corpus: str | None = None,
+    round: int | None = None,
 ) -> dict[str, Any]:
-    """``kg eval``: score ``questions`` (default: the bundled set; the first ``limit``) on database
-    ``db`` (default: a fresh temporary SQLite with the bundled curriculum), write ``report.json``,
-    ``report.md`` and the plots into ``out``, and return the report."""
+    """``kg eval``: score ``questions`` (default: the bundled set; those of ``corpus`` and blind
+    ``round`` when given; the first ``limit``) on database ``db`` (default: a fresh temporary
+    SQLite with the bundled curriculum), write ``report.json``, ``report.md`` and the plots into
+    ``out``, and return the report."""
     if not verbose:
         _quiet_logs()
-    chosen = load_questions(questions or default_questions())
+    path = questions or default_questions()
+    chosen = select(load_questions(path), corpus=corpus, round=round)
+    wanted = " ".join(f"--{k} {v}" for k, v in (("corpus", corpus), ("round", round)) if v is not None)
+    if wanted and not chosen:
+        raise InputError(f"no question of {path} matches {wanted}", field="questions")
     if limit is not None:
         chosen = chosen[:limit]
     synth = _synthesizer(synthesizer)
@@ -321,7 +333,8 @@ def evaluate(
             record=record,
             progress=progress,
         )
-    report["meta"]["questions_file"] = str(questions or default_questions())
+    report["meta"]["questions_file"] = str(path)
+    report["meta"]["selected"] = {"corpus": corpus, "round": round}
     report["meta"]["bundle"] = None if bundle is None else str(bundle)
     out.mkdir(parents=True, exist_ok=True)
     report["meta"]["plots"] = _plots(report, out)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -18,7 +19,7 @@ from data_plane import WriteGateway, connect
 from data_plane.errors import InputError
 from evals import gold, graphwalk
 from evals.metrics import Response, expected_calibration_error, prf, score, summarise
-from evals.questions import Question, dump_questions, load_questions
+from evals.questions import Question, dump_questions, load_questions, parse_question, select
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -141,6 +142,75 @@ def test_duplicate_question_ids_are_refused(tmp_path: Path) -> None:
     (tmp_path / "q.jsonl").write_text(line + "\n" + line + "\n")
     with pytest.raises(InputError, match=r"q.jsonl:2"):
         load_questions(tmp_path / "q.jsonl")
+
+
+def test_gzip_question_sets_round_trip_with_corpus_and_round(tmp_path: Path) -> None:
+    """A ``.gz`` question set is gzip on disk and loads back as written, corpus and round included;
+    the same questions give the same bytes."""
+    qs = [
+        Question("a", "What is x?", "t", ("x",), False, corpus="paraphrase", round=3),
+        Question("b", "Why?", "u", (), True, corpus="forms"),
+    ]
+    dump_questions(qs, tmp_path / "q.jsonl.gz")
+    dump_questions(qs, tmp_path / "again.jsonl.gz")
+    raw = (tmp_path / "q.jsonl.gz").read_bytes()
+    assert raw[:2] == b"\x1f\x8b" and raw == (tmp_path / "again.jsonl.gz").read_bytes()
+    assert load_questions(tmp_path / "q.jsonl.gz") == qs
+
+
+def test_a_question_set_that_is_not_gzip_is_refused_by_name(tmp_path: Path) -> None:
+    """A ``.gz`` file holding plain text is an InputError naming the file, not a traceback."""
+    (tmp_path / "q.jsonl.gz").write_text("{}\n")
+    with pytest.raises(InputError, match=r"q.jsonl.gz"):
+        load_questions(tmp_path / "q.jsonl.gz")
+
+
+@pytest.mark.parametrize(
+    ("change", "field"), [({"corpus": ""}, "corpus"), ({"round": 0}, "round"), ({"round": "2"}, "round")]
+)
+def test_a_bad_corpus_or_round_is_refused_by_name(change: dict[str, object], field: str) -> None:
+    """An empty corpus, or a round that is not an integer >= 1, is an InputError naming it."""
+    obj = {"id": "q", "question": "What is RAG?", "type": "about", "expect": {"concepts": ["rag"]}, **change}
+    with pytest.raises(InputError) as info:
+        parse_question(obj)
+    assert info.value.field == field
+
+
+def test_select_keeps_the_questions_of_a_corpus_and_round_in_order() -> None:
+    """Selecting by corpus, by round or both keeps exactly the matching questions, in order."""
+    qs = [
+        Question(str(i), "q?", "t", ("x",), False, corpus=c, round=r)
+        for i, (c, r) in enumerate([("paraphrase", 1), ("forms", 1), ("paraphrase", 2), ("paraphrase", None)])
+    ]
+    assert [q.id for q in select(qs, corpus="paraphrase")] == ["0", "2", "3"]
+    assert [q.id for q in select(qs, round=1)] == ["0", "1"]
+    assert [q.id for q in select(qs, corpus="paraphrase", round=2)] == ["2"]
+    assert select(qs) == qs
+
+
+def test_eval_scores_only_the_selected_corpus_and_round(tmp_path: Path) -> None:
+    """kg eval --corpus/--round scores the matching questions of a mixed file and records the
+    selection; a selection that matches nothing is refused before anything is written."""
+    picked = load_questions(ROOT / "evals" / "questions" / "curriculum.jsonl")[:4]
+    mixed = [
+        replace(q, corpus=c, round=r)
+        for q, (c, r) in zip(
+            picked, [("paraphrase", 1), ("forms", 1), ("paraphrase", 2), ("forms", None)], strict=True
+        )
+    ]
+    dump_questions(mixed, tmp_path / "mixed.jsonl.gz")
+    args = ["eval", "--questions", str(tmp_path / "mixed.jsonl.gz"), "--baseline", "loop"]
+    result = CliRunner().invoke(
+        app, [*args, "--corpus", "paraphrase", "--round", "2", "--out", str(tmp_path / "o")]
+    )
+    assert result.exit_code == 0, result.output
+    report = json.loads((tmp_path / "o" / "report.json").read_text())
+    assert [q["id"] for q in report["questions"]] == [picked[2].id]
+    assert report["meta"]["selected"] == {"corpus": "paraphrase", "round": 2}
+    result = CliRunner().invoke(
+        app, [*args, "--corpus", "forms", "--round", "3", "--out", str(tmp_path / "n")]
+    )
+    assert result.exit_code != 0 and "--round 3" in result.output and not (tmp_path / "n").exists()
 
 
 def test_committed_curriculum_set_is_current_and_large_enough() -> None:

@@ -29,7 +29,7 @@ from data_plane.errors import InputError
 from evals import gold, prereqmap
 from evals.baselines import cited_lessons
 from evals.metrics import Response, score, summarise, time_read_right
-from evals.questions import Question, load_questions, parse_question
+from evals.questions import Question, dump_questions, load_questions, parse_question, read_rows
 from evals.report import failure_table, intent_table
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -50,8 +50,13 @@ def _builder() -> ModuleType:
     return module
 
 
-def _split_file(graph: str, split: str) -> Path:
-    return QUESTIONS / f"paraphrase_{graph}_{split}.jsonl"
+def _split(graph: str, split: str) -> list[Question]:
+    """The committed questions of one split (``dev``, ``test``, ``holdout``, ``holdout2``, ...)."""
+    return list(_builder().questions(graph, split))
+
+
+def _template_rows() -> list[dict[str, Any]]:
+    return read_rows(QUESTIONS / "paraphrase_templates.jsonl.gz")
 
 
 # -- the generated prerequisite map --------------------------------------------------------------------
@@ -142,9 +147,8 @@ def test_prerequisite_map_imports_through_the_real_importer(tmp_path: Path) -> N
 def test_split_is_disjoint_by_template_and_balanced(graph: str) -> None:
     """No template (hence no wording) appears in both splits; each split holds about half the
     questions and at least four templates of every intent."""
-    later = _builder().ROUND_TWO_FILES
-    round_two = {r["id"] for path in later for r in _builder()._read_rows(path)}
-    splits = {s: load_questions(_split_file(graph, s)) for s in _builder().SPLITS}
+    round_two = {r["id"] for r in _template_rows() if r["round"] > 1 or r["split"] == "holdout"}
+    splits = {s: _split(graph, s) for s in _builder().SPLITS}
     dev, test = splits["dev"], splits["test"]
     holdouts = [s for s in splits if s.startswith("holdout")]
     templates = {name: {q.template for q in qs} for name, qs in splits.items()}
@@ -169,17 +173,13 @@ def test_split_is_disjoint_by_template_and_balanced(graph: str) -> None:
         assert min(per_intent.values()) >= least.get(name, 3), (name, per_intent)
 
 
-def test_template_files_share_no_template_or_wording() -> None:
-    """Every template file (dev, test, later dev rounds, holdouts) holds ids and texts no other
-    file holds."""
-    rows = {
-        split: [json.loads(line) for line in (QUESTIONS / f"paraphrase_templates_{split}.jsonl").open()]
-        for split in sorted(
-            p.stem.removeprefix("paraphrase_templates_")
-            for p in QUESTIONS.glob("paraphrase_templates_*.jsonl")
-        )
-    }
-    assert len(rows["dev"]) == len(rows["test"])
+def test_template_rounds_share_no_template_or_wording() -> None:
+    """Every round of templates (dev, test, later dev rounds, holdouts) holds ids and texts no
+    other round holds."""
+    rows: dict[tuple[str, int], list[dict[str, Any]]] = {}
+    for r in _template_rows():
+        rows.setdefault((r["split"], r["round"]), []).append(r)
+    assert len(rows["dev", 1]) == len(rows["test", 1])
     for a, b in itertools.combinations(rows, 2):
         assert not {r["id"] for r in rows[a]} & {r["id"] for r in rows[b]}, (a, b)
         texts = [{r["text"] for r in rows[s] if r["kind"] != "unknown_name"} for s in (a, b)]
@@ -210,7 +210,7 @@ def test_split_is_the_one_the_builder_deals() -> None:
     splits = bp.template_splits()
     for graph in ("curriculum", "prereqmap"):
         for split in ("dev", "test"):
-            for q in load_questions(_split_file(graph, split)):
+            for q in _split(graph, split):
                 assert q.template is not None and splits[q.template] == split
 
 
@@ -221,15 +221,70 @@ def test_committed_corpus_is_up_to_date() -> None:
     assert bp.main(["--check"]) == 0
 
 
+@pytest.mark.parametrize("graph", ["curriculum", "prereqmap"])
+def test_the_holdout_file_holds_every_blind_round_in_order(graph: str) -> None:
+    """The holdout file's paraphrase rows are rounds 1, 2, ... 26, in that order, one per former
+    holdout file; dev and test rows carry no round."""
+    rows = load_questions(QUESTIONS / f"{graph}_holdout.jsonl.gz")
+    rounds = [q.round for q in rows if q.corpus == "paraphrase"]
+    assert rounds == sorted(rounds) and set(rounds) == set(range(1, 27))
+    for split in ("dev", "test"):
+        assert {q.round for q in _split(graph, split)} == {None}
+
+
+def test_a_builder_rewrites_only_its_own_rows(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A builder replaces its corpus's rows of a shared file and keeps the other corpus's as they
+    were, in corpus order; ``--check`` looks at its own rows only."""
+    from evals.corpus import run_builder
+
+    def q(qid: str, corpus: str) -> Question:
+        return Question(qid, "What is x?", "about", ("x",), False, corpus=corpus)
+
+    path = tmp_path / "g_dev.jsonl.gz"
+    dump_questions([q("f1", "forms"), q("p-old", "paraphrase"), q("f2", "forms")], path)
+
+    def build(*ids: str) -> Callable[[], dict[Path, list[Question]]]:
+        return lambda: {path: [q(i, "paraphrase") for i in ids]}
+
+    run = functools.partial(run_builder, doc="build", corpus="paraphrase", script="b.py")
+    assert run(["--check"], outputs=build("p1")) == 1
+    assert run([], outputs=build("p1", "p2")) == 0
+    assert [(x.id, x.corpus) for x in load_questions(path)] == [
+        ("p1", "paraphrase"),
+        ("p2", "paraphrase"),
+        ("f1", "forms"),
+        ("f2", "forms"),
+    ]
+    assert run(["--check"], outputs=build("p1", "p2")) == 0
+    with pytest.raises(ValueError, match="only paraphrase rows"):
+        run([], outputs=lambda: {path: [q("f3", "forms")]})
+    capsys.readouterr()
+
+
+def test_a_shared_file_with_a_row_of_no_known_corpus_stops_the_builder_before_it_writes(
+    tmp_path: Path,
+) -> None:
+    """Every file is read before any is written: a row of an unknown corpus in the second file
+    is refused by line, and the first file is left as it was."""
+    from evals.corpus import run_builder
+
+    first, second = tmp_path / "a_dev.jsonl.gz", tmp_path / "a_test.jsonl.gz"
+    dump_questions([Question("f", "What is x?", "about", ("x",), False, corpus="forms")], first)
+    dump_questions([Question("o", "What is x?", "about", ("x",), False, corpus="other")], second)
+    before = first.read_bytes()
+    new = {
+        p: [Question(f"p-{p.name}", "What is y?", "about", ("y",), False, corpus="paraphrase")]
+        for p in (first, second)
+    }
+    with pytest.raises(ValueError, match=r"a_test.jsonl.gz:1: corpus must be one of"):
+        run_builder([], doc="build", outputs=lambda: new, corpus="paraphrase", script="b.py")
+    assert first.read_bytes() == before
+
+
 def test_every_intent_has_eight_phrasings_and_the_corpus_covers_the_hard_cases() -> None:
     """At least eight templates per intent over both splits; time words, unknown concepts, absent
     relations and bad input are all present."""
-    qs = [
-        q
-        for g in ("curriculum", "prereqmap")
-        for s in ("dev", "test")
-        for q in load_questions(_split_file(g, s))
-    ]
+    qs = [q for g in ("curriculum", "prereqmap") for s in ("dev", "test") for q in _split(g, s)]
     templates = Counter(q.asks for q in {q.template: q for q in qs if q.type != "temporal"}.values())
     assert min(templates.values()) >= 8, templates
     types = Counter(q.type for q in qs)
@@ -242,7 +297,7 @@ def test_every_intent_has_eight_phrasings_and_the_corpus_covers_the_hard_cases()
 
 
 def _find(graph: str, predicate: Callable[[Question], bool]) -> list[Question]:
-    return [q for s in ("dev", "test") for q in load_questions(_split_file(graph, s)) if predicate(q)]
+    return [q for s in ("dev", "test") for q in _split(graph, s) if predicate(q)]
 
 
 def test_curriculum_gold_matches_the_hand_read_csv() -> None:
@@ -471,11 +526,7 @@ def test_eval_runs_a_question_file_against_a_bundle(tmp_path: Path) -> None:
 
     from control_plane.surfaces.cli import app
 
-    picked = [
-        q
-        for q in load_questions(_split_file("prereqmap", "dev"))
-        if q.asks in {"prerequisites", "lessons_covering"}
-    ][:6]
+    picked = [q for q in _split("prereqmap", "dev") if q.asks in {"prerequisites", "lessons_covering"}][:6]
     qfile = tmp_path / "q.jsonl"
     qfile.write_text("".join(json.dumps(q.to_dict()) + "\n" for q in picked), encoding="utf-8")
     out = tmp_path / "out"

@@ -5,6 +5,7 @@ phrasing or a name: the holdout must stay unread until it is scored."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import re
@@ -17,10 +18,8 @@ import networkx as nx
 import pytest
 
 from evals import corpus, gold
-from evals.questions import Question, load_questions
+from evals.questions import Question, load_questions, select
 
-ROOT = Path(__file__).resolve().parents[1]
-QUESTIONS = ROOT / "evals" / "questions"
 FORMS = ("check", "count", "why", "order", "relate", "next", "remaining", "shared")
 ABSTAIN = ("misspelt", "unsupported", "bad_input")
 
@@ -41,12 +40,12 @@ def _corpus(name: str) -> Any:
 
 @functools.cache
 def _questions(graph: str, split: str) -> tuple[Question, ...]:
-    return tuple(load_questions(QUESTIONS / f"forms_{graph}_{split}.jsonl"))
+    return tuple(select(load_questions(corpus.question_file(graph, split)), corpus="forms"))
 
 
 @functools.cache
 def _templates(c: str) -> dict[str, dict[str, Any]]:
-    return {r["id"]: r for r in corpus.read_rows(_corpus(c).templates)}
+    return {r["id"]: r for r in _corpus(c).template_rows()}
 
 
 def _fail_unless(problems: list[str], what: str) -> None:
@@ -159,9 +158,29 @@ def test_a_template_file_that_disagrees_is_refused(tmp_path: Path, change: Any, 
     _refused(tmp_path, "forms", change, message)
 
 
-def test_a_holdout_template_in_another_split_is_refused(tmp_path: Path) -> None:
-    """A holdout row that says dev is refused, naming the template."""
-    _refused(tmp_path, "holdout", lambda r: {**r, "split": "dev"}, "split must be one of")
+def test_a_template_of_no_known_split_is_refused(tmp_path: Path) -> None:
+    """A row whose split is none of dev, test and holdout is refused, naming the template."""
+    _refused(tmp_path, "holdout", lambda r: {**r, "split": "holdout2"}, "split must be one of")
+
+
+def test_the_holdout_and_dev_test_templates_are_rows_of_one_file() -> None:
+    """The template file holds the dev/test rows and the holdout rows; each corpus loads its own."""
+    rows = corpus.read_rows(_builder().TEMPLATES_FILE)
+    assert len(rows) == len(_templates("forms")) + len(_templates("holdout"))
+    assert len(_builder().load_templates(_builder().TEMPLATES_FILE, ("holdout",))) == len(
+        _templates("holdout")
+    )
+
+
+def test_a_names_row_of_another_split_is_refused(tmp_path: Path) -> None:
+    """A names row is the holdout's (``split: holdout``) or dev and test's (no split); another
+    split is refused, naming the row."""
+    path = tmp_path / "names.jsonl"
+    path.write_text(
+        json.dumps({"graph": "curriculum", "id": "rag", "style": "number", "split": "dev"}) + "\n"
+    )
+    with pytest.raises(ValueError, match="names row rag"):
+        dataclasses.replace(_corpus("forms"), names=path).name_rows()
 
 
 def test_a_names_template_with_two_names_asks_for_a_path(tmp_path: Path) -> None:
@@ -267,7 +286,7 @@ def _slots(c: str, q: Question, graph: str) -> dict[str, str]:
     whose every slot is a name of the graph, an unknown concept or a misspelling."""
     template = _templates(c)[q.template or ""]
     known = set(_ids_by_name(c, graph)) | _unknown(c)
-    known |= {r["text"].lower() for r in corpus.read_rows(_corpus(c).names) if "text" in r}
+    known |= {r["text"].lower() for r in _corpus(c).name_rows() if "text" in r}
     parts = re.split(r"\{(\w+)\}", template["text"])
     found = {tuple(sorted(r.items())) for r in _readings(parts, q.question, known)}
     if len(found) != 1:
@@ -335,7 +354,7 @@ def test_every_gold_is_recomputable_from_the_bundles(c: str, graph: str, split: 
 @pytest.mark.parametrize("c", CORPORA)
 def test_misspelt_questions_suggest_the_concept_they_misspell(c: str) -> None:
     """A misspelt name abstains and suggests the concept its names row says it misspells."""
-    rows = corpus.read_rows(_corpus(c).names)
+    rows = _corpus(c).name_rows()
     meant = {(r["graph"], r["text"]): r["id"] for r in rows if r.get("style") == "misspelt"}
     found, wrong = 0, []
     for graph, split in ((g, s) for cc, g, s in SETS if cc == c):

@@ -287,6 +287,26 @@ def test_the_committed_model_is_fresh_and_never_learnt_from_held_out_splits() ->
     assert intent_model.MODEL_FILE.exists()
 
 
+def test_the_model_learns_each_round_under_the_name_of_the_file_it_was_written_in() -> None:
+    """Every round of the template file is one source, named as its file once was and called by
+    its split (dev rounds are all ``dev``), in the order of those names; the held-out ones are
+    not learnt."""
+    names = {
+        ("dev", 1): ("paraphrase_templates_dev.jsonl", "dev"),
+        ("dev", 3): ("paraphrase_templates_dev_round3.jsonl", "dev"),
+        ("test", 1): ("paraphrase_templates_test.jsonl", "test"),
+        ("holdout", 1): ("paraphrase_templates_holdout.jsonl", "holdout"),
+        ("holdout", 17): ("paraphrase_templates_holdout17.jsonl", "holdout17"),
+    }
+    for (split, round_), (name, called) in names.items():
+        assert intent_training.source_name(split, round_) == name
+        assert intent_training.split_of(Path(name)) == called
+    sources = intent_training.sources()
+    assert [s.name for s in sources] == sorted(s.name for s in sources) and len(sources) == 32
+    learnt = {s.split for s in intent_training.training_sources()}
+    assert "dev" in learnt and "holdout15" in learnt and not learnt & set(intent_training.HELD_OUT)
+
+
 def test_the_sweep_counts_what_the_check_would_have_caught(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

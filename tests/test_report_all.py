@@ -60,16 +60,19 @@ def test_a_question_file_row_counts_wrong_answers_and_unknown_concept_recall() -
     assert table.splitlines()[2].startswith("| curriculum | dev | 5 | 0.60 | 0.333 | 2 |")
 
 
-def test_question_files_are_found_per_known_graph_in_split_order() -> None:
-    """Every phrasing file of a known graph is scored, dev and test first, then the holdouts in
-    numeric order; template files are no graph's."""
+def test_question_files_are_found_per_known_graph_split_and_blind_round() -> None:
+    """Every graph's dev and test file is scored once per corpus, its holdout file once per blind
+    round in numeric order (the first round only when quick); template files are no graph's."""
     found = report_all._question_files("paraphrase", quick=False)
-    assert found and {graph for graph, _, _ in found} <= set(report_all.GRAPHS)
-    splits = [split for graph, split, _ in found if graph == "curriculum"]
-    assert splits[:2] == ["dev", "test"]
-    assert splits == sorted(splits, key=report_all._split_key)
+    assert found and {graph for graph, *_ in found} <= set(report_all.GRAPHS)
+    curriculum = [(split, blind) for graph, split, _, blind in found if graph == "curriculum"]
+    assert curriculum[:3] == [("dev", None), ("test", None), ("holdout", 1)]
+    rounds = [blind for split, blind in curriculum if split == "holdout"]
+    assert rounds == list(range(1, len(rounds) + 1)) and len(rounds) > 1
     quick = report_all._question_files("paraphrase", quick=True)
-    assert {split for _, split, _ in quick} <= set(report_all.QUICK_SPLITS)
+    assert {(split, blind) for _, split, _, blind in quick} <= {("dev", None), ("test", None), ("holdout", 1)}
+    forms = report_all._question_files("forms", quick=False)
+    assert ("musicstats", "holdout") in {(graph, split) for graph, split, *_ in forms}
 
 
 def test_a_step_writes_its_report_and_a_summary_naming_commit_machine_and_command(tmp_path: Path) -> None:

@@ -7,20 +7,25 @@ on those two graphs and a third.
 
 Run from the repository root::
 
-    python evals/questions/build_forms.py           # rewrites the seven forms_*.jsonl files
-    python evals/questions/build_forms.py --check   # fails if a committed file is stale
+    python evals/questions/build_forms.py           # rewrites the forms rows of the question files
+    python evals/questions/build_forms.py --check   # fails if the committed rows are stale
 
 Graphs: ``curriculum`` (the bundled curriculum) and ``prereqmap`` (``evals/bundles/prereqmap``);
-the holdout also ``musicstats`` (``evals/bundles/musicstats``). Output:
-``forms_{graph}_{split}.jsonl``. Semantics and gold: docs/evals.md, "Question forms corpus".
+the holdout also ``musicstats`` (``evals/bundles/musicstats``). Output: the rows of corpus
+``forms`` in ``{graph}_{split}.jsonl.gz`` (``curriculum`` and ``prereqmap``: dev, test, holdout;
+``musicstats``: holdout), shared with the paraphrase corpus (``evals.corpus``); the holdout's rows
+carry ``round: 1`` (the forms corpus's one blind round). Score them with ``kg eval --questions
+evals/questions/curriculum_test.jsonl.gz --corpus forms`` (``--bundle evals/bundles/prereqmap`` or
+``evals/bundles/musicstats`` for the other graphs). Semantics and gold: docs/evals.md, "Question
+forms corpus".
 
 * ``forms_templates.jsonl`` holds one row per template: ``id``, ``form``, ``text`` with slots
   ``{x}``, ``{y}``, ``{k1}``..``{k3}``, the parameters its gold needs (``scope``: direct, transitive
   or either; ``family``: ``order`` or ``builds_on``; ``of`` for a count; ``intent`` and ``style``
-  for a names template; ``asks`` for a misspelt one) and ``split``. Within each form the templates
-  were ordered by the SHA-256 of their id and dealt alternately to dev and test, once; the builder
-  refuses a file that disagrees. ``forms_templates_holdout.jsonl`` has the same rows, every one
-  with ``split: holdout``.
+  for a names template; ``asks`` for a misspelt one) and ``split``. Within each form the dev and
+  test templates were ordered by the SHA-256 of their id and dealt alternately to dev and test,
+  once; the builder refuses a file that disagrees. The holdout's templates, written apart, are
+  rows of the same file with ``split: holdout``.
 * Rounds: the dealt rows are round 1 (no ``round`` key). Rows with ``"round": 2`` came later, to
   give the reader more dev phrasings to learn general mechanisms from: they are dev only (the
   builder refuses another split) and take no part in the dealing. They are instantiated after
@@ -29,9 +34,9 @@ the holdout also ``musicstats`` (``evals/bundles/musicstats``). Output:
 * ``forms_names.jsonl`` holds names as learners write them that no rule derives: the other number
   of a concept's name ("transformers", "sparse matrix") and misspellings ("embedings"), per graph.
   The builder refuses a misspelling that is a known name, contains one, or is not closest to the
-  concept it misspells. ``forms_names_holdout.jsonl`` holds the holdout's own, and rows of style
-  ``unknown`` (no graph): the concepts in no graph its questions ask about instead of
-  :data:`evals.corpus.UNKNOWN`.
+  concept it misspells. Rows with ``split: holdout`` are the holdout's own (the others serve dev
+  and test), among them rows of style ``unknown`` (no graph): the concepts in no graph its
+  questions ask about instead of :data:`evals.corpus.UNKNOWN`.
 * Each template is instantiated twice per graph (seeded). Subjects are chosen so that each form's
   answers are balanced: each template asks for a *case* (a check that holds directly, through
   others, reversed or between unrelated concepts; a count that is small, larger or zero; ...)
@@ -54,7 +59,7 @@ import random
 import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -77,6 +82,7 @@ from evals.corpus import (  # noqa: E402
     fill,
     gold_for,
     load_graph,
+    question_file,
     read_rows,
     render,
     round_tripped,
@@ -86,10 +92,9 @@ from evals.corpus import (  # noqa: E402
 from evals.questions import Question  # noqa: E402
 
 HERE = Path(__file__).parent
+CORPUS = "forms"
 TEMPLATES_FILE = HERE / "forms_templates.jsonl"
 NAMES_FILE = HERE / "forms_names.jsonl"
-HOLDOUT_TEMPLATES_FILE = HERE / "forms_templates_holdout.jsonl"
-HOLDOUT_NAMES_FILE = HERE / "forms_names_holdout.jsonl"
 PER_TEMPLATE = 2
 SPLITS = ("dev", "test")
 HOLDOUT = ("holdout",)
@@ -170,9 +175,9 @@ RULES: dict[str, tuple[dict[str, tuple[str, ...]], tuple[tuple[str, ...], ...]]]
 
 
 def load_templates(path: Path = TEMPLATES_FILE, splits: tuple[str, ...] = SPLITS) -> list[Template]:
-    """The template file, validated: known forms, the parameters each needs, its slots, unique ids
-    and texts, and its split: the once-only dealing for dev and test (a later round: dev), else
-    the one split named."""
+    """The templates of ``splits`` (dev and test, or the holdout), the whole file validated: known
+    forms, the parameters each needs, its slots, unique ids and texts, and its split: one of dev,
+    test and holdout, the once-only dealing for dev and test (a later round: dev)."""
     out: list[Template] = []
     for row in read_rows(path):
         tid = row.get("id", "?")
@@ -192,6 +197,8 @@ def load_templates(path: Path = TEMPLATES_FILE, splits: tuple[str, ...] = SPLITS
             )
         if "round" in row and row.get("split") != "dev":
             raise ValueError(f"{path.name}: template {tid}: a round-{row['round']} template is dev only")
+        if row.get("split") not in (*SPLITS, *HOLDOUT):
+            raise ValueError(f"{path.name}: template {tid}: split must be one of {(*SPLITS, *HOLDOUT)}")
         t = Template(**row)
         if t.slots not in slot_sets or (form == "names" and (t.slots == XY) != (t.intent == "path")):
             raise ValueError(f"{path.name}: template {tid}: slots {t.slots} are not one of {slot_sets}")
@@ -202,16 +209,11 @@ def load_templates(path: Path = TEMPLATES_FILE, splits: tuple[str, ...] = SPLITS
         values = [getattr(t, attr) for t in out]
         if len(set(values)) != len(values):
             raise ValueError(f"{path.name}: two templates share a{'n' if attr == 'id' else ''} {attr}")
-    if splits != SPLITS:
-        for t in out:
-            if t.split not in splits:
-                raise ValueError(f"{path.name}: template {t.id}: split must be one of {splits}")
-        return out
-    dealt = split_of([(t.id, t.form) for t in out if t.round == 1])
+    dealt = split_of([(t.id, t.form) for t in out if t.round == 1 and t.split in SPLITS])
     for t in out:
-        if t.round == 1 and t.split != dealt[t.id]:
+        if t.round == 1 and t.split in SPLITS and t.split != dealt[t.id]:
             raise ValueError(f"{path.name}: template {t.id} belongs to {dealt[t.id]}, not {t.split}")
-    return out
+    return [t for t in out if t.split in splits]
 
 
 # -- names as learners write them -------------------------------------------------------------------------
@@ -818,16 +820,29 @@ def build_graph(
 @dataclass(frozen=True)
 class Corpus:
     """Templates and the names they are filled with, the graphs they are instantiated on and the
-    splits they make."""
+    splits they make; ``blind``: the holdout's (its names rows say ``split: holdout``)."""
 
-    templates: Path
-    names: Path
     graphs: Mapping[str, Path]
     splits: tuple[str, ...]
+    blind: bool = False
+    templates: Path = TEMPLATES_FILE
+    names: Path = NAMES_FILE
+
+    def template_rows(self) -> list[dict[str, Any]]:
+        """The rows of :attr:`templates` this corpus instantiates."""
+        return [r for r in read_rows(self.templates) if r.get("split") in self.splits]
+
+    def name_rows(self) -> list[dict[str, Any]]:
+        """The rows of :attr:`names` this corpus writes its names with."""
+        rows = read_rows(self.names)
+        for r in rows:
+            if r.get("split", "holdout") != "holdout":
+                raise ValueError(f"{self.names.name}: names row {r.get('id')}: split is holdout or absent")
+        return [r for r in rows if ("split" in r) == self.blind]
 
     def shapes(self) -> list[Shape]:
         """Each graph as the forms read it, with the names this corpus writes."""
-        rows = read_rows(self.names)
+        rows = self.name_rows()
         graphs = [load_graph(name, bundle) for name, bundle in self.graphs.items()]
         shapes = [Shape.of(graph, Names.of(graph, rows, self.names.name)) for graph in graphs]
         check_unknown(graphs, {u for shape in shapes for u in shape.names.unknown})
@@ -835,17 +850,19 @@ class Corpus:
 
     def outputs(self) -> dict[Path, list[Question]]:
         templates = load_templates(self.templates, self.splits)
+        blind = 1 if self.blind else None  # the forms corpus has had one blind round
         files: dict[Path, list[Question]] = {}
         for shape in self.shapes():
-            for split, questions in build_graph(shape, templates, self.splits).items():
-                files[HERE / f"forms_{shape.graph.name}_{split}.jsonl"] = round_tripped(questions)
+            for split, built in build_graph(shape, templates, self.splits).items():
+                rows = [replace(q, corpus=CORPUS, round=blind) for q in built]
+                files[question_file(shape.graph.name, split)] = round_tripped(rows)
         return files
 
 
 CORPORA = {
-    "forms": Corpus(TEMPLATES_FILE, NAMES_FILE, GRAPHS, SPLITS),
+    "forms": Corpus(GRAPHS, SPLITS),
     # Written blind to the reader and to the dev/test phrasings; scored once (docs/evals.md).
-    "holdout": Corpus(HOLDOUT_TEMPLATES_FILE, HOLDOUT_NAMES_FILE, HOLDOUT_GRAPHS, HOLDOUT),
+    "holdout": Corpus(HOLDOUT_GRAPHS, HOLDOUT, blind=True),
 }
 
 
@@ -854,7 +871,7 @@ def outputs() -> dict[Path, list[Question]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    return run_builder(argv, doc=__doc__, outputs=outputs, script="build_forms.py")
+    return run_builder(argv, doc=__doc__, outputs=outputs, corpus=CORPUS, script="build_forms.py")
 
 
 if __name__ == "__main__":

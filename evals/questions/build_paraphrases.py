@@ -4,19 +4,33 @@ ONCE into ``dev`` and ``test`` by phrasing template.
 
 Run from the repository root::
 
-    python evals/questions/build_paraphrases.py           # rewrites the four paraphrase_*.jsonl files
-    python evals/questions/build_paraphrases.py --check   # fails if a committed file is stale
+    python evals/questions/build_paraphrases.py           # rewrites the paraphrase rows of the question files
+    python evals/questions/build_paraphrases.py --check   # fails if the committed rows are stale
 
 Graphs: ``curriculum`` (the bundled curriculum, five relations) and ``prereqmap`` (the generated
-prerequisite-only map, ``evals/bundles/prereqmap``). Output: ``paraphrase_{graph}_{split}.jsonl``.
+prerequisite-only map, ``evals/bundles/prereqmap``). Output: the rows of corpus ``paraphrase`` in
+``{graph}_{dev,test,holdout}.jsonl.gz``, shared with the forms corpus (``evals.corpus``); a holdout
+row's ``round`` is the blind round it was written in (1 for ``holdout``, 2 for ``holdout2``, ...,
+in that order in the file). Score one split or round with ``kg eval --questions
+evals/questions/curriculum_holdout.jsonl.gz --corpus paraphrase --round 26`` (add ``--bundle
+evals/bundles/prereqmap`` for the prereq map).
+
+Templates: ``paraphrase_templates.jsonl.gz``, one phrasing per row: ``id``, ``seq`` (build order),
+``kind`` (``intent``, ``time``, ``bad_input``, or ``unknown_name`` for a holdout's own names of
+concepts in neither graph), ``intent``, ``text``, ``time`` (time rows), and where it was written:
+``split`` (``dev``, ``test`` or ``holdout``) and ``round``. Dev round 1 and test (round 1) are the
+dealt templates; dev rounds 2 to 5 and holdout rounds 1 to 26 were written later, one round at a
+time (below). A round is called by its split as these builders and ``evals.intent_training`` call
+it: ``dev`` (every dev round), ``test``, ``holdout`` (round 1), ``holdout2`` ... ``holdout26``. The
+file is gzip because it is over 400 KB as text; read it with ``zcat``. Whoever tunes the question
+parser reads only the ``dev`` rows.
 
 Rules (docs/evals.md has the intents table):
 
-* A template is a phrasing with ``{x}`` (and ``{y}`` for paths), kept in
-  ``paraphrase_templates_{dev,test}.jsonl``. Its wording appears in exactly one split: within each
-  intent the templates were ordered by the SHA-256 of their id and dealt alternately to dev and
-  test, once; the builder refuses a template file that disagrees with that dealing. Whoever tunes
-  the question parser reads only ``*_dev*`` files.
+* A template is a phrasing with ``{x}`` (and ``{y}`` for paths). Its wording appears in exactly
+  one split: within each intent the round-1 dev and test templates were ordered by the SHA-256 of
+  their id and dealt alternately to dev and test, once; the builder refuses a template file that
+  disagrees with that dealing.
 * Subjects are drawn per template and graph with a seeded RNG among the concepts whose gold is
   non-empty and at most ``evals.corpus.MAX_GOLD`` long; names are written as learners write them (as stored,
   lower case, or an alias).
@@ -31,20 +45,21 @@ Rules (docs/evals.md has the intents table):
   over which the gold is checked to be constant), NOT as the question's ``as_of``.
 * Unknown-concept questions reuse the intent templates with a concept that is in neither graph.
 
-Round 2 (after the test split had been scored once): two more template files, not dealt.
-``paraphrase_templates_dev_round2.jsonl`` adds dev phrasings (for tuning; some of their families
-were learnt from round-1 test failures, see docs/evals.md); ``..._dev_round3.jsonl`` more dev
-phrasings in deliberately varied learner styles, and ``..._dev_round4.jsonl`` (non-native
-grammar, misspelt ordinary words, very short and very long messages), both written by someone who
-had not read the parser.
-``..._dev_round5.jsonl`` (written by the parser's author after holdout25 had been scored) adds dev
+Later rounds (after the test split had been scored once), not dealt; each was once a file of its
+own, ``paraphrase_templates_dev_round2.jsonl``, ``..._holdout.jsonl``, ``..._holdout7.jsonl``, the
+names below. Dev round 2 (``..._dev_round2``) adds dev phrasings (for tuning; some of their
+families were learnt from round-1 test failures, see docs/evals.md); ``..._dev_round3`` more dev
+phrasings in deliberately varied learner styles, and ``..._dev_round4`` (non-native grammar,
+misspelt ordinary words, very short and very long messages), both written by someone who had not
+read the parser.
+``..._dev_round5`` (written by the parser's author after holdout25 had been scored) adds dev
 phrasings of families the learnt second reading doubted although the grammar read them right
 ("every topic X depends on, directly or indirectly", "grounded in X", "which class teaches X"),
 with their mirror images, so that word order around the name carries the direction.
-``paraphrase_templates_holdout.jsonl``
-was written by someone who had not read the parser, the other template files or the failures; it
+Holdout round 1 (``paraphrase_templates_holdout``)
+was written by someone who had not read the parser, the other templates or the failures; it
 builds the ``holdout`` split, with its own unknown-concept names (rows of kind ``unknown_name``),
-and is only ever scored. ``paraphrase_templates_holdout2.jsonl`` (split ``holdout2``) was written
+and is only ever scored. Round 2 (``..._holdout2``, split ``holdout2``) was written
 the same way, blind, after ``holdout`` had been scored once and its failures read; ``..._holdout3``
 (split ``holdout3``) likewise, after ``holdout2`` had been read; ``..._holdout4`` (``holdout4``)
 likewise after ``holdout3`` had been read; ``..._holdout5`` likewise, after ``holdout4``
@@ -93,6 +108,7 @@ from __future__ import annotations
 import functools
 import random
 import sys
+from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -117,93 +133,54 @@ from evals.corpus import (  # noqa: E402
     fill,
     gold_for,
     load_graph,
+    question_file,
     render,
     round_tripped,
     run_builder,
     split_of,
 )
 from evals.corpus import read_rows as _read_rows  # noqa: E402
-from evals.questions import Question  # noqa: E402
+from evals.questions import Question, load_questions, select  # noqa: E402
 
 HERE = Path(__file__).parent
+CORPUS = "paraphrase"
 PER_TEMPLATE = 2
-SPLITS = (
-    "dev",
-    "test",
-    "holdout",
-    "holdout2",
-    "holdout3",
-    "holdout4",
-    "holdout5",
-    "holdout6",
-    "holdout7",
-    "holdout8",
-    "holdout9",
-    "holdout10",
-    "holdout11",
-    "holdout12",
-    "holdout13",
-    "holdout14",
-    "holdout15",
-    "holdout16",
-    "holdout17",
-    "holdout18",
-    "holdout19",
-    "holdout20",
-    "holdout21",
-    "holdout22",
-    "holdout23",
-    "holdout24",
-    "holdout25",
-    "holdout26",
-)
+TEMPLATES_FILE = HERE / "paraphrase_templates.jsonl.gz"
+HOLDOUT = "holdout"
 
-# -- templates ---------------------------------------------------------------------------------------
-# The phrasings live in paraphrase_templates_{dev,test}.jsonl, one per line:
-# {"id", "seq" (build order), "kind": "intent" | "time" | "bad_input", "intent", "text", "time"?}. Whoever tunes a
-# parser reads only the dev file; the test file is read here, to build the test split, and nowhere
-# else.
-TEMPLATE_FILES = {split: HERE / f"paraphrase_templates_{split}.jsonl" for split in DEALT}
-# Round 2: files whose split is the file's (not dealt), see the module docstring.
-ROUND_TWO_FILES = {
-    HERE / "paraphrase_templates_dev_round2.jsonl": "dev",
-    HERE / "paraphrase_templates_dev_round3.jsonl": "dev",
-    HERE / "paraphrase_templates_dev_round4.jsonl": "dev",
-    HERE / "paraphrase_templates_dev_round5.jsonl": "dev",
-    HERE / "paraphrase_templates_holdout.jsonl": "holdout",
-    HERE / "paraphrase_templates_holdout2.jsonl": "holdout2",
-    HERE / "paraphrase_templates_holdout3.jsonl": "holdout3",
-    HERE / "paraphrase_templates_holdout4.jsonl": "holdout4",
-    HERE / "paraphrase_templates_holdout5.jsonl": "holdout5",
-    HERE / "paraphrase_templates_holdout6.jsonl": "holdout6",
-    HERE / "paraphrase_templates_holdout7.jsonl": "holdout7",
-    HERE / "paraphrase_templates_holdout8.jsonl": "holdout8",
-    HERE / "paraphrase_templates_holdout9.jsonl": "holdout9",
-    HERE / "paraphrase_templates_holdout10.jsonl": "holdout10",
-    HERE / "paraphrase_templates_holdout11.jsonl": "holdout11",
-    HERE / "paraphrase_templates_holdout12.jsonl": "holdout12",
-    HERE / "paraphrase_templates_holdout13.jsonl": "holdout13",
-    HERE / "paraphrase_templates_holdout14.jsonl": "holdout14",
-    HERE / "paraphrase_templates_holdout15.jsonl": "holdout15",
-    HERE / "paraphrase_templates_holdout16.jsonl": "holdout16",
-    HERE / "paraphrase_templates_holdout17.jsonl": "holdout17",
-    HERE / "paraphrase_templates_holdout18.jsonl": "holdout18",
-    HERE / "paraphrase_templates_holdout19.jsonl": "holdout19",
-    HERE / "paraphrase_templates_holdout20.jsonl": "holdout20",
-    HERE / "paraphrase_templates_holdout21.jsonl": "holdout21",
-    HERE / "paraphrase_templates_holdout22.jsonl": "holdout22",
-    HERE / "paraphrase_templates_holdout23.jsonl": "holdout23",
-    HERE / "paraphrase_templates_holdout24.jsonl": "holdout24",
-    HERE / "paraphrase_templates_holdout25.jsonl": "holdout25",
-    HERE / "paraphrase_templates_holdout26.jsonl": "holdout26",
-}
+
+def split_name(split: str, round: int) -> str:
+    """What a round of ``split`` is called: ``dev``, ``test``, ``holdout``, ``holdout2``, ..."""
+    return f"{split}{round}" if split == HOLDOUT and round > 1 else split
+
+
+def _name(row: dict[str, Any]) -> str:
+    return split_name(row["split"], row["round"])
+
+
+def _dealt(row: dict[str, Any]) -> bool:
+    """Is the row a round-1 dev or test template (dealt once, by :func:`split_of`)?"""
+    return row["split"] in DEALT and row["round"] == 1
+
+
+def _template_rows() -> list[dict[str, Any]]:
+    rows = _read_rows(TEMPLATES_FILE)
+    for row in rows:
+        if row.get("split") not in (*DEALT, HOLDOUT) or not isinstance(row.get("round"), int):
+            raise ValueError(f"{TEMPLATES_FILE.name}: template {row.get('id')}: needs a split and a round")
+    return rows
+
+
+_TEMPLATE_ROWS = _template_rows()
+# Every split the corpus has: dev, test, then the blind holdouts round by round.
+SPLITS: tuple[str, ...] = (
+    *DEALT,
+    *(split_name(HOLDOUT, n) for n in sorted({r["round"] for r in _TEMPLATE_ROWS if r["split"] == HOLDOUT})),
+)
 
 
 def _load_templates() -> list[dict[str, Any]]:
-    rows: list[dict[str, Any]] = []
-    for path in (*TEMPLATE_FILES.values(), *ROUND_TWO_FILES):
-        rows += [r for r in _read_rows(path) if r["kind"] != "unknown_name"]
-    return sorted(rows, key=lambda r: int(r["seq"]))
+    return sorted((r for r in _TEMPLATE_ROWS if r["kind"] != "unknown_name"), key=lambda r: int(r["seq"]))
 
 
 _ROWS = _load_templates()
@@ -226,9 +203,8 @@ TIMES: dict[str, tuple[str, str] | None] = {
 }
 # A holdout split's own names for concepts in neither graph.
 SPLIT_UNKNOWN: dict[str, tuple[str, ...]] = {
-    split: names
-    for path, split in ROUND_TWO_FILES.items()
-    if (names := tuple(r["text"] for r in _read_rows(path) if r["kind"] == "unknown_name"))
+    split: tuple(r["text"] for r in _TEMPLATE_ROWS if r["kind"] == "unknown_name" and _name(r) == split)
+    for split in dict.fromkeys(_name(r) for r in _TEMPLATE_ROWS if r["kind"] == "unknown_name")
 }
 LEFT_OUT = {"prereqmap": {"related"}}
 
@@ -254,17 +230,16 @@ def no_path_pairs(graph: Graph) -> list[tuple[str, ...]]:
 
 
 def template_splits() -> dict[str, str]:
-    """Template id -> split: round 1 as dealt by :func:`split_of` (the template files must
-    agree), round 2 by file."""
-    later = {r["id"]: split for path, split in ROUND_TWO_FILES.items() for r in _read_rows(path)}
+    """Template id -> split: round 1 of dev and test as dealt by :func:`split_of` (the template
+    file must agree), later rounds by their ``split`` and ``round``."""
+    later = {r["id"]: _name(r) for r in _TEMPLATE_ROWS if not _dealt(r)}
     keyed = [(tid, intent) for tid, intent, _ in TEMPLATES if tid not in later]
     keyed += [(tid, "time") for tid, *_ in TIME_TEMPLATES if tid not in later]
     keyed += [(tid, "bad_input") for tid, _ in BAD_TEMPLATES if tid not in later]
     dealt = split_of(keyed)
-    for split, path in TEMPLATE_FILES.items():
-        for row in _read_rows(path):
-            if row["id"] in later or dealt[row["id"]] != split:
-                raise ValueError(f"{path.name}: template {row['id']} belongs to another split")
+    for row in _TEMPLATE_ROWS:
+        if _dealt(row) and (row["id"] in later or dealt[row["id"]] != row["split"]):
+            raise ValueError(f"{TEMPLATES_FILE.name}: template {row['id']} belongs to another split")
     return {**dealt, **later}
 
 
@@ -390,18 +365,33 @@ def build_graph(graph: Graph) -> dict[str, list[Question]]:
     return out
 
 
+def file_and_round(split: str) -> tuple[str, int | None]:
+    """Where a split's questions go: ``holdout7`` -> (``holdout``, 7); ``dev`` -> (``dev``, None)."""
+    if split in DEALT:
+        return split, None
+    return HOLDOUT, int(split.removeprefix(HOLDOUT) or 1)
+
+
+def questions(graph: str, split: str) -> list[Question]:
+    """The committed paraphrase questions of ``split`` (``dev``, ``holdout7``, ...) on ``graph``."""
+    part, blind = file_and_round(split)
+    return select(load_questions(question_file(graph, part)), corpus=CORPUS, round=blind)
+
+
 def outputs() -> dict[Path, list[Question]]:
     graphs = [load_graph(name, bundle) for name, bundle in GRAPHS.items()]
     check_unknown(graphs, (*UNKNOWN, *(n for names in SPLIT_UNKNOWN.values() for n in names)))
     files: dict[Path, list[Question]] = {}
     for graph in graphs:
-        for split, questions in build_graph(graph).items():
-            files[HERE / f"paraphrase_{graph.name}_{split}.jsonl"] = round_tripped(questions)
+        for split, built in build_graph(graph).items():
+            part, blind = file_and_round(split)
+            rows = [replace(q, corpus=CORPUS, round=blind) for q in built]
+            files.setdefault(question_file(graph.name, part), []).extend(round_tripped(rows))
     return files
 
 
 def main(argv: list[str] | None = None) -> int:
-    return run_builder(argv, doc=__doc__, outputs=outputs, script="build_paraphrases.py")
+    return run_builder(argv, doc=__doc__, outputs=outputs, corpus=CORPUS, script="build_paraphrases.py")
 
 
 if __name__ == "__main__":

@@ -55,7 +55,18 @@ def eval_(
     ctx: typer.Context,
     questions: Annotated[
         Path | None,
-        typer.Option("--questions", help="JSON Lines question set. Default: the bundled curriculum set."),
+        typer.Option(
+            "--questions",
+            help="JSON Lines question set (gzip if named *.gz). Default: the bundled curriculum set.",
+        ),
+    ] = None,
+    corpus: Annotated[
+        str | None,
+        typer.Option("--corpus", help="Only the questions of this corpus (paraphrase, forms)."),
+    ] = None,
+    round_: Annotated[
+        int | None,
+        typer.Option("--round", min=1, help="Only the questions of this blind holdout round."),
     ] = None,
     db: EvalsDbOpt = None,
     bundle: Annotated[
@@ -104,6 +115,8 @@ def eval_(
             record=record,
             verbose=verbose,
             progress=advance,
+            corpus=corpus,
+            round=round_,
         )
     for line in runner.summary_lines(report, out):
         typer.echo(line)
