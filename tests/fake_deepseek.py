@@ -291,8 +291,16 @@ class FakeDeepSeek:
 READING_HEADER = "How the question was read"
 
 
+READ_REQUEST = "You read a learner's question"
+
+
 def cite_the_reading(body: Any) -> Reply:
-    """A confident draft citing the subjects of the reading the prompt carries (any chat request)."""
+    """A confident draft citing the subjects of the reading the prompt carries; asked to read a
+    question itself (a reading request), it says it did not understand it, so the grammar's
+    reading stands."""
+    if any(READ_REQUEST in str(m.get("content")) for m in body["messages"] if m.get("role") == "system"):
+        refusal = {"understood": False, "intent": "", "form": "", "transitive": False, "subjects": []}
+        return Reply(body=completion(json.dumps(refusal)))
     user = next(m["content"] for m in body["messages"] if m.get("role") == "user")
     lines = user.splitlines()
     at = next(i for i, line in enumerate(lines) if line.startswith(READING_HEADER))

@@ -20,6 +20,7 @@ from control_plane.synthesizers.offline import OfflineSynthesizer
 from control_plane.synthesizers.parsing import MalformedReading, parse_reading
 from control_plane.understanding.model_reading import checked_reading
 from data_plane import GraphReader, WriteGateway
+from data_plane.reuse import AnswerIndex
 from data_plane.testing import ManualClock, build_graph
 
 KEY = "sk-test-model-reading"
@@ -87,6 +88,28 @@ def test_a_valid_model_reading_is_used_marked_and_counted(
     assert (
         "You read a learner's question" in prompt[0]["content"] and "triads: triads" in prompt[1]["content"]
     )
+
+
+def test_a_reused_answer_to_a_model_read_question_costs_no_call_at_all(
+    sqlite_engine: Engine, graph: GraphReader, clock: ManualClock, fake: FakeDeepSeek
+) -> None:
+    """Asked again with nothing changed, the answer the model read and answered is reused before
+    the model is asked to read the question again: no request reaches the gateway, and the reused
+    answer keeps the model's reading. A new relation in the graph (which the model may read the
+    question as) makes it read afresh."""
+    synth = DeepSeekSynthesizer(LLMSettings(api_key=Secret(KEY), base_url=fake.url), sleep=lambda _: None)
+    gateway = WriteGateway(sqlite_engine, clock=clock)
+    planner = Planner(graph, synth, gateway=gateway, clock=clock, reuse=AnswerIndex(graph))
+    fake.enqueue(reading(), answer_reply("Yes, through meter.", ["rhythm", "meter", "triads"], []))
+    first = planner.reply(ODD).to_dict()
+    assert first["reading"]["read_by"] == "model" and len(fake.requests) == 2
+    again = planner.reply(ODD).to_dict()
+    assert again["reused_from"] == first["answer_id"] and again["llm_calls"] == 0
+    assert again["reading"] == first["reading"] and len(fake.requests) == 2
+    build_graph(gateway, ["modes"], [("modes", "scales", "part_of")])
+    fake.enqueue(reading(), answer_reply("Yes, through meter.", ["rhythm", "meter", "triads"], []))
+    afresh = planner.reply(ODD).to_dict()
+    assert afresh["reused_from"] is None and len(fake.requests) == 4
 
 
 @pytest.mark.parametrize(

@@ -248,6 +248,7 @@ class _Start:
     seeds: tuple[Concept, ...]
     names: NameIndex  # the names in force at the question's time (what an answer may name)
     reading_usage: Usage  # the model call that read the question, if any
+    understanding: Understanding  # the grammar's reading, names and seeds
 
 
 @dataclass(frozen=True)
@@ -375,6 +376,17 @@ class Planner:
         vocabulary = _Vocabulary(self, top_concept, top_edge)
         return understand(question, vocabulary, point, explicit=explicit, now=now, model=self.intent_model)
 
+    def _model_would_read(self, u: Understanding) -> bool:
+        """Whether :meth:`_model_read` would send this grammar reading to the model."""
+        reading = u.reading
+        return not (
+            reading.sure
+            or not u.named
+            or reading.did_you_mean
+            or reading.read_by == "none"
+            or not isinstance(self.synthesizer, QuestionReader)
+        )
+
     def _model_read(self, question: str, u: Understanding) -> tuple[Reading, Usage]:
         """With a synthesizer that reads questions (DeepSeek), one model call reads a question the
         grammar could not, into the same structure; used only when it passes every check
@@ -382,13 +394,7 @@ class Planner:
         A question that names nothing known, a name the graph lacks, or something the graph does
         not record is not sent: the model cannot make those answerable."""
         reading = u.reading
-        if (
-            reading.sure
-            or not u.named
-            or reading.did_you_mean
-            or reading.read_by == "none"
-            or not isinstance(self.synthesizer, QuestionReader)
-        ):
+        if not self._model_would_read(u) or not isinstance(self.synthesizer, QuestionReader):
             return reading, Usage()
         relations = dict(self.relation_counts(u.point))
         messages = build_reading_messages(question, sorted(u.named.items()), relations)
@@ -457,7 +463,9 @@ class Planner:
         self._check(question, record=True)
         with self.reader.pinned():
             seen = self.reuse.seen()  # before any read: anything newer was not seen
-            start = self._start(question, as_of, known_at)
+            # Filed under the grammar's reading: a hit costs no model call, not even a reading one.
+            start = self._start(question, as_of, known_at, model=False)
+            model_reads = self._model_would_read(start.understanding)
             key = reuse_key(
                 start.reading.to_dict(),
                 question=question,
@@ -466,11 +474,13 @@ class Planner:
                 known_at=known_at,
                 synthesizer=self.synthesizer.info,
                 planner=self._bounds(),
+                relations=sorted(self.relation_counts(start.point)) if model_reads else None,
             )
             entry = None if fresh else self.reuse.latest(key)
             if entry is not None and self.reuse.unchanged(entry, start.point):
                 recorded, ran = self.reader.answer(entry.answer_id), None
             else:
+                start = self._read_by_model(question, start) if model_reads else start
                 recorded, ran = None, self._ask(start, question, as_of is not None)
         if ran is None:
             assert recorded is not None
@@ -557,12 +567,24 @@ class Planner:
             **extra,
         )
 
-    def _start(self, question: str, as_of: datetime | None, known_at: datetime | None) -> _Start:
-        """The question's id, clock and reading: everything before the first round."""
+    def _start(
+        self, question: str, as_of: datetime | None, known_at: datetime | None, *, model: bool = True
+    ) -> _Start:
+        """The question's id, clock and reading: everything before the first round (``model``:
+        False, the grammar's reading only, before the model is asked to read it)."""
         started = time.perf_counter()
         created_at = ensure_utc(self.clock(), field="clock")
         point = AsOf(as_of or created_at, known_at or created_at)
         u = self._understand(question, point, explicit=as_of is not None, now=created_at)
+        start = _Start(
+            started, created_at, u.point, uuid.uuid4().hex, u.reading, tuple(u.seeds), u.names, Usage(), u
+        )
+        return self._read_by_model(question, start) if model else start
+
+    def _read_by_model(self, question: str, start: _Start) -> _Start:
+        """``start`` with the model's reading of a question the grammar read unsure
+        (:meth:`_model_read`): its reading, seeds and the call's usage."""
+        u = start.understanding
         reading, reading_usage = self._model_read(question, u)
         seeds = u.seeds
         if reading.read_by == "model":  # the model's reading names its own subjects, among the names read
@@ -570,9 +592,7 @@ class Planner:
                 c.concept_id: c for c in self.reader.concepts(list(reading.ids()), as_of=u.point).values()
             }
             seeds = tuple(picked[cid] for cid in dict.fromkeys(reading.ids()) if cid in picked)[:MAX_SEEDS]
-        return _Start(
-            started, created_at, u.point, uuid.uuid4().hex, reading, tuple(seeds), u.names, reading_usage
-        )
+        return replace(start, reading=reading, seeds=tuple(seeds), reading_usage=reading_usage)
 
     def _ask(self, start: _Start, question: str, explicit: bool) -> tuple[Answer, Reads | None]:
         """The rounds, from a read question; the answer, and what it read (None: not reusable)."""

@@ -11,7 +11,11 @@
   from different evidence; they are not one question;
 * the seeds, the as-of semantics (``as_of`` and ``known_at`` as given, or ``"now"``), the
   synthesizer (name, model, prompt version) and the planner's bounds (rounds, frontier, threshold,
-  walks): anything else that decides what a fresh answer would be.
+  walks): anything else that decides what a fresh answer would be;
+* for a question the grammar reads unsure and the model is asked to read, the relation names the
+  graph has (what the model may read it as). It is filed under the grammar's reading, before the
+  model reads it, so a reuse costs no model call at all, not even the reading one; the reused
+  answer carries the model's reading it was answered by.
 
 Whether the newest answer under a key still holds is the data plane's call
 (``data_plane.reuse.AnswerIndex.unchanged``).
@@ -117,6 +121,7 @@ def reuse_key(
     known_at: datetime | None,
     synthesizer: SynthesizerInfo,
     planner: Mapping[str, Any],
+    relations: Sequence[str] | None = None,
 ) -> str:
     """The key a question is filed under (module docstring): 64 hex characters."""
     spec = {
@@ -128,6 +133,7 @@ def reuse_key(
         "known_at": format_time(known_at) if known_at is not None else "now",
         "synthesizer": canonical(synthesizer.to_dict()),
         "planner": canonical(planner),
+        **({"relations": list(relations)} if relations is not None else {}),
     }
     return hashlib.sha256(_dumps(spec).encode("utf-8")).hexdigest()
 
