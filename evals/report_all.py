@@ -64,6 +64,13 @@ GRAPHS: dict[str, str | None] = {
 SPLITS = ("dev", "test", "holdout")
 
 
+# The serving load's runs: (name, the limits it sets); the first alone with --quick.
+SERVING_PLANS: tuple[tuple[str, list[str]], ...] = (
+    ("default limits", ["--ask-rate", "10", "--model-calls", "60"]),
+    ("limits off", ["--ask-rate", "100000", "--model-calls", "100000"]),
+)
+
+
 class StepFailed(Exception):
     """A command of a step exited non-zero and left no report to summarise."""
 
@@ -304,9 +311,7 @@ def serving(ctx: Context) -> list[Section]:
     if not script.exists():
         raise StepFailed("tests/serving_load.py is not in this checkout")
     size = ["--requests", "200", "--clients", "8", "--workers", "2"] if ctx.quick else []
-    plans = [("default limits", ["--ask-rate", "10", "--model-calls", "60"])]
-    if not ctx.quick:
-        plans.append(("limits off", ["--ask-rate", "100000", "--model-calls", "100000"]))
+    plans = list(SERVING_PLANS[:1] if ctx.quick else SERVING_PLANS)
     runs, commands = [], []
     for i, (plan, limits) in enumerate(plans):
         done, run = _each_engine(
@@ -397,6 +402,142 @@ def startup(ctx: Context) -> list[Section]:
     ]
 
 
+def _met(ok: bool | None) -> str:
+    return "-" if ok is None else ("yes" if ok else "**no**")
+
+
+def target_rows(reports: Path) -> list[tuple[str, str, str, bool | None]]:
+    """(target, where it comes from, the figure, met) for every target the issues set that the
+    reports under ``reports`` (one run's ``--out``) measure; a report not there gives no row."""
+    rows: list[tuple[str, str, str, bool | None]] = []
+
+    def read(name: str) -> Any:
+        path = reports / name
+        return _read(path) if path.exists() else None
+
+    bench = read("bench/bench.json")
+    if bench:
+        by = [(r.get("database", "sqlite"), r) for r in bench["results"]]
+        ratios = [r["expansion_to_raw"] for _, r in by if r.get("expansion_to_raw") is not None]
+        if ratios:
+            rows.append(
+                (
+                    "expansion p50 ≤ 3x raw, every size",
+                    "bench",
+                    f"{min(ratios):.2f}-{max(ratios):.2f}x",
+                    max(ratios) <= 3,
+                )
+            )
+        rates = [
+            (db, r["edges"], r["import_to_raw_insert"])
+            for db, r in by
+            if r.get("import_to_raw_insert") is not None
+        ]
+        if rates:
+            low = [f"{rate:.2f} at {edges:,} ({db})" for db, edges, rate in rates if rate < 0.2]
+            span = f"{min(r for *_, r in rates):.2f}-{max(r for *_, r in rates):.2f}"
+            rows.append(
+                (
+                    "import rate ≥ 1/5 of a raw insert, every size",
+                    "bench",
+                    span + (f"; below: {', '.join(low)}" if low else ""),
+                    not low,
+                )
+            )
+        for db, r in by:
+            if r["edges"] != 1_000_000:
+                continue
+            rows.append(
+                (
+                    f"loop ≤ 12 raw expansions + 2 ms at 10^6 ({db})",
+                    "bench",
+                    f"{r['loop_p50_ms']:.2f} ms = {r['loop_to_target']:.2f}x its target",
+                    r["loop_to_target"] <= 1,
+                )
+            )
+            rows.append(
+                (
+                    f"loop peak RSS ≤ 150 MB at 10^6 ({db})",
+                    "bench",
+                    f"{r['loop_peak_rss_mb']:.1f} MB",
+                    r["loop_peak_rss_mb"] <= 150,
+                )
+            )
+            if r.get("export_to_raw") is not None:
+                rows.append(
+                    (
+                        f"export ≤ 3x a raw SELECT to CSV at 10^6 ({db})",
+                        "bench",
+                        f"{r['export_to_raw']:.2f}x",
+                        r["export_to_raw"] <= 3,
+                    )
+                )
+    imports = read("import/import.json")
+    for row in imports or []:
+        limit = {100_000: 300, 1_000_000: 400}.get(row["edges"])
+        if limit is not None and "import" in row:
+            rss = row["import"]["peak_rss_mb"]
+            rows.append(
+                (
+                    f"import peak RSS ≤ {limit} MB at {row['edges']:,} edges",
+                    "import",
+                    f"{rss:.0f} MB",
+                    rss <= limit,
+                )
+            )
+    walks = read("walks/walks.json")
+    for size in (walks or {}).get("results", []):
+        for engine in size["engines"]:
+            if size["edges"] >= 1_000_000 and engine["engine"] == "sqlite":
+                p50 = engine["walk_p50_ms"]
+                rows.append(
+                    (
+                        "a ~100-concept closure walk p50 ≤ 5 ms at 10^6 (SQLite)",
+                        "walks",
+                        f"{p50:.2f} ms (networkx {size['networkx_p50_ms']:.2f} ms)",
+                        p50 <= 5,
+                    )
+                )
+    for engine in ("sqlite", "postgresql"):
+        reuse = read(f"reuse/reuse-{engine}/reuse-mix.json")
+        if reuse:
+            rows.append(
+                (
+                    f"reuse: model calls ≤ 2 x 30 x rounds, 0 stale ({engine})",
+                    "reuse",
+                    f"{reuse['model_calls']} calls (bound {reuse['target']:.0f}), {reuse['stale']} stale",
+                    bool(reuse["met"]),
+                )
+            )
+        for i, plan in enumerate(SERVING_PLANS):
+            load = read(f"serving/load{i}-{engine}/serving-load.json")
+            if load:
+                what = f"{load['requests']:,} /ask, {load['clients']} clients, {load['workers']} workers, {plan[0]} ({engine})"
+                rows.append(
+                    (
+                        f"serving: 0 errors, limits exact: {what}",
+                        "serving",
+                        f"{load['failures']} errors, checks {'all true' if load['ok'] else 'failed'}",
+                        load["failures"] == 0 and bool(load["ok"]),
+                    )
+                )
+    return rows
+
+
+def targets(ctx: Context) -> list[Section]:
+    rows = target_rows(ctx.out.parent)
+    if not rows:
+        raise StepFailed(
+            f"no benchmark report under {ctx.out.parent} to check targets against (run the others first)"
+        )
+    table = "\n".join(
+        ["| target | from | this run | met |", "|---|---|---|---|"]
+        + [f"| {what} | {step} | {figure} | {_met(ok)} |" for what, step, figure, ok in rows]
+    )
+    only = "python -m evals.report_all --only bench --only walks --only import --only reuse --only serving --only targets"
+    return [Section("Targets (issues 10, 12, 26)", [only], table)]
+
+
 # Name -> (what it measures, step). In this order; `--only` picks some.
 STEPS: dict[str, tuple[str, Callable[[Context], list[Section]]]] = {
     "curriculum": ("kg eval on the curriculum set, every system", curriculum),
@@ -412,6 +553,7 @@ STEPS: dict[str, tuple[str, Callable[[Context], list[Section]]]] = {
     "dataplane": ("import rate and neighbourhood reads", dataplane),
     "import": ("streaming import beside a raw insert", imports),
     "startup": ("how fast kg starts", startup),
+    "targets": ("the issues' targets, checked against this run's reports", targets),
 }
 
 

@@ -117,3 +117,43 @@ def test_a_docs_block_names_the_command_commit_machine_and_load() -> None:
     block = report_all.doc_block(section, head)
     assert block.startswith("_`kg eval --out out/eval` at `abc1234`, 2026-11-27 05:00 UTC, 2 CPUs (AMD EPYC)")
     assert "load average 1.5 → 2.0, 9 s._" in block and block.endswith("| t |\n")
+
+
+def test_the_targets_are_checked_against_a_runs_reports(tmp_path: Path) -> None:
+    """Each target row comes from the report that measures it, says the figure, and says "no"
+    when the figure misses; a report that is not there gives no row."""
+
+    def write(name: str, data: object) -> None:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(json.dumps(data), encoding="utf-8")
+
+    common = {"expansion_to_raw": 1.5, "import_to_raw_insert": 0.5, "loop_p50_ms": 6.0, "export_to_raw": 2.0}
+    write(
+        "bench/bench.json",
+        {
+            "results": [
+                {
+                    **common,
+                    "edges": 1000,
+                    "import_to_raw_insert": 0.1,
+                    "loop_to_target": 2.0,
+                    "loop_peak_rss_mb": 90,
+                },
+                {**common, "edges": 1_000_000, "loop_to_target": 0.9, "loop_peak_rss_mb": 160.0},
+            ]
+        },
+    )
+    write("reuse/reuse-sqlite/reuse-mix.json", {"model_calls": 51, "target": 58.0, "stale": 0, "met": True})
+    rows = {what: (figure, ok) for what, _, figure, ok in report_all.target_rows(tmp_path)}
+    assert rows["expansion p50 ≤ 3x raw, every size"] == ("1.50-1.50x", True)
+    assert rows["import rate ≥ 1/5 of a raw insert, every size"] == (
+        "0.10-0.50; below: 0.10 at 1,000 (sqlite)",
+        False,
+    )
+    assert rows["loop ≤ 12 raw expansions + 2 ms at 10^6 (sqlite)"][1] is True
+    assert rows["loop peak RSS ≤ 150 MB at 10^6 (sqlite)"] == ("160.0 MB", False)
+    assert rows["reuse: model calls ≤ 2 x 30 x rounds, 0 stale (sqlite)"] == (
+        "51 calls (bound 58), 0 stale",
+        True,
+    )
+    assert not any("serving" in what or "walk" in what for what in rows)
