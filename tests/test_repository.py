@@ -54,3 +54,12 @@ def test_the_docs_index_lists_every_page_and_every_link_resolves() -> None:
         for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", page.read_text(encoding="utf-8")):
             if "://" not in target:
                 assert (page.parent / target).exists(), f"{page.name} links {target}"
+
+
+def test_question_corpora_are_one_file_per_graph_and_split() -> None:
+    """evals/questions holds at most 15 files: per graph one dev, test and holdout file (blind
+    rounds are a field, not a file), the templates and the builders."""
+    folder = ROOT / "evals" / "questions"
+    files = [p for p in _tracked() if p.is_relative_to(folder) and p.exists()]
+    assert 0 < len(files) <= 15
+    assert not [p.name for p in files if re.search(r"holdout\d+|round\d+", p.name)]
