@@ -12,12 +12,11 @@ Nothing generated is committed: ``--update-docs`` (or ``--docs-from out/reports/
 runs nothing) rewrites the tables the docs quote, each between ``<!-- summary: TITLE -->`` and
 ``<!-- /summary -->``, with the command, commit, machine and load of the run it came from.
 
-``--quick`` runs smaller sizes and fewer files where a step is long (benchmarks up to 10^4 edges,
-GraphWalk at 100 and 200 concepts, the question reader on its dev, test and holdout files only);
-without it every figure the docs quote is rebuilt (about an hour on a 2-core machine, most of it
-importing 10^6 edges three times). With ``KG_TEST_POSTGRES_URL`` set, the benchmarks and the
-serving and reuse runs also run on PostgreSQL (in scratch databases they drop afterwards).
-Exits 1 if any step failed; the others still run and are summarised.
+``--quick`` runs smaller sizes where a step is long (benchmarks up to 10^4 edges, GraphWalk at 100
+and 200 concepts, a shorter serving load); without it every figure the docs quote is rebuilt
+(about half an hour on a 2-core machine, most of it at 10^6 edges). With ``KG_TEST_POSTGRES_URL``
+set, the benchmarks and the serving and reuse runs also run on PostgreSQL (in scratch databases
+they drop afterwards). Exits 1 if any step failed; the others still run and are summarised.
 """
 
 from __future__ import annotations
@@ -223,47 +222,45 @@ def graphwalk(ctx: Context) -> list[Section]:
     return [Section("GraphWalk-style structural benchmark (loop, offline)", [_shown(argv)], table)]
 
 
-def _question_files(corpus: str, quick: bool) -> list[tuple[str, str, Path, int | None]]:
-    """(graph, split, file, blind round) for every ``{graph}_{split}.jsonl.gz`` of a known graph
-    that holds questions of ``corpus``; a holdout file once per blind round of that corpus (only
-    round 1 when ``quick``), other splits once (round None)."""
+def _question_files(corpus: str) -> list[tuple[str, str, Path, int]]:
+    """(graph, split, file, blind rounds) for every ``{graph}_{split}.jsonl.gz`` of a known graph
+    that holds questions of ``corpus``, in graph and split order. A holdout file's blind rounds
+    are scored together (each was measured once, blind, when it was written; docs/evals.md keeps
+    those figures); ``rounds`` is how many there are (0 outside holdouts)."""
     from evals.questions import load_questions
 
-    found: list[tuple[str, str, Path, int | None]] = []
+    found: list[tuple[str, str, Path, int]] = []
     for path in sorted(QUESTIONS.glob("*_*.jsonl.gz")):
         graph, _, split = path.name.removesuffix(".jsonl.gz").partition("_")
         if graph not in GRAPHS or split not in SPLITS:
             continue
-        rounds = sorted({q.round for q in load_questions(path) if q.corpus == corpus}, key=lambda r: r or 0)
-        if split != "holdout":
-            found += [(graph, split, path, None)] if rounds else []
-        else:
-            found += [(graph, split, path, r) for r in rounds if not quick or r in (None, 1)]
+        rounds = {q.round for q in load_questions(path) if q.corpus == corpus}
+        if rounds:
+            found.append((graph, split, path, len(rounds - {None}) if split == "holdout" else 0))
     order = {g: i for i, g in enumerate(GRAPHS)}
-    return sorted(found, key=lambda f: (order[f[0]], SPLITS.index(f[1]), f[3] or 0))
+    return sorted(found, key=lambda f: (order[f[0]], SPLITS.index(f[1])))
 
 
 def _corpus(ctx: Context, corpus: str, title: str) -> list[Section]:
     rows = []
     example = ""
-    for graph, split, path, blind in _question_files(corpus, ctx.quick):
-        label = split if blind in (None, 1) else f"{split}{blind}"
-        folder = ctx.out / f"{graph}_{label}"
+    for graph, split, path, rounds in _question_files(corpus):
+        folder = ctx.out / f"{graph}_{split}"
         argv = _kg(
             "eval", "--questions", str(path), "--corpus", corpus, "--baseline", "loop", "--out", str(folder)
         )
-        argv += ["--round", str(blind)] if blind is not None else []
         bundle = GRAPHS[graph]
         argv += ["--bundle", bundle] if bundle else []
         _must(ctx, argv, folder / "report.json")
+        label = f"{split} ({rounds} rounds)" if rounds > 1 else split
         rows.append((graph, label, corpus_row(_read(folder / "report.json"))))
         example = example or _shown(argv)
     if not rows:
         raise StepFailed(f"no {corpus} questions in {QUESTIONS}/<graph>_<split>.jsonl.gz")
-    only = f"python -m evals.report_all --only {ctx.out.name}" + (" --quick" if ctx.quick else "")
+    only = f"python -m evals.report_all --only {ctx.out.name}"
     notes = [
-        f"One `kg eval` per graph, split and blind round, e.g. `{example}`; each report.md has the "
-        "per-intent table."
+        f"One `kg eval` per graph and split, e.g. `{example}` (`--round N`: one blind round); each "
+        "report.md has the per-intent table."
     ]
     return [Section(title, [only], corpus_table(rows), notes)]
 
@@ -613,7 +610,8 @@ def doc_block(section: Mapping[str, Any], head: Mapping[str, Any]) -> str:
     """What a docs page shows of one section: how and where it ran, then its table."""
     m = head["machine"]
     dirty = ", with uncommitted changes" if head["uncommitted_changes"] else ""
-    commands = "; ".join(f"`{c}`" for c in section["commands"])
+    # Commands as run from the checkout's root (a run's absolute paths say nothing to a reader).
+    commands = "; ".join(f"`{c.replace(str(ROOT) + '/', '')}`" for c in section["commands"])
     return (
         f"_{commands} at `{head['commit']}`{dirty}, {head['started']}, {m['nproc']} CPUs ({m['cpu']}), "
         f"load average {section['load'][0]:.1f} → {section['load'][1]:.1f}, {section['seconds']:.0f} s._\n\n"

@@ -60,18 +60,15 @@ def test_a_question_file_row_counts_wrong_answers_and_unknown_concept_recall() -
     assert table.splitlines()[2].startswith("| curriculum | dev | 5 | 0.60 | 0.333 | 2 |")
 
 
-def test_question_files_are_found_per_known_graph_split_and_blind_round() -> None:
-    """Every graph's dev and test file is scored once per corpus, its holdout file once per blind
-    round in numeric order (the first round only when quick); template files are no graph's."""
-    found = report_all._question_files("paraphrase", quick=False)
+def test_question_files_are_found_per_known_graph_and_split() -> None:
+    """Every graph's dev, test and holdout file holding the corpus is scored once, in that order,
+    a holdout's blind rounds together; template files are no graph's."""
+    found = report_all._question_files("paraphrase")
     assert found and {graph for graph, *_ in found} <= set(report_all.GRAPHS)
-    curriculum = [(split, blind) for graph, split, _, blind in found if graph == "curriculum"]
-    assert curriculum[:3] == [("dev", None), ("test", None), ("holdout", 1)]
-    rounds = [blind for split, blind in curriculum if split == "holdout"]
-    assert rounds == list(range(1, len(rounds) + 1)) and len(rounds) > 1
-    quick = report_all._question_files("paraphrase", quick=True)
-    assert {(split, blind) for _, split, _, blind in quick} <= {("dev", None), ("test", None), ("holdout", 1)}
-    forms = report_all._question_files("forms", quick=False)
+    curriculum = [(split, rounds) for graph, split, _, rounds in found if graph == "curriculum"]
+    assert [split for split, _ in curriculum] == ["dev", "test", "holdout"]
+    assert curriculum[0][1] == 0 and curriculum[2][1] > 1
+    forms = report_all._question_files("forms")
     assert ("musicstats", "holdout") in {(graph, split) for graph, split, *_ in forms}
 
 
