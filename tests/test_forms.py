@@ -116,6 +116,43 @@ def test_why_with_one_concept_says_what_it_understood() -> None:
 @pytest.mark.parametrize(
     "question",
     [
+        "Please explain why basket weaving is needed before RAG",
+        "tell me why folk dance is required for triads",
+    ],
+)
+def test_a_why_before_the_names_with_a_topic_the_graph_lacks_is_not_answered(question: str) -> None:
+    """A why that leads the request governs it: the other place holds words no concept has, so
+    the question is not answered as what the named concept needs, and the words are named."""
+    r = read(question)
+    assert not r.sure and r.problem and "not a concept in this graph" in r.problem, r.describe()
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["how is basket weaving connected to RAG?", "so where does folk dance stand in relation to triads?"],
+)
+def test_how_a_topic_the_graph_lacks_relates_to_a_concept_is_not_answered(question: str) -> None:
+    """The first place of 'how is A connected to B' holds words no concept has: not answered as
+    what B is related to, and the words are named."""
+    r = read(question)
+    assert not r.sure and r.problem and "not a concept in this graph" in r.problem, r.describe()
+
+
+def test_what_a_concept_is_related_to_is_still_read() -> None:
+    """One concept after a question word and a relation word, with nothing unexplained before it."""
+    assert read("what is RAG related to?").intent == "related"
+    assert read("how is RAG connected to embeddings?").intent == "relate"
+
+
+def test_a_why_in_a_later_clause_does_not_make_a_why_question() -> None:
+    """'..., so I can show them why it matters' is the asker's purpose, not what is asked."""
+    r = read("I teach RAG to beginners; which concepts build on it, so I can show them why it matters?")
+    assert r.sure and r.intent == "built_by" and r.form == "", r.describe()
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
         "Which should I learn first, rhythm or triads?",
         "rhythm or triads first?",
         "Do I learn rhythm before triads or triads before rhythm?",

@@ -370,7 +370,8 @@ def _relate(p: Parse) -> Reading | None:
     )
     to_do_with = _has(p, asking, (normalise("to do with"),))
     yes_no = _yes_no(p) and relation_word and "to" not in toks  # "are A and B related?"
-    if not ((how and relation_word) or noun_between or to_do_with or yes_no):
+    asker = "how" in toks or _wh_pronoun(p, asking) in ("where", "what")
+    if not ((how and relation_word) or noun_between or to_do_with or yes_no or (asker and relation_word)):
         return None
     if _has(p, asking, WHAT_IS_RELATED):
         return None  # "what is related to both A and B?": concepts, not how the two relate
@@ -378,9 +379,28 @@ def _relate(p: Parse) -> Reading | None:
     if pair is None:
         if (how or noun_between or to_do_with) and _joined_to_unknown(p, frozenset({"and", "to", "with"})):
             return _one_of_two_unknown(p, "how it relates")  # "how are <words> and X related?"
+        # "how is <words> connected to X?", "where does <words> stand in relation to X?": the
+        # words the graph lacks stand in the place of the first concept, before the relation word
+        if asker and relation_word and _unexplained_before_the_name(p, asking):
+            return _one_of_two_unknown(p, "how it relates")
         return None
     a, b = pair
     return p.build("relate", [_sub(p, a), _sub(p, b, "other")], transitive=True, cue="how related")
+
+
+def _unexplained_before_the_name(p: Parse, asking: Sequence[int]) -> bool:
+    """Two or more words no vocabulary explains, together, before the one name the asking part
+    has, and after its question word: where a first concept would stand."""
+    named = [i for i in asking if i in p.masked]
+    if not named:
+        return False
+    run = longest = 0
+    for i in asking:
+        if i >= named[0]:
+            break
+        run = run + 1 if nameless(p.toks[i]) else 0
+        longest = max(longest, run)
+    return longest >= 2
 
 
 def _wh_pronoun(p: Parse, asking: Sequence[int]) -> str:
@@ -488,11 +508,16 @@ def _why(p: Parse) -> Reading | None:
     pair = _pair(p)
     if pair is not None and (opens or anywhere):
         return _candidate_reading(p, "why")
+    named = [i for i in _asking(p) if i in p.masked]
+    # "tell me why <words> is a must before X": a why that comes before the names governs them
+    # (unlike "..., so I can show them why it matters")
+    leads = any(p.toks[i] == "why" for i in _asking(p) if named and i < named[0])
+    if pair is None and (opens or leads) and _cued(p) and _unexplained_words(p):
+        # "why do I need <words the graph lacks> to learn X?", "tell me why <words> is a must
+        # before X": the other place holds a topic the graph lacks
+        return _one_of_two_unknown(p, "why one is needed for the other")
     if pair is not None or not opens:
         return None
-    if _cued(p) and _unexplained_words(p):
-        # "why do I need <words the graph lacks> to learn X?"
-        return _one_of_two_unknown(p, "why one is needed for the other")
     names = ", ".join(p.words_of[m.concept_id] for m in p.ordered)
     return replace(
         p.build("needed_before", [p.sub(p.main)], sureness=0.0, read_by="fallback"),
