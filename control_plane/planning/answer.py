@@ -137,32 +137,46 @@ class Answer:
     reading_usage: Usage = field(default_factory=Usage)
 
     @property
+    def usage(self) -> Usage:
+        """The answer's whole cost: every round's model calls and the call that read the question."""
+        r = self.reading_usage
+        return Usage(
+            calls=sum(t.llm_calls for t in self.rounds) + r.calls,
+            prompt_tokens=sum(t.prompt_tokens for t in self.rounds) + r.prompt_tokens,
+            completion_tokens=sum(t.completion_tokens for t in self.rounds) + r.completion_tokens,
+            reasoning_tokens=sum(t.reasoning_tokens for t in self.rounds) + r.reasoning_tokens,
+            cache_hit_tokens=sum(t.cache_hit_tokens for t in self.rounds) + r.cache_hit_tokens,
+            cache_miss_tokens=sum(t.cache_miss_tokens for t in self.rounds) + r.cache_miss_tokens,
+            cost_usd=sum(t.cost_usd for t in self.rounds) + r.cost_usd,
+        )
+
+    @property
     def llm_calls(self) -> int:
-        return sum(r.llm_calls for r in self.rounds) + self.reading_usage.calls
+        return self.usage.calls
 
     @property
     def prompt_tokens(self) -> int:
-        return sum(r.prompt_tokens for r in self.rounds) + self.reading_usage.prompt_tokens
+        return self.usage.prompt_tokens
 
     @property
     def completion_tokens(self) -> int:
-        return sum(r.completion_tokens for r in self.rounds) + self.reading_usage.completion_tokens
+        return self.usage.completion_tokens
 
     @property
     def reasoning_tokens(self) -> int:
-        return sum(r.reasoning_tokens for r in self.rounds) + self.reading_usage.reasoning_tokens
+        return self.usage.reasoning_tokens
 
     @property
     def cache_hit_tokens(self) -> int:
-        return sum(r.cache_hit_tokens for r in self.rounds) + self.reading_usage.cache_hit_tokens
+        return self.usage.cache_hit_tokens
 
     @property
     def cache_miss_tokens(self) -> int:
-        return sum(r.cache_miss_tokens for r in self.rounds) + self.reading_usage.cache_miss_tokens
+        return self.usage.cache_miss_tokens
 
     @property
     def cost_usd(self) -> float:
-        return sum(r.cost_usd for r in self.rounds) + self.reading_usage.cost_usd
+        return self.usage.cost_usd
 
     @property
     def cited_concept_ids(self) -> tuple[str, ...]:
@@ -189,13 +203,7 @@ class Answer:
             "evidence": self.evidence.to_dict(),
             "as_of": self.as_of.to_dict(),
             "rounds": [r.to_dict() for r in self.rounds],
-            "llm_calls": self.llm_calls,
-            "prompt_tokens": self.prompt_tokens,
-            "completion_tokens": self.completion_tokens,
-            "reasoning_tokens": self.reasoning_tokens,
-            "cache_hit_tokens": self.cache_hit_tokens,
-            "cache_miss_tokens": self.cache_miss_tokens,
-            "cost_usd": round(self.cost_usd, 8),
+            **_usage_dict(self.usage),
             "latency_ms": round(self.latency_ms, 3),
             "synthesizer": self.synthesizer.to_dict(),
             "created_at": format_time(self.created_at),
