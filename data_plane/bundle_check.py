@@ -77,6 +77,7 @@ KIND_ORDER: Final = (
     "self_loop",
     "duplicate",
     "duplicate_name",
+    "confusable_name",
     "lesson_title",
     "unknown_concept",
     "cycle",

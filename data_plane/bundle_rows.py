@@ -25,6 +25,7 @@ from typing import Any, Final
 from data_plane.clock import format_time, parse_time
 from data_plane.errors import GroundingRejected, InputError, Problem
 from data_plane.gateway import Write
+from data_plane.names import confusable
 from data_plane.records import MAX_ID_LENGTH, Grounding
 from data_plane.relations import RELATIONS, canonical_edge
 
@@ -485,6 +486,9 @@ def concept_write(row: Row, cells: Cells) -> Write:
     if not name.strip():
         raise RowFault("missing", "name must not be empty", "name")
     aliases = [a.strip() for a in row.get("aliases").split("|") if a.strip()]
+    for column, text in (("name", name), *(("aliases", a) for a in aliases)):
+        if (why := confusable(text)) is not None:
+            raise RowFault("confusable_name", f"{text!r} could pass for another name ({why})", column)
     valid_at, invalid_at = times(row, cells)
     return Write.concept(
         cid,

@@ -61,6 +61,7 @@ from data_plane.errors import (
     UnknownRelation,
     WriteRejected,
 )
+from data_plane.names import confusable
 from data_plane.reads import GraphReader
 from data_plane.records import MAX_ID_LENGTH, Concept, Edge, Grounding, Version, text_fault
 from data_plane.relations import PREREQUISITE, RELATIONS, canonical_edge, edge_key
@@ -297,6 +298,14 @@ def _validate_content(table: str, key: tuple[str, ...], content: Mapping[str, An
             raise InputError(
                 f"concept {key[0]!r}: aliases must be non-empty texts", field="aliases", value=aliases
             )
+        for column, text in (("name", content.get("name")), *(("aliases", a) for a in aliases)):
+            if isinstance(text, str) and (why := confusable(text)) is not None:
+                raise InputError(
+                    f"concept {key[0]!r}: {column} {text!r} could pass for another name ({why}); "
+                    "write each word in one script",
+                    field=column,
+                    value=text,
+                )
         if "summary" in content and not isinstance(content["summary"], str):
             raise InputError(
                 f"concept {key[0]!r}: summary must be text", field="summary", value=content["summary"]

@@ -153,6 +153,9 @@ class _OneShot:
             abstain_reason=None if verdict.accepted else verdict.reason,
             error=draft.error,
             extra={"seeds": seeds, "evidence_edges": len(evidence.edges)},
+            named=_named_spans([n.to_dict() for n in draft.names] if draft.names is not None else None)
+            if verdict.accepted
+            else None,
             quoted=(
                 quoted_records(evidence, draft.concept_ids, draft.lesson_refs, draft.edge_ids)
                 if verdict.accepted
@@ -327,6 +330,7 @@ class LoopSystem:
             as_of_valid=answer.as_of.to_dict()["valid_at"],
             result=answer_result(answer_dict),
             did_you_mean=did_you_mean(answer_dict),
+            named=_named_spans(answer_dict.get("names")),
             quoted=quoted_records(
                 answer.evidence,
                 answer.cited_concept_ids,
@@ -334,6 +338,12 @@ class LoopSystem:
                 answer.cited_edges,
             ),
         )
+
+
+def _named_spans(spans: Any) -> tuple[str, ...] | None:
+    """The concepts an answer's text names, from the spans its synthesizer gave (None: free text,
+    which the runner reads for names)."""
+    return None if spans is None else tuple(sorted({s["id"] for s in spans}))
 
 
 def _ids(items: Any) -> tuple[str, ...]:

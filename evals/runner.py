@@ -163,7 +163,8 @@ def run_eval(
                     resp = Response(abstained=True, error=f"{type(exc).__name__}: {exc}")
                 except Exception as exc:  # a traceback: scored as a wrong answer (evals.metrics)
                     resp = Response(abstained=False, error=f"{type(exc).__name__}: {exc}", crashed=True)
-                resp = replace(resp, named=namer.named(q, resp))
+                if resp.named is None:
+                    resp = replace(resp, named=namer.named(q, resp))
                 sc = score(
                     q.id,
                     q.type,

@@ -103,6 +103,45 @@ def test_the_reason_on_a_cited_edge_is_quoted_not_claimed() -> None:
     assert named_concepts(text, index, quoted=quoted_records(ev, ["llm", "rag"], (), [ref])) == {"llm", "rag"}
 
 
+def test_a_name_inside_a_longer_name_across_its_own_colon_is_not_named() -> None:
+    """ "Evaluating multiple integrals: change of variables" names that concept alone, though
+    "Multiple integrals" stands inside it and its name runs across a colon."""
+    index = NameIndex.from_names(
+        [
+            ("cov", "Evaluating multiple integrals: change of variables", []),
+            ("mi", "Multiple integrals", []),
+            ("cv", "Change of variables", []),
+        ]
+    )
+    text = "Before Evaluating multiple integrals: change of variables comes calculus."
+    assert named_concepts(text, index) == {"cov"}
+    assert named_concepts("Multiple integrals: change of variables", index) == {"mi", "cv"}
+    assert named_concepts("Start with multiple integrals; change of variables comes later.", index) == {
+        "mi",
+        "cv",
+    }
+
+
+def test_an_everyday_word_names_a_concept_only_where_the_text_writes_it_as_a_name() -> None:
+    """A concept called "Edge" is not named by "(from prerequisite edges)", nor "Order" by "in
+    learning order"; capitalised mid-sentence or in quotes, they are named."""
+    index = NameIndex.from_names(
+        [
+            ("edge", "Edge", []),
+            ("order", "Order", []),
+            ("c", "C", []),
+            ("cpp", "C++", []),
+            ("alg", "Algebra", []),
+        ]
+    )
+    assert named_concepts("Before Calculus: Algebra (from prerequisite edges).", index) == {"alg"}
+    assert named_concepts("3 concepts, in learning order: first Algebra", index) == {"alg"}
+    assert named_concepts("Graph theory starts from Edge and Order.", index) == {"edge", "order"}
+    assert named_concepts('it needs "edge" first', index) == {"edge"}
+    assert named_concepts("a plan: C before C++, as a rule", index) == {"c", "cpp"}
+    assert named_concepts("a b c d", index) == frozenset()
+
+
 # -- the verifier ------------------------------------------------------------------------------
 
 
@@ -236,10 +275,46 @@ def test_offline_text_names_only_what_it_cites_and_needs_no_repair(
         d.answer, evidence_names(ev), quoted=quoted_records(ev, d.concept_ids, d.lesson_refs)
     )
     assert named <= set(d.concept_ids), (d.answer, d.concept_ids)
+    assert d.names is not None and all(d.answer[s.start : s.end] == ev.name(s.concept_id) for s in d.names)
+    assert {s.concept_id for s in d.names} <= set(d.concept_ids)
     assert d.result is not None and set(d.result.members) <= set(d.concept_ids)
     verdict = verify(d, ev, reading=read_request(request))
     if verdict.accepted:
         assert verdict.repaired == () and verdict.draft == d, verdict.repaired
+
+
+def test_offline_answers_on_a_graph_of_everyday_names_are_accepted() -> None:
+    """With concepts called Edge, Graph and Path beside Algebra -> Calculus, the offline answer to
+    "what comes before calculus" is accepted: its own words ("edges", "learning path") claim
+    nothing; its claims are the spans it wrote names into."""
+    ev = make_evidence(
+        [
+            make_concept("algebra", "Algebra"),
+            make_concept("calculus", "Calculus"),
+            make_concept("edge", "Edge"),
+            make_concept("graph", "Graph"),
+            make_concept("path", "Path"),
+        ],
+        [("algebra", "calculus", "prerequisite"), ("edge", "graph", "prerequisite")],
+        seeds=("calculus",),
+    )
+    request = make_request("What comes before calculus?", ev)
+    d = OfflineSynthesizer().synthesize(request)
+    assert d.names is not None and {s.concept_id for s in d.names} == {"algebra", "calculus"}
+    assert all(d.answer[s.start : s.end] == ev.name(s.concept_id) for s in d.names)
+    verdict = verify(d, ev, reading=read_request(request), names=evidence_names(ev))
+    assert verdict.accepted, verdict.reason
+
+
+def test_a_draft_whose_name_spans_do_not_hold_names_is_rejected() -> None:
+    """A span that does not hold its concept's name is no claim the verifier can trust."""
+    ev, reading = worked()
+    d = OfflineSynthesizer().synthesize(make_request(WORKED, ev))
+    assert d.names
+    first = d.names[0]
+    forged = replace(d, names=(replace(first, end=first.end - 1), *d.names[1:]))
+    verdict = verify(forged, ev, reading=reading)
+    assert not verdict.accepted and "is not the name of" in verdict.reason
 
 
 def test_a_long_closure_is_written_in_at_most_four_learning_stages() -> None:

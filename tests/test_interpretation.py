@@ -581,7 +581,7 @@ def test_path_start_and_end_markers(question: str) -> None:
     ("question", "problem"),
     [
         ("I finished my RAG course yesterday.", "does not read as a question"),
-        ("RAG의 선수 개념은 무엇인가요?", "not English"),
+        ("RAG의 선수 개념은 무엇인가요?", "English"),
         (
             "I'm comfortable with Baroque counterpoint and want to reach RAG, in what order should I learn?",
             "'Baroque counterpoint'",

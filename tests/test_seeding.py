@@ -37,7 +37,7 @@ def test_singular_is_conservative(token: str, expected: str) -> None:
 def test_normalise_ignores_case_hyphens_and_punctuation() -> None:
     """Case, hyphens, punctuation and plurals do not change the token sequence."""
     assert normalise("Self-Supervised  Learning's Embeddings?!") == normalise(
-        "self supervised learning s embedding"
+        "self supervised learning embedding"
     )
 
 
@@ -177,3 +177,34 @@ def test_a_qualified_names_head_is_added_only_when_no_concept_owns_it() -> None:
     )
     assert index.phrases["linear algebra"] == "la_ml"
     assert index.phrases["statistic"] == "stats"  # the concept's own name, not the head of another
+
+
+def test_a_qualifier_or_a_joined_hyphen_finds_the_name_when_unique() -> None:
+    """ "motion" finds "Motion (physics)", "EM" finds "Expectation-Maximization (EM) Algorithm",
+    "kmeans" finds "k-means": each only while no other concept could be meant."""
+    index = NameIndex.from_names(
+        [
+            ("motion", "Motion (physics)", []),
+            ("em", "Expectation-Maximization (EM) Algorithm", []),
+            ("kmeans", "k-means", []),
+            ("kmeans_pp", "k-means++", []),
+        ]
+    )
+    assert index.find("what comes before motion?") == ["motion"]
+    assert index.find("what does the EM algorithm need?") == ["em"]
+    assert index.find("kmeans prerequisites") == ["kmeans"]
+    assert index.find("k-means++ prerequisites") == ["kmeans_pp"]
+
+
+def test_a_spelling_several_concepts_share_names_none_and_suggests_each() -> None:
+    """ "motion" with "Motion (physics)" and "Motion (biology)" is no guess: both are offered."""
+    index = NameIndex.from_names([("mp", "Motion (physics)", []), ("mb", "Motion (biology)", [])])
+    assert index.find("what comes before motion?") == []
+    assert {s.concept_id for s in index.suggest("motion")} == {"mp", "mb"}
+
+
+def test_a_head_word_suggests_the_names_it_heads() -> None:
+    """ "attention" names nothing but suggests "Attention mechanism"."""
+    index = NameIndex.from_names([("am", "Attention mechanism", []), ("emb", "Embeddings", [])])
+    assert index.find("what is attention?") == []
+    assert [s.concept_id for s in index.suggest("attention")] == ["am"]

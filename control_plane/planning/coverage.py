@@ -1,13 +1,26 @@
 """Which concepts an answer's text names, and whether its citations cover them: pure, no I/O.
 
-An answer "names" a concept when its text contains the concept's name, one of its aliases or its
-id (``NameIndex``: normalised tokens, a name inside a longer name does not count: "Agent
-orchestration" names agent orchestration, not "agent"). Text quoted verbatim from a cited record
-(the summary of a cited concept, the reason on a cited edge, the title or id of a cited lesson) is
-that record's own words,
-not a claim of the answer, and is left out; the rest of the text is read piece by piece around it and
-between list and clause punctuation (a name never runs across ",", ";", ":", brackets or a
-sentence's end), so words on both sides never join into a name.
+An answer's claims about concepts are the spans where it names them. A synthesizer that writes
+its text from structured data (the offline synthesizer) says where those are
+(``Draft.names``): :func:`spans_named` checks each span really holds the concept's name and
+takes them as they are; the rest of such a text is the synthesizer's own words ("(from
+prerequisite edges)") and names nothing, whatever the graph calls its concepts.
+
+Free text (a model's draft) is read for names (:func:`named_concepts`) by the graph's name index,
+by these rules:
+
+* whole names only, the longest first: a name inside a longer one it is part of does not count
+  ("Agent orchestration" names agent orchestration, not "agent"; "Evaluating multiple integrals:
+  change of variables" does not also name "Multiple integrals");
+* a name never runs across list or clause punctuation (",", ";", ":", brackets, a sentence's end)
+  unless the name itself has that punctuation there, so the end of one listed name and the start
+  of the next never read as a third ("Embeddings, Vector search" is not "embedding vector");
+* a name that is also an everyday word ("Edge", "Graph", "Order", a one-letter name such as "C")
+  counts only where the text writes it as a name: capitalised where a sentence does not ask for
+  a capital, or in quotes; "(from prerequisite edges)" names no concept "Edge";
+* text quoted verbatim from a cited record (the summary of a cited concept, the reason on a cited
+  edge, the title or id of a cited lesson) is that record's own words, not a claim of the answer,
+  and is left out.
 
 Used by the verifier (every named concept must be cited) and by ``kg eval`` (citation coverage:
 named concepts that are cited / named concepts).
@@ -16,35 +29,83 @@ named concepts that are cited / named concepts).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any, Final
 
 from control_plane.evidence import EvidenceGraph
-from control_plane.understanding.names import NameIndex
+from control_plane.synthesizers.base import NameSpan
+from control_plane.understanding.lexicon import everyday
+from control_plane.understanding.names import Match, NameIndex, tokenize
 
-__all__ = ["evidence_names", "named_concepts", "quoted_records"]
+__all__ = ["evidence_names", "named_concepts", "quoted_records", "spans_named"]
+
+# Quotes and emphasis a text may set a name in.
+_MARKS: Final = "\"'`*“”‘’«»_"
+_SENTENCE_START: Final = re.compile(r"(?:^|[.!?\n]\s*|[\-–—•]\s+)$")
 
 
-# Where a name never runs on: list and clause punctuation, brackets, a sentence's end.
-_BREAKS: Final = re.compile(r"[,;:()\[\]{}\n]|[.!?](?=\s|$)")
-
-
-def _pieces(text: str, quoted: Iterable[str]) -> list[str]:
-    """``text`` split around every occurrence of every quoted string (longest first), then at
-    every break, so that the end of one listed name and the start of the next never read as a
-    third name ("Embeddings, Vector search" is not "embedding vector")."""
-    pieces = [text]
+def _pieces(text: str, quoted: Iterable[str]) -> list[tuple[int, str]]:
+    """``text`` split around every occurrence of every quoted string (longest first), each piece
+    with where it starts in ``text``."""
+    pieces = [(0, text)]
     for q in sorted({q for q in quoted if q.strip()}, key=len, reverse=True):
-        pieces = [part for piece in pieces for part in piece.split(q)]
-    return [part for piece in pieces for part in _BREAKS.split(piece) if part.strip()]
+        out: list[tuple[int, str]] = []
+        for at, piece in pieces:
+            pos = 0
+            for m in re.finditer(re.escape(q), piece):
+                out.append((at + pos, piece[pos : m.start()]))
+                pos = m.end()
+            out.append((at + pos, piece[pos:]))
+        pieces = out
+    return [(at, piece) for at, piece in pieces if piece.strip()]
+
+
+def _longest_first(found: Sequence[Match]) -> list[Match]:
+    """The matches a reader takes: the longest first, then each that overlaps none taken."""
+    taken: list[Match] = []
+    for m in sorted(found, key=lambda m: (m.start - m.end, m.start, m.concept_id)):
+        if all(m.end <= t.start or t.end <= m.start or (m.start, m.end) == (t.start, t.end) for t in taken):
+            taken.append(m)
+    return taken
+
+
+def _written_as_name(piece: str, lo: int, hi: int) -> bool:
+    """Is the surface ``piece[lo:hi]`` set apart as a name: in quotes or emphasis, or with a
+    capital letter where its sentence does not begin?"""
+    before, after = piece[:lo].rstrip(" "), piece[hi:]
+    if before[-1:] in _MARKS and after[:1] in _MARKS:
+        return True
+    return any(ch.isupper() for ch in piece[lo:hi]) and not _SENTENCE_START.search(piece[:lo])
 
 
 def named_concepts(text: str, names: NameIndex, *, quoted: Iterable[str] = ()) -> frozenset[str]:
-    """The concept ids ``text`` names (module docstring), leaving out the ``quoted`` strings."""
+    """The concept ids the free ``text`` names (module docstring), leaving out the ``quoted``
+    strings."""
     found: set[str] = set()
-    for piece in _pieces(text, quoted):
-        found.update(names.candidates(piece))
+    for _, piece in _pieces(text, quoted):
+        tokens = tokenize(piece)
+        for m in _longest_first(names.matches(piece, breaks=True)):
+            lo, hi = tokens[m.start].start, tokens[m.end - 1].end
+            phrase = " ".join(t.text for t in tokens[m.start : m.end])
+            if everyday(phrase) and not _written_as_name(piece, lo, hi):
+                continue
+            found.add(m.concept_id)
     return frozenset(found)
+
+
+def spans_named(
+    text: str, spans: Iterable[NameSpan], evidence: EvidenceGraph[Any, Any]
+) -> frozenset[str] | str:
+    """The concepts a structured text names (its spans), or why the spans are not its names: a
+    span outside the text, or one that does not hold the name of its concept."""
+    out: set[str] = set()
+    for s in spans:
+        if not 0 <= s.start < s.end <= len(text):
+            return f"its name span {s.start}..{s.end} lies outside its text"
+        if s.concept_id in evidence.concepts and text[s.start : s.end] != evidence.name(s.concept_id):
+            return f"its text at {s.start}..{s.end} is not the name of {s.concept_id}"
+        out.add(s.concept_id)
+    return frozenset(out)
 
 
 def evidence_names(evidence: EvidenceGraph[Any, Any]) -> NameIndex:

@@ -996,6 +996,8 @@ class Planner:
             edges = tuple(dict.fromkeys(accepted.edge_ids))
             lessons = tuple(dict.fromkeys(evidence.lessons[r].lesson_id for r in accepted.lesson_refs))
             extra["cited_lesson_links"] = list(dict.fromkeys(accepted.lesson_refs))
+            if accepted.names is not None:
+                extra["names"] = [span.to_dict() for span in accepted.names]
         else:
             text, conf, abstained = "", best[0], True
             why = reason or NOTHING_MORE

@@ -7,9 +7,11 @@ A draft may become the answer only when
   evidence (which holds only versions read as of the query time, so this is "active as of the
   query time"; an id outside it is unknown or out of scope);
 * its confidence is at least the threshold (0.80 by default) and it cites something;
-* **it cites every concept its text names** (by name, alias or id, found with the graph's name
-  index: ``control_plane.planning.coverage``). A named concept outside the evidence, or, when
-  the draft has no reading, any named concept it does not cite, rejects the draft;
+* **it cites every concept its text names**: where the synthesizer says its text names them
+  (``Draft.names``, the offline synthesizer's spans: its own words are no claims), else by
+  name, alias or id found in the free text with the graph's name index
+  (``control_plane.planning.coverage``). A named concept outside the evidence, or, when the
+  draft has no reading, any named concept it does not cite, rejects the draft;
 * given the question's reading, every concept it cites or names stands in the asked relation
   to a subject along evidence edges (the reading's relations and direction, walked with
   ``understanding.relating``): an answer to "what has RAG as a prerequisite" that cites RAG's own
@@ -34,7 +36,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Final
 
 from control_plane.evidence import EvidenceGraph
-from control_plane.planning.coverage import evidence_names, named_concepts, quoted_records
+from control_plane.planning.coverage import evidence_names, named_concepts, quoted_records, spans_named
 from control_plane.synthesizers.base import Draft
 from control_plane.understanding.interpretation import Reading
 from control_plane.understanding.names import NameIndex
@@ -227,10 +229,9 @@ def verify(
         return Verdict(False, capped, why)
     if not draft.concept_ids and not draft.edge_ids:
         return Verdict(False, capped, "cites nothing from the evidence")
-    quoted = quoted_records(
-        evidence, (*draft.concept_ids, *(reading.ids() if reading else ())), draft.lesson_refs, draft.edge_ids
-    )
-    named = named_concepts(draft.answer, names or evidence_names(evidence), quoted=quoted)
+    named = _named(draft, evidence, reading, names)
+    if isinstance(named, str):
+        return Verdict(False, capped, named)
     outside = tuple(sorted(c for c in named if c not in evidence.concepts))
     if outside:
         return Verdict(
@@ -258,6 +259,19 @@ def verify(
                 f"cites lesson links that are not {reading.describe()}: " + ", ".join(misplaced),
             )
     return Verdict(True, conf, "accepted", draft=repaired_draft, repaired=repaired)
+
+
+def _named(
+    draft: Draft, evidence: EvidenceGraph[Any, Any], reading: Reading | None, names: NameIndex | None
+) -> frozenset[str] | str:
+    """The concepts the draft's text names: the spans it says it named them in, or, for free
+    text, the names found in it (``coverage``); or why its spans are not to be believed."""
+    if draft.names is not None:
+        return spans_named(draft.answer, draft.names, evidence)
+    quoted = quoted_records(
+        evidence, (*draft.concept_ids, *(reading.ids() if reading else ())), draft.lesson_refs, draft.edge_ids
+    )
+    return named_concepts(draft.answer, names or evidence_names(evidence), quoted=quoted)
 
 
 def _path_nodes(w: Walk, c: str) -> list[str]:

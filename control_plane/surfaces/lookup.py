@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Final
 
+from data_plane.names import normalise
 from data_plane.reads import GraphReader
 from data_plane.records import Concept, Edge, Version
 from data_plane.relations import SYMMETRIC
@@ -134,7 +135,8 @@ class Hit:
 def search(query: str, concepts: Iterable[Concept], *, limit: int = 10, cutoff: float = 75.0) -> list[Hit]:
     """The concepts whose name, an alias or summary best match ``query``, best first (ties by id).
 
-    Texts are compared lowercased with punctuation as spaces (rapidfuzz's ``default_process``).
+    Texts are compared as the question reader compares names (``data_plane.names.normalise``:
+    "hookes law" is "Hooke's law", "C++" is not "C").
     A name or alias scores its whole-string similarity (``ratio``), its similarity ignoring word
     order (``token_sort_ratio``), or, when the query is the shorter, how well the query matches its
     best-aligned part (``partial_ratio``, x0.95), whichever is highest: "graph rag" finds
@@ -143,9 +145,12 @@ def search(query: str, concepts: Iterable[Concept], *, limit: int = 10, cutoff: 
     is found among its words (the mean over the query's words of the best ``ratio``), x0.9, since
     a sentence mentions what a name means. A concept scores its best field; below ``cutoff``
     (0-100) it is not a hit."""
-    from rapidfuzz import fuzz, process, utils
+    from rapidfuzz import fuzz, process
 
-    q = utils.default_process(query)
+    def key(text: str) -> str:
+        return " ".join(normalise(text))
+
+    q = key(query)
     words = q.split()
     if not words:
         return []
@@ -153,13 +158,13 @@ def search(query: str, concepts: Iterable[Concept], *, limit: int = 10, cutoff: 
     for c in concepts:
         best: Hit | None = None
         for fld, text in (("name", c.name), *(("alias", a) for a in c.aliases)):
-            t = utils.default_process(text)
+            t = key(text)
             score = max(fuzz.ratio(q, t), fuzz.token_sort_ratio(q, t))
             if len(t) >= len(q):
                 score = max(score, _PARTIAL_WEIGHT * fuzz.partial_ratio(q, t))
             if best is None or score > best.score:
                 best = Hit(c.concept_id, c.name, fld, text, score)
-        tokens = utils.default_process(c.summary).split()
+        tokens = key(c.summary).split()
         if tokens:
             found = [process.extractOne(w, tokens, scorer=fuzz.ratio) for w in words]
             score = _SUMMARY_WEIGHT * sum(f[1] if f else 0.0 for f in found) / len(words)

@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.engine import Engine
 
-from control_plane.understanding.names import normalise
 from data_plane.clock import Clock, utc_now
 from data_plane.database import WriteWait, connect, head_revision, migrate, schema_revision
 from data_plane.gateway import WriteGateway
+from data_plane.names import normalise
 from data_plane.reads import GraphReader
 from data_plane.reuse import AnswerIndex
 from data_plane.tokens import TokenStore

@@ -92,9 +92,26 @@ class Result:
 
 
 @dataclass(frozen=True)
+class NameSpan:
+    """Where an answer's text names a concept: characters ``[start, end)`` are its name."""
+
+    start: int
+    end: int
+    concept_id: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.concept_id, "start": self.start, "end": self.end}
+
+
+@dataclass(frozen=True)
 class Draft:
     """A synthesizer's proposal. ``error`` is set when the model's output could not be used
-    (malformed JSON, wrong types); such a draft has confidence 0 and cites nothing."""
+    (malformed JSON, wrong types); such a draft has confidence 0 and cites nothing.
+
+    ``names`` says where the text names which concept, when the synthesizer wrote the text from
+    structured data and knows (the offline synthesizer): the text's claims are then those spans,
+    and the rest of it is the synthesizer's own words. None: free text (a model's), which the
+    verifier reads for the names in it."""
 
     answer: str
     confidence: float
@@ -106,6 +123,7 @@ class Draft:
     error: str | None = None
     lesson_refs: tuple[str, ...] = ()  # cited lesson links ("l" + version id), all in the evidence
     result: Result | None = None  # what the answer states (None: a synthesizer that does not say)
+    names: tuple[NameSpan, ...] | None = None
 
 
 @dataclass(frozen=True)

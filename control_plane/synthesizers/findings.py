@@ -18,7 +18,7 @@ from typing import Any, Final
 
 from control_plane.evidence import EvidenceGraph
 from control_plane.learning_order import layers, needs_from_edges
-from control_plane.synthesizers.base import Draft, Focus, Result, SynthesisRequest, Usage
+from control_plane.synthesizers.base import Draft, Focus, NameSpan, Result, SynthesisRequest, Usage
 from control_plane.understanding.interpretation import Reading
 
 __all__ = [
@@ -123,35 +123,52 @@ def _stages(ids: Sequence[str], ev: EvidenceGraph[Any, Any]) -> list[list[str]]:
     return out
 
 
-def _listed(ids: Sequence[str], ev: EvidenceGraph[Any, Any]) -> str:
-    return ", ".join(ev.name(i) for i in sorted(ids, key=lambda c: (ev.name(c).lower(), c)))
+class _Text:
+    """Text being written, with the span of every concept name written into it."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.size = 0
+        self.spans: list[NameSpan] = []
+
+    def word(self, text: str) -> None:
+        self.parts.append(text)
+        self.size += len(text)
+
+    def name(self, cid: str, ev: EvidenceGraph[Any, Any]) -> None:
+        name = ev.name(cid)
+        self.spans.append(NameSpan(self.size, self.size + len(name), cid))
+        self.word(name)
+
+    def listed(self, ids: Sequence[str], ev: EvidenceGraph[Any, Any]) -> None:
+        for i, cid in enumerate(sorted(ids, key=lambda c: (ev.name(c).lower(), c))):
+            if i:
+                self.word(", ")
+            self.name(cid, ev)
+
+    def names(self, piece: Names, ev: EvidenceGraph[Any, Any]) -> None:
+        groups = _stages(piece.ids, ev) if piece.staged and len(piece.ids) > LONG_LIST else []
+        if len(groups) < 2:
+            self.listed(piece.ids, ev)
+            return
+        words = ["first", *["then"] * (len(groups) - 2), "and last"]
+        self.word(f"{len(piece.ids)} concepts, in learning order: ")
+        for i, (w, g) in enumerate(zip(words, groups, strict=True)):
+            self.word(f"{'; ' if i else ''}{w} ")
+            self.listed(g, ev)
 
 
-def _names_text(piece: Names, ev: EvidenceGraph[Any, Any]) -> str:
-    if not piece.staged or len(piece.ids) <= LONG_LIST:
-        return _listed(piece.ids, ev)
-    groups = _stages(piece.ids, ev)
-    if len(groups) < 2:
-        return _listed(piece.ids, ev)
-    words = ["first", *["then"] * (len(groups) - 2), "and last"]
-    body = "; ".join(f"{w} {_listed(g, ev)}" for w, g in zip(words, groups, strict=True))
-    return f"{len(piece.ids)} concepts, in learning order: {body}"
-
-
-def render(says: Iterable[Piece], ev: EvidenceGraph[Any, Any]) -> tuple[str, tuple[str, ...]]:
-    """The text of ``says`` and the concepts it names, in order of appearance."""
-    words: list[str] = []
-    named: list[str] = []
+def render(says: Iterable[Piece], ev: EvidenceGraph[Any, Any]) -> tuple[str, tuple[NameSpan, ...]]:
+    """The text of ``says`` and where it names which concept (every name it wrote, in order)."""
+    out = _Text()
     for piece in says:
         if isinstance(piece, str):
-            words.append(piece)
+            out.word(piece)
         elif isinstance(piece, Name):
-            words.append(ev.name(piece.id))
-            named.append(piece.id)
+            out.name(piece.id, ev)
         else:
-            words.append(_names_text(piece, ev))
-            named.extend(piece.ids)
-    return "".join(words), tuple(dict.fromkeys(named))
+            out.names(piece, ev)
+    return "".join(out.parts), tuple(out.spans)
 
 
 def fill(template: str, **slots: Sequence[Piece] | str) -> tuple[Piece, ...]:
@@ -167,9 +184,9 @@ def fill(template: str, **slots: Sequence[Piece] | str) -> tuple[Piece, ...]:
 
 
 def draft_of(finding: Finding, ev: EvidenceGraph[Any, Any], intent: str) -> Draft:
-    text, named = render(finding.says, ev)
+    text, spans = render(finding.says, ev)
     ends = [c for ref in finding.edges for c in (ev.edges[ref].source_id, ev.edges[ref].target_id)]
-    cited = tuple(dict.fromkeys([*named, *ends, *finding.members]))
+    cited = tuple(dict.fromkeys([*(s.concept_id for s in spans), *ends, *finding.members]))
     return Draft(
         text,
         finding.confidence,
@@ -180,6 +197,7 @@ def draft_of(finding: Finding, ev: EvidenceGraph[Any, Any], intent: str) -> Draf
         Usage(calls=1),
         lesson_refs=finding.lessons,
         result=Result(intent, finding.members, finding.facts),
+        names=spans,
     )
 
 

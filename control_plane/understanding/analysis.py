@@ -330,7 +330,8 @@ def _words(question: str, mentions: Sequence[Mention], now: datetime) -> _Words 
         return Reading(
             question, "unknown", time=when, problem="the question does not read as English", read_by="none"
         )
-    if sum(1 for ch in question if ch.isalpha() and ord(ch) > 0x24F) >= 3:
+    named = {i for lo, hi in (_token_spans(question)[i] for i in masked) for i in range(lo, hi)}
+    if sum(1 for i, ch in enumerate(question) if ch.isalpha() and ord(ch) > 0x24F and i not in named) >= 3:
         return Reading(
             question,
             "unknown",

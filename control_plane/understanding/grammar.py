@@ -8,7 +8,6 @@ Pure functions over normalised tokens (``names.normalise``); the words they read
 from __future__ import annotations
 
 import itertools
-import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
@@ -81,7 +80,6 @@ from control_plane.understanding.lexicon import (
     STRUCTURE_NOUNS,
     TAUGHT,
     TIME_NOUNS,
-    TOKEN_SPAN,
     TRANSITIVE,
     TWO_PLACE,
     VERB_LEADERS,
@@ -94,7 +92,7 @@ from control_plane.understanding.lexicon import (
     nameless,
     respelt,
 )
-from control_plane.understanding.names import ARROW, TOKEN_PATTERN, normalise
+from control_plane.understanding.names import ARROW, normalise, token_spans, tokenize
 from control_plane.understanding.reading import (
     LEARNING,
     Mention,
@@ -232,17 +230,15 @@ def _sentences(question: str) -> tuple[list[int], list[bool]]:
     spans: list[list[str]] = [[]]
     marks: list[bool] = []
     pos, prev, stops = 0, "", 0
-    for m in TOKEN_SPAN.finditer(low):
-        gap = low[pos : m.start()]
-        ends = bool(SENTENCE_END.search(gap)) or (
-            bool(DASH_END.search(gap)) and normalise(m.group())[0] in _NEW_QUESTION
-        )
+    for t in tokenize(question):
+        gap = question[pos : t.start]
+        ends = bool(SENTENCE_END.search(gap)) or (bool(DASH_END.search(gap)) and t.text in _NEW_QUESTION)
         stops += ends
         if spans[-1] and ends and len(prev) > 1 and len(spans[-1]) >= 3:
             marks.append("?" in gap)
             spans.append([])
-        spans[-1].append(normalise(m.group())[0])
-        pos, prev = m.end(), m.group()
+        spans[-1].append(t.text)
+        pos, prev = t.end, question[t.start : t.end]
     marks.append("?" in low[pos:])
     if len(spans) > 1 and len(spans[-1]) < 3:  # a short tail joins the sentence before it
         tail = spans.pop()
@@ -1394,7 +1390,7 @@ def _intent_of(role: _Role) -> tuple[str, tuple[str, ...]]:
 
 def _token_spans(question: str) -> list[tuple[int, int]]:
     """Where each token of ``question`` stands in it (characters), in token order."""
-    return [m.span() for m in re.finditer(TOKEN_PATTERN, question.lower())]
+    return token_spans(question)
 
 
 def _surface(question: str, start: int, end: int) -> str:

@@ -16,7 +16,7 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from control_plane.understanding.names import ARROW, TOKEN_PATTERN, normalise
+from control_plane.understanding.names import ARROW, normalise
 from data_plane.relations import BUILDS_ON, PART_OF, PREREQUISITE
 
 __all__ = [
@@ -25,6 +25,7 @@ __all__ = [
     "ADVERBS",
     "AFTER_MARKERS",
     "AFTER_VERBS",
+    "ANSWER_WORDS",
     "APPOSITIVE",
     "ARGUMENT_PREPOSITIONS",
     "ASKED",
@@ -122,7 +123,6 @@ __all__ = [
     "TAUGHT",
     "THERE",
     "TIME_NOUNS",
-    "TOKEN_SPAN",
     "TRANSITIVE",
     "TWO_PLACE",
     "VERBS",
@@ -136,6 +136,7 @@ __all__ = [
     "YES_NO_AUX",
     "Cue",
     "cue",
+    "everyday",
     "nameless",
     "respelt",
     "you_respelt",
@@ -428,8 +429,6 @@ SENTENCE_END: Final = re.compile(r"[.?!;]+(?:\s|$)")
 # it does not, and neither does a hyphen ("X - prerequisites?").
 DASH_END: Final = re.compile(r"(?<=\s)(?:[—–]|--)\s")
 
-TOKEN_SPAN: Final = re.compile(TOKEN_PATTERN)
-
 SCOPE_ADJECTIVES: Final = frozenset(
     normalise("direct immediate indirect full complete entire whole transitive all")
 )
@@ -669,6 +668,31 @@ VOCABULARY: Final = EXPLAINED | {
     for phrase in table
     for w in phrase
 } | KNOWN_VERBS | _FORM_WORDS  # fmt: skip
+
+
+# The words the system's own answers and prompts talk about graphs in ("(from prerequisite
+# edges)", "no learning path", "in learning order: first ..."): with the reader's vocabulary, the
+# words a concept's name may share with the system's own sentences.
+ANSWER_WORDS: Final = frozenset(
+    normalise(
+        "edge edges graph graphs node vertex path paths chain concept concepts relation relations "
+        "relationship learning order stage stages step steps first then last next direct directly "
+        "indirect indirectly through via none nothing set sets list count number part parts whole "
+        "lesson lessons evidence answer question known unknown ready needs need time year years "
+        "class share reach build builds built left right "
+    )
+)
+
+
+def everyday(phrase: str) -> bool:
+    """Is the normalised ``phrase`` (a concept's name) one a text may use as plain words: every
+    word of it a word of the reader's vocabulary or of the system's answers ("Edge", "Order",
+    "Next step"), or a single letter ("C", "R")? Such a name is taken as a name only where the
+    text sets it apart as one (``planning.coverage``, ``reader``)."""
+    words = phrase.split()
+    if len(words) == 1 and len(words[0]) == 1:
+        return True
+    return bool(words) and all(w in VOCABULARY or w in ANSWER_WORDS for w in words)
 
 
 def _by_first_letter(words: Iterable[str]) -> dict[str, tuple[str, ...]]:

@@ -26,31 +26,27 @@ from __future__ import annotations
 import re
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
-from functools import lru_cache
+from dataclasses import dataclass, field
 from typing import Any, Final
 
+from data_plane.names import ARROW, Token, normalise, singular, tokenize
 from data_plane.records import Concept
 
 __all__ = [
     "ARROW",
     "MAX_SEEDS",
-    "TOKEN_PATTERN",
     "Match",
     "NameIndex",
     "PhraseTable",
     "Suggestion",
+    "Token",
     "normalise",
     "singular",
+    "token_spans",
+    "tokenize",
 ]
 
 MAX_SEEDS: Final = 3
-# Words and numbers; an arrow ("A -> B", "A → B") is a token of its own, spelt ARROW.
-TOKEN_PATTERN: Final = r"[a-z0-9]+|->|=>|[→⟶➔➜⇒]"
-ARROW: Final = "→"
-_TOKEN = re.compile(TOKEN_PATTERN)
-# Endings that look plural but are not: "loss", "bus", "analysis", "bias".
-_NOT_PLURAL: Final = ("ss", "us", "is", "as")
 # "<head> for <audience>": the head alone names the concept too.
 _QUALIFIER: Final = "for"
 # Singular and plural endings that are not the regular "-s" (classical and irregular English
@@ -65,62 +61,69 @@ SUGGEST_SCORE: Final = 86.0
 SHORT_WORD_SCORE: Final = 92.0
 # ... and each of its words close to the name's word in the same place.
 WORD_SCORE: Final = 75.0
+# Punctuation a name never runs across in a text, unless the name itself has it there.
+BREAKS: Final = re.compile(r"[,;:()\[\]{}\n]|[.!?](?=\s|$)")
+# A parenthetical ("Motion (physics)", "Expectation-Maximization (EM) Algorithm"); an
+# abbreviation in one ("(EM)", "(RNN)") names the concept too.
+_PARENTHETICAL: Final = re.compile(r"\s*\(([^()]*)\)")
+_ABBREVIATION: Final = re.compile(r"[A-Z][A-Z0-9]{1,5}s?")
 
 
-def _singular(token: str) -> str:
-    if len(token) <= 3 or not token.endswith("s") or token.endswith(_NOT_PLURAL):
-        return token
-    if token.endswith("ies") and len(token) > 4:
-        return token[:-3] + "y"
-    if token.endswith(("ches", "shes", "xes", "sses", "zes")):
-        return token[:-2]
-    return token[:-1]
-
-
-def _tokens(text: str) -> tuple[str, ...]:
-    return tuple(_singular(t) if t[0].isalnum() else ARROW for t in _TOKEN.findall(text.lower()))
+def token_spans(text: str) -> list[tuple[int, int]]:
+    """Where each normalised word of ``text`` stands in it (characters), in order."""
+    return [(t.start, t.end) for t in tokenize(text)]
 
 
 def _number_variants(text: str) -> Iterator[tuple[str, ...]]:
     """The name ``text`` (normalised) with its last word in the other number, where normalising
     does not undo it: a classical or irregular plural ("matrix" / "matrices", "criterion" /
     "criteria"), and a regular one the conservative singular misreads ("cache" / "caches")."""
-    words = _TOKEN.findall(text.lower())
-    if not words or not words[-1].isalpha():
+    tokens = tokenize(text)
+    if not tokens:
         return
-    last = words[-1]
-    if len(last) < 4:
+    last = text[tokens[-1].start : tokens[-1].end].lower()
+    if len(last) < 4 or not last.isascii() or not last.isalpha():
         return
-    stem = _tokens(" ".join(words[:-1]))
-    seen = {_singular(last)}
+    stem = tuple(t.text for t in tokens[:-1])
+    seen = {singular(last)}
     regular = last + ("es" if last.endswith(("s", "x", "z", "ch", "sh")) else "s")
-    if _singular(regular) not in seen:  # "caches" normalises to "cach", not "cache"
-        seen.add(_singular(regular))
-        yield (*stem, _singular(regular))
+    if singular(regular) not in seen:  # "caches" normalises to "cach", not "cache"
+        seen.add(singular(regular))
+        yield (*stem, singular(regular))
     for one, many in PLURAL_ENDINGS:
         for a, b in ((one, many), (many, one)):
             if last.endswith(a) and len(last) > len(a) + 2 and not (a == "on" and last.endswith("ion")):
-                other = _singular(last[: -len(a)] + b)
+                other = singular(last[: -len(a)] + b)
                 if other not in seen:
                     seen.add(other)
                     yield (*stem, other)
 
 
-@lru_cache(maxsize=65_536)
-def singular(token: str) -> str:
-    """Conservative singular: "embeddings"→"embedding", "queries"→"query", "batches"→"batch";
-    tokens of three letters or fewer and "-ss", "-us", "-is", "-as" endings are left alone."""
-    return _singular(token)
+def _spellings(text: str) -> Iterator[tuple[str, ...]]:
+    """Other ways a learner writes the name ``text``: without a parenthetical ("motion" for
+    "Motion (physics)"), by the abbreviation in one ("EM"), its hyphened words joined ("kmeans"
+    for "k-means"), its qualified head ("linear algebra" for "Linear algebra for ML"), its last
+    word in the other number. The caller keeps those that name no other concept."""
+    bare = _PARENTHETICAL.sub(" ", text).strip()
+    if bare and bare != text:
+        yield normalise(bare)
+        for inner in _PARENTHETICAL.findall(text):
+            if _ABBREVIATION.fullmatch(inner.strip()):
+                yield normalise(inner)
+    for base in dict.fromkeys((text, bare)):
+        if re.search(r"\w-\w", base):
+            yield normalise(re.sub(r"(?<=\w)-(?=\w)", "", base))
+        toks = normalise(base)
+        if _QUALIFIER in toks[1:-1]:
+            yield toks[: toks.index(_QUALIFIER, 1)]
+        yield from _number_variants(base)
 
 
-@lru_cache(maxsize=4096)
-def normalise(text: str) -> tuple[str, ...]:
-    """Lowercase tokens with hyphens and punctuation as separators, each made singular.
-
-    Memoised: the same names, summaries and cue phrases are normalised on every question, and
-    the result is an immutable tuple, so sharing it is safe. (Building a name index reads every
-    name once and bypasses both caches: filling them with names would only cost memory.)"""
-    return _tokens(text)
+def _break_gaps(text: str, tokens: tuple[Token, ...]) -> frozenset[int]:
+    """The gaps (``i``: between word ``i`` and ``i + 1``) where ``text`` has break punctuation."""
+    return frozenset(
+        i for i in range(len(tokens) - 1) if BREAKS.search(text[tokens[i].end : tokens[i + 1].start])
+    )
 
 
 @dataclass(frozen=True)
@@ -275,11 +278,16 @@ class NameIndex:
     Kept lean because it is the one per-graph structure the planner holds in memory: a 10^6-edge
     graph has ~200,000 concepts and ~400,000 phrases, held in a :class:`PhraseTable`. A phrase
     almost always names one concept, so the value is that id itself, and a sorted tuple only when
-    several concepts share the phrase.
+    several concepts share the phrase. ``ambiguous`` holds the spellings several concepts could
+    be written as ("motion" for "Motion (physics)" and "Motion (biology)"): they name none, and
+    :meth:`suggest` offers their concepts. ``breaks`` holds the phrases whose names run across
+    punctuation ("Multiple integrals: change of variables"), with where.
     """
 
     phrases: Mapping[str, str | tuple[str, ...]]
     longest: int = 0
+    ambiguous: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    breaks: Mapping[str, frozenset[int]] = field(default_factory=dict)
 
     @classmethod
     def build(cls, concepts: Iterable[Concept]) -> NameIndex:
@@ -288,38 +296,62 @@ class NameIndex:
     @classmethod
     def from_names(cls, entries: Iterable[tuple[str, str, Iterable[str]]]) -> NameIndex:
         """From ``(concept id, name, aliases)``; the id with underscores as spaces is a name too,
-        and so is the head of a qualified name ("linear algebra" for "Linear algebra for ML")
-        unless that head is some concept's own name or alias."""
-        derived: dict[str, set[str]] = {}  # heads of qualified names, other plurals
+        and so is each other spelling of a name or alias (:func:`_spellings`) that no other
+        concept could be written as."""
+        derived: dict[str, set[str]] = {}
+        breaks: dict[str, frozenset[int]] = {}
         longest = 0
 
         def pairs() -> Iterator[tuple[str, str]]:
             nonlocal longest
             for cid, name, aliases in entries:
-                for text in (name, *aliases, cid.replace("_", " ")):
-                    toks = _tokens(text)
-                    if toks:
-                        yield " ".join(toks), cid
-                        longest = max(longest, len(toks))
-                        if _QUALIFIER in toks[1:-1]:
-                            derived.setdefault(" ".join(toks[: toks.index(_QUALIFIER, 1)]), set()).add(cid)
-                        if text != cid.replace("_", " "):  # names and aliases, not ids
-                            for variant in _number_variants(text):
-                                derived.setdefault(" ".join(variant), set()).add(cid)
+                for text in (name, *aliases):
+                    tokens = tokenize(text)
+                    if not tokens:
+                        continue
+                    phrase = " ".join(t.text for t in tokens)
+                    yield phrase, cid
+                    longest = max(longest, len(tokens))
+                    if len(tokens) > 1 and (gaps := _break_gaps(text, tokens)):
+                        breaks[phrase] = breaks.get(phrase, frozenset()) | gaps
+                    for variant in _spellings(text):
+                        if variant:
+                            derived.setdefault(" ".join(variant), set()).add(cid)
+                toks = normalise(cid.replace("_", " "))
+                if toks:
+                    yield " ".join(toks), cid
+                    longest = max(longest, len(toks))
 
         phrases = PhraseTable(pairs())
+        ambiguous: dict[str, tuple[str, ...]] = {}
         for phrase, ids in derived.items():
-            phrases.add_missing(phrase, next(iter(ids)) if len(ids) == 1 else tuple(sorted(ids)))
-        return cls(phrases, longest)
+            if phrase in phrases:
+                continue
+            if len(ids) == 1:
+                phrases.add_missing(phrase, next(iter(ids)))
+                longest = max(longest, phrase.count(" ") + 1)
+            else:
+                ambiguous[phrase] = tuple(sorted(ids))
+        return cls(phrases, longest, ambiguous, breaks)
 
-    def matches(self, question: str) -> list[Match]:
-        """Every occurrence of every known phrase in ``question``."""
-        toks = normalise(question)
+    def matches(self, question: str, *, breaks: bool = False) -> list[Match]:
+        """Every occurrence of every known phrase in ``question``. With ``breaks``, a phrase never
+        runs across list or clause punctuation unless its name has that punctuation there (for
+        texts that list names: "Embeddings, Vector search" is not "embedding vector")."""
+        tokens = tokenize(question)
+        toks = tuple(t.text for t in tokens)
+        gaps = _break_gaps(question, tokens) if breaks else frozenset()
         out: list[Match] = []
         for start in range(len(toks)):
             for n in range(1, min(self.longest, len(toks) - start) + 1):
-                ids = self.phrases.get(" ".join(toks[start : start + n]))
+                phrase = " ".join(toks[start : start + n])
+                ids = self.phrases.get(phrase)
                 if ids is None:
+                    continue
+                if gaps and any(
+                    g in gaps and g - start not in self.breaks.get(phrase, ())
+                    for g in range(start, start + n - 1)
+                ):
                     continue
                 for cid in (ids,) if isinstance(ids, str) else ids:
                     out.append(Match(cid, start, start + n))
@@ -346,16 +378,27 @@ class NameIndex:
         at most ``limit``: "embedings" → Embeddings. Similarity is ``rapidfuzz``'s ratio (0-100) on
         normalised words, at least ``score``, and higher still for a word of five letters or fewer
         (one letter is a larger share of it: "madam" is not "adam"). Names far shorter or longer
-        than the words are not compared."""
+        than the words are not compared. Words several concepts could be written as ("motion"
+        for "Motion (physics)" and "Motion (biology)") suggest each of them, and so does a word
+        that is the head of names ("attention" for "Attention mechanism")."""
         from rapidfuzz import fuzz, process
 
-        query = " ".join(_tokens(words))
-        if len(query) < 4:
+        query = " ".join(normalise(words))
+        if not query:
             return []
+        best: dict[str, Suggestion] = {}
+        for cid in self.ambiguous.get(query, ()):
+            best[cid] = Suggestion(cid, 100.0, query)
+        for phrase, ids in self._headed_by(query):
+            for cid in (ids,) if isinstance(ids, str) else ids:
+                similarity = fuzz.ratio(query, phrase)
+                if cid not in best or best[cid].score < similarity:
+                    best[cid] = Suggestion(cid, similarity, phrase)
+        if len(query) < 4:
+            return sorted(best.values(), key=lambda s: (-s.score, s.concept_id))[:limit]
         cutoff = max(score, SHORT_WORD_SCORE) if len(query) <= 5 else score
         lo, hi = len(query) * 0.7, len(query) / 0.7
         choices = [phrase for phrase in self._phrase_list() if lo <= len(phrase) <= hi]
-        best: dict[str, Suggestion] = {}
         words_asked = query.split()
         for phrase, similarity, _ in process.extract(
             query, choices, scorer=fuzz.ratio, score_cutoff=cutoff, limit=limit * 4
@@ -372,6 +415,13 @@ class NameIndex:
                 if cid not in best or best[cid].score < similarity:
                     best[cid] = Suggestion(cid, similarity, phrase)
         return sorted(best.values(), key=lambda s: (-s.score, s.concept_id))[:limit]
+
+    def _headed_by(self, query: str) -> list[tuple[str, str | tuple[str, ...]]]:
+        """The phrases that start with the words ``query`` and go on ("attention" → "attention
+        mechanism"), for a query of letters (a word of the name, not a slip of it)."""
+        if not query.replace(" ", "").isalpha() or len(query) < 3:
+            return []
+        return [(p, self.phrases[p]) for p in self._phrase_list() if p.startswith(query + " ")]
 
     def _phrase_list(self) -> list[str]:
         """Every phrase, listed once per index (only a question that names nothing needs them)."""

@@ -23,11 +23,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from control_plane.understanding.names import TOKEN_PATTERN
+from control_plane.understanding.names import token_spans
 
 __all__ = ["TimePoint", "find_time"]
 
-_TOKEN: Final = re.compile(TOKEN_PATTERN, re.IGNORECASE)  # the same tokens as the names'
 _YEAR: Final = re.compile(r"\b(19|20)\d\d\b")
 _RELATIVE: Final = re.compile(
     r"\b(today|now|yesterday|ago|last|this|current|currently|present)\b", re.IGNORECASE
@@ -170,14 +169,14 @@ def _mask(text: str, masked: Iterable[tuple[int, int]]) -> str:
     spans = list(masked)
     if not spans:
         return text
-    tokens = list(_TOKEN.finditer(text))
+    tokens = token_spans(text)  # the same words as the names'
     chars = list(text)
     for start, end in spans:
-        for tok in tokens[start:end]:
-            for i in range(tok.start(), tok.end()):
+        for lo, hi in tokens[start:end]:
+            for i in range(lo, hi):
                 chars[i] = ""
         if start < end <= len(tokens):
-            chars[tokens[start].start()] = " thing "
+            chars[tokens[start][0]] = " thing "
     return "".join(chars)
 
 

@@ -79,7 +79,7 @@ def import_(
 
     if (bundle is None) == (pairs is None):
         raise typer.BadParameter("give a BUNDLE directory or --pairs PAIRS.csv (one of them)")
-    from control_plane.understanding.names import normalise
+    from data_plane.names import normalise
 
     policy = ImportPolicy(
         set_aside=set_aside,

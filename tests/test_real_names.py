@@ -1,0 +1,147 @@
+"""A real map's own names: "Edge", "k-means++", "C++", "Hooke's law", "Motion (physics)", a name
+inside a longer name, a name in Chinese. It imports without flags, and every question is answered
+about the concept it names (or abstains with the candidates), on both engines."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from kg_cli import GROUNDED, kg, ok
+
+CONCEPTS = [
+    ("algebra", "Algebra", ""),
+    ("calculus", "Calculus", ""),
+    ("edge", "Edge", ""),
+    ("graph", "Graph", ""),
+    ("kmeans", "k-means", ""),
+    ("kmeanspp", "k-means++", ""),
+    ("c", "C", ""),
+    ("cpp", "C++", ""),
+    ("csharp", "C#", ""),
+    ("hooke", "Hooke's law", ""),
+    ("motion", "Motion (physics)", ""),
+    ("multiple_integrals", "Multiple integrals", ""),
+    ("change_of_variables", "Evaluating multiple integrals: change of variables", ""),
+    ("ml_zh", "机器学习", ""),
+    ("attention_mechanism", "Attention mechanism", ""),
+    ("self_attention", "Self-attention", ""),
+]
+EDGES = [
+    ("algebra", "calculus"),
+    ("edge", "graph"),
+    ("kmeans", "kmeanspp"),
+    ("c", "cpp"),
+    ("c", "csharp"),
+    ("algebra", "hooke"),
+    ("calculus", "motion"),
+    ("calculus", "multiple_integrals"),
+    ("multiple_integrals", "change_of_variables"),
+    ("algebra", "ml_zh"),
+    ("attention_mechanism", "self_attention"),
+]
+
+
+def write_bundle(folder: Path, concepts: list[tuple[str, str, str]] = CONCEPTS) -> Path:
+    folder.mkdir()
+    (folder / "manifest.json").write_text(
+        json.dumps(
+            {
+                "format": "kg-bundle/1",
+                "name": "real-names",
+                "defaults": {
+                    "source": "test",
+                    "reason": "a real map's names",
+                    "confidence": 0.9,
+                    "evidence": {"test": "names"},
+                    "valid_at": "2024-01-01",
+                },
+            }
+        ),
+        encoding="utf-8",
+    )
+    rows = ["id,name,aliases,summary", *(f'{i},"{n}",{a},' for i, n, a in concepts)]
+    (folder / "concepts.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    edges = ["source_id,target_id,relation", *(f"{a},{b},prerequisite" for a, b in EDGES)]
+    (folder / "concept_edges.csv").write_text("\n".join(edges) + "\n", encoding="utf-8")
+    return folder
+
+
+@pytest.fixture
+def real_map(database_url: str, tmp_path: Path) -> str:
+    """A migrated database (both engines) holding the map, imported without any flag."""
+    ok(database_url, "init", "--no-curriculum")
+    ok(database_url, "import", str(write_bundle(tmp_path / "bundle")))
+    return database_url
+
+
+def answer(url: str, question: str) -> dict[str, object]:
+    result = kg(url, "ask", question, "--format", "json")
+    assert result.exit_code in (0, 3), result.output
+    out: dict[str, object] = json.loads(result.stdout)
+    return out
+
+
+def members(url: str, question: str) -> set[str]:
+    a = answer(url, question)
+    assert not a["abstained"], a["abstain_reason"]
+    result = a["result"]
+    assert isinstance(result, dict)
+    return set(result["members"])
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("What comes before calculus?", {"algebra"}),
+        ("What comes before Graph?", {"edge"}),
+        ("What do I need before k-means++?", {"kmeans"}),
+        ("What comes after k-means?", {"kmeanspp"}),
+        ("what does c++ need?", {"c"}),
+        ("What needs C?", {"cpp", "csharp"}),
+        ("What comes before C#?", {"c"}),
+        ("What comes before hookes law?", {"algebra"}),
+        ("What comes before Hooke law?", {"algebra"}),
+        ("What do I need before motion?", {"algebra", "calculus"}),
+        (
+            "What comes directly before evaluating multiple integrals: change of variables?",
+            {"multiple_integrals"},
+        ),
+        ("What comes directly after multiple integrals?", {"change_of_variables"}),
+        ("What do I need before 机器学习?", {"algebra"}),
+    ],
+)
+def test_each_question_is_answered_about_the_concept_it_names(
+    real_map: str, question: str, expected: set[str]
+) -> None:
+    """The answer set is the named concept's, whatever the graph calls its concepts."""
+    assert members(real_map, question) == expected
+
+
+def test_a_head_word_abstains_with_the_names_it_could_mean(real_map: str) -> None:
+    """ "attention" is the head of "Attention mechanism": not a guess, a did-you-mean."""
+    a = answer(real_map, "What comes before attention?")
+    assert a["abstained"]
+    reading = a["reading"]
+    assert isinstance(reading, dict)
+    offered = {d["id"] for d in reading["did_you_mean"]}
+    assert "attention_mechanism" in offered
+
+
+def test_a_name_mixing_scripts_is_refused_at_import_and_write(database_url: str, tmp_path: Path) -> None:
+    """ "RАG" with a Cyrillic А could pass for "RAG": the bundle check and the gateway refuse it."""
+    ok(database_url, "init", "--no-curriculum")
+    bundle = write_bundle(tmp_path / "bundle", [*CONCEPTS, ("rag_spoof", "RАG", "")])
+    checked = kg(database_url, "import", str(bundle), "--check")
+    assert checked.exit_code != 0 and "confusable_name" in checked.output
+    added = kg(database_url, "concept", "add", "spoof", "--name", "RАG", *GROUNDED)
+    assert added.exit_code != 0 and "could pass for another name" in added.output
+
+
+def test_search_finds_a_name_as_learners_type_it(real_map: str) -> None:
+    """`kg concept search "hookes law"` puts Hooke's law first, and "c++" finds C++ before C."""
+    hooke = ok(real_map, "concept", "search", "hookes law", "--format", "json")
+    assert json.loads(hooke.stdout)[0]["concept_id"] == "hooke"
+    cpp = ok(real_map, "concept", "search", "c++", "--format", "json")
+    assert json.loads(cpp.stdout)[0]["concept_id"] == "cpp"
