@@ -912,8 +912,9 @@ def _listed_unknown(
     if len(spans) != len(toks):
         return None
 
-    def gap(a: int, b: int) -> str:  # the text between token a and token b
-        return question[spans[a][1] : spans[b][0]].strip()
+    def gap(a: int, b: int) -> str:  # the text between token a and token b (a name's own brackets aside)
+        text = question[spans[a][1] : spans[b][0]].strip()
+        return text.lstrip(")]").strip() if a + 1 in masked or a in masked else text
 
     def unknown(k: int) -> bool:
         return 0 <= k < len(toks) and k not in masked and nameless(toks[k])
@@ -969,7 +970,9 @@ def _listed(question: str, a: Mention, b: Mention) -> bool:
     spans = _token_spans(question)
     if b.start >= len(spans) or a.end - 1 >= len(spans):
         return False
-    return re.fullmatch(r"\s*[,;/&]\s*", question[spans[a.end - 1][1] : spans[b.start][0]]) is not None
+    # a name's own closing bracket or quote, and the next one's opening one, are not the list's
+    gap = question[spans[a.end - 1][1] : spans[b.start][0]]
+    return re.fullmatch(r"[)\]\"'”’]*\s*[,;/&]\s*[(\[\"'“‘]*", gap.strip()) is not None and gap.strip() != ""
 
 
 def _pronoun_roles(

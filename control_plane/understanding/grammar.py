@@ -8,6 +8,7 @@ Pure functions over normalised tokens (``names.normalise``); the words they read
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
@@ -221,10 +222,16 @@ _INTENSIFIERS: Final = frozenset(
 _NEW_QUESTION: Final = frozenset({"so", "now", "then", "but"}) | WH | (AUX_START - {"i"})
 
 
+def _abbreviation(word: str) -> bool:
+    """A word a dot after it does not end a sentence with: one letter, or letters of one or two
+    between dots ("e.g", "i.e", "A.I", "Ph.D"; not "Node.js")."""
+    return all(len(part) <= 2 for part in word.split(".")) and (len(word) == 1 or "." in word)
+
+
 def _sentences(question: str) -> tuple[list[int], list[bool]]:
     """Per token, the index of its sentence; per sentence, whether it asks (ends with "?", or
     starts, after a greeting or "kindly", with a question word, an auxiliary or a request). A dot
-    after a one-letter token ("e.g.", "i.e.") ends nothing, and a "sentence" of fewer than three
+    after a one-letter token or an abbreviation ("e.g.", "i.e.", "A.I.") ends nothing, and a "sentence" of fewer than three
     words ("Hi!") joins the next one; punctuation every few words is noise (one sentence)."""
     low = question.lower()
     spans: list[list[str]] = [[]]
@@ -234,7 +241,8 @@ def _sentences(question: str) -> tuple[list[int], list[bool]]:
         gap = question[pos : t.start]
         ends = bool(SENTENCE_END.search(gap)) or (bool(DASH_END.search(gap)) and t.text in _NEW_QUESTION)
         stops += ends
-        if spans[-1] and ends and len(prev) > 1 and len(spans[-1]) >= 3:
+        dotted = _abbreviation(prev) and not re.search(r"[?!;]", gap)  # "e.g. X", not "after C? X"
+        if spans[-1] and ends and not dotted and len(spans[-1]) >= 3:
             marks.append("?" in gap)
             spans.append([])
         spans[-1].append(t.text)

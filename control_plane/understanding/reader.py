@@ -18,9 +18,11 @@ counts, degrees and concept records); this module does no I/O of its own.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
+from itertools import combinations
 from types import EllipsisType
 from typing import Final, Protocol
 
@@ -29,8 +31,16 @@ from rapidfuzz import fuzz
 from control_plane.understanding.grammar import _surface, _token_spans
 from control_plane.understanding.intent_model import IntentModel
 from control_plane.understanding.interpretation import interpret
-from control_plane.understanding.lexicon import VOCABULARY, respelt
-from control_plane.understanding.names import MAX_SEEDS, NameIndex, Suggestion, normalise
+from control_plane.understanding.lexicon import (
+    ADVERBS,
+    ARGUMENT_PREPOSITIONS,
+    INVERTING_AUX,
+    KNOWN_VERBS,
+    VOCABULARY,
+    everyday,
+    respelt,
+)
+from control_plane.understanding.names import MAX_SEEDS, NameIndex, Suggestion, normalise, token_spans
 from control_plane.understanding.reading import Mention, Reading, mentions_in
 from control_plane.understanding.timewords import find_time
 from data_plane.records import Concept
@@ -45,6 +55,19 @@ MAX_NAMED: Final = 8
 SUGGESTIONS: Final = 3
 # How close a word written after a known name must be to the rest of a longer name.
 REST_OF_NAME_SCORE: Final = 75.0
+# At most this many names that are also the reader's words are tried each way (2^n readings).
+MAX_AMBIGUOUS: Final = 3
+_QUOTES: Final = "\"'`“”‘’«»"
+_DETERMINERS: Final = frozenset(normalise("the a an my our your this that these those"))
+_AUXILIARIES: Final = INVERTING_AUX | frozenset(normalise("is are was were"))
+_JOINERS: Final = frozenset(normalise("and or vs versus"))
+_LEARNING_VERBS: Final = KNOWN_VERBS | frozenset(
+    normalise("learn study start tackle master cover understand begin take")
+)
+_ADVERBS: Final = ADVERBS | frozenset(normalise("next last later more again"))
+# Prepositions whose object is a concept the question asks about ("before order", "from set to
+# graph"); not "in class", "on time", "at first".
+_ARGUMENT_PREPOSITIONS: Final = ARGUMENT_PREPOSITIONS | frozenset(normalise("from than between with like"))
 
 
 class Vocabulary(Protocol):
@@ -85,7 +108,8 @@ def understand(
     entry_point = point
     index = vocabulary.names(point)
     found = mentions_in(question, index)
-    when = find_time(question, now, [(m.start, m.end) for m in found])
+    plain = [(m.start, m.end) for m in found if not _ambiguous(question, m, found)]
+    when = find_time(question, now, plain)
     if when is not None and not explicit:
         point = AsOf(when.valid_at, point.recorded_at)
         index = vocabulary.names(point)  # the names in force at the time the question names
@@ -94,14 +118,17 @@ def understand(
     ids = index.find(question, degrees, limit=MAX_NAMED)
     records = vocabulary.concepts(ids, point) if ids else {}
     names = {cid: records[cid].name for cid in ids if cid in records}
-    mentions = [replace(m, name=names[m.concept_id]) for m in mentions_in(question, index, names)]
-    reading = interpret(question, mentions, now=now, relations=vocabulary.relation_counts(point), model=model)
+    every = [replace(m, name=names[m.concept_id]) for m in mentions_in(question, index, names)]
+    mentions, reading = _read_names(question, every, now, vocabulary.relation_counts(point), model)
+    names = {cid: name for cid, name in names.items() if any(m.concept_id == cid for m in mentions)}
     # The seeds are what the reading is about (the subject first, then the other concepts and
     # what the learner knows), at most MAX_SEEDS; a concept named only in the learner's
     # background is not one. A question read as about nothing keeps the most specific names.
     about = [cid for cid in dict.fromkeys(reading.ids()) if cid in records] or list(names)
     seeds = tuple(records[cid] for cid in about[:MAX_SEEDS])
-    if when is not None and reading.problem is None and (gone := _shadowed(found, mentions)):
+    if point.valid_at < now and entry_point.valid_at < now:  # asked of the past: compare with the names now
+        found = mentions_in(question, vocabulary.names(AsOf(now, entry_point.recorded_at)))
+    if point.valid_at < now and reading.problem is None and (gone := _shadowed(found, mentions)):
         # "what was LLM router grounded in, in January 2025?" when "LLM router" came later:
         # "LLM" alone, a name in force then, is not what the question names.
         later = vocabulary.concepts([gone.concept_id], entry_point)
@@ -129,6 +156,124 @@ def understand(
                 did_you_mean=offered,
             )
     return Understanding(reading, point, seeds, index, names)
+
+
+def _ambiguous(question: str, m: Mention, mentions: Sequence[Mention]) -> bool:
+    """Is the mention ``m`` a name only perhaps: every word of it one the reader reads or the
+    system's answers use (``lexicon.everyday``: a concept called "Order", "Next", "Graph" or
+    "Build", a one-letter name), and the question does not set it apart as a name (a capital
+    where its sentence does not begin, unless the question capitalises its other words too;
+    quotes; a label's colon after it)?"""
+    spans = token_spans(question)
+    if not everyday(" ".join(normalise(question)[m.start : m.end])):
+        return False
+    lo, hi = spans[m.start][0], spans[m.end - 1][1]
+    before, after = question[:lo].rstrip(" "), question[hi:]
+    if (before[-1:] in _QUOTES and after[:1] in _QUOTES) or after.startswith(":"):
+        return False  # quoted, or a label ("C: do I need it for X?")
+    at_start = not before or before[-1] in ".?!\n"  # after a label's colon a capital names ("Goal: Order")
+    named = {i for n in mentions for i in range(n.start, n.end)}
+    inner = [
+        t
+        for i, (a, b) in enumerate(spans)
+        if i not in named and (t := question[a:b])[:1].isalpha() and not _opens(question[:a])
+    ]
+    headline = len(inner) >= 2 and sum(t[0].isupper() for t in inner) * 2 > len(inner)
+    return headline or at_start or not any(ch.isupper() for ch in question[lo:hi])
+
+
+def _opens(before: str) -> bool:
+    """Does a word after the text ``before`` open a sentence (where a capital says nothing)?"""
+    before = before.rstrip()
+    return not before or before[-1] in ".?!:\n"
+
+
+def _listed_with_a_name(
+    question: str, m: Mention, mentions: Sequence[Mention], ambiguous: Sequence[Mention]
+) -> bool:
+    """Is ``m`` an item of a list with a name that is surely one ("Relation and Talrix", "Edge,
+    Zork")? Then it is a name too."""
+    spans = token_spans(question)
+    for n in mentions:
+        if n in ambiguous or (m.end - m.start == 1 and normalise(question)[m.start] in _ADVERBS):
+            continue  # "X first or Y first": an adverb, not a list item
+        a, b = (m, n) if m.end <= n.start else (n, m)
+        if a.end > b.start:
+            continue
+        gap = question[spans[a.end - 1][1] : spans[b.start][0]].strip().lower()
+        if gap in ("and", "or", "&", ",", "/", "vs", "vs.", "versus") or re.fullmatch(
+            r"[)\]]?\s*[,;&/]", gap
+        ):
+            return True
+    return False
+
+
+def _in_slot(question: str, m: Mention, names: Sequence[Mention]) -> bool:
+    """Does the mention ``m`` stand where a concept stands: at the question's start, after a
+    preposition, an auxiliary or a verb of learning ("before order", "how does build lead to X",
+    "is set ...", "about to start lesson"; "learn first" is an adverb), before a possessive, or
+    coordinated with another name ("path or order")? Not after a determiner ("the graph", "this
+    order": a common noun), nor right before a name or a determiner ("to reach X": a verb and its
+    object). Elsewhere a word the reader reads is that word ("learning path", "what builds on X",
+    "in what order")."""
+    toks = normalise(question)
+    spans = token_spans(question)
+    before = toks[m.start - 1] if m.start > 0 else None
+    if before in _DETERMINERS:
+        return False  # "the graph", "this order": a common noun
+    after = toks[m.end] if m.end < len(toks) else None
+    surface = question[spans[m.start][0] : spans[m.end - 1][1] + 2]
+    joined = {n.end for n in names if n is not m} | {n.start for n in names if n is not m}
+    adverb = m.end - m.start == 1 and toks[m.start] in _ADVERBS
+    gap = question[spans[m.end - 1][1] : spans[m.end][0]] if m.end < len(spans) else "?"
+    if gap.isspace() and (m.end in {n.start for n in names} or after in _DETERMINERS):
+        return False  # "want to reach X", "build the X": a verb and its object
+    if before == "to" and not gap.strip():
+        return False  # "to reach", "to build": an infinitive, unless it ends the clause ("leads to order?")
+    return (
+        before is None
+        or before in _ARGUMENT_PREPOSITIONS
+        or before in _AUXILIARIES
+        or (before in _LEARNING_VERBS and not adverb)
+        or surface.endswith(("'s", "’s"))
+        or (before in _JOINERS and m.start - 1 in joined)
+        or (after in _JOINERS and m.end + 1 in joined)
+    )
+
+
+def _read_names(
+    question: str,
+    mentions: Sequence[Mention],
+    now: datetime,
+    relations: Mapping[str, int],
+    model: IntentModel | EllipsisType | None,
+) -> tuple[list[Mention], Reading]:
+    """The names the question uses as names, and its reading. A name that is also a word the
+    reader reads ("what comes before order?" against "in what order should I learn A and B?")
+    is a name when the question read with it as one is sure, and so accounts for it (a reading
+    that leaves a named concept out is a problem); else a word. The question is read with the most
+    such names that give a sure reading, else with none of them (with all, when none leaves the
+    question naming nothing)."""
+    ambiguous = [m for m in mentions if _ambiguous(question, m, mentions)]
+    listed = [m for m in ambiguous if _listed_with_a_name(question, m, mentions, ambiguous)]
+    sure = [m for m in mentions if m not in ambiguous]
+    maybe = [m for m in ambiguous if m not in listed and _in_slot(question, m, sure)]
+    mentions = [m for m in mentions if m not in ambiguous or m in maybe or m in listed]  # the rest: words
+    options = (
+        [c for k in range(len(maybe), -1, -1) for c in combinations(maybe, k)]
+        if len(maybe) <= MAX_AMBIGUOUS
+        else [tuple(maybe), ()]
+    )
+    tried: list[tuple[list[Mention], Reading]] = []
+    for taken in options:
+        kept = [m for m in mentions if m not in maybe or m in taken]
+        reading = interpret(question, kept, now=now, relations=relations, model=model)
+        if reading.sure:
+            return kept, reading
+        tried.append((kept, reading))
+    # None is sure: read with none of them, unless then nothing at all is named ("Path -> next?")
+    unnamed = tried[-1]
+    return tried[0] if unnamed[1].intent == "unknown" and unnamed[1].problem is None else unnamed
 
 
 def _close_names(
@@ -186,10 +331,13 @@ def _runs(positions: Sequence[int]) -> list[tuple[int, int]]:
 
 def _shadowed(before: Sequence[Mention], after: Sequence[Mention]) -> Mention | None:
     """A name found at first (``before``) that the names in force at the question's own time
-    (``after``) no longer cover, though a shorter name inside it is found: the question names a
-    concept the graph did not have then."""
-    spans = {(m.start, m.end) for m in after}
+    (``after``) no longer cover, though a name inside it (a shorter one, or the same words as
+    another concept's other spelling: "Set" for "Set (mathematics)") is found: the question names
+    a concept the graph did not have then."""
+    named = {(m.start, m.end, m.concept_id) for m in after}
     for m in before:
-        if (m.start, m.end) not in spans and any(m.start <= a.start and a.end <= m.end for a in after):
+        if (m.start, m.end, m.concept_id) not in named and any(
+            m.start <= a.start and a.end <= m.end for a in after
+        ):
             return m
     return None
