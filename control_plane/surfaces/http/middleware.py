@@ -54,7 +54,7 @@ def _not_json(method: str, headers: Mapping[str, str]) -> str | None:
     return f"the body must be JSON: send Content-Type: application/json ({sent} was sent)"
 
 
-def _route(scope: Mapping[str, Any], routes: Sequence[BaseRoute]) -> str:
+def _route(scope: MutableMapping[str, Any], routes: Sequence[BaseRoute]) -> str:
     """The matched route's template (bounded label values), or ``unmatched``. A request refused
     here, before routing (413, 415), is labelled with the route of ``routes`` it was sent to."""
     route = scope.get("route") or next((r for r in routes if r.matches(scope)[0] is Match.FULL), None)
