@@ -523,3 +523,17 @@ def test_dot_output_is_valid_graphviz() -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.count('class="edge"') == 3 and "&lt;script&gt;" in proc.stdout
+
+
+def test_an_offline_answer_recorded_before_syntheses_reads_as_no_model_calls() -> None:
+    """Answers recorded before `syntheses` existed counted each offline synthesis in `llm_calls`:
+    their page says no model calls; a model's recorded calls are still counted."""
+    from control_plane.planning.answer import model_calls, syntheses
+
+    old = {**answer(), "llm_calls": 1, "synthesizer": {"name": "offline"}, "rounds": [{"decision": "answer"}]}
+    assert (model_calls(old), syntheses(old)) == (0, 1)
+    assert "no model calls" in pictures.to_html(old, dot="no-dot")
+    by_model = {**old, "llm_calls": 2, "synthesizer": {"name": "deepseek"}}
+    assert model_calls(by_model) == 2 and "2 model calls" in pictures.to_html(by_model, dot="no-dot")
+    new = {**old, "llm_calls": 0, "syntheses": 1}
+    assert (model_calls(new), syntheses(new)) == (0, 1)
