@@ -17,6 +17,10 @@ and 200 concepts, a shorter serving load); without it every figure the docs quot
 (about half an hour on a 2-core machine, most of it at 10^6 edges). With ``KG_TEST_POSTGRES_URL``
 set, the benchmarks and the serving and reuse runs also run on PostgreSQL (in scratch databases
 they drop afterwards). Exits 1 if any step failed; the others still run and are summarised.
+
+Besides Python it needs ``hyperfine`` and ``perf`` for the start-up step (:data:`NEEDS`); it says so
+as it starts, and a step whose programs are missing is skipped with a note (in ``SUMMARY.md``, under
+"Steps skipped") instead of failing the run.
 """
 
 from __future__ import annotations
@@ -387,8 +391,6 @@ def imports(ctx: Context) -> list[Section]:
 
 
 def startup(ctx: Context) -> list[Section]:
-    if not (shutil.which("hyperfine") and shutil.which("perf")):
-        raise StepFailed("needs hyperfine and perf (apt-get install hyperfine linux-perf)")
     argv = ["bash", str(ROOT / "evals" / "startup.sh"), "5" if ctx.quick else "20"]
     code, _ = _run(argv, ctx.out / "startup.txt")
     if code != 0:
@@ -554,6 +556,29 @@ STEPS: dict[str, tuple[str, Callable[[Context], list[Section]]]] = {
 }
 
 
+# Programs a step runs besides this checkout's Python, and how to install each (Debian/Ubuntu). A
+# step whose programs are missing is skipped, with a note saying what to install; the rest run.
+NEEDS: dict[str, tuple[str, ...]] = {"startup": ("hyperfine", "perf")}
+INSTALL: dict[str, str] = {
+    "hyperfine": "apt-get install hyperfine",
+    "perf": "apt-get install linux-perf (Ubuntu: linux-tools-generic)",
+}
+
+
+def missing_programs(step: str, which: Callable[[str], str | None] = shutil.which) -> list[str]:
+    """The programs ``step`` needs that are not on PATH."""
+    return [program for program in NEEDS.get(step, ()) if which(program) is None]
+
+
+def needs_line() -> str:
+    """What a run needs besides Python, said before it starts."""
+    steps = ", ".join(f"{step}: {' and '.join(programs)}" for step, programs in NEEDS.items())
+    return (
+        f"needs, besides Python: {steps} (a step whose programs are missing is skipped with a note); "
+        "PostgreSQL runs too when KG_TEST_POSTGRES_URL is set"
+    )
+
+
 # -- the summary -------------------------------------------------------------------------------
 
 
@@ -577,7 +602,12 @@ def provenance(command: str) -> dict[str, Any]:
     }
 
 
-def render(head: dict[str, Any], sections: Sequence[Section], failed: dict[str, str]) -> str:
+def render(
+    head: dict[str, Any],
+    sections: Sequence[Section],
+    failed: dict[str, str],
+    skipped: Mapping[str, str] | None = None,
+) -> str:
     """``SUMMARY.md``: where and when, then one table per section with how to rebuild it."""
     dirty = " (with uncommitted changes)" if head["uncommitted_changes"] else ""
     lines = [
@@ -597,6 +627,9 @@ def render(head: dict[str, Any], sections: Sequence[Section], failed: dict[str, 
     if failed:
         lines += ["", "## Steps that failed", ""]
         lines += [f"- **{name}**: {why}" for name, why in failed.items()]
+    if skipped:
+        lines += ["", "## Steps skipped", ""]
+        lines += [f"- **{name}**: {why}" for name, why in skipped.items()]
     return "\n".join(lines) + "\n"
 
 
@@ -684,8 +717,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     started, load0 = time.perf_counter(), os.getloadavg()[0]
     sections: list[Section] = []
     failed: dict[str, str] = {}
+    skipped: dict[str, str] = {}
+    print(needs_line(), file=sys.stderr, flush=True)
     for name, (_, step) in STEPS.items():
         if args.only and name not in args.only:
+            continue
+        missing = missing_programs(name)
+        if missing:
+            how = "; ".join(INSTALL.get(program, program) for program in missing)
+            skipped[name] = f"needs {' and '.join(missing)}, not found on PATH ({how}); not run"
+            print(f"== {name}: skipped: {skipped[name]}", file=sys.stderr, flush=True)
             continue
         folder = out / name
         shutil.rmtree(folder, ignore_errors=True)
@@ -705,8 +746,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         sections += made
         print(f"   {time.perf_counter() - t0:.0f} s", file=sys.stderr)
     head["seconds"], head["load"] = time.perf_counter() - started, (load0, os.getloadavg()[0])
-    (out / "SUMMARY.md").write_text(render(head, sections, failed), encoding="utf-8")
-    data = {**head, "sections": [asdict(s) for s in sections], "failed": failed}
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "SUMMARY.md").write_text(render(head, sections, failed, skipped), encoding="utf-8")
+    data = {**head, "sections": [asdict(s) for s in sections], "failed": failed, "skipped": skipped}
     (out / "summary.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     print(f"wrote {out / 'SUMMARY.md'}", file=sys.stderr)
     if args.update_docs:

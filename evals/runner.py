@@ -343,8 +343,8 @@ def evaluate(
 
 
 def summary_lines(report: dict[str, Any], out: Path) -> list[str]:
-    """One line per system (F1, exact match, abstention precision/recall, LLM calls, citation
-    coverage; ``n/a`` where undefined), and where the report was written."""
+    """One line per system (F1, exact match, abstention precision/recall, model calls and synthesis
+    steps per question, citation coverage; ``n/a`` where undefined), and where the report was written."""
     overall = report["summary"]["overall"]
     lines = []
     for name in report["meta"]["systems"]:
@@ -353,7 +353,8 @@ def summary_lines(report: dict[str, Any], out: Path) -> list[str]:
         lines.append(
             f"{name:12s} F1 {_shown(s['f1'], 3)}  EM {_shown(s['exact_match'], 3)}  "
             f"abstain P/R {_shown(s['abstention_precision'], 2)}/{_shown(s['abstention_recall'], 2)}  "
-            f"LLM calls {_shown(s['mean_llm_calls'], 2)}  citation coverage {_shown(s['citation_coverage'], 3)}"
+            f"model calls {_shown(s['mean_llm_calls'], 2)}  syntheses {_shown(s.get('mean_syntheses'), 2)}  "
+            f"citation coverage {_shown(s['citation_coverage'], 3)}"
         )
     lines.append(f"wrote {out / 'report.json'}, {out / 'report.md'} and {len(report['meta']['plots'])} plots")
     return lines

@@ -46,7 +46,7 @@ def machine_line(machine: Mapping[str, Any], load: tuple[float, float]) -> str:
 
 def systems_table(report: Mapping[str, Any]) -> str:
     """``kg eval`` with several systems: one row per system. F1, exact match and evidence recall
-    over the answerable questions; abstention precision and recall, coverage, synthesis calls and
+    over the answerable questions; abstention precision and recall, coverage, model calls (0 offline), synthesis steps and
     citation coverage over all of them."""
     summary = report["summary"]
     rows = []
@@ -64,6 +64,7 @@ def systems_table(report: Mapping[str, Any]) -> str:
                 fmt(o["abstention_recall"]),
                 fmt(o["coverage"]),
                 fmt(o["mean_llm_calls"]),
+                fmt(o.get("mean_syntheses")),
                 fmt(o["citation_coverage"]),
             )
         )
@@ -77,6 +78,7 @@ def systems_table(report: Mapping[str, Any]) -> str:
         "abst. R",
         "coverage",
         "LLM calls / question",
+        "syntheses / question",
         "citation coverage",
     )
     return _table(header, rows)
