@@ -400,3 +400,44 @@ def test_the_dev_set_scores_end_to_end_on_the_map(tmp_path: Path) -> None:
     report = json.loads((tmp_path / "dev" / "report.json").read_text())
     assert report["meta"]["questions"] == len(load_questions(_file("dev")))
     _fail_unless([q["id"] for q in report["questions"] if q["results"]["loop"]["crashed"]], "crashes")
+
+
+# -- the report step -----------------------------------------------------------------------------
+
+
+def test_the_report_step_skips_with_a_note_when_the_map_is_absent(tmp_path: Path) -> None:
+    """Without the map, `report_all --only lecturebank` runs nothing and says why, under a title
+    no docs table has (so the docs keep their last measured table)."""
+    from evals import report_all
+
+    ctx = report_all.Context(tmp_path / "lecturebank", False, None, dev_graphs=tmp_path / "nowhere")
+    (section,) = report_all.lecturebank(ctx)
+    assert section.title.endswith("(skipped)") and "no LectureBank graph" in section.table
+    assert not any(tmp_path.iterdir())
+
+
+def test_a_breakdown_shows_coverage_and_selective_accuracy_per_group_and_split() -> None:
+    """Per group: questions answered / questions, and exact answers / answers (``-`` when none
+    was answered); questions of no group are left out."""
+    from evals.summary_tables import breakdown_table, group_shares
+
+    def result(abstained: bool, exact: bool) -> dict[str, Any]:
+        return {"results": {"loop": {"abstained": abstained, "exact_match": exact}}}
+
+    report = {
+        "questions": [
+            {"id": "a", **result(False, True)},
+            {"id": "b", **result(False, False)},
+            {"id": "c", **result(True, False)},
+            {"id": "d", **result(True, False)},
+            {"id": "e", **result(False, True)},
+        ]
+    }
+    shares = group_shares(report, {"a": "lower", "b": "lower", "c": "lower", "d": "joined"})
+    assert shares["lower"] == {"n": 3, "coverage": 2 / 3, "selective_accuracy": 0.5}
+    assert shares["joined"]["selective_accuracy"] is None
+    table = breakdown_table("names written", [("dev", shares), ("test", {"lower": shares["lower"]})])
+    assert table.splitlines()[2:] == [
+        "| joined | 0.00 / - (1) | - |",
+        "| lower | 0.67 / 0.50 (3) | 0.67 / 0.50 (3) |",
+    ]
