@@ -15,7 +15,6 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-import networkx as nx
 import pytest
 from typer.testing import CliRunner
 
@@ -210,11 +209,7 @@ def _tiny(edges: list[tuple[str, str]]) -> Any:
     b = _builder()
     nodes = sorted({n for e in edges for n in e})
     view = gold.GraphView.of(nodes, {(s, t, "prerequisite") for s, t in edges})
-    full = gold.before_graph(view)
-    cyclic = [c for c in nx.strongly_connected_components(full) if len(c) > 1]
-    inside = {(u, v) for c in cyclic for u, v in full.subgraph(c).edges}
-    bare = gold.GraphView.of(nodes, {e for e in view.edges if (e[0], e[1]) not in inside})
-    return b.Graph(view, bare, full, gold.before_graph(bare), b.Names.build({n: n for n in nodes}))
+    return b.Graph.of(view, b.Names.build({n: n for n in nodes}))
 
 
 def test_a_gold_that_depends_on_which_cycle_row_is_set_aside_is_not_asked() -> None:

@@ -9,8 +9,8 @@ edges, valid from 2018-01-01, with prerequisite cycles, so it is imported with `
 builder stops with a note and ``--check`` says it skipped.
 
 It fills the phrasings of ``lecturebank_templates.jsonl`` (one row per phrasing: ``id``, ``form``,
-``class``, ``text``, ``split`` and the optional ``scope``, ``of``, ``asks``, ``as_of``/``as_of_end``,
-``n``) with the graph's concepts and writes ``lecturebank_dev.jsonl.gz`` and
+``class``, ``text``, ``split`` and the optional ``scope``, ``of``, ``asks``, ``style``,
+``as_of``/``as_of_end``, ``n``) with the graph's concepts and writes ``lecturebank_dev.jsonl.gz`` and
 ``lecturebank_test.jsonl.gz`` (rows: the fields of :mod:`evals.questions`, ``corpus:
 "lecturebank"`` and the row's ``split``). Same templates and graph, same bytes: every choice is
 drawn from a ``random.Random`` seeded by the template id. ``--check`` fails when a committed file
@@ -77,6 +77,11 @@ other concept's name or short form (qualifier dropped, abbreviation). The varian
   what it abbreviates, or alone (``EM algorithm``, ``EM``);
 * ``number``: the last word in the other number, for the nouns of :data:`NUMBER` (``Decision
   Trees`` -> ``decision tree``), and a possessive plural as its singular (``CNN's`` -> ``CNN``).
+
+A few concepts carry the rare variants, so ``class: names`` templates (each with a ``style``) ask
+only about concepts that have their style, written in it: ``apostrophe``, ``qualifier``,
+``abbreviation``, ``joined``, and ``contains`` (a name holding another concept's whole name, as
+stored or in lower case: ``Bio Text Mining`` holds ``Text mining``; the longer one is the subject).
 
 Abstain classes (``expect.abstain``), each with its own phrasings: ``misspelt`` (one or two slips
 from a concept and further from every other, naming nothing; ``expect.suggest``: the concept),
@@ -435,14 +440,18 @@ class Graph:
 
     @classmethod
     def load(cls, bundle: Path) -> Graph:
-        view = gold.load_bundle_view(bundle)
+        with (bundle / "concepts.csv").open(encoding="utf-8", newline="") as fh:
+            stored = {r["id"]: r["name"] for r in csv.DictReader(fh)}
+        return cls.of(gold.load_bundle_view(bundle), Names.build(stored))
+
+    @classmethod
+    def of(cls, view: gold.GraphView, names: Names) -> Graph:
+        """``view`` as the full end; the bare end drops every edge inside a cycle."""
         full = gold.before_graph(view)
         cyclic = [c for c in nx.strongly_connected_components(full) if len(c) > 1]
         inside = {(u, v) for c in cyclic for u, v in full.subgraph(c).edges}
         bare_view = gold.GraphView.of(view.concepts, {e for e in view.edges if (e[0], e[1]) not in inside})
-        with (bundle / "concepts.csv").open(encoding="utf-8", newline="") as fh:
-            stored = {r["id"]: r["name"] for r in csv.DictReader(fh)}
-        return cls(view, bare_view, full, gold.before_graph(bare_view), Names.build(stored))
+        return cls(view, bare_view, full, gold.before_graph(bare_view), names)
 
     def at(self, view: gold.GraphView) -> Graph:
         """The graph with ``view`` at both ends (e.g. the edges an import kept)."""
