@@ -43,9 +43,12 @@ from pathlib import Path
 from typing import Any
 
 from evals.bench_dataplane import machine
+from evals.dev_graphs import dev_graphs_folder
 from evals.summary_tables import (
+    breakdown_table,
     corpus_row,
     corpus_table,
+    group_shares,
     import_table,
     machine_line,
     reuse_table,
@@ -84,6 +87,7 @@ class Context:
     quick: bool
     postgres: str | None  # KG_TEST_POSTGRES_URL
     notes: list[str] = field(default_factory=list)  # commands that exited non-zero but reported
+    dev_graphs: Path | None = None  # the real development graphs (evals.dev_graphs), if there
 
 
 @dataclass
@@ -277,6 +281,61 @@ def reader(ctx: Context) -> list[Section]:
 
 def forms(ctx: Context) -> list[Section]:
     return _corpus(ctx, "forms", "Question forms corpus, per graph and split (loop, offline)")
+
+
+LECTUREBANK = "lecturebank"
+
+
+def lecturebank(ctx: Context) -> list[Section]:
+    """Both LectureBank splits on the real map (``../shared/dev-graphs``; skipped with a note when
+    it is not there): one row per split, and per question type and per name style (coverage /
+    selective accuracy; the style of a question whose names are all as stored or in lower case is
+    that, else the variant it uses)."""
+    only = f"python -m evals.report_all --only {ctx.out.name}"
+    folder = ctx.dev_graphs or dev_graphs_folder({})
+    bundle = folder / LECTUREBANK
+    if not (bundle / "manifest.json").is_file():
+        note = f"_Skipped: no LectureBank graph in {folder} (../shared/dev-graphs; set KG_DEV_GRAPHS)._"
+        return [Section("LectureBank question sets (skipped)", [only], note)]
+    from evals.corpus import load_builder
+
+    builder = load_builder("build_lecturebank")
+    styles = {m.question.id: builder.style_of(m) for m in builder.build(builder.load_graph(bundle))}
+    rows, by_type, by_style, example = [], [], [], ""
+    for split in ("dev", "test"):
+        out = ctx.out / f"{LECTUREBANK}_{split}"
+        argv = _kg(
+            "eval",
+            "--questions",
+            str(QUESTIONS / f"{LECTUREBANK}_{split}.jsonl.gz"),
+            "--bundle",
+            os.path.relpath(bundle, ROOT),
+            "--set-aside",
+            "--baseline",
+            "loop",
+            "--out",
+            str(out),
+        )
+        _must(ctx, argv, out / "report.json")
+        report = _read(out / "report.json")
+        rows.append((LECTUREBANK, split, corpus_row(report)))
+        by_type.append((split, {t: s["loop"] for t, s in report["summary"]["by_type"].items()}))
+        by_style.append((split, group_shares(report, styles)))
+        example = example or _shown(argv)
+    notes = [f"One `kg eval` per split, e.g. `{example}`; each report.md has the per-intent table."]
+    return [
+        Section("LectureBank question sets, per split (loop, offline)", [only], corpus_table(rows), notes),
+        Section(
+            "LectureBank question sets, per question type (loop, offline)",
+            [only],
+            breakdown_table("type", by_type),
+        ),
+        Section(
+            "LectureBank question sets, answerable questions per name style (loop, offline)",
+            [only],
+            breakdown_table("names written", by_style),
+        ),
+    ]
 
 
 def _each_engine(
@@ -545,6 +604,7 @@ STEPS: dict[str, tuple[str, Callable[[Context], list[Section]]]] = {
     "graphwalk": ("GraphWalk-style templates on random graphs", graphwalk),
     "reader": ("the phrasing corpus, every graph and split", reader),
     "forms": ("the question forms corpus, every graph and split", forms),
+    "lecturebank": ("the LectureBank sets on the real map in ../shared (skipped when absent)", lecturebank),
     "reuse": ("answer reuse with a curation change", reuse),
     "serving": ("load against several worker processes", serving),
     "bench": ("kg bench: import, loop, export beside the raw driver", bench),
@@ -714,6 +774,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     shown = "python -m evals.report_all " + shlex.join(sys.argv[1:] if argv is None else list(argv))
     head = provenance(shown.strip())
     postgres = os.environ.get("KG_TEST_POSTGRES_URL") or None
+    dev_graphs = dev_graphs_folder(os.environ)
     started, load0 = time.perf_counter(), os.getloadavg()[0]
     sections: list[Section] = []
     failed: dict[str, str] = {}
@@ -733,7 +794,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         folder.mkdir(parents=True)
         t0, before = time.perf_counter(), os.getloadavg()[0]
         print(f"== {name} ...", file=sys.stderr, flush=True)
-        ctx = Context(folder, args.quick, postgres)
+        ctx = Context(folder, args.quick, postgres, dev_graphs=dev_graphs)
         try:
             made = step(ctx)
         except StepFailed as exc:
