@@ -21,6 +21,7 @@ from sqlalchemy.engine import Engine
 
 from data_plane.clock import Clock, utc_now
 from data_plane.database import WriteWait, connect, head_revision, migrate, schema_revision
+from data_plane.errors import ConfigurationError
 from data_plane.gateway import WriteGateway
 from data_plane.names import normalise
 from data_plane.reads import GraphReader
@@ -69,7 +70,12 @@ def sqlite_path(url: str) -> Path | None:
     """The file of a file-based SQLite URL (None for other databases and ``:memory:``)."""
     import sqlalchemy as sa
 
-    parsed = sa.make_url(url)
+    try:
+        parsed = sa.make_url(url)
+    except sa.exc.ArgumentError as exc:
+        raise ConfigurationError(
+            "the database URL is not valid: use sqlite:///FILE or postgresql+psycopg://USER@HOST/DB"
+        ) from exc
     if parsed.get_backend_name() != "sqlite" or not parsed.database or parsed.database == ":memory:":
         return None
     return Path(parsed.database).expanduser()

@@ -36,9 +36,10 @@ def audit_history(
     fmt: DataFormatOpt = DataFormat.text,
 ) -> None:
     """Every version of a concept or edge, oldest first, with grounding and stamps."""
-    with runtime(ctx) as rt:
-        if ">" in key:
-            versions = rt.reader.history("concept_edges", edge_parts(key))
+    parts = edge_parts(key) if ">" in key else None
+    with runtime(ctx, concepts=[key] if parts is None else parts[:2]) as rt:
+        if parts is not None:
+            versions = rt.reader.history("concept_edges", parts)
         else:
             versions = rt.reader.history("concepts", (key,))
     if fmt is DataFormat.json:
@@ -99,10 +100,12 @@ def audit_snapshot(
         n_concepts = sum(1 for _ in r.stream_concepts(point))
         n_lessons = sum(1 for _ in r.stream_versions("lessons", point))
         n_links = sum(1 for _ in r.stream_versions("lesson_concepts", point))
+    from control_plane.surfaces.wording import counted
+
     typer.echo(
         f"snapshot as of {format_time(point.valid_at)} (known at {format_time(point.recorded_at)}): "
-        f"{n_concepts} concepts, {sum(counts.values())} edges, {n_lessons} lessons, "
-        f"{n_links} lesson links"
+        f"{counted(n_concepts, 'concept')}, {counted(sum(counts.values()), 'edge')}, "
+        f"{counted(n_lessons, 'lesson')}, {counted(n_links, 'lesson link')}"
     )
     for rel in sorted(counts):
         typer.echo(f"  {rel}: {counts[rel]}")

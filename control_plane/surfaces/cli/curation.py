@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Annotated
 
@@ -63,8 +62,23 @@ def grounding(reason: str, source: str | None, evidence: str, confidence: float)
         ) from exc
     except (RecursionError, UnicodeEncodeError) as exc:
         raise InputError(f"--evidence is not storable JSON: {exc}", field="evidence") from exc
-    user = os.environ.get("USER") or os.environ.get("USERNAME") or "unknown"
-    return Grounding(confidence=confidence, reason=reason, source=source or f"cli:{user}", evidence=parsed)
+    return Grounding(
+        confidence=confidence, reason=reason, source=source or f"cli:{login_name()}", evidence=parsed
+    )
+
+
+def login_name() -> str:
+    """Who runs the command: $LOGNAME, $USER, $LNAME or $USERNAME, else the account's name in the
+    system's password database; a write with no --source and no name anywhere is refused."""
+    import getpass
+
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError) as exc:
+        raise InputError(
+            "no user name to record as the source (no $USER, and none for this account): pass --source",
+            field="source",
+        ) from exc
 
 
 def print_versions(versions: Sequence[Version]) -> None:
@@ -126,7 +140,7 @@ def concept_revise(
 ) -> None:
     """Write a new version of a concept (fields not given are kept)."""
     g = grounding(reason, source, evidence, confidence)
-    with runtime(ctx) as rt:
+    with runtime(ctx, concepts=[concept_id]) as rt:
         c = rt.gateway.revise_concept(
             concept_id,
             name=name,
@@ -152,7 +166,7 @@ def concept_invalidate(
 ) -> None:
     """Close a concept's validity (its edges and lesson links are closed with it)."""
     g = grounding(reason, source, evidence, confidence)
-    with runtime(ctx) as rt:
+    with runtime(ctx, concepts=[concept_id]) as rt:
         result = rt.gateway.invalidate_concept(
             concept_id, grounding=g, invalid_at=option_time(invalid_at, "invalid_at"), retract=retract
         )
@@ -172,7 +186,7 @@ def edge_add(
     """Assert an edge between two active concepts (a new one, or again one that was invalidated)."""
     s, t, r = edge_parts(edge)
     g = grounding(reason, source, evidence, confidence)
-    with runtime(ctx) as rt:
+    with runtime(ctx, concepts=[s, t]) as rt:
         e = rt.gateway.assert_edge(s, t, r, grounding=g, valid_at=option_time(valid_at, "valid_at"))
     print_versions([e.as_version()])
 
@@ -190,7 +204,7 @@ def edge_revise(
     """Write a new version of an edge (new grounding and/or valid time)."""
     s, t, r = edge_parts(edge)
     g = grounding(reason, source, evidence, confidence)
-    with runtime(ctx) as rt:
+    with runtime(ctx, concepts=[s, t]) as rt:
         e = rt.gateway.revise_edge(s, t, r, grounding=g, valid_at=option_time(valid_at, "valid_at"))
     print_versions([e.as_version()])
 
@@ -209,7 +223,7 @@ def edge_invalidate(
     """Close an edge's validity (or retract it)."""
     s, t, r = edge_parts(edge)
     g = grounding(reason, source, evidence, confidence)
-    with runtime(ctx) as rt:
+    with runtime(ctx, concepts=[s, t]) as rt:
         e = rt.gateway.invalidate_edge(
             s, t, r, grounding=g, invalid_at=option_time(invalid_at, "invalid_at"), retract=retract
         )
@@ -229,7 +243,7 @@ def lesson_link(
 ) -> None:
     """Link a lesson to an active concept (again, after an unlink)."""
     g = grounding(reason, source, evidence, confidence)
-    with runtime(ctx) as rt:
+    with runtime(ctx, concepts=[concept_id]) as rt:
         v = rt.gateway.link_lesson(lesson_id, concept_id, grounding=g, title=title)
     print_versions([v])
 
@@ -246,7 +260,7 @@ def lesson_unlink(
 ) -> None:
     """Close a lesson link."""
     g = grounding(reason, source, evidence, confidence)
-    with runtime(ctx) as rt:
+    with runtime(ctx, concepts=[concept_id]) as rt:
         v = rt.gateway.unlink_lesson(lesson_id, concept_id, grounding=g)
     print_versions([v])
 
@@ -314,7 +328,7 @@ def concept_show(
     """One concept: its current version and grounding, its edges out and in, its lessons."""
     from control_plane.surfaces.lookup import profile
 
-    with runtime(ctx) as rt:
+    with runtime(ctx, concepts=[concept_id]) as rt:
         point = rt.reader.as_of(option_time(as_of, "as_of"), option_time(known_at, "known_at"))
         found = profile(rt.reader, concept_id, point)
     if fmt is DataFormat.json:

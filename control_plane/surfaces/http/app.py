@@ -66,7 +66,8 @@ def create_app(
     install_handlers(app)
     generate = app.openapi
     app.openapi = lambda: app.openapi_schema or problem_media(generate())  # type: ignore[method-assign]
-    app.add_middleware(RequestLimitsAndLog, max_body=cfg.max_body_bytes, metrics=metrics)
+    routes = [route for router in ROUTERS for route in router.routes]
+    app.add_middleware(RequestLimitsAndLog, max_body=cfg.max_body_bytes, metrics=metrics, routes=routes)
     return app
 
 

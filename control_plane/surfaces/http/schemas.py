@@ -364,7 +364,12 @@ class AnswerOut(BaseModel):
     evidence: EvidenceOut
     as_of: AsOfOut
     rounds: list[RoundOut]
-    llm_calls: int
+    llm_calls: int = Field(description="Model calls made (0 for the offline synthesizer, and for a reuse).")
+    syntheses: int | None = Field(
+        default=None,
+        description="Synthesis steps run (rounds that asked the synthesizer, offline or model); absent "
+        "from answers recorded before it was added, which counted each offline synthesis in llm_calls.",
+    )
     prompt_tokens: int
     completion_tokens: int
     latency_ms: float
