@@ -462,6 +462,14 @@ class GraphReader:
         with self.connection() as conn:
             return {rel: int(n) for rel, n in conn.execute(stmt)}
 
+    def has_lesson_links(self, *, as_of: AsOf | None = None) -> bool:
+        """Does any lesson link hold as of ``as_of`` (does this graph map lessons at all)?"""
+        as_of = as_of or self.as_of()
+        LC = schema.lesson_concepts
+        stmt = sa.select(sa.literal(1)).where(as_of.clause(LC)).limit(1)
+        with self.connection() as conn:
+            return conn.execute(stmt).first() is not None
+
     def lesson_links(
         self, concept_ids: Iterable[str], *, as_of: AsOf | None = None
     ) -> list[tuple[Version, str]]:

@@ -190,7 +190,7 @@ def renamed_question(
     outside ``only`` written as one lower-case verb form) written by its new name, in the style the question wrote the old one (lower case stays
     lower case; a possessive stays one); and the old ids it named. With ``style``, a lower-case
     name is sometimes written as the graph spells it instead. A name that is also a word the
-    reader reads, or one letter, is written as the graph spells it: lower case, "order" or "c"
+    reader reads is written as the graph spells it: lower case, "order" or "graph"
     is that word (docs/control-plane.md, "Names as learners write them")."""
     tokens = tokenize(text)
     wanted = None if only is None else set(only)
@@ -220,8 +220,7 @@ def renamed_question(
 
 
 def _is_word(name: str) -> bool:
-    """Is ``name`` written with words the reader reads or the answers use, or one letter
-    ("Order", "Graph", "C")?"""
+    """Is ``name`` written with words the reader reads or the answers use ("Order", "Graph")?"""
     return everyday(" ".join(normalise(name)))
 
 

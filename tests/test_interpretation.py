@@ -157,7 +157,9 @@ def test_lessons() -> None:
         ("RAG: what builds on it?", "built_by", "after"),
         ("Give me all the prerequisites, direct and indirect, of RAG.", "needed_before", "before"),
         ("What should I learn before starting RAG?", "needed_before", "before"),
-        ("If I learn RAG, what can I learn next?", "dependents", "after"),
+        ("What comes next after RAG?", "dependents", "after"),
+        # the learner's own next step, given what they will know: the next form
+        ("If I learn RAG, what can I learn next?", "next", "before"),
     ],
 )
 def test_direction_comes_from_sentence_structure(question: str, intent: str, direction: str) -> None:

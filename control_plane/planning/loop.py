@@ -43,7 +43,7 @@ from __future__ import annotations
 import functools
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from types import EllipsisType
@@ -78,6 +78,7 @@ from control_plane.understanding.interpretation import Reading
 from control_plane.understanding.model_reading import checked_reading
 from control_plane.understanding.names import MAX_SEEDS, NameIndex
 from control_plane.understanding.reader import Understanding, understand
+from control_plane.understanding.reading import LESSONS
 from data_plane import schema
 from data_plane.clock import Clock, ensure_utc, format_time, utc_now
 from data_plane.errors import InputError
@@ -263,14 +264,34 @@ class _Vocabulary:
     def names(self, as_of: AsOf) -> NameIndex:
         return self.planner.name_index(as_of, top=self.top_concept).index
 
-    def relation_counts(self, as_of: AsOf) -> dict[str, int]:
-        return self.planner.relation_counts(as_of, top=self.top_edge)
+    def relation_counts(self, as_of: AsOf) -> Mapping[str, int]:
+        counts = self.planner.relation_counts(as_of, top=self.top_edge)
+        return _Counts(counts, lambda: int(self.planner.reader.has_lesson_links(as_of=as_of)))
 
     def degrees(self, ids: Sequence[str], as_of: AsOf) -> dict[str, int]:
         return self.planner.reader.degrees(list(ids), as_of=as_of)
 
     def concepts(self, ids: Sequence[str], as_of: AsOf) -> dict[str, Concept]:
         return self.planner.reader.concepts(list(ids), as_of=as_of)
+
+
+class _Counts(Mapping[str, int]):
+    """Active edges per relation, and (read only when a lesson question asks) whether lesson links
+    hold, under ``reading.LESSONS``."""
+
+    def __init__(self, counts: Mapping[str, int], lessons: Callable[[], int]) -> None:
+        self._counts, self._lessons = dict(counts), lessons
+
+    def __getitem__(self, key: str) -> int:
+        if key == LESSONS and key not in self._counts:
+            self._counts[key] = self._lessons()
+        return self._counts[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._counts)
+
+    def __len__(self) -> int:
+        return len(self._counts)
 
 
 class _Unread:

@@ -358,8 +358,14 @@ def _needs_of(c: str, adj: dict[str, list[tuple[str, str]]]) -> set[str]:
     return set(walk(c, adj).parent) - {c}
 
 
+# At most this many concepts opened by what a learner knows but not ready yet are listed.
+_MAX_WAITING: Final = 8
+
+
 def next_concepts(ask: Ask) -> Finding:
-    """What a learner who knows the reading's known concepts can take up next (module docstring)."""
+    """What a learner who knows the reading's known concepts can take up next (module docstring):
+    the concepts ready now (every need known: the answer set), then those the known concepts open
+    that still need more, each with what it still needs."""
     ev, reading = ask.ev, ask.reading
     known = [k for k in reading.known if k in ev.concepts]
     if not known:
@@ -371,16 +377,23 @@ def next_concepts(ask: Ask) -> Finding:
     closure = set().union(*(w.parent for w in walks))
     candidates = {c for k in closure for c, _ in after.get(k, []) if c not in closure}
     ready = by_name((c for c in candidates if {n for n, _ in before.get(c, [])} <= closure), ev)
+    # what the known concepts themselves open, and of those what still needs more
+    opened = {c for k in known for c, _ in after.get(k, []) if c not in closure}
+    waiting = by_name(opened - set(ready), ev)[:_MAX_WAITING]
     open_ = sorted(c for c in closure | candidates if c in ask.unexpanded)
-    refs = by_ref(ref for c in ready for _, ref in before.get(c, []))
+    refs = by_ref(ref for c in (*ready, *waiting) for _, ref in before.get(c, []))
     knew: tuple[Piece, ...] = (Names(by_name(known, ev)),)
+    rests = f" (and what {'they rest' if len(known) > 1 else 'it rests'} on)"
     if ready:
-        says: tuple[Piece, ...] = (
-            "Knowing ", *knew, f" (and what {'they rest' if len(known) > 1 else 'it rests'} on), you can take up "
-            "next: ", Names(ready), ".",
-        )  # fmt: skip
+        says: tuple[Piece, ...] = ("Knowing ", *knew, rests, ", you can take up next: ", Names(ready), ".")
     else:
         says = ("Knowing ", *knew, ", nothing new has all of its needs met yet.")
+    if waiting:
+        says += (" Opened by what you know but still needing more: ",)
+        for i, c in enumerate(waiting):
+            needs = by_name((n for n, _ in before.get(c, []) if n not in closure), ev)
+            says += (*(("; ",) if i else ()), Name(c), " (also needs ", Names(needs), ")")
+        says += (".",)
     found = Finding(ready, says, refs)
     return partial(found, open_, ev, relations) if open_ else found
 

@@ -514,7 +514,7 @@ class OfflineSynthesizer:
                 focus=Focus(RELATIONS, (), request.question),
             )
         elif reading.relations_missing:
-            asked = " or ".join(reading.asked_relations)
+            asked = " or ".join(reading.asked_relations) or "lesson"
             finding = Finding(
                 (),
                 (f"The question asks about {asked} links, and this graph has none.",),

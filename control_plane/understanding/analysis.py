@@ -111,6 +111,7 @@ from control_plane.understanding.names import normalise
 from control_plane.understanding.reading import (
     DIRECTION,
     INTENT_RELATIONS,
+    LESSONS,
     MAX_READ_CHARS,
     Mention,
     Reading,
@@ -234,6 +235,8 @@ class Parse:
                 [*subs, Subject(excluded[0].concept_id, "excluded", words_of[excluded[0].concept_id])],
             )
         rels, note, missing = _map_relations(asked_rel, counts)
+        if intent.startswith("lessons_") and counts is not None and not counts.get(LESSONS, 1):
+            note, missing = "this graph maps no lessons", True
         asked_ids = {s.concept_id for s in subs}
         extra = [k for k in known if k.concept_id not in asked_ids]
         if excluded and combine != "except":

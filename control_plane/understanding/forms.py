@@ -48,6 +48,7 @@ from control_plane.understanding.analysis import Parse
 from control_plane.understanding.frames import FRAMES, read_frames
 from control_plane.understanding.grammar import (
     _TOPIC_WORDS,
+    KNOWN_CONDITION,
     WHAT_IS_LEFT,
     _any,
     _between,
@@ -69,6 +70,7 @@ from control_plane.understanding.lexicon import (
     DEP,
     EXACT,
     EXISTENTIAL,
+    FIRST_PERSON,
     HOW_FOLLOWERS,
     LEARN,
     NEIGHBOUR,
@@ -375,6 +377,8 @@ def _relate(p: Parse) -> Reading | None:
         return None
     if _has(p, asking, WHAT_IS_RELATED):
         return None  # "what is related to both A and B?": concepts, not how the two relate
+    if any(s > 0 and p.toks[s - 1] == "as" for s, _, _ in p.nouns):
+        return None  # "what do A and B have in common as prerequisites?": the shared ones
     pair = _pair(p)
     if pair is None:
         if (how or noun_between or to_do_with) and _joined_to_unknown(p, frozenset({"and", "to", "with"})):
@@ -554,12 +558,20 @@ def _count(p: Parse) -> Reading | None:
 
 
 def _next(p: Parse) -> Reading | None:
-    """ "I know A, B and C, what can I learn next?": every concept named is known."""
+    """ "I know A, B and C, what can I learn next?", "having learned A, what can I move on to?",
+    "just wrapped up A. what's unlocked for me now?": every concept named is known (said so, or
+    the condition of a question about the learner's own next step)."""
     named = {m.concept_id for m in p.ordered}
-    if not named or not named <= p.said_known or p.pronoun_roles or p.transitive_word:
-        return None  # "I finished X. What does it unlock?" asks what comes after X
     asking = _asking(p)
-    if any(s in asking for s, _, _ in p.verbs):
+    # a relation asked of the known concepts ("What opens up next?", "what does it unlock?"),
+    # unless the learner asks it of themselves ("what's unlocked for me now?")
+    relation = [v for v in p.verbs if v[0] in asking and v[2].left != v[2].right]
+    own = any(p.toks[i] in FIRST_PERSON for i in asking if i not in p.masked)
+    conditions = {cid for cid, r in p.roles.items() if r is not None and r.cue == KNOWN_CONDITION}
+    knows = p.said_known | (conditions if own and not relation and not p.nouns else frozenset())
+    if not named or not named <= knows or p.pronoun_roles or p.transitive_word:
+        return None  # "I finished X. What does it unlock?" asks what comes after X
+    if relation and not own:
         return None  # "I finished X. What opens up next?": what X unlocks
     if any(s in asking and cue.family != LEARN for s, _, cue in p.nouns):
         return None  # "... its parts": another relation

@@ -1092,6 +1092,9 @@ def _by_preposition(s: _Site) -> _Role | None:
         if before[-1] == "for" and s.relational:
             return _for_role(toks, s.nouns)
     if s.k < s.b and s.lead[-1:] == ("for",) and s.relational:
+        for v, e, cue in s.verbs:  # "X is necessary for learning Y": Y is what X is needed for
+            if e == s.k - 1 and toks[e - 1] in PASSIVE_FLIP and cue.family != PART:
+                return _Role(cue.family, DEP, cue.transitive, " ".join(toks[v:e]) + " for", 2)
         return _for_role(toks, s.nouns)  # "For learning X, what is the direct prerequisite topic?"
     return None
 
@@ -1105,11 +1108,26 @@ def _by_keyword_noun(s: _Site) -> _Role | None:
 
 
 def _by_having(s: _Site) -> _Role | None:
-    """ "which prerequisites does X have", "X has its own components": the noun is X's."""
+    """ "which prerequisites does X have", "which prerequisites do X and Y share", "what do X and Y
+    have in common as prerequisites", "X has its own components": the noun is X's (and its
+    fellows')."""
     toks, start, end = s.toks, s.start, s.end
-    if end < len(toks) and toks[end] in {"have", "has", "had", "need", "require"}:
+    verb = end
+    while verb < len(toks) and (verb in s.masked or toks[verb] in _FELLOWS):
+        verb += 1  # past the names listed with X ("do X and Y share")
+    if verb < len(toks) and toks[verb] in _HAVING_VERBS:
+        after = verb + 1 + (toks[verb + 1 : verb + 3] == ("in", "common")) * 2
         for v, e, cue in s.nouns:
-            if e <= start and all(t in {"doe", "do", "did", "the", "a", "an"} for t in toks[e:start]):
+            if v == after + 1 and toks[after : after + 1] == (
+                "as",
+            ):  # "share / have in common as prerequisites"
+                return _Role(
+                    cue.family, cue.right, cue.transitive, "X have in common as " + " ".join(toks[v:e]), 2
+                )
+            if e <= start and all(
+                t in _FELLOWS or t in {"doe", "do", "did", "the", "a", "an"} or i in s.masked
+                for i, t in enumerate(toks[e:start], start=e)
+            ):
                 return _Role(cue.family, cue.right, cue.transitive, " ".join(toks[v:e]) + " does X have", 2)
     if end < len(toks) and toks[end] in {"have", "has", "had"}:
         k = end + 1
@@ -1119,6 +1137,12 @@ def _by_having(s: _Site) -> _Role | None:
             if v == k and cue.noun:
                 return _Role(cue.family, cue.right, cue.transitive, "X has " + " ".join(toks[v:e]), 2)
     return None
+
+
+# Verbs whose subject owns the relational noun asked before it ("which prerequisites do X and Y
+# share"); words that list names with X.
+_HAVING_VERBS: Final = frozenset(normalise("have has had need require share"))
+_FELLOWS: Final = frozenset(normalise("and or both"))
 
 
 def _by_possessive(s: _Site) -> _Role | None:

@@ -220,7 +220,8 @@ def cue(forms: str, family: str, left: str, right: str, transitive: bool = False
 
 
 VERBS: Final = (
-    cue("require|required|requiring|need|needed|needing|presuppose|presupposed|assume", LEARN, DEP, FOUND, True),
+    cue("require|required|requiring|need|needed|needing|presuppose|presupposed|assume|necessary|indispensable",
+        LEARN, DEP, FOUND, True),
     cue("come next|coming next|what next", LEARN, FOUND, FOUND),
     cue("depend on|depended on|depending on|dependent on|depend of|depends of|depending of|rely on|relied on|relying on|come after|came after|"
          "coming after|follow|followed|following|succeed|trace back to|traces back to|traced back to|"
@@ -273,7 +274,7 @@ NOUNS: Final = (
 
 PASSIVE_FLIP: Final = frozenset(
     normalise("required needed used unlocked enabled preceded followed included contained comprised "
-              "supported underpinned presupposed assumed extended covered")
+              "supported underpinned presupposed assumed extended covered necessary indispensable")
 )  # fmt: skip
 
 # Prepositional markers just before a concept: (token sequence, family, role, transitive).
@@ -516,7 +517,7 @@ NEGATORS: Final = frozenset(
 
 OWNERS: Final = frozenset({"the", "its", "their", "those", "these", "s", "his", "her", "of", "for", "own"})
 
-KNOWN_FRAMES: Final = tuple(normalise(m) for m in ("familiar with", "comfortable with", "already know", "i know", "i ve learned", "i ve learnt", "i ve mastered", "i ve done", "i ve covered", "i ve studied", "i ve got", "am knowing", "m knowing", "i m at", "im at", "i am at"))  # fmt: skip
+KNOWN_FRAMES: Final = tuple(normalise(m) for m in ("familiar with", "comfortable with", "already know", "i know", "i ve learned", "i ve learnt", "i ve mastered", "i ve done", "i ve covered", "i ve studied", "i ve got", "am knowing", "m knowing", "i m at", "im at", "i am at", "i did", "we did"))  # fmt: skip
 # More words that, right before a name, say the learner knows it ("given my knowledge of A", "I
 # already have A", "just wrapped up A"); only where a name follows (a slot after them that names
 # nothing is not read as an unknown topic: "lessons I should already have done").
@@ -684,15 +685,17 @@ ANSWER_WORDS: Final = frozenset(
 )
 
 
+# One-letter words of English text ("a", "I") and of its contractions ("don't", "I'm", "I'd").
+ONE_LETTER_WORDS: Final = frozenset("aistmd")
+
+
 def everyday(phrase: str) -> bool:
     """Is the normalised ``phrase`` (a concept's name) one a text may use as plain words: every
     word of it a word of the reader's vocabulary or of the system's answers ("Edge", "Order",
-    "Next step"), or a single letter ("C", "R")? Such a name is taken as a name only where the
-    text sets it apart as one (``planning.coverage``, ``reader``)."""
+    "Next step", "A")? Such a name is taken as a name only where the text sets it apart as one
+    (``planning.coverage``, ``reader``). Other one-letter names ("C", "R", "x") are names."""
     words = phrase.split()
-    if len(words) == 1 and len(words[0]) == 1:
-        return True
-    return bool(words) and all(w in VOCABULARY or w in ANSWER_WORDS for w in words)
+    return bool(words) and all(w in VOCABULARY or w in ANSWER_WORDS or w in ONE_LETTER_WORDS for w in words)
 
 
 def _by_first_letter(words: Iterable[str]) -> dict[str, tuple[str, ...]]:

@@ -101,9 +101,13 @@ def _number_variants(text: str) -> Iterator[tuple[str, ...]]:
 
 def _spellings(text: str) -> Iterator[tuple[str, ...]]:
     """Other ways a learner writes the name ``text``: without a parenthetical ("motion" for
-    "Motion (physics)"), by the abbreviation in one ("EM"), its hyphened words joined ("kmeans"
+    "Motion (physics)") or a subtitle ("information theory" for "Information Theory: coding"),
+    by the abbreviation in one ("EM"), its hyphened words joined ("kmeans"
     for "k-means"), its qualified head ("linear algebra" for "Linear algebra for ML"), its last
     word in the other number. The caller keeps those that name no other concept."""
+    head, colon, _ = text.partition(":")
+    if colon and head.strip():  # "Information Theory: coding": its title before the subtitle
+        yield normalise(head)
     bare = _PARENTHETICAL.sub(" ", text).strip()
     if bare and bare != text:
         yield normalise(bare)

@@ -161,7 +161,7 @@ def understand(
 def _ambiguous(question: str, m: Mention, mentions: Sequence[Mention]) -> bool:
     """Is the mention ``m`` a name only perhaps: every word of it one the reader reads or the
     system's answers use (``lexicon.everyday``: a concept called "Order", "Next", "Graph" or
-    "Build", a one-letter name), and the question does not set it apart as a name (a capital
+    "Build", "A"), and the question does not set it apart as a name (a capital
     where its sentence does not begin, unless the question capitalises its other words too;
     quotes; a label's colon after it)?"""
     spans = token_spans(question)
@@ -169,9 +169,9 @@ def _ambiguous(question: str, m: Mention, mentions: Sequence[Mention]) -> bool:
         return False
     lo, hi = spans[m.start][0], spans[m.end - 1][1]
     before, after = question[:lo].rstrip(" "), question[hi:]
-    if (before[-1:] in _QUOTES and after[:1] in _QUOTES) or after.startswith(":"):
-        return False  # quoted, or a label ("C: do I need it for X?")
     at_start = not before or before[-1] in ".?!\n"  # after a label's colon a capital names ("Goal: Order")
+    if (before[-1:] in _QUOTES and after[:1] in _QUOTES) or (at_start and after.startswith(":")):
+        return False  # quoted, or a label ("C: do I need it for X?"; not "what order: ...")
     named = {i for n in mentions for i in range(n.start, n.end)}
     inner = [
         t

@@ -16,6 +16,9 @@ from control_plane.understanding.timewords import TimePoint
 from data_plane.relations import BUILDS_ON, CONTRASTS_WITH, PART_OF, PREREQUISITE, RELATED, RELATIONS
 
 SURE: Final = 0.8
+# The key of the relation counts (``reader.Vocabulary.relation_counts``) that says how many lesson
+# links hold: a graph with none has no lessons to answer with.
+LESSONS: Final = "lesson links"
 MAX_READ_CHARS: Final = 2000
 
 LEARNING: Final = (PREREQUISITE, BUILDS_ON)
