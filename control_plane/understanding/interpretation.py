@@ -81,6 +81,10 @@ from control_plane.understanding.grammar import _surface, _token_spans
 from control_plane.understanding.intent_model import IntentModel, default_model
 from control_plane.understanding.lexicon import (
     DETERMINERS,
+    POLITE,
+    REQUESTS,
+    WH,
+    YES_NO_AUX,
     nameless,
 )
 from control_plane.understanding.names import normalise
@@ -195,23 +199,85 @@ def _unknown_in_a_slot(p: Parse) -> tuple[int, int] | None:
 
 
 def _two_questions(p: Parse) -> bool:
-    """Two asking sentences (as the analysis split them: punctuation every few words is noise,
-    not sentences), each ending in a question mark and naming concepts the other does not ("what
-    comes after A? and what does B build on?"): two questions, which one reading would merge."""
-    if len(p.sentence) != len(p.toks) or p.question.count("?") < 2:
+    """Two questions in one message, which one reading would answer by half: two asking clauses
+    (sentences, or clauses joined by "and" / "also" / ";" where the second opens with a question
+    word, an auxiliary or a request: "what do I need before A, and what do I need before B?",
+    "list the prerequisites of A and tell me the price of bitcoin"), the second a question of its
+    own: naming concepts the first does not, or its own relation to one ("which comes first, A or
+    B? and how many topics depend on A?"), or words no vocabulary here explains ("also, when
+    were the 2020 Olympics held?"). A follow-up that only points back ("... I mean all of
+    them?") is no second question."""
+    clauses = _asking_clauses(p)
+    if len(clauses) < 2:
         return False
+    named = {i: m.concept_id for m in p.mentions for i in range(m.start, m.end)}
+    first, *rest = clauses
+    before = {named[i] for i in first if i in named}
+    for later in rest:
+        names = {named[i] for i in later if i in named}
+        cues = _cue_words(p, later)
+        # words no vocabulary here explains, or a number ("the 2020 Olympics"): another topic
+        other = [i for i in later if i not in p.masked and (nameless(p.toks[i]) or p.toks[i].isdigit())]
+        if names and (names - before or (cues and cues != _cue_words(p, first))):
+            return True
+        if not names and other:
+            return True
+    return False
+
+
+def _cue_words(p: Parse, positions: Sequence[int]) -> frozenset[tuple[str, ...]]:
+    """The relation cues (verbs and nouns) that start in ``positions``."""
+    inside = set(positions)
+    return frozenset(cue.words[0] for s, _, cue in (*p.verbs, *p.nouns) if s in inside)
+
+
+# What opens a clause that asks ("what ...", "how many ...", "is ...", "tell me ..."), after "and",
+# "also" or a comma.
+_CLAUSE_OPENERS: Final = WH | YES_NO_AUX | REQUESTS | frozenset(normalise("when why whose"))
+_CLAUSE_JOINERS: Final = frozenset(normalise("and also plus then"))
+
+
+def _asking_clauses(p: Parse) -> list[list[int]]:
+    """The asking clauses of the message, as token positions, in order: each asking sentence (a
+    context sentence too, when it ends with a question mark), split again where "and" / "also" /
+    ";" joins a clause that opens with a question word, an auxiliary or a request."""
+    toks = p.toks
+    if len(p.sentence) != len(toks):
+        return []
     spans = _token_spans(p.question)
-    groups: dict[int, set[str]] = {}
-    for m in p.mentions:
-        sid = p.sentence[m.start]
-        if m.start not in p.context and p.asks[sid]:
-            groups.setdefault(sid, set()).add(m.concept_id)
-    asked = []
-    for sid, names in groups.items():
-        tokens = [i for i, x in enumerate(p.sentence) if x == sid]
-        rest = p.question[spans[tokens[-1]][1] :]
-        # a question of its own has words besides its names ("How does A? lead to B?" is one
-        # question with a stray mark: "lead to" is no question)
-        if rest.lstrip().startswith("?") and sum(i not in p.masked for i in tokens) >= 3:
-            asked.append(names)
-    return len(asked) >= 2 and not set.intersection(*asked)
+    clauses: list[list[int]] = []
+    last = None
+    for i in range(len(toks)):
+        # a sentence set aside as context still counts when it asks ("Also, when were ...?")
+        if (i in p.context or not p.asks[p.sentence[i]]) and not _ends_asking(p, i, spans):
+            continue
+        joined = (
+            i > 0
+            and toks[i] in _CLAUSE_OPENERS
+            and i not in p.masked
+            and (toks[i - 1] in _CLAUSE_JOINERS or ";" in p.question[spans[i - 1][1] : spans[i][0]])
+            and last is not None
+            and any(k in p.masked for k in clauses[-1])
+        )
+        if last is None or p.sentence[i] != p.sentence[last] or joined:
+            clauses.append([])
+        clauses[-1].append(i)
+        last = i
+    return [c for c in clauses if c and _opens_a_question(p, c)]
+
+
+def _ends_asking(p: Parse, i: int, spans: Sequence[tuple[int, int]]) -> bool:
+    """Does the sentence of token ``i`` end with a question mark?"""
+    last = max(k for k, sid in enumerate(p.sentence) if sid == p.sentence[i])
+    return p.question[spans[last][1] :].lstrip().startswith("?")
+
+
+def _opens_a_question(p: Parse, clause: Sequence[int]) -> bool:
+    """Does the clause open (after "and", "also", "so", greetings) with a question word, an
+    auxiliary or a request?"""
+    for i in clause:
+        t = p.toks[i]
+        if t in _CLAUSE_JOINERS or t in POLITE:
+            continue
+        return t in _CLAUSE_OPENERS and i not in p.masked
+    return False

@@ -230,6 +230,8 @@ def _in_slot(question: str, m: Mention, names: Sequence[Mention]) -> bool:
         return False  # "want to reach X", "build the X": a verb and its object
     if before == "to" and not gap.strip():
         return False  # "to reach", "to build": an infinitive, unless it ends the clause ("leads to order?")
+    if after == "to" or any(n.concept_id == m.concept_id for n in names):
+        return False  # "lessons to do before X"; "lessons to do before Lesson": named surely elsewhere
     return (
         before is None
         or before in _ARGUMENT_PREPOSITIONS
