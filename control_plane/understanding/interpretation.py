@@ -80,8 +80,10 @@ from control_plane.understanding.frames import FRAMES, read_frames
 from control_plane.understanding.grammar import _surface, _token_spans
 from control_plane.understanding.intent_model import IntentModel, default_model
 from control_plane.understanding.lexicon import (
+    ANSWER_WORDS,
     DETERMINERS,
     POLITE,
+    PRONOUNS,
     REQUESTS,
     WH,
     YES_NO_AUX,
@@ -214,13 +216,21 @@ def _two_questions(p: Parse) -> bool:
     first, *rest = clauses
     before = {named[i] for i in first if i in named}
     for later in rest:
+        if any(p.toks[i] in _BACK_REFERENCES for i in later if i not in p.masked):
+            continue  # "..., and which of those does B build on?": one question, built on the first
         names = {named[i] for i in later if i in named}
         cues = _cue_words(p, later)
         # words no vocabulary here explains, or a number ("the 2020 Olympics"): another topic
-        other = [i for i in later if i not in p.masked and (nameless(p.toks[i]) or p.toks[i].isdigit())]
+        other = [
+            i
+            for i in later
+            if i not in p.masked
+            and ((nameless(p.toks[i]) and p.toks[i] not in ANSWER_WORDS) or p.toks[i].isdigit())
+        ]
+        pointing = any(p.toks[i] in PRONOUNS for i in later if i not in p.masked)  # "contrast it with"
         if names and (names - before or (cues and cues != _cue_words(p, first))):
             return True
-        if not names and other:
+        if not names and not pointing and other:
             return True
     return False
 
@@ -235,6 +245,8 @@ def _cue_words(p: Parse, positions: Sequence[int]) -> frozenset[tuple[str, ...]]
 # "also" or a comma.
 _CLAUSE_OPENERS: Final = WH | YES_NO_AUX | REQUESTS | frozenset(normalise("when why whose"))
 _CLAUSE_JOINERS: Final = frozenset(normalise("and also plus then"))
+# Words that point back at the first clause's answer: a clause with one asks about that answer.
+_BACK_REFERENCES: Final = frozenset(normalise("those these them they"))
 
 
 def _asking_clauses(p: Parse) -> list[list[int]]:
@@ -263,7 +275,7 @@ def _asking_clauses(p: Parse) -> list[list[int]]:
             clauses.append([])
         clauses[-1].append(i)
         last = i
-    return [c for c in clauses if c and _opens_a_question(p, c)]
+    return [c for c in clauses if c and (_opens_a_question(p, c, spans) or _ends_asking(p, c[-1], spans))]
 
 
 def _ends_asking(p: Parse, i: int, spans: Sequence[tuple[int, int]]) -> bool:
@@ -272,12 +284,14 @@ def _ends_asking(p: Parse, i: int, spans: Sequence[tuple[int, int]]) -> bool:
     return p.question[spans[last][1] :].lstrip().startswith("?")
 
 
-def _opens_a_question(p: Parse, clause: Sequence[int]) -> bool:
-    """Does the clause open (after "and", "also", "so", greetings) with a question word, an
-    auxiliary or a request?"""
+def _opens_a_question(p: Parse, clause: Sequence[int], spans: Sequence[tuple[int, int]]) -> bool:
+    """Does the clause open (after "and", "also", "so", greetings) with a question word or a
+    request, or with an auxiliary and end with a question mark ("have A and B" is a statement)?"""
     for i in clause:
         t = p.toks[i]
         if t in _CLAUSE_JOINERS or t in POLITE:
             continue
-        return t in _CLAUSE_OPENERS and i not in p.masked
+        if i in p.masked or t not in _CLAUSE_OPENERS:
+            return False
+        return t not in YES_NO_AUX or _ends_asking(p, clause[-1], spans)
     return False
