@@ -605,6 +605,8 @@ def _roles(
     toks, masked, when = w.toks, w.masked, w.when
     sentence, asks, context, mentions = s.sentence, s.asks, s.context, s.mentions
     verbs, nouns, lesson, relational = c.verbs, c.nouns, c.lesson, c.relational
+    if when is not None and _in_an_aside(question, when, sentence, context, masked):
+        when = None  # "What does X build on? Also, who won the world cup in 2018?": the aside's time
     ordered, words_of, tags, roles = _tag_mentions(question, w, s, c)
     # "what's left before Y if I know X", "since I know X, what comes before Y": a condition on
     # what the learner knows is what they know, when another concept is what comes after
@@ -710,6 +712,22 @@ def _roles(
         mentions=tuple(sorted(mentions, key=lambda m: m.start)),
         said_known=said_known,
     )
+
+
+def _in_an_aside(
+    question: str, when: TimePoint, sentence: Sequence[int], context: frozenset[int], masked: frozenset[int]
+) -> bool:
+    """Are the time words ``when`` came from in a sentence set aside as context that names no
+    concept (an aside about something else), while the question names concepts elsewhere? A time
+    word counts only in the part of the question it belongs to."""
+    at = question.find(when.words)
+    if at < 0 or len(sentence) != len(_token_spans(question)) or not masked:
+        return False
+    spans = _token_spans(question)
+    inside = [i for i, (a, b) in enumerate(spans) if a < at + len(when.words) and b > at]
+    sids = {sentence[i] for i in inside}
+    aside = {i for i, sid in enumerate(sentence) if sid in sids}
+    return bool(inside) and aside <= context and not aside & masked
 
 
 def _tag_mentions(

@@ -49,6 +49,7 @@ from control_plane.understanding.lexicon import (
     LESSON,
     LIGHT_VERBS,
     MODALS,
+    NEEDED_FOR,
     NEGATORS,
     NOUN_GAP,
     NOUN_MODIFIERS,
@@ -241,7 +242,9 @@ def _sentences(question: str) -> tuple[list[int], list[bool]]:
         gap = question[pos : t.start]
         ends = bool(SENTENCE_END.search(gap)) or (bool(DASH_END.search(gap)) and t.text in _NEW_QUESTION)
         stops += ends
-        dotted = _abbreviation(prev) and not re.search(r"[?!;]", gap)  # "e.g. X", not "after C? X"
+        # "e.g. X", "I? know": no end; "after C? X" (a one-letter name): an end
+        named_letter = len(prev) == 1 and prev.isupper() and prev not in "AI"
+        dotted = _abbreviation(prev) and not (named_letter and re.search(r"[?!;]", gap))
         if spans[-1] and ends and not dotted and len(spans[-1]) >= 3:
             marks.append("?" in gap)
             spans.append([])
@@ -1085,7 +1088,7 @@ def _by_preposition(s: _Site) -> _Role | None:
                     return _Role(
                         cue.family, cue.right, cue.transitive, " ".join(toks[v:e]) + f" {before[-1]}", 2
                     )
-                if toks[e - 1] in PASSIVE_FLIP and before[-1] != "by":
+                if (toks[e - 1] in PASSIVE_FLIP or toks[e - 1] in NEEDED_FOR) and before[-1] != "by":
                     # "what is needed for X": X is what the thing is needed for.
                     role = DEP if cue.family != PART else WHOLE
                     return _Role(cue.family, role, cue.transitive, " ".join(toks[v:e]) + f" {before[-1]}", 2)
@@ -1093,7 +1096,11 @@ def _by_preposition(s: _Site) -> _Role | None:
             return _for_role(toks, s.nouns)
     if s.k < s.b and s.lead[-1:] == ("for",) and s.relational:
         for v, e, cue in s.verbs:  # "X is necessary for learning Y": Y is what X is needed for
-            if e == s.k - 1 and toks[e - 1] in PASSIVE_FLIP and cue.family != PART:
+            if (
+                e == s.k - 1
+                and (toks[e - 1] in PASSIVE_FLIP or toks[e - 1] in NEEDED_FOR)
+                and cue.family != PART
+            ):
                 return _Role(cue.family, DEP, cue.transitive, " ".join(toks[v:e]) + " for", 2)
         return _for_role(toks, s.nouns)  # "For learning X, what is the direct prerequisite topic?"
     return None

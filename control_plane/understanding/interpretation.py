@@ -153,9 +153,7 @@ def _accounted(p: Parse, reading: Reading) -> Reading:
             problem=f"the question also names {_surface(p.question, *slot)!r}, which is not a concept in this graph",
         )
     if _two_questions(p):
-        return replace(
-            reading, problem="the message asks two questions about different concepts; ask them one at a time"
-        )
+        return replace(reading, problem="the message asks two questions at once; ask them one at a time")
     used = set(reading.ids())
     left = [m for m in p.ordered if m.concept_id not in used and p.tags.get(m.concept_id) != "example"]
     if not left:
@@ -206,19 +204,24 @@ def _two_questions(p: Parse) -> bool:
     word, an auxiliary or a request: "what do I need before A, and what do I need before B?",
     "list the prerequisites of A and tell me the price of bitcoin"), the second a question of its
     own: naming concepts the first does not, or its own relation to one ("which comes first, A or
-    B? and how many topics depend on A?"), or words no vocabulary here explains ("also, when
-    were the 2020 Olympics held?"). A follow-up that only points back ("... I mean all of
-    them?") is no second question."""
+    B? and how many topics depend on A?"), or words no vocabulary here explains joined to the
+    first ("... and tell me the price of bitcoin in 2021"). A follow-up that only points back ("...
+    I mean all of them?"), and an aside in a sentence of its own about nothing in the graph
+    ("Also, any tips for staying awake?"), are no second question."""
     clauses = _asking_clauses(p)
     if len(clauses) < 2:
         return False
     named = {i: m.concept_id for m in p.mentions for i in range(m.start, m.end)}
-    first, *rest = clauses
+    # the first clause that asks about a concept; clauses before it naming none are its preamble
+    k = next((k for k, c in enumerate(clauses) if {named[i] for i in c if i in named} - p.said_known), None)
+    if k is None:
+        return False
+    first, rest = clauses[k], clauses[k + 1 :]
     before = {named[i] for i in first if i in named}
     for later in rest:
         if any(p.toks[i] in _BACK_REFERENCES for i in later if i not in p.masked):
             continue  # "..., and which of those does B build on?": one question, built on the first
-        names = {named[i] for i in later if i in named}
+        names = {named[i] for i in later if i in named} - p.said_known  # "I already know A?": said, not asked
         cues = _cue_words(p, later)
         # words no vocabulary here explains, or a number ("the 2020 Olympics"): another topic
         other = [
@@ -230,8 +233,9 @@ def _two_questions(p: Parse) -> bool:
         pointing = any(p.toks[i] in PRONOUNS for i in later if i not in p.masked)  # "contrast it with"
         if names and (names - before or (cues and cues != _cue_words(p, first))):
             return True
-        if not names and not pointing and other:
-            return True
+        aside = later[0] in p.context and p.sentence[later[0]] != p.sentence[first[-1]]
+        if not names and not pointing and other and not aside:
+            return True  # "..., and tell me the price of bitcoin": a second request, about another topic
     return False
 
 

@@ -74,6 +74,7 @@ __all__ = [
     "LIGHT_VERBS",
     "LINKERS",
     "MODALS",
+    "NEEDED_FOR",
     "NEGATORS",
     "NEIGHBOUR",
     "NEXT_WORDS",
@@ -220,8 +221,9 @@ def cue(forms: str, family: str, left: str, right: str, transitive: bool = False
 
 
 VERBS: Final = (
-    cue("require|required|requiring|need|needed|needing|presuppose|presupposed|assume|necessary|indispensable",
-        LEARN, DEP, FOUND, True),
+    cue("require|required|requiring|need|needed|needing|presuppose|presupposed|assume", LEARN, DEP, FOUND, True),
+    # "X is necessary for Y": the adjective's subject comes first, what it is needed for after "for"
+    cue("necessary|indispensable", LEARN, FOUND, DEP, True),
     cue("come next|coming next|what next", LEARN, FOUND, FOUND),
     cue("depend on|depended on|depending on|dependent on|depend of|depends of|depending of|rely on|relied on|relying on|come after|came after|"
          "coming after|follow|followed|following|succeed|trace back to|traces back to|traced back to|"
@@ -272,9 +274,12 @@ NOUNS: Final = (
         "umbrella area|umbrella subject|overarching topic|supertopic", PART, WHOLE, PARTR, noun=True),
 )  # fmt: skip
 
+# Adjectives saying what their subject is needed for ("X is necessary for Y").
+NEEDED_FOR: Final = frozenset(normalise("necessary indispensable"))
+
 PASSIVE_FLIP: Final = frozenset(
     normalise("required needed used unlocked enabled preceded followed included contained comprised "
-              "supported underpinned presupposed assumed extended covered necessary indispensable")
+              "supported underpinned presupposed assumed extended covered")
 )  # fmt: skip
 
 # Prepositional markers just before a concept: (token sequence, family, role, transitive).
@@ -312,7 +317,7 @@ APPOSITIVE: Final = tuple(normalise(m) for m in ("like", "such as", "e g", "eg",
 
 DIRECT: Final = tuple(normalise(m) for m in ("direct", "directly", "immediate", "immediately", "right before", "just before", "right after", "just after", "one step", "first order", "next", "straight"))  # fmt: skip
 
-TRANSITIVE: Final = tuple(normalise(m) for m in ("indirect", "indirectly", "transitive", "transitively", "all the way", "everything", "full", "whole", "entire", "complete", "ultimately", "eventually", "down the line", "recursive", "recursively", "every", "chain of", "in total", "overall", "tree", "hierarchy", "further", "any distance", "any depth", "any level", "chain", "many steps", "all of it", "way later", "way after",
+TRANSITIVE: Final = tuple(normalise(m) for m in ("at some point", "sooner or later", "indirect", "indirectly", "transitive", "transitively", "all the way", "everything", "full", "whole", "entire", "complete", "ultimately", "eventually", "down the line", "recursive", "recursively", "every", "chain of", "in total", "overall", "tree", "hierarchy", "further", "any distance", "any depth", "any level", "chain", "many steps", "all of it", "way later", "way after",
                                                         "several steps", "multiple steps", "few steps", "steps away", "steps later", "steps further", "in the end", "in the long run", "however far", "far ones", "distant ones", "far away ones",))  # fmt: skip
 
 # Nouns for the map itself ("skill tree", "hierarchy"): transitive only when no word says
