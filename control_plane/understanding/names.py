@@ -383,8 +383,9 @@ class NameIndex:
         normalised words, at least ``score``, and higher still for a word of five letters or fewer
         (one letter is a larger share of it: "madam" is not "adam"). Names far shorter or longer
         than the words are not compared. Words several concepts could be written as ("motion"
-        for "Motion (physics)" and "Motion (biology)") suggest each of them, and so does a word
-        that is the head of names ("attention" for "Attention mechanism")."""
+        for "Motion (physics)" and "Motion (biology)") suggest each of them, and so do words
+        that stand whole in longer names ("attention" for "Attention mechanism", "regression"
+        for "Linear regression" and "Logistic regression")."""
         from rapidfuzz import fuzz, process
 
         query = " ".join(normalise(words))
@@ -421,11 +422,33 @@ class NameIndex:
         return sorted(best.values(), key=lambda s: (-s.score, s.concept_id))[:limit]
 
     def _headed_by(self, query: str) -> list[tuple[str, str | tuple[str, ...]]]:
-        """The phrases that start with the words ``query`` and go on ("attention" → "attention
-        mechanism"), for a query of letters (a word of the name, not a slip of it)."""
+        """The longer phrases that hold the words ``query`` as whole words ("attention" →
+        "attention mechanism", "regression" → "linear regression", "logistic regression"), for a
+        query of letters (words of the name, not a slip of them)."""
         if not query.replace(" ", "").isalpha() or len(query) < 3:
             return []
-        return [(p, self.phrases[p]) for p in self._phrase_list() if p.startswith(query + " ")]
+        words = query.split()
+        found = self._by_word().get(words[0], ())
+        out = []
+        for phrase in found:
+            toks = phrase.split()
+            if len(toks) > len(words) and any(
+                toks[i : i + len(words)] == words for i in range(len(toks) - len(words) + 1)
+            ):
+                out.append((phrase, self.phrases[phrase]))
+        return out
+
+    def _by_word(self) -> dict[str, list[str]]:
+        """Word → the phrases holding it, built once per index (only a question that names
+        nothing needs it)."""
+        cached: dict[str, list[str]] | None = getattr(self, "_words_listed", None)
+        if cached is None:
+            cached = {}
+            for phrase in self._phrase_list():
+                for word in dict.fromkeys(phrase.split()):
+                    cached.setdefault(word, []).append(phrase)
+            object.__setattr__(self, "_words_listed", cached)
+        return cached
 
     def _phrase_list(self) -> list[str]:
         """Every phrase, listed once per index (only a question that names nothing needs them)."""

@@ -313,11 +313,30 @@ def _close_names(
                 return words, close
         return None
     for lo, hi in _runs(unexplained):
-        words = _surface(question, lo, hi)
-        close = index.suggest(words, limit=SUGGESTIONS)
-        if close:
-            return words, close
+        # a slip in one word of a longer name ("reinforcment learning"): the words next to it,
+        # when they are words and no name, are tried with it
+        spans = [
+            (lo, hi),
+            *((a, b) for a, b in _widened(lo, hi, len(toks)) if masked.isdisjoint(range(a, b))),
+        ]
+        best: tuple[float, str, list[Suggestion]] | None = None
+        for a, b in spans:
+            words = _surface(question, a, b)
+            close = index.suggest(words, limit=SUGGESTIONS)
+            if close and (best is None or close[0].score > best[0]):
+                best = (close[0].score, words, close)
+        if best is not None:
+            return best[1], best[2]
     return None
+
+
+def _widened(lo: int, hi: int, n: int) -> list[tuple[int, int]]:
+    """The span ``[lo, hi)`` with up to two words more on either side, within ``[0, n)``."""
+    return [
+        (a, b)
+        for a, b in ((lo - 1, hi), (lo, hi + 1), (lo - 1, hi + 1), (lo - 2, hi), (lo, hi + 2))
+        if a >= 0 and b <= n
+    ]
 
 
 def _runs(positions: Sequence[int]) -> list[tuple[int, int]]:
