@@ -81,7 +81,7 @@ FOREVER = datetime(9999, 12, 31, tzinfo=UTC)
 # Default runs: a fixed, modest number of sequences (derandomized, so CI runs the same ones);
 # the slow tests run many more, drawn afresh.
 EXAMPLES = int(os.environ.get("KG_MODEL_EXAMPLES", "10"))
-SLOW_EXAMPLES = int(os.environ.get("KG_MODEL_SLOW_EXAMPLES", "150"))
+SLOW_EXAMPLES = int(os.environ.get("KG_MODEL_SLOW_EXAMPLES", "50"))
 
 
 def _settings(examples: int, *, derandomize: bool) -> settings:
