@@ -1,13 +1,17 @@
 """The write gateway: the one module that writes the graph tables.
 
-Every write is a :class:`Write` (assert, revise, upsert, invalidate or retract one key of one
-table) carrying a :class:`Grounding`. :meth:`WriteGateway.apply` takes a batch of writes and
-applies all of them in one transaction, or none:
+Every write is a :class:`Write` (assert, revise, correct, upsert, invalidate or retract one key of
+one table) carrying a :class:`Grounding`. A write covers a portion of valid time; the versions it
+supersedes keep the parts of their periods it does not cover, as versions of their own (SQL:2011
+``FOR PORTION OF``), so a key has one current version per valid period it holds over.
+:meth:`WriteGateway.apply` takes a batch of writes and applies all of them in one transaction, or
+none:
 
-1. load the current version of every key the batch touches (a few bulk SELECTs);
-2. decide, per write, the new version and the version it supersedes (pure rules below);
-3. cascade: closing a concept closes its active edges and lesson links with the same grounding;
-4. check the result: edges only between active concepts, no self-loops, known relations, and no
+1. load the current versions of every key the batch touches (a few bulk SELECTs);
+2. decide, per write, the new versions and the versions they supersede (pure rules below);
+3. cascade: closing a concept closes its edges and lesson links over the same portion, with the
+   same grounding;
+4. check the result: edges only where both concepts hold, no self-loops, known relations, and no
    prerequisite cycle among active prerequisite edges;
 5. close superseded versions (``expired_at`` from NULL, once) and insert the new ones in bulk.
 
@@ -254,7 +258,7 @@ class BatchResult:
 
 
 # ---------------------------------------------------------------------------------------------
-# Pure rules: given the current row of a key (or None) and a write, what is the new row?
+# Pure rules: given the current rows of a key and a write, which rows does it add and close?
 
 
 def _describe(table: str, key: tuple[str, ...]) -> str:
