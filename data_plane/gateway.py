@@ -59,6 +59,7 @@ from data_plane.errors import (
     SelfLoop,
     TemporalConflict,
     UnknownRelation,
+    WriteLockTimeout,
     WriteRejected,
 )
 from data_plane.reads import GraphReader
@@ -66,12 +67,18 @@ from data_plane.records import MAX_ID_LENGTH, Concept, Edge, Grounding, Version,
 from data_plane.relations import PREREQUISITE, RELATIONS, canonical_edge, edge_key
 from data_plane.reuse import ReuseEntry
 from data_plane.rows import concept_from_row, edge_from_row, stamp_from_row, version_from_row
+from data_plane.sidecar import QueuedAnswer, queue_of
 from data_plane.temporal import find_cycle
 
 log = structlog.get_logger(__name__)
 
-# One lock id for all gateway writes on PostgreSQL ("KG" in ASCII).
+# One lock id for all gateway writes of the graph on PostgreSQL ("KG" in ASCII), and one for
+# recording answers, which never wait for the graph's ("KA").
 _PG_WRITE_LOCK: Final = 0x4B47
+_PG_ANSWER_LOCK: Final = 0x4B41
+# How long moving queued answers waits for SQLite's write lock: long enough for another answer
+# being moved (milliseconds), far too short to wait for an import or a curation.
+_MOVE_WAIT: Final = WriteWait(0.05, quiet=True)
 # SQLSTATE of a lock wait that ran past lock_timeout.
 _PG_LOCK_NOT_AVAILABLE: Final = "55P03"
 # Bound on IN (...) lists, well under SQLite's and PostgreSQL's parameter limits.
@@ -484,6 +491,7 @@ class WriteGateway:
         self._engine = engine
         self._wait = wait or WriteWait()
         self._writer = engine.execution_options(kg_write=True, kg_write_wait=self._wait)
+        self._mover = engine.execution_options(kg_write=True, kg_write_wait=_MOVE_WAIT)
         self._clock = clock
         self._name_key = name_key
 
@@ -659,9 +667,14 @@ class WriteGateway:
         grounding: Grounding,
         valid_at: datetime | None = None,
         reuse: ReuseEntry | None = None,
-    ) -> Version:
+    ) -> None:
         """Record an answer or abstention (grounded, bi-temporal, never deleted); with ``reuse``,
-        index it for reuse (``data_plane.reuse``) in the same transaction."""
+        index it for reuse (``data_plane.reuse``) in the same transaction.
+
+        Never waits for the graph's write lock (an import, a curation): on PostgreSQL answers
+        take a lock of their own; on an SQLite file the answer is queued in the side file and
+        moved into ``answers`` at once if the write lock is free, else as soon as it is
+        (``data_plane.sidecar``; a queued answer is read like a recorded one)."""
         w = Write(
             "answers",
             (answer_id,),
@@ -675,20 +688,53 @@ class WriteGateway:
             },
             valid_at,
         )
-        if reuse is None:
-            return self.apply([w]).written[0]
-        if reuse.answer_id != answer_id:
+        if reuse is not None and reuse.answer_id != answer_id:
             raise WriteRejected(
                 f"the reuse entry is for answer {reuse.answer_id!r}, not {answer_id!r}",
                 field="answer_id",
                 value=reuse.answer_id,
             )
-        with _translated(), self._writer.begin() as conn:
-            now = self._lock(conn)
-            result = self._apply(conn, [w], now)
+        _validate_content(w.table, w.key, w.content)  # refused now, never when moved
+        queue = queue_of(self._engine, create=True)
+        if queue is None:
+            with _translated(), self._writer.begin() as conn:
+                now = self._lock(conn, _PG_ANSWER_LOCK)
+                result = self._apply(conn, [w], now)
+                if reuse is not None:
+                    conn.execute(sa.insert(schema.answer_reuse).values(**reuse.row()))
+            self._log(result, now)
+            return
+        now = ensure_utc(self._clock(), field="clock")
+        reused = None if reuse is None else reuse.to_json()
+        queue.put(QueuedAnswer(answer_id, w.content, grounding, valid_at, now, reused))
+        self.move_queued_answers()
+
+    def move_queued_answers(self) -> int:
+        """Move the answers queued in the SQLite side file into ``answers`` (each with the time
+        it was recorded at), if the write lock is free now; returns how many moved. While another
+        writer holds the lock they stay queued (and readable), and nothing waits."""
+        queue = queue_of(self._engine)
+        moved = 0
+        while queue is not None and (items := queue.pending(_CHUNK)):
+            try:
+                with _translated(), self._mover.begin() as conn:
+                    done = _present_answers(conn, [item.answer_id for item in items])
+                    for item in items:
+                        if item.answer_id not in done:
+                            self._move(conn, item)
+                            moved += 1
+            except WriteLockTimeout:
+                break
+            queue.remove(item.answer_id for item in items)
+        return moved
+
+    def _move(self, conn: Connection, item: QueuedAnswer) -> None:
+        w = Write("answers", (item.answer_id,), "assert", item.grounding, item.content, item.valid_at)
+        result = self._apply(conn, [w], item.recorded_at)
+        if item.reuse is not None:
+            reuse = ReuseEntry.from_json(item.reuse)
             conn.execute(sa.insert(schema.answer_reuse).values(**reuse.row()))
-        self._log(result, now)
-        return result.written[0]
+        self._log(result, item.recorded_at)
 
     @staticmethod
     def _one(result: BatchResult) -> Version:
@@ -704,6 +750,7 @@ class WriteGateway:
             now = self._lock(conn)
             result = self._apply(conn, list(writes), now, name_key=name_key)
         self._log(result, now)
+        self.move_queued_answers()
         return result
 
     @contextmanager
@@ -721,12 +768,14 @@ class WriteGateway:
             writer = BulkWriter(self, conn, now)
             yield writer
             writer.finish()
+        self.move_queued_answers()
 
-    def _lock(self, conn: Connection) -> datetime:
-        """Take the write lock (SQLite took it at BEGIN); return "now", read only once the lock
-        is held so that recorded_at follows commit order."""
+    def _lock(self, conn: Connection, lock: int = _PG_WRITE_LOCK) -> datetime:
+        """Take the write lock (SQLite took it at BEGIN; on PostgreSQL ``lock``, the graph's or
+        the answers' own); return "now", read only once the lock is held so that recorded_at
+        follows commit order."""
         if conn.dialect.name == "postgresql":
-            _pg_write_lock(conn, self._wait)
+            _pg_write_lock(conn, self._wait, lock)
         return ensure_utc(self._clock(), field="clock")
 
     def _log(self, result: BatchResult, now: datetime) -> None:
@@ -824,15 +873,15 @@ class BulkWriter:
                 )
 
 
-def _pg_write_lock(conn: Connection, wait: WriteWait) -> None:
-    """The gateway's advisory lock: at once if free, else after saying so, waiting up to
+def _pg_write_lock(conn: Connection, wait: WriteWait, lock: int) -> None:
+    """An advisory lock of the gateway's: at once if free, else after saying so, waiting up to
     ``wait.seconds`` (``lock_timeout``, for this wait only)."""
-    if conn.execute(sa.select(sa.func.pg_try_advisory_xact_lock(_PG_WRITE_LOCK))).scalar():
+    if conn.execute(sa.select(sa.func.pg_try_advisory_xact_lock(lock))).scalar():
         return
     wait.waiting()
     conn.execute(sa.select(sa.func.set_config("lock_timeout", f"{round(wait.seconds * 1000)}ms", True)))
     try:
-        conn.execute(sa.select(sa.func.pg_advisory_xact_lock(_PG_WRITE_LOCK)))
+        conn.execute(sa.select(sa.func.pg_advisory_xact_lock(lock)))
     except OperationalError as exc:
         if getattr(exc.orig, "sqlstate", None) == _PG_LOCK_NOT_AVAILABLE:
             raise wait.timed_out() from exc
@@ -903,6 +952,12 @@ def _load_current(
         for row in _current_rows(conn, table_name, keys):
             out[(table_name, row_key(table_name, row))] = row
     return out
+
+
+def _present_answers(conn: Connection, answer_ids: list[str]) -> set[str]:
+    """Which of ``answer_ids`` are in ``answers`` already (a move repeated after a crash)."""
+    A = schema.answers
+    return set(conn.execute(sa.select(A.c.answer_id).where(A.c.answer_id.in_(answer_ids))).scalars())
 
 
 def row_key(table_name: str, row: Mapping[Any, Any]) -> tuple[str, ...]:
