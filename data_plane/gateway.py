@@ -63,7 +63,7 @@ from data_plane.errors import (
     WriteRejected,
 )
 from data_plane.reads import GraphReader
-from data_plane.records import MAX_ID_LENGTH, Concept, Edge, Grounding, Version, text_fault
+from data_plane.records import Concept, Edge, Grounding, Version, id_fault, name_fault, text_fault
 from data_plane.relations import PREREQUISITE, RELATIONS, canonical_edge, edge_key
 from data_plane.reuse import ReuseEntry
 from data_plane.rows import concept_from_row, edge_from_row, stamp_from_row, version_from_row
@@ -81,6 +81,8 @@ _PG_ANSWER_LOCK: Final = 0x4B41
 _MOVE_WAIT: Final = WriteWait(0.05, quiet=True)
 # SQLSTATE of a lock wait that ran past lock_timeout.
 _PG_LOCK_NOT_AVAILABLE: Final = "55P03"
+# sqlite3's result code for a string or blob over its size limit.
+_SQLITE_TOOBIG: Final = 18
 # Bound on IN (...) lists, well under SQLite's and PostgreSQL's parameter limits.
 _CHUNK: Final = 500
 # Inserts of at least this many rows use COPY on PostgreSQL (bulk imports); smaller ones INSERT.
@@ -273,14 +275,7 @@ def _validate_content(table: str, key: tuple[str, ...], content: Mapping[str, An
             )
         if part != part.strip():
             raise InputError(f"{table}: id {part!r} has surrounding whitespace", field="id", value=part)
-        if len(part) > MAX_ID_LENGTH and table != "answers":
-            raise InputError(
-                f"{table}: id {part[:40]!r}... is {len(part)} characters long; ids have at most "
-                f"{MAX_ID_LENGTH}",
-                field="id",
-                value=part[:200],
-            )
-        fault = text_fault(part)
+        fault = text_fault(part) if table == "answers" else id_fault(part)
         if fault is not None:
             raise InputError(f"{table}: id {part[:60]!r} {fault}", field="id", value=part[:200])
     for column in _TEXT_CONTENT:
@@ -304,6 +299,14 @@ def _validate_content(table: str, key: tuple[str, ...], content: Mapping[str, An
             raise InputError(
                 f"concept {key[0]!r}: aliases must be non-empty texts", field="aliases", value=aliases
             )
+        named = [("name", content["name"])] if "name" in content else []
+        for column, name in (*named, *(("aliases", a) for a in aliases)):
+            fault = name_fault(name)
+            if fault is not None:
+                what = "name" if column == "name" else "alias"
+                raise InputError(
+                    f"concept {key[0]!r}: {what} {name[:60]!r} {fault}", field=column, value=name[:200]
+                )
         if "summary" in content and not isinstance(content["summary"], str):
             raise InputError(
                 f"concept {key[0]!r}: summary must be text", field="summary", value=content["summary"]
@@ -901,9 +904,20 @@ def _translated() -> Iterator[None]:
             f"the database refused the write ({_first_line(exc)}); another writer may have changed the same key",
         ) from exc
     except OperationalError as exc:
+        if _refused_value(exc):
+            raise WriteRejected(f"the database refused a value: {_first_line(exc)}") from exc
         raise ConcurrentWrite(f"the database is busy or unavailable ({_first_line(exc)}); retry") from exc
     except DBAPIError as exc:
         raise WriteRejected(f"the database refused the write: {_first_line(exc)}") from exc
+
+
+def _refused_value(exc: DBAPIError) -> bool:
+    """Whether the database refused a value rather than being busy: a retry cannot fix that (a
+    data exception or a limit such as a btree entry's size on PostgreSQL, a value too big for
+    SQLite), so it must not be reported as "busy ... retry"."""
+    orig = exc.orig
+    state = str(getattr(orig, "sqlstate", "") or "")
+    return state[:2] in ("22", "54") or getattr(orig, "sqlite_errorcode", None) == _SQLITE_TOOBIG
 
 
 def _first_line(exc: BaseException) -> str:
