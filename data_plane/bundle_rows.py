@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TextIO
 
 from data_plane.clock import format_time, parse_time
 from data_plane.errors import GroundingRejected, InputError, Problem
@@ -188,6 +188,26 @@ def escape_cell(cell: str) -> str:
 def unescape_cell(cell: str) -> str:
     """The cell :func:`escape_cell` was given."""
     return cell[1:] if cell.startswith("'") else cell
+
+
+class _LineFeeds:
+    """A file the csv writer writes rows ending in CR LF to, which ends them in LF instead.
+
+    The writer quotes a cell holding any character of its line terminator: told "\r\n", it quotes
+    a cell holding a bare CR as well as one holding LF (told "\n", it would write the CR bare, and
+    a reader takes a bare CR for the end of the row). Rows are written one ``write`` call each."""
+
+    def __init__(self, fh: TextIO) -> None:
+        self._fh = fh
+
+    def write(self, row: str) -> int:
+        return self._fh.write(row[:-2] + "\n")
+
+
+def csv_writer(fh: TextIO) -> Any:
+    """A csv writer of bundle rows into ``fh``: LF line ends, and every cell holding a CR or an LF
+    quoted, so that any text is read back as it was written."""
+    return csv.writer(_LineFeeds(fh), lineterminator="\r\n")
 
 
 def non_empty_json(value: Any) -> bool:
