@@ -710,7 +710,7 @@ class WriteGateway:
         now = ensure_utc(self._clock(), field="clock")
         reused = None if reuse is None else reuse.to_json()
         queue.put(QueuedAnswer(answer_id, w.content, grounding, valid_at, now, reused))
-        self.move_queued_answers()
+        self._move_queued_answers_now()
 
     def move_queued_answers(self) -> int:
         """Move the answers queued in the SQLite side file into ``answers`` (each with the time
@@ -730,6 +730,15 @@ class WriteGateway:
                 break
             queue.remove(item.answer_id for item in items)
         return moved
+
+    def _move_queued_answers_now(self) -> None:
+        """Move queued answers after a write committed (or an answer was queued), if the lock is
+        free; a failure is logged, never raised: the write it follows has succeeded, and the
+        answers stay queued (and readable) for the next move."""
+        try:
+            self.move_queued_answers()
+        except (KGError, sa.exc.SQLAlchemyError) as exc:
+            log.warning("gateway.answers_not_moved", error=_first_line(exc))
 
     def _move(self, conn: Connection, item: QueuedAnswer) -> None:
         w = Write("answers", (item.answer_id,), "assert", item.grounding, item.content, item.valid_at)
@@ -753,7 +762,7 @@ class WriteGateway:
             now = self._lock(conn)
             result = self._apply(conn, list(writes), now, name_key=name_key)
         self._log(result, now)
-        self.move_queued_answers()
+        self._move_queued_answers_now()
         return result
 
     @contextmanager
@@ -771,7 +780,7 @@ class WriteGateway:
             writer = BulkWriter(self, conn, now)
             yield writer
             writer.finish()
-        self.move_queued_answers()
+        self._move_queued_answers_now()
 
     def _lock(self, conn: Connection, lock: int = _PG_WRITE_LOCK) -> datetime:
         """Take the write lock (SQLite took it at BEGIN; on PostgreSQL ``lock``, the graph's or

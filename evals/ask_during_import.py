@@ -6,7 +6,7 @@ offline synthesizer) and ``kg ask`` (a process of its own) are timed with no imp
 (idle), and again while another process imports a synthetic bundle of about ``--rows`` rows
 (:mod:`evals.graphgen`), from the moment its write pass holds the write lock. Each timed ask also
 says whether the import was still uncommitted when it returned, and whether its answer was
-recorded (readable by id). What ``docs/reliability.md`` ("Questions during an import") quotes.
+recorded (readable by id). Prints the table ``docs/reliability.md`` (section 9) quotes.
 """
 
 from __future__ import annotations
@@ -153,21 +153,25 @@ def _postgres_database(server: str) -> tuple[str, Any]:
     return sa.make_url(server).set(database=name).render_as_string(hide_password=False), drop
 
 
-def _summary(engine: str, m: dict[str, Any]) -> list[str]:
-    lines = [
-        f"{engine}: {m['rows']} rows imported in {m['import_s']:.1f} s "
-        f"(write pass, lock held: {m['write_pass_s']:.1f} s)"
-    ]
-    for kind in ("post_ask", "kg_ask"):
+HEADER = (
+    "| engine | rows | write pass (lock held) | ask | idle, median | during the import: median | max "
+    "| returned before the commit | recorded |\n|---|---:|---:|---|---:|---:|---:|---:|---:|"
+)
+
+
+def _rows(engine: str, m: dict[str, Any]) -> list[str]:
+    """Markdown table rows (see :data:`HEADER`) of one engine's measurement."""
+    lines = []
+    for kind, label in (("post_ask", "`POST /ask`"), ("kg_ask", "`kg ask`")):
         idle = [t for t, _, _ in m["idle"][kind]]
         during = m["during"][kind]
         times = [t for t, _, _ in during]
         inside = sum(1 for _, _, w in during if w)
         recorded = sum(1 for _, r, _ in during if r)
         lines.append(
-            f"  {kind.replace('_', ' ')}: idle median {statistics.median(idle):.3f} s; during the import "
-            f"median {statistics.median(times):.3f} s, max {max(times):.3f} s; "
-            f"{inside}/{len(during)} returned before the import committed, {recorded}/{len(during)} recorded"
+            f"| {engine} | {m['rows']:,} | {m['write_pass_s']:.1f} s | {label} | "
+            f"{statistics.median(idle):.3f} s | {statistics.median(times):.3f} s | {max(times):.3f} s | "
+            f"{inside}/{len(during)} | {recorded}/{len(during)} |"
         )
     return lines
 
@@ -183,12 +187,13 @@ def main(argv: list[str]) -> None:
     configure_logging({"KG_LOG_LEVEL": "warning"})
     with tempfile.TemporaryDirectory(prefix="kg-ask-import-") as tmp:
         work = Path(tmp)
-        for line in _summary("SQLite", measure(f"sqlite:///{work}/kg.sqlite3", args.rows, args.asks, work)):
+        print(HEADER, flush=True)
+        for line in _rows("SQLite", measure(f"sqlite:///{work}/kg.sqlite3", args.rows, args.asks, work)):
             print(line, flush=True)
         if args.postgres:
             url, drop = _postgres_database(args.postgres)
             try:
-                for line in _summary("PostgreSQL", measure(url, args.rows, args.asks, work)):
+                for line in _rows("PostgreSQL", measure(url, args.rows, args.asks, work)):
                     print(line, flush=True)
             finally:
                 drop()
