@@ -21,7 +21,9 @@ PostgreSQL every write transaction first takes one advisory transaction lock, so
 are serialised there too and the checks above see a stable graph. A writer that finds the lock
 held (by an import, say) waits its turn, up to its ``WriteWait`` (default 600 s; it is told once
 that it waits), then gives up with ``WriteLockTimeout``, on both engines alike. Readers are never
-blocked.
+blocked, and neither is :meth:`WriteGateway.record_answer`: answers take a lock of their own on
+PostgreSQL, and on SQLite wait in the side file's queue while the graph's lock is held
+(``data_plane.sidecar``).
 """
 
 from __future__ import annotations
@@ -709,7 +711,8 @@ class WriteGateway:
             return
         now = ensure_utc(self._clock(), field="clock")
         reused = None if reuse is None else reuse.to_json()
-        queue.put(QueuedAnswer(answer_id, w.content, grounding, valid_at, now, reused))
+        with _translated():
+            queue.put(QueuedAnswer(answer_id, w.content, grounding, valid_at, now, reused))
         self._move_queued_answers_now()
 
     def move_queued_answers(self) -> int:
