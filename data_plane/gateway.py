@@ -65,7 +65,16 @@ from data_plane.errors import (
     WriteRejected,
 )
 from data_plane.reads import GraphReader
-from data_plane.records import Concept, Edge, Grounding, Version, id_fault, name_fault, text_fault
+from data_plane.records import (
+    Concept,
+    Edge,
+    Grounding,
+    Version,
+    alias_fault,
+    id_fault,
+    name_fault,
+    text_fault,
+)
 from data_plane.relations import PREREQUISITE, RELATIONS, canonical_edge, edge_key
 from data_plane.reuse import ReuseEntry
 from data_plane.rows import concept_from_row, edge_from_row, stamp_from_row, version_from_row
@@ -303,7 +312,7 @@ def _validate_content(table: str, key: tuple[str, ...], content: Mapping[str, An
             )
         named = [("name", content["name"])] if "name" in content else []
         for column, name in (*named, *(("aliases", a) for a in aliases)):
-            fault = name_fault(name)
+            fault = name_fault(name) if column == "name" else alias_fault(name)
             if fault is not None:
                 what = "name" if column == "name" else "alias"
                 raise InputError(

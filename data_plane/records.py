@@ -85,6 +85,18 @@ def name_fault(name: str) -> str | None:
     return text_fault(name)
 
 
+ALIAS_SEPARATOR: Final = "|"
+"""What separates a concept's aliases in a bundle's ``aliases`` cell, so no alias may hold it."""
+
+
+def alias_fault(alias: str) -> str | None:
+    """Why ``alias`` cannot be one of a concept's aliases (None if it can): a name's faults, or
+    the separator of aliases in a bundle (an export could not write it)."""
+    if ALIAS_SEPARATOR in alias:
+        return f"holds {ALIAS_SEPARATOR!r}, which separates aliases in a bundle"
+    return name_fault(alias)
+
+
 def _non_empty_json(value: JSONValue) -> bool:
     if value is None:
         return False

@@ -21,14 +21,14 @@ from sqlalchemy.engine import Engine
 
 from data_plane import GraphReader, Write, WriteGateway, connect, export_bundle, import_bundle, migrate
 from data_plane.bundle_rows import CONCEPTS, EDGES, LINKS, MANIFEST
-from data_plane.records import Grounding, id_fault, name_fault, text_fault
+from data_plane.records import Grounding, alias_fault, id_fault, name_fault, text_fault
 
 # Characters a write accepts that CSV and spreadsheets treat specially, and a few ordinary ones.
 ALPHABET = list("ab é🧠 ,;\"'=+-@|\t\r\n\x0b\x0c\x1c\x1f\x7f\x85\u2028\ufeff")
 TEXT = st.text(ALPHABET, max_size=10).filter(lambda t: text_fault(t) is None)
 SOME_TEXT = TEXT.filter(lambda t: t.strip() != "")
 NAME = TEXT.filter(lambda t: t.strip() != "" and name_fault(t) is None)
-ALIAS = NAME.filter(lambda t: "|" not in t)  # the format joins aliases with '|'
+ALIAS = TEXT.filter(lambda t: t.strip() != "" and alias_fault(t) is None)
 IDENT = st.text(list("ab_é,\"'=+-@\t\r\n"), min_size=1, max_size=6).filter(
     lambda t: t == t.strip() and id_fault(t) is None
 )

@@ -109,6 +109,7 @@ def test_a_cell_over_the_field_limit_names_the_limit_and_the_line(engine: Engine
         ("aliases", ["ok", "n\x00ul"]),
         ("name", "n" * 3000),
         ("aliases", ["a" * 401]),
+        ("aliases", ["this|that"]),
         ("name", "Trailing "),
     ],
 )
