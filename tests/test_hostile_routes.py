@@ -55,7 +55,7 @@ BODIES: dict[tuple[str, str], dict[str, Any]] = {
     ("POST", "/lessons/{lesson_id}/concepts"): {"concept_id": "hostile_a", "title": "Hostile", "grounding": GROUNDING},
     ("POST", "/lessons/{lesson_id}/concepts/unlink"): {"concept_id": "hostile_a", "grounding": GROUNDING},
 }  # fmt: skip
-QUERY = {"concept": "rag", "from": "2020-01-01", "limit": "2"}  # required, and small pages
+QUERY = {"concept": "rag", "from": "2020-01-01", "limit": "2", "key": "rag"}  # required, and small pages
 
 URL_VALUES = {
     "nul": "%00",
