@@ -39,6 +39,7 @@ from data_plane.rows import (
     record_from_values,
     version_from_row,
 )
+from data_plane.sidecar import queued_answer
 from data_plane.temporal import AS_OF_PARAMS, AsOf, in_force
 
 _CHUNK = 500
@@ -352,6 +353,17 @@ class GraphReader:
                 yield
             finally:
                 _PINNED.reset(token)
+
+    @contextmanager
+    def pinned_to(self, conn: sa.Connection) -> Iterator[None]:
+        """Every read of this engine inside the block (in this thread or task) goes through
+        ``conn``: to read the graph as an open transaction sees it (a rehearsed write, see
+        ``WriteGateway.rehearse``)."""
+        token = _PINNED.set((self._engine, conn))
+        try:
+            yield
+        finally:
+            _PINNED.reset(token)
 
     @contextmanager
     def connection(self) -> Iterator[sa.Connection]:
@@ -731,13 +743,18 @@ class GraphReader:
             return [version_from_row("answers", r) for r in conn.execute(stmt).mappings()]
 
     def answer(self, answer_id: str) -> Version:
+        """A recorded answer; also one recorded while the write lock was held and still queued
+        in the SQLite side file (``data_plane.sidecar``; its version id is 0 until it is moved)."""
         A = schema.answers
         stmt = sa.select(A).where(A.c.answer_id == answer_id, A.c.expired_at.is_(None))
         with self.connection() as conn:
             row = conn.execute(stmt).mappings().first()
-        if row is None:
+        if row is not None:
+            return version_from_row("answers", row)
+        queued = queued_answer(self._engine, answer_id)
+        if queued is None:
             raise NotFound(f"no recorded answer {answer_id!r}", key=answer_id)
-        return version_from_row("answers", row)
+        return queued
 
     def explain_neighbourhood(self, ids: Collection[str], as_of: AsOf | None = None) -> list[str]:
         """The engine's query plan for :meth:`neighbourhood` (for docs and the plan test)."""

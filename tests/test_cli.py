@@ -280,7 +280,7 @@ def test_import_draws_progress_on_a_terminal_and_keeps_stdout_clean(db: str) -> 
         app, ["--db", db, "import", bundle, "--format", "json"], env={**ENV, "FORCE_COLOR": "1"}
     )
     assert drawn.exit_code == 0, drawn.output
-    assert json.loads(drawn.stdout)["new_versions"] == 18
+    assert json.loads(drawn.stdout)["new_versions"] == 26
     assert "importing" in drawn.stderr
     quiet = CliRunner().invoke(app, ["--db", db, "import", bundle], env=ENV)
     assert quiet.exit_code == 0 and quiet.stderr == ""

@@ -133,9 +133,25 @@ def check_database(url: str) -> list[Check]:
             checks.append(Check("graph", "warn", f"{text}: run `kg init` to load the bundled curriculum"))
         else:
             checks.append(Check("graph", "ok", text))
+        checks.append(_check_periods(engine))
         return checks
     finally:
         engine.dispose()
+
+
+def _check_periods(engine: sa.Engine) -> Check:
+    """Whether revisions written before migration 0004 dropped valid periods still to restore."""
+    from data_plane.restore import find_dropped
+
+    n = len(find_dropped(engine))
+    if n:
+        return Check(
+            "periods",
+            "warn",
+            f"{n} valid period{'s' * (n != 1)} dropped by revisions under the old rule: run "
+            "`kg audit restore-periods` (`--check` lists them)",
+        )
+    return Check("periods", "ok", "no valid period dropped by the old revision rule")
 
 
 def check_synthesizer(settings: Settings) -> list[Check]:

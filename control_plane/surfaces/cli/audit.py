@@ -226,3 +226,60 @@ def audit_replay(
     with runtime(ctx) as rt:
         report = rt.replay(answer_id)
     print_json(report)
+
+
+@audit_app.command("impact")
+def audit_impact(
+    ctx: typer.Context,
+    key: Annotated[
+        str,
+        typer.Argument(help="A concept id, an edge source>relation>target, a lesson link LESSON/CONCEPT."),
+    ],
+    replay: Annotated[
+        bool,
+        typer.Option(
+            "--replay", help="Replay them (as known then, and asked now) and group by how they changed."
+        ),
+    ] = False,
+    fmt: DataFormatOpt = DataFormat.text,
+) -> None:
+    """Recorded answers that cited or read any version of a fact; with --replay, which of them
+    answer differently now."""
+    from control_plane.planning.impact import fact, impact
+
+    with runtime(ctx) as rt:
+        found = impact(
+            rt.reader, [fact(key)], synthesizer=rt.planner.synthesizer if replay else None, clock=rt.clock
+        )
+    if fmt is DataFormat.json:
+        print_json(found.to_dict())
+        return
+    for line in found.lines():
+        typer.echo(line)
+
+
+@audit_app.command("restore-periods")
+def audit_restore_periods(
+    ctx: typer.Context,
+    check: Annotated[bool, typer.Option("--check", help="Only list them; write nothing.")] = False,
+    fmt: DataFormatOpt = DataFormat.text,
+) -> None:
+    """Restore the valid periods that revisions under the old rule dropped (before migration
+    0004), as versions recorded now with a reason that says so. Running it again restores
+    nothing more."""
+    from data_plane.restore import find_dropped, restore_dropped
+
+    with runtime(ctx) as rt:
+        dropped = find_dropped(rt.engine)
+        counts = restore_dropped(rt.gateway, dropped) if not check else None
+    if fmt is DataFormat.json:
+        print_json({"dropped": [d.to_dict() for d in dropped], "restored": counts})
+        return
+    verb = "would restore" if check else "restored"
+    typer.echo(f"{verb} {len(dropped)} dropped valid period{'s' * (len(dropped) != 1)}")
+    for d in dropped:
+        key = f"{d.key[0]}>{d.key[2]}>{d.key[1]}" if d.table == "concept_edges" else "/".join(d.key)
+        typer.echo(
+            f"  {d.table} {key}: valid {format_time(d.period.start)}..{format_time(d.period.end) or 'open'}"
+            f" (version {d.version_id}, dropped by version {d.dropped_by})"
+        )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Annotated
 
@@ -35,6 +36,8 @@ from data_plane.clock import format_time
 from data_plane.errors import InputError
 
 if TYPE_CHECKING:
+    from control_plane.surfaces.runtime import Runtime
+    from data_plane.gateway import Write
     from data_plane.records import Grounding, Version
 
 __all__ = ["app"]
@@ -81,11 +84,61 @@ def login_name() -> str:
         ) from exc
 
 
-def print_versions(versions: Sequence[Version]) -> None:
+UntilOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--until",
+        help="End of the valid period the write covers (ISO 8601; default: open). Outside it the "
+        "versions in force keep what they say.",
+    ),
+]
+CorrectOpt = Annotated[
+    bool,
+    typer.Option(
+        "--correct",
+        help="Correct the whole period instead: one version from --valid-at (default: the first "
+        "start) to --until (default: the last end) replaces every version in force.",
+    ),
+]
+DryRunOpt = Annotated[
+    bool,
+    typer.Option(
+        "--dry-run",
+        help="Show what would be written and which recorded answers it would change; write nothing.",
+    ),
+]
+
+
+def apply_writes(
+    rt: Runtime, writes: Sequence[Write], *, dry_run: bool, allow_duplicate_name: bool = False
+) -> None:
+    """Apply ``writes`` and print every version written (or, with ``dry_run``, what would be
+    written and which recorded answers it would change, writing nothing)."""
+    if dry_run:
+        from control_plane.planning.impact import rehearse
+
+        result, found = rehearse(
+            rt.gateway,
+            rt.reader,
+            writes,
+            rt.planner.synthesizer,
+            allow_duplicate_names=allow_duplicate_name,
+            clock=rt.clock,
+        )
+        typer.echo("dry run, nothing was written; it would write:")
+        print_versions([*result.written, *result.kept, *result.cascaded] or result.unchanged, indent="  ")
+        for line in found.lines():
+            typer.echo(line)
+        return
+    result = rt.gateway.apply(writes, allow_duplicate_names=allow_duplicate_name)
+    print_versions([*result.written, *result.kept, *result.cascaded] or result.unchanged)
+
+
+def print_versions(versions: Sequence[Version], *, indent: str = "") -> None:
     for v in versions:
         st = v.stamp
         typer.echo(
-            f"{v.table} {v.key_text}: version {st.version_id} op={st.op} "
+            f"{indent}{v.table} {v.key_text}: version {st.version_id} op={st.op} "
             f"valid {format_time(st.valid_at)}..{format_time(st.invalid_at) or 'open'} "
             f"recorded {format_time(st.recorded_at)}"
             + (f" supersedes {st.supersedes_id}" if st.supersedes_id else "")
@@ -105,21 +158,25 @@ def concept_add(
     source: SourceOpt = None,
     confidence: ConfidenceOpt = 1.0,
     allow_duplicate_name: AllowDuplicateNameOpt = False,
+    until: UntilOpt = None,
+    dry_run: DryRunOpt = False,
 ) -> None:
-    """Assert a new concept, or again one that was invalidated. A name or alias another concept
-    already goes by (as questions are read) is refused unless --allow-duplicate-name."""
-    g = grounding(reason, source, evidence, confidence)
+    """Assert a new concept, or again one that was invalidated, over [--valid-at, --until) where
+    it does not hold. A name or alias another concept already goes by (as questions are read)
+    is refused unless --allow-duplicate-name."""
+    from data_plane.gateway import Write
+
+    w = Write.concept(
+        concept_id,
+        grounding=grounding(reason, source, evidence, confidence),
+        name=name,
+        aliases=alias or [],
+        summary=summary,
+        valid_at=option_time(valid_at, "valid_at"),
+        invalid_at=option_time(until, "until"),
+    )
     with runtime(ctx) as rt:
-        c = rt.gateway.assert_concept(
-            concept_id,
-            name=name,
-            aliases=alias or [],
-            summary=summary,
-            grounding=g,
-            valid_at=option_time(valid_at, "valid_at"),
-            allow_duplicate_name=allow_duplicate_name,
-        )
-    print_versions([c.as_version()])
+        apply_writes(rt, [w], dry_run=dry_run, allow_duplicate_name=allow_duplicate_name)
 
 
 @concept_app.command("revise")
@@ -137,20 +194,28 @@ def concept_revise(
     source: SourceOpt = None,
     confidence: ConfidenceOpt = 1.0,
     allow_duplicate_name: AllowDuplicateNameOpt = False,
+    until: UntilOpt = None,
+    correct: CorrectOpt = False,
+    dry_run: DryRunOpt = False,
 ) -> None:
-    """Write a new version of a concept (fields not given are kept)."""
-    g = grounding(reason, source, evidence, confidence)
+    """Revise a concept from --valid-at (default: all of its validity) until --until (default:
+    open); fields not given are kept. Before and after that period, it stays as it was."""
+    from data_plane.gateway import KEEP, Write
+
+    at, end = option_time(valid_at, "valid_at"), option_time(until, "until")
+    w = Write.concept(
+        concept_id,
+        grounding=grounding(reason, source, evidence, confidence),
+        mode="correct" if correct else "revise",
+        name=name,
+        aliases=alias,
+        summary=summary,
+        valid_at=at,
+        invalid_at=end if correct and end is not None else KEEP,
+        until=None if correct else end,
+    )
     with runtime(ctx, concepts=[concept_id]) as rt:
-        c = rt.gateway.revise_concept(
-            concept_id,
-            name=name,
-            aliases=alias,
-            summary=summary,
-            grounding=g,
-            valid_at=option_time(valid_at, "valid_at"),
-            allow_duplicate_name=allow_duplicate_name,
-        )
-    print_versions([c.as_version()])
+        apply_writes(rt, [w], dry_run=dry_run, allow_duplicate_name=allow_duplicate_name)
 
 
 @concept_app.command("invalidate")
@@ -163,14 +228,23 @@ def concept_invalidate(
     retract: RetractOpt = False,
     source: SourceOpt = None,
     confidence: ConfidenceOpt = 1.0,
+    until: UntilOpt = None,
+    dry_run: DryRunOpt = False,
 ) -> None:
-    """Close a concept's validity (its edges and lesson links are closed with it)."""
-    g = grounding(reason, source, evidence, confidence)
+    """Close a concept's validity from --invalid-at (default now) until --until (default: for
+    good); its edges and lesson links are closed with it over the same period."""
+    from data_plane.gateway import KEEP, Write
+
+    at = option_time(invalid_at, "invalid_at")
+    w = Write.concept(
+        concept_id,
+        grounding=grounding(reason, source, evidence, confidence),
+        mode="retract" if retract else "invalidate",
+        invalid_at=KEEP if at is None else at,
+        until=option_time(until, "until"),
+    )
     with runtime(ctx, concepts=[concept_id]) as rt:
-        result = rt.gateway.invalidate_concept(
-            concept_id, grounding=g, invalid_at=option_time(invalid_at, "invalid_at"), retract=retract
-        )
-    print_versions([*result.written, *result.cascaded])
+        apply_writes(rt, [w], dry_run=dry_run)
 
 
 @edge_app.command("add")
@@ -182,13 +256,24 @@ def edge_add(
     valid_at: ValidAtOpt = None,
     source: SourceOpt = None,
     confidence: ConfidenceOpt = 1.0,
+    until: UntilOpt = None,
+    dry_run: DryRunOpt = False,
 ) -> None:
-    """Assert an edge between two active concepts (a new one, or again one that was invalidated)."""
+    """Assert an edge between two active concepts (a new one, or again one that was invalidated)
+    over [--valid-at, --until) where it does not hold."""
+    from data_plane.gateway import Write
+
     s, t, r = edge_parts(edge)
-    g = grounding(reason, source, evidence, confidence)
+    w = Write.edge(
+        s,
+        t,
+        r,
+        grounding=grounding(reason, source, evidence, confidence),
+        valid_at=option_time(valid_at, "valid_at"),
+        invalid_at=option_time(until, "until"),
+    )
     with runtime(ctx, concepts=[s, t]) as rt:
-        e = rt.gateway.assert_edge(s, t, r, grounding=g, valid_at=option_time(valid_at, "valid_at"))
-    print_versions([e.as_version()])
+        apply_writes(rt, [w], dry_run=dry_run)
 
 
 @edge_app.command("revise")
@@ -200,13 +285,28 @@ def edge_revise(
     valid_at: ValidAtOpt = None,
     source: SourceOpt = None,
     confidence: ConfidenceOpt = 1.0,
+    until: UntilOpt = None,
+    correct: CorrectOpt = False,
+    dry_run: DryRunOpt = False,
 ) -> None:
-    """Write a new version of an edge (new grounding and/or valid time)."""
+    """Re-ground an edge from --valid-at (default: all of its validity) until --until (default:
+    open); before and after that period it stays as it was."""
+    from data_plane.gateway import KEEP, Write
+
     s, t, r = edge_parts(edge)
-    g = grounding(reason, source, evidence, confidence)
+    at, end = option_time(valid_at, "valid_at"), option_time(until, "until")
+    w = Write.edge(
+        s,
+        t,
+        r,
+        grounding=grounding(reason, source, evidence, confidence),
+        mode="correct" if correct else "revise",
+        valid_at=at,
+        invalid_at=end if correct and end is not None else KEEP,
+        until=None if correct else end,
+    )
     with runtime(ctx, concepts=[s, t]) as rt:
-        e = rt.gateway.revise_edge(s, t, r, grounding=g, valid_at=option_time(valid_at, "valid_at"))
-    print_versions([e.as_version()])
+        apply_writes(rt, [w], dry_run=dry_run)
 
 
 @edge_app.command("invalidate")
@@ -219,15 +319,26 @@ def edge_invalidate(
     retract: RetractOpt = False,
     source: SourceOpt = None,
     confidence: ConfidenceOpt = 1.0,
+    until: UntilOpt = None,
+    dry_run: DryRunOpt = False,
 ) -> None:
-    """Close an edge's validity (or retract it)."""
+    """Close an edge's validity from --invalid-at (default now) until --until (default: for
+    good), or retract it."""
+    from data_plane.gateway import KEEP, Write
+
     s, t, r = edge_parts(edge)
-    g = grounding(reason, source, evidence, confidence)
+    at = option_time(invalid_at, "invalid_at")
+    w = Write.edge(
+        s,
+        t,
+        r,
+        grounding=grounding(reason, source, evidence, confidence),
+        mode="retract" if retract else "invalidate",
+        invalid_at=KEEP if at is None else at,
+        until=option_time(until, "until"),
+    )
     with runtime(ctx, concepts=[s, t]) as rt:
-        e = rt.gateway.invalidate_edge(
-            s, t, r, grounding=g, invalid_at=option_time(invalid_at, "invalid_at"), retract=retract
-        )
-    print_versions([e.as_version()])
+        apply_writes(rt, [w], dry_run=dry_run)
 
 
 @lesson_app.command("link")
@@ -240,10 +351,20 @@ def lesson_link(
     title: Annotated[str | None, typer.Option("--title", help="Lesson title (creates or retitles).")] = None,
     source: SourceOpt = None,
     confidence: ConfidenceOpt = 1.0,
+    dry_run: DryRunOpt = False,
 ) -> None:
     """Link a lesson to an active concept (again, after an unlink)."""
+    from data_plane.gateway import Write
+
     g = grounding(reason, source, evidence, confidence)
     with runtime(ctx, concepts=[concept_id]) as rt:
+        if dry_run:
+            writes = [
+                Write.lesson(lesson_id, grounding=g, title=title),
+                Write.lesson_link(lesson_id, concept_id, grounding=g),
+            ]
+            apply_writes(rt, writes, dry_run=True)
+            return
         v = rt.gateway.link_lesson(lesson_id, concept_id, grounding=g, title=title)
     print_versions([v])
 
@@ -257,10 +378,18 @@ def lesson_unlink(
     evidence: EvidenceOpt,
     source: SourceOpt = None,
     confidence: ConfidenceOpt = 1.0,
+    dry_run: DryRunOpt = False,
 ) -> None:
-    """Close a lesson link."""
+    """Close a lesson link from now on."""
+    from data_plane.gateway import Write
+
     g = grounding(reason, source, evidence, confidence)
     with runtime(ctx, concepts=[concept_id]) as rt:
+        if dry_run:
+            apply_writes(
+                rt, [Write.lesson_link(lesson_id, concept_id, grounding=g, mode="invalidate")], dry_run=True
+            )
+            return
         v = rt.gateway.unlink_lesson(lesson_id, concept_id, grounding=g)
     print_versions([v])
 
@@ -353,6 +482,13 @@ def concept_show(
         typer.echo(line)
 
 
+def _score(value: float) -> float:
+    """A score from 0 to 100 (NaN and infinities are not scores)."""
+    if not math.isfinite(value) or not 0 <= value <= 100:
+        raise typer.BadParameter(f"must be a number from 0 to 100, got {value:g}")
+    return value
+
+
 @concept_app.command("search")
 def concept_search(
     ctx: typer.Context,
@@ -361,7 +497,8 @@ def concept_search(
     ],
     limit: Annotated[int, typer.Option("--limit", min=1, max=1000, help="Most hits to show.")] = 10,
     cutoff: Annotated[
-        float, typer.Option("--min-score", min=0, max=100, help="Lowest score (0-100) shown.")
+        float,
+        typer.Option("--min-score", callback=_score, help="Lowest score (0-100) shown."),
     ] = 75.0,
     as_of: AsOfOpt = None,
     known_at: KnownAtOpt = None,

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import os
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 from fastapi_offline import FastAPIOffline
 
 from control_plane.settings import Settings
 from control_plane.surfaces.http.config import ApiConfig
+from control_plane.surfaces.http.door import checked_input
 from control_plane.surfaces.http.metrics import Metrics
 from control_plane.surfaces.http.middleware import RequestLimitsAndLog
 from control_plane.surfaces.http.problems import install_handlers, problem_media
@@ -40,6 +41,8 @@ def create_app(
         title="curriculum-kg",
         version="0.1.0",
         description="Grounded answers over a bi-temporal curriculum knowledge graph, with their evidence.",
+        # Text no engine stores alike (NUL, lone surrogates) is refused before any route runs.
+        dependencies=[Depends(checked_input)],
     )
     rt = runtime or Runtime.build(settings)
     app.state.runtime = rt
