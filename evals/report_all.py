@@ -351,7 +351,7 @@ def graph_store(ctx: Context) -> list[Section]:
     from evals.bench_graph_store import table
 
     argv = _py("evals.bench_graph_store", "--sizes", "10000" if ctx.quick else "100000")
-    argv += ["--samples", "50" if ctx.quick else "200", "--out", str(ctx.out)]
+    argv += ["--samples", "30" if ctx.quick else "100", "--out", str(ctx.out)]
     _must(ctx, argv, ctx.out / "graph_store.json")
     return [
         Section(

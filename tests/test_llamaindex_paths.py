@@ -4,7 +4,11 @@ model (LlamaIndex's MockLLM answering one fixed line) and embeddings, and from_d
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import zlib
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -129,16 +133,32 @@ def test_vector_context_retriever_finds_concepts_by_their_words(store: SQLProper
     assert _texts(retriever.retrieve("tokenization")) == ["tokenization -> prerequisite -> llm_basics"]
 
 
-def test_a_vector_store_given_to_the_index_is_searched(store: SQLPropertyGraphStore) -> None:
-    """A vector store filled by embed_concepts and given to PropertyGraphIndex serves its default retriever."""
+def test_a_store_given_filled_vectors_searches_them(
+    store: SQLPropertyGraphStore, reader: GraphReader
+) -> None:
+    """Vectors embedded once (say, by another process) serve a store built with them, through the default retriever."""
     embed = WordEmbedding()
     vectors = store.embed_concepts(embed, SimpleVectorStore())
+    other = SQLPropertyGraphStore(reader, vector_store=vectors)
+    index = PropertyGraphIndex.from_existing(property_graph_store=other, llm=KeywordLLM(), embed_model=embed)
+    texts = _texts(index.as_retriever(include_text=False, similarity_top_k=1).retrieve("tokenization"))
+    assert "tokenization -> prerequisite -> llm_basics" in texts and set(RAG_TRIPLETS) <= set(texts)
+
+
+def test_a_vector_store_given_only_to_the_index_is_pointed_at_the_store(
+    store: SQLPropertyGraphStore, reader: GraphReader
+) -> None:
+    """LlamaIndex asks the store for vectors, so a vector store given only to the index is refused with where it belongs."""
+    embed = WordEmbedding()
+    vectors = SQLPropertyGraphStore(reader).embed_concepts(embed, SimpleVectorStore())
     index = PropertyGraphIndex.from_existing(
         property_graph_store=store, vector_store=vectors, llm=KeywordLLM(), embed_model=embed
     )
-    retriever = index.as_retriever(include_text=False, similarity_top_k=1)
-    texts = _texts(retriever.retrieve("tokenization"))
-    assert "tokenization -> prerequisite -> llm_basics" in texts and set(RAG_TRIPLETS) <= set(texts)
+    with pytest.raises(
+        ConfigurationError,
+        match=r"not PropertyGraphIndex's vector_store.*from_url\(url, vector_store=\.\.\.\)",
+    ):
+        index.as_retriever(include_text=False).retrieve("tokenization")
 
 
 def test_embedding_again_replaces_the_vectors(store: SQLPropertyGraphStore, gateway: WriteGateway) -> None:
@@ -182,3 +202,17 @@ def test_deleting_a_document_is_refused(store: SQLPropertyGraphStore) -> None:
     with pytest.raises(InputError, match="not documents or text chunks"):
         store.delete_llama_nodes(ref_doc_ids=["rag"])
     assert [n.id for n in store.get(ids=["rag"])] == ["rag"]
+
+
+def test_the_docs_example_prints_what_the_docs_show(initialised: str) -> None:
+    """docs/llamaindex.md shows docs/examples/llamaindex_retrievers.py verbatim, and the output it prints on the curriculum."""
+    root = Path(__file__).resolve().parent.parent
+    script = root / "docs" / "examples" / "llamaindex_retrievers.py"
+    doc = (root / "docs" / "llamaindex.md").read_text(encoding="utf-8")
+    assert f"```python\n{script.read_text(encoding='utf-8')}```" in doc
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    done = subprocess.run(
+        [sys.executable, str(script), initialised], capture_output=True, text=True, env=env, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    assert f"Output:\n\n```text\n{done.stdout}```" in doc

@@ -19,9 +19,9 @@ store's :class:`~data_plane.temporal.AsOf`, or now) and writes through
 * ``get_rel_map`` is one indexed statement per level of meaning: the seeds' neighbourhood
   (``GraphReader.neighbourhood``), and beyond one hop a learning-order walk (``data_plane.walks``).
 * Vector retrieval: :meth:`SQLPropertyGraphStore.embed_concepts` embeds the concepts into a
-  LlamaIndex vector store, which ``vector_query`` (``VectorContextRetriever``) then searches;
-  without it ``vector_query`` refuses with a :class:`~data_plane.errors.ConfigurationError`
-  that says so.
+  LlamaIndex vector store (or the store is given one that holds them), which ``vector_query``
+  (``VectorContextRetriever``) then searches; without one ``vector_query`` refuses with a
+  :class:`~data_plane.errors.ConfigurationError` that says how to make them.
 * ``upsert_nodes``/``upsert_relations`` need ``confidence, reason, source, evidence`` in the
   properties, or refuse with :class:`~data_plane.errors.GroundingRejected`; documents and text
   chunks (``from_documents``, ``insert``) are refused with one :class:`InputError` naming what
@@ -39,7 +39,7 @@ the planner builds this store (DeepSeek), and neither ``kg`` nor the HTTP app do
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any, Final, TypeVar
+from typing import Any, Final
 
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.graph_stores.types import (
@@ -93,12 +93,12 @@ NOT_A_DOCUMENT_STORE: Final = (
     "the HTTP API or `kg import`"
 )
 _NO_VECTORS: Final = (
-    "SQLPropertyGraphStore has no concept embeddings to search: call store.embed_concepts("
-    "embed_model) once (or give PropertyGraphIndex a vector_store filled by store.embed_concepts("
-    "embed_model, vector_store)), or build the index with embed_kg_nodes=False to retrieve by "
-    "concept names only"
+    "SQLPropertyGraphStore has no concept embeddings to search (VectorContextRetriever asks the "
+    "store, not PropertyGraphIndex's vector_store): call store.embed_concepts(embed_model) once "
+    "(store.embed_concepts(embed_model, vector_store) to keep them in your vector store), or build "
+    "the store with a vector store that holds them (SQLPropertyGraphStore.from_url(url, "
+    "vector_store=...)), or build the index with embed_kg_nodes=False to retrieve by concept names only"
 )
-_M = TypeVar("_M", bound=BaseModel)
 _NODE_GIVEN: Final = frozenset({"name", "label", "properties"})
 _RELATION_GIVEN: Final = frozenset({"label", "source_id", "target_id", "properties"})
 
@@ -147,26 +147,29 @@ def edge_relation(e: Edge) -> Relation:
     )
 
 
-def _trusted(cls: type[_M], fields: dict[str, Any], given: frozenset[str]) -> _M:
-    """A model built from values that are already of its field types (read from our own rows),
-    without validating them again: what ``model_construct`` does, minus its per-field Python loop
-    (the rel map builds one object per edge and per concept, and validation was a third of its
-    time). ``fields`` must name every field; ``tests/test_graph_store.py`` checks the result
-    equals a validated model. ``given``: the fields a caller of the constructor would have passed
-    (``model_fields_set``)."""
-    model = cls.__new__(cls)
+def _fill(model: BaseModel, fields: dict[str, Any], given: frozenset[str]) -> None:
+    """Give ``model`` (made by ``cls.__new__``) the state a validated construction from ``fields``
+    would give it, without validating values that are already of their field types (read from
+    our own rows): what ``model_construct`` does, minus its per-field Python loop. The rel map
+    builds one node per concept and one relation per edge, and validation was a third of its time.
+    ``fields`` names every field, ``given`` those a caller of the constructor would have passed
+    (``model_fields_set``); ``tests/test_graph_store.py`` checks the result equals a validated model."""
     object.__setattr__(model, "__dict__", fields)
     object.__setattr__(model, "__pydantic_fields_set__", set(given))
     object.__setattr__(model, "__pydantic_extra__", None)
     object.__setattr__(model, "__pydantic_private__", None)
-    return model
 
 
 def thin_node(c: ConceptRow) -> EntityNode:
     """A rel-map node: what a walk row carries of a concept."""
+    node = EntityNode.__new__(EntityNode)
     props = {"name": c.name, "summary": c.summary, "version_id": c.version_id}
-    fields = {"label": CONCEPT_LABEL, "embedding": None, "properties": props, "name": c.concept_id}
-    return _trusted(EntityNode, fields, _NODE_GIVEN)
+    _fill(
+        node,
+        {"label": CONCEPT_LABEL, "embedding": None, "properties": props, "name": c.concept_id},
+        _NODE_GIVEN,
+    )
+    return node
 
 
 def thin_relation(e: EdgeRow) -> Relation:
@@ -178,8 +181,13 @@ def thin_relation(e: EdgeRow) -> Relation:
         "key": f"{source}>{relation}>{target}",  # stored edges are canonical: this is edge_key
         "confidence": confidence,
     }
-    fields = {"label": relation, "source_id": source, "target_id": target, "properties": props}
-    return _trusted(Relation, fields, _RELATION_GIVEN)
+    rel = Relation.__new__(Relation)
+    _fill(
+        rel,
+        {"label": relation, "source_id": source, "target_id": target, "properties": props},
+        _RELATION_GIVEN,
+    )
+    return rel
 
 
 def _matches(props: dict[str, Any], wanted: dict[str, Any] | None) -> bool:
@@ -201,17 +209,29 @@ class SQLPropertyGraphStore(PropertyGraphStore, ReaderExpander):
     supports_vector_queries: bool = True
 
     def __init__(
-        self, reader: GraphReader, *, gateway: WriteGateway | None = None, as_of: AsOf | None = None
+        self,
+        reader: GraphReader,
+        *,
+        gateway: WriteGateway | None = None,
+        as_of: AsOf | None = None,
+        vector_store: BasePydanticVectorStore | None = None,
     ) -> None:
+        """``vector_store``: one that already holds the concepts' vectors (filled by
+        :meth:`embed_concepts`, perhaps in another process), searched by :meth:`vector_query`."""
         self._reader = reader
         self._gateway = gateway
         self._as_of = as_of
         self._names = name_cache(reader)
-        self._vectors: BasePydanticVectorStore | None = None
+        self._vectors = vector_store
 
     @classmethod
     def from_url(
-        cls, url: str, *, writable: bool = False, as_of: AsOf | None = None
+        cls,
+        url: str,
+        *,
+        writable: bool = False,
+        as_of: AsOf | None = None,
+        vector_store: BasePydanticVectorStore | None = None,
     ) -> SQLPropertyGraphStore:
         """The store over the graph at database ``url`` (``sqlite:///kg.sqlite3``,
         ``postgresql+psycopg://...``), created with ``kg --db URL init``: read-only unless
@@ -229,7 +249,7 @@ class SQLPropertyGraphStore(PropertyGraphStore, ReaderExpander):
                 f"{head}: run `kg --db URL init`"
             )
         gateway = WriteGateway(engine, name_key=normalise) if writable else None
-        return cls(GraphReader(engine), gateway=gateway, as_of=as_of)
+        return cls(GraphReader(engine), gateway=gateway, as_of=as_of, vector_store=vector_store)
 
     def close(self) -> None:
         """Release the database connections (the store is not usable afterwards)."""
@@ -353,18 +373,18 @@ class SQLPropertyGraphStore(PropertyGraphStore, ReaderExpander):
         seeds = {n.id: n for n in graph_nodes}
         rows = self._reader.neighbourhood(list(seeds), as_of=as_of, relations=relations)
         learning = [r for r in (PREREQUISITE, BUILDS_ON) if r not in ignored]
-        reached = {n.concept.concept_id: n.concept for n in rows}
+        known: dict[str, ConceptRow] = {}
         if depth > 1 and learning and _distinct_edges(rows) < limit:
             deeper = self._walk_rows(sorted(seeds), as_of, learning, depth, limit)
-            reached.update((n.concept.concept_id, n.concept) for n in deeper)
             rows = rows + deeper
             # A walk row leaves from a concept an earlier row reached; should an engine list
             # them in another order, the few ends not seen yet are read (thin) here.
+            known = {n.concept.concept_id: n.concept for n in deeper}
             ends = {i for n in deeper for i in (n.edge.source_id, n.edge.target_id)}
-            missing = ends - reached.keys() - seeds.keys()
+            missing = ends - known.keys() - seeds.keys()
             for c in self._reader.concepts(missing, as_of=as_of).values() if missing else ():
-                reached[c.concept_id] = ConceptRow(c.stamp.version_id, c.concept_id, c.name, c.summary)
-        return _rel_map(rows, seeds, reached, limit)
+                known[c.concept_id] = ConceptRow(c.stamp.version_id, c.concept_id, c.name, c.summary)
+        return _rel_map(rows, seeds, known, limit)
 
     def _walk_rows(
         self, seeds: list[str], as_of: AsOf, relations: list[str], depth: int, limit: int
@@ -413,8 +433,9 @@ class SQLPropertyGraphStore(PropertyGraphStore, ReaderExpander):
         """Embed every concept in force (its name, aliases and summary) with ``embed_model`` into
         ``vector_store`` (default: a new in-memory ``SimpleVectorStore``), in LlamaIndex's own
         layout (each vector's ``vector_source_id`` is the concept id), and search it from now on
-        in :meth:`vector_query`. Give the same ``vector_store`` to ``PropertyGraphIndex`` to have
-        the index search it instead. Embeds the graph as it is now: call again after it changed."""
+        in :meth:`vector_query` (``VectorContextRetriever`` asks the store, whatever vector store
+        ``PropertyGraphIndex`` was given). Embeds the graph as it is now: call again after it
+        changed (a concept's vector is keyed by its id, so it is replaced)."""
         vectors = vector_store if vector_store is not None else SimpleVectorStore()
         concepts: list[Concept] = []
         for c in self._reader.stream_concepts(self.as_of()):
@@ -559,18 +580,12 @@ def _distinct_edges(rows: Sequence[Neighbour]) -> int:
 
 
 def _rel_map(
-    rows: Sequence[Neighbour], seeds: dict[str, LabelledNode], reached: dict[str, ConceptRow], limit: int
+    rows: Sequence[Neighbour], seeds: dict[str, LabelledNode], known: dict[str, ConceptRow], limit: int
 ) -> list[Triplet]:
-    """The first ``limit`` distinct edges of ``rows`` as triplets, oriented source → target, the
-    seeds' own nodes at their ends and one thin node per other concept (from ``reached``)."""
+    """The first ``limit`` distinct edges of ``rows`` as triplets, oriented source → target: the
+    seeds' own nodes at their ends, and one thin node per other concept (the concept a row
+    reached, or one of ``known``)."""
     nodes: dict[str, LabelledNode] = dict(seeds)
-
-    def node(cid: str) -> LabelledNode:
-        found = nodes.get(cid)
-        if found is None:
-            found = nodes[cid] = thin_node(reached[cid])
-        return found
-
     out: list[Triplet] = []
     taken: set[int] = set()
     for n in rows:
@@ -578,10 +593,23 @@ def _rel_map(
         if edge.version_id in taken:
             continue
         taken.add(edge.version_id)
-        out.append((node(edge.source_id), thin_relation(edge), node(edge.target_id)))
+        source, target = nodes.get(edge.source_id), nodes.get(edge.target_id)
+        if source is None:
+            source = _add(nodes, edge.source_id, n, known)
+        if target is None:
+            target = _add(nodes, edge.target_id, n, known)
+        out.append((source, thin_relation(edge), target))
         if len(out) == limit:
             break
     return out
+
+
+def _add(
+    nodes: dict[str, LabelledNode], cid: str, n: Neighbour, known: dict[str, ConceptRow]
+) -> LabelledNode:
+    """The thin node of ``cid``, an end of row ``n`` not seen before, kept in ``nodes``."""
+    node = nodes[cid] = thin_node(n.concept if n.concept.concept_id == cid else known[cid])
+    return node
 
 
 class SeedRetriever(CustomPGRetriever):
