@@ -10,8 +10,9 @@ goes first:
 * ``rel map``: ``SQLPropertyGraphStore.get_rel_map(nodes, depth, limit)`` (the seeds' nodes are
   read before the clock starts, as a retriever's ``get`` would have);
 * ``statements``: the planner's own reads of the same rows: ``GraphReader.neighbourhood`` of the
-  12, and for depth 2 and 3 also the needed-before walk (``data_plane.walks.walk``, ``detail=True``,
-  the same depth, and the limit as its budget) from them.
+  12, and for depth 2 and 3, when those edges are fewer than the limit (as in the rel map), also
+  the needed-before walk (``data_plane.walks.walk``, ``detail=True``, the same depth, and the
+  limit as its budget) from them.
 
 ``rel map / statements`` is the median of the per-set ratios (a loaded machine moves both sides of
 one pair alike); ``walk`` is the walk alone, and ``concepts`` the distinct concepts in the rel map
@@ -83,8 +84,8 @@ def _measure(
         walk(reader.engine, s, as_of=as_of, steps=steps, max_depth=depth, budget=limit, detail=True)
 
     def statements(s: list[str]) -> None:
-        reader.neighbourhood(s, as_of=as_of)
-        if depth > 1:
+        rows = reader.neighbourhood(s, as_of=as_of)
+        if depth > 1 and len({n.edge.version_id for n in rows}) < limit:  # as the rel map does
             the_walk(s)
 
     def rel_map(n: list[Any]) -> None:
