@@ -16,8 +16,9 @@ store's :class:`~data_plane.temporal.AsOf`, or now) and writes through
   capitalises its keywords) is RAG. Names go through the reader's own
   :class:`~control_plane.understanding.names.NameIndex`, cached like the planner's
   (:mod:`control_plane.planning.table_cache`), so the store reads names exactly as questions are read.
-* ``get_rel_map`` is one indexed statement per level of meaning: the seeds' neighbourhood
-  (``GraphReader.neighbourhood``), and beyond one hop a learning-order walk (``data_plane.walks``).
+* ``get_rel_map`` runs the planner's own indexed statements: the seeds' neighbourhood
+  (``GraphReader.neighbourhood``) and, beyond one hop, the needed-before walk
+  (``data_plane.walks``). LlamaIndex gives it no direction; its docstring says which it takes.
 * Vector retrieval: :meth:`SQLPropertyGraphStore.embed_concepts` embeds the concepts into a
   LlamaIndex vector store (or the store is given one that holds them), which ``vector_query``
   (``VectorContextRetriever``) then searches; without one ``vector_query`` refuses with a
@@ -375,22 +376,17 @@ class SQLPropertyGraphStore(PropertyGraphStore, ReaderExpander):
         learning = [r for r in (PREREQUISITE, BUILDS_ON) if r not in ignored]
         known: dict[str, ConceptRow] = {}
         if depth > 1 and learning and _distinct_edges(rows) < limit:
-            deeper = self._walk_rows(sorted(seeds), as_of, learning, depth, limit)
+            deeper, known = self._walk_rows(sorted(seeds), as_of, learning, depth, limit)
             rows = rows + deeper
-            # A walk row leaves from a concept an earlier row reached; should an engine list
-            # them in another order, the few ends not seen yet are read (thin) here.
-            known = {n.concept.concept_id: n.concept for n in deeper}
-            ends = {i for n in deeper for i in (n.edge.source_id, n.edge.target_id)}
-            missing = ends - known.keys() - seeds.keys()
-            for c in self._reader.concepts(missing, as_of=as_of).values() if missing else ():
-                known[c.concept_id] = ConceptRow(c.stamp.version_id, c.concept_id, c.name, c.summary)
         return _rel_map(rows, seeds, known, limit)
 
     def _walk_rows(
         self, seeds: list[str], as_of: AsOf, relations: list[str], depth: int, limit: int
-    ) -> list[Neighbour]:
+    ) -> tuple[list[Neighbour], dict[str, ConceptRow]]:
+        """The needed-before walk's rows from ``seeds`` (12 at a time), and every concept they
+        reach or leave from that is not a seed, as thin rows."""
         steps = learning_steps(REL_MAP_DIRECTION, relations)
-        out: list[Neighbour] = []
+        rows: list[Neighbour] = []
         with self._reader.connection() as conn:
             for i in range(0, len(seeds), MAX_STARTS):
                 w = walk(
@@ -402,8 +398,14 @@ class SQLPropertyGraphStore(PropertyGraphStore, ReaderExpander):
                     budget=limit,
                     detail=True,
                 )
-                out += w.neighbours
-        return out
+                rows += w.neighbours
+        known = {n.concept.concept_id: n.concept for n in rows}
+        # A walk row leaves from a concept an earlier row reached; should an engine list them in
+        # another order, the few ends not seen yet are read here.
+        missing = {i for n in rows for i in (n.edge.source_id, n.edge.target_id)} - known.keys() - set(seeds)
+        for c in self._reader.concepts(missing, as_of=as_of).values() if missing else ():
+            known[c.concept_id] = ConceptRow(c.stamp.version_id, c.concept_id, c.name, c.summary)
+        return rows, known
 
     def get_schema(self, refresh: bool = False) -> dict[str, Any]:
         return {
