@@ -264,6 +264,9 @@ def _check_int(name: str, value: object, low: int, high: int) -> None:
         raise ConfigurationError(f"{name} must be an integer in [{low}, {high}], got {value!r}")
 
 
+# A database "URL" with no scheme at all (`--db scratch.sqlite3`, `--db /data/kg.db`): a file path.
+_PATH_NOT_URL: Final = re.compile(r"(?![a-zA-Z][a-zA-Z0-9+.-]*:)")
+
 # The data plane's default WriteWait (data_plane.database, not imported here: it loads SQLAlchemy).
 DEFAULT_WRITE_WAIT_S: Final = 600.0
 
@@ -285,6 +288,12 @@ class Settings:
         if not (math.isfinite(self.write_wait_s) and self.write_wait_s >= 0):
             raise ConfigurationError(
                 f"KG_WRITE_WAIT_S must be a number of seconds >= 0, got {self.write_wait_s!r}"
+            )
+        if self.database_url is not None and _PATH_NOT_URL.match(self.database_url):
+            # A plain path (`--db scratch.sqlite3`): not a URL, but clearly meant as a SQLite file.
+            raise ConfigurationError(
+                f"the database {self.database_url!r} is a path, not a URL: "
+                f"use sqlite:///{self.database_url} (or postgresql+psycopg://USER@HOST/DB)"
             )
         if self.synthesizer == "deepseek" and self.llm.api_key is None:
             raise ConfigurationError(

@@ -48,7 +48,9 @@ Import
    them all; nothing is written.
 2. **write**: the files are read again and their writes go through :meth:`WriteGateway.bulk` in
    bounded batches inside ONE transaction, in ``upsert`` mode: an identical row creates no
-   version (reported *unchanged*), a changed row becomes a new version superseding the old one.
+   version (reported *unchanged*); a changed row is authoritative from its ``valid_at`` on (the
+   whole period when the cell is empty): it supersedes the versions in force from then on, and
+   a version that began earlier keeps its earlier part as a version of its own (*kept*).
    What only the gateway can see (an edge that would hold before its concept does, a writer that
    changed the graph since the check, ...) is mapped back to the file and line of the row.
 
@@ -74,6 +76,7 @@ from __future__ import annotations
 
 import csv
 import gc
+import itertools
 import json
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -157,6 +160,8 @@ class TableCounts:
     unchanged: int = 0
     invalidated: int = 0
     set_aside: int = 0
+    # Earlier parts of revised versions that a row's period does not cover, recorded again.
+    kept: int = 0
 
     def to_dict(self) -> dict[str, int]:
         out = {
@@ -165,6 +170,8 @@ class TableCounts:
             "unchanged": self.unchanged,
             "invalidated": self.invalidated,
         }
+        if self.kept:
+            out["kept"] = self.kept
         if self.set_aside:
             out["set_aside"] = self.set_aside
         return out
@@ -183,7 +190,9 @@ class ImportReport:
     def new_versions(self) -> int:
         """Versions the import created (0 for a re-import of an unchanged bundle); set-aside
         records are versions too."""
-        return sum(c.asserted + c.revised + c.invalidated + c.set_aside for c in self.counts.values())
+        return sum(
+            c.asserted + c.revised + c.kept + c.invalidated + c.set_aside for c in self.counts.values()
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -287,7 +296,7 @@ def _collector_skips_older_objects() -> Iterator[None]:
 class _Counts:
     def __init__(self) -> None:
         self.by: dict[str, dict[str, int]] = {
-            t: dict.fromkeys(("asserted", "revised", "unchanged", "invalidated", "set_aside"), 0)
+            t: dict.fromkeys(("asserted", "revised", "kept", "unchanged", "invalidated", "set_aside"), 0)
             for t in TABLES
         }
 
@@ -418,30 +427,27 @@ def _parsed(parse: Callable[[Any, Cells], Write], row: Any, cells: Cells) -> Wri
 
 
 def _missing_writes(reader: GraphReader, plan: Plan, g: Grounding, now: Any) -> Iterator[Write]:
-    """Close every active concept, edge and lesson link the bundle does not name.
+    """Close, from now on, every concept, edge and lesson link in force now or later that the
+    bundle does not name.
 
-    Closed as of the import's now; a version that only becomes valid later is retracted
-    instead, since it never held.
+    A key that would only become valid later is retracted instead, since it never held.
     """
     with reader.engine.connect() as conn:
         for name in ("concepts", "concept_edges", "lesson_concepts"):
             table = schema.metadata.tables[name]
             keys = [table.c[k] for k in schema.KEY_COLUMNS[name]]
+            # Every current version in force (a key may hold over several periods), by key.
             stmt = (
-                sa.select(*keys, table.c.valid_at)
-                .where(
-                    table.c.expired_at.is_(None),
-                    table.c.op != "retract",
-                    sa.or_(table.c.invalid_at.is_(None), table.c.invalid_at > now),
-                )
+                sa.select(*keys, table.c.valid_at, table.c.invalid_at)
+                .where(table.c.expired_at.is_(None), table.c.op != "retract")
                 .order_by(*keys)
             )
             found = conn.execution_options(stream_results=True, yield_per=20_000).execute(stmt)
-            for *key, valid_at in found:
-                k = tuple(key)
-                if _in_bundle(plan, name, k):
+            for k, periods in itertools.groupby(found, key=lambda r: tuple(r[: len(keys)])):
+                spans = [(r[-2], r[-1]) for r in periods]
+                if all(end is not None and end <= now for _, end in spans) or _in_bundle(plan, name, k):
                     continue
-                if valid_at < now:
+                if min(start for start, _ in spans) < now:
                     yield Write(name, k, "invalidate", g, {}, None, now)
                 else:
                     yield Write(name, k, "retract", g, {}, None, KEEP)

@@ -569,7 +569,10 @@ def _stored_prerequisites(
     closes is left out, as the import will close it.
     """
     e = schema.concept_edges
-    stmt = sa.select(e.c.source_id, e.c.target_id).where(e.c.relation == PREREQUISITE, _open(e, now))
+    # Distinct: an edge may hold over several periods, one current version each.
+    stmt = (
+        sa.select(e.c.source_id, e.c.target_id).where(e.c.relation == PREREQUISITE, _open(e, now)).distinct()
+    )
     n = 0
     for source_id, target_id in _stream(conn, stmt):
         s, t = plan.index(source_id), plan.index(target_id)

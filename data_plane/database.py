@@ -127,7 +127,12 @@ def connect(url: str, *, echo: bool = False) -> Engine:
 
 def sqlite_path(url: str) -> Path | None:
     """The file of a file-based SQLite URL (None for other databases and ``:memory:``)."""
-    parsed = sa.make_url(url)
+    try:
+        parsed = sa.make_url(url)
+    except ArgumentError as exc:
+        raise ConfigurationError(
+            "the database URL is not valid: use sqlite:///FILE or postgresql+psycopg://USER@HOST/DB"
+        ) from exc
     if parsed.get_backend_name() != "sqlite" or not parsed.database or parsed.database == ":memory:":
         return None
     return Path(parsed.database).expanduser()

@@ -1,13 +1,17 @@
 """The write gateway: the one module that writes the graph tables.
 
-Every write is a :class:`Write` (assert, revise, upsert, invalidate or retract one key of one
-table) carrying a :class:`Grounding`. :meth:`WriteGateway.apply` takes a batch of writes and
-applies all of them in one transaction, or none:
+Every write is a :class:`Write` (assert, revise, correct, upsert, invalidate or retract one key of
+one table) carrying a :class:`Grounding`. A write covers a portion of valid time; the versions it
+supersedes keep the parts of their periods it does not cover, as versions of their own (SQL:2011
+``FOR PORTION OF``), so a key has one current version per valid period it holds over.
+:meth:`WriteGateway.apply` takes a batch of writes and applies all of them in one transaction, or
+none:
 
-1. load the current version of every key the batch touches (a few bulk SELECTs);
-2. decide, per write, the new version and the version it supersedes (pure rules below);
-3. cascade: closing a concept closes its active edges and lesson links with the same grounding;
-4. check the result: edges only between active concepts, no self-loops, known relations, and no
+1. load the current versions of every key the batch touches (a few bulk SELECTs);
+2. decide, per write, the new versions and the versions they supersede (pure rules below);
+3. cascade: closing a concept closes its edges and lesson links over the same portion, with the
+   same grounding;
+4. check the result: edges only where both concepts hold, no self-loops, known relations, and no
    prerequisite cycle among active prerequisite edges;
 5. close superseded versions (``expired_at`` from NULL, once) and insert the new ones in bulk.
 
@@ -61,6 +65,7 @@ from data_plane.errors import (
     UnknownRelation,
     WriteRejected,
 )
+from data_plane.periods import Period, covers, cut, overlaps, uncovered
 from data_plane.reads import GraphReader
 from data_plane.records import MAX_ID_LENGTH, Concept, Edge, Grounding, Version, text_fault
 from data_plane.relations import PREREQUISITE, RELATIONS, canonical_edge, edge_key
@@ -87,7 +92,7 @@ class _Keep(Enum):
 KEEP: Final = _Keep.KEEP
 """Sentinel for ``invalid_at``: keep the current version's value."""
 
-MODES: Final = ("assert", "revise", "upsert", "invalidate", "retract", "set_aside")
+MODES: Final = ("assert", "revise", "correct", "upsert", "invalidate", "retract", "set_aside")
 # Text content refused alike on both engines when it holds NUL or is not UTF-8 (see text_fault).
 _TEXT_CONTENT: Final = ("name", "aliases", "summary", "title", "question", "answer_text")
 _CONTENT: Final[dict[str, tuple[str, ...]]] = {
@@ -110,6 +115,8 @@ class Write:
     content: Mapping[str, Any] = field(default_factory=dict)
     valid_at: datetime | None = None
     invalid_at: datetime | _Keep | None = KEEP
+    # The end of the valid period a revise or invalidate covers (None: for ever).
+    until: datetime | None = None
 
     @classmethod
     def concept(
@@ -123,6 +130,7 @@ class Write:
         summary: str | None = None,
         valid_at: datetime | None = None,
         invalid_at: datetime | _Keep | None = KEEP,
+        until: datetime | None = None,
     ) -> Write:
         content: dict[str, Any] = {}
         if name is not None:
@@ -131,7 +139,7 @@ class Write:
             content["aliases"] = list(aliases)
         if summary is not None:
             content["summary"] = summary
-        return cls("concepts", (concept_id,), mode, grounding, content, valid_at, invalid_at)
+        return cls("concepts", (concept_id,), mode, grounding, content, valid_at, invalid_at, until)
 
     @classmethod
     def edge(
@@ -144,9 +152,17 @@ class Write:
         mode: str = "assert",
         valid_at: datetime | None = None,
         invalid_at: datetime | _Keep | None = KEEP,
+        until: datetime | None = None,
     ) -> Write:
         return cls(
-            "concept_edges", (source_id, target_id, relation), mode, grounding, {}, valid_at, invalid_at
+            "concept_edges",
+            (source_id, target_id, relation),
+            mode,
+            grounding,
+            {},
+            valid_at,
+            invalid_at,
+            until,
         )
 
     @classmethod
@@ -172,24 +188,32 @@ class Write:
         mode: str = "assert",
         valid_at: datetime | None = None,
         invalid_at: datetime | _Keep | None = KEEP,
+        until: datetime | None = None,
     ) -> Write:
-        return cls("lesson_concepts", (lesson_id, concept_id), mode, grounding, {}, valid_at, invalid_at)
+        return cls(
+            "lesson_concepts", (lesson_id, concept_id), mode, grounding, {}, valid_at, invalid_at, until
+        )
 
 
 class BatchResult:
-    """What a batch wrote: new versions (in write order, cascades last) and untouched keys.
+    """What a batch wrote: new versions (in write order, cascades last), the earlier parts of
+    the versions it superseded that its periods do not cover (``kept``: recorded again, with their
+    old content and grounding), and untouched keys.
 
     The ``Version`` records are built on first access: a bulk import of 10^5 rows only needs
     :meth:`counts`, and building every record would cost more than the inserts themselves.
     """
 
     def __init__(self, entries: Sequence[tuple[str, str, Mapping[str, Any], int, Grounding | None]]) -> None:
-        # (kind, table, row, version_id, grounding); kind: "written" | "cascaded" | "unchanged".
+        # (kind, table, row, version_id, grounding); kind: "written" | "kept" | "cascaded" |
+        # "unchanged". A row without a grounding is read back as it is (unchanged and kept rows).
         self._entries = entries
 
     def _versions(self, kind: str) -> tuple[Version, ...]:
         return tuple(
-            version_from_row(table, row) if grounding is None else _new_version(table, row, vid, grounding)
+            version_from_row(table, {**row, "version_id": vid})
+            if grounding is None
+            else _new_version(table, row, vid, grounding)
             for k, table, row, vid, grounding in self._entries
             if k == kind
         )
@@ -197,6 +221,10 @@ class BatchResult:
     @functools.cached_property
     def written(self) -> tuple[Version, ...]:
         return self._versions("written")
+
+    @functools.cached_property
+    def kept(self) -> tuple[Version, ...]:
+        return self._versions("kept")
 
     @functools.cached_property
     def unchanged(self) -> tuple[Version, ...]:
@@ -207,33 +235,30 @@ class BatchResult:
         return self._versions("cascaded")
 
     def sizes(self) -> dict[str, int]:
-        """How many versions were written, cascaded and left unchanged (no records built)."""
-        out = dict.fromkeys(("written", "cascaded", "unchanged"), 0)
+        """How many versions were written, kept, cascaded and left unchanged (no records built)."""
+        out = dict.fromkeys(("written", "kept", "cascaded", "unchanged"), 0)
         for kind, *_ in self._entries:
             out[kind] += 1
         return out
 
     def counts(self) -> dict[tuple[str, str], int]:
-        """``(table, op) -> rows``; ``op`` is the operation written, or "unchanged"."""
+        """``(table, op) -> rows``; ``op`` is the operation written, "kept" or "unchanged"."""
         out: dict[tuple[str, str], int] = defaultdict(int)
         for kind, table, row, _, _ in self._entries:
-            out[(table, "unchanged" if kind == "unchanged" else row["op"])] += 1
+            out[(table, kind if kind in ("unchanged", "kept") else row["op"])] += 1
         return dict(out)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "written": [v.to_dict() for v in self.written],
+            "kept": [v.to_dict() for v in self.kept],
             "unchanged": [v.to_dict() for v in self.unchanged],
             "cascaded": [v.to_dict() for v in self.cascaded],
         }
 
 
 # ---------------------------------------------------------------------------------------------
-# Pure rules: given the current row of a key (or None) and a write, what is the new row?
-
-
-def _is_open_at(row: Mapping[Any, Any], t: datetime) -> bool:
-    return row["op"] != "retract" and (row["invalid_at"] is None or row["invalid_at"] > t)
+# Pure rules: given the current rows of a key and a write, which rows does it add and close?
 
 
 def _describe(table: str, key: tuple[str, ...]) -> str:
@@ -319,91 +344,21 @@ def _defaults(table: str, key: tuple[str, ...]) -> dict[str, Any]:
     return {}
 
 
-def _new_row(
-    write: Write, current: Mapping[str, Any] | None, now: datetime
-) -> tuple[dict[str, Any] | None, str]:
-    """Decide the row a write produces, or None when it changes nothing.
+def _period(row: Mapping[str, Any]) -> Period:
+    return Period(row["valid_at"], row["invalid_at"])
 
-    Returns ``(row, op)``; raises a ``WriteRejected`` naming the field and value on refusal.
-    """
-    table, key, mode = write.table, write.key, write.mode
-    live = current is not None and current["op"] != "retract"
-    what = _Described(table, key)
-    if mode == "upsert":
-        mode = "revise" if live else "assert"
-    if mode == "set_aside":
-        # A row an import refused on purpose, recorded as a retraction of its own key: it is never
-        # in force, but its history shows what was set aside, when and why (the grounding).
-        if live:
-            assert current is not None
-            raise KeyExists(
-                f"{what} has stored history (version {current['version_id']}); a set-aside record "
-                "would hide it, so fix the row instead",
-                field="id",
-                value="/".join(key),
-            )
-        content = {**_defaults(table, key), **write.content}
-        valid_at = write.valid_at or (current["valid_at"] if current is not None else now)
-        invalid_at = None if write.invalid_at is KEEP else write.invalid_at
-        op = "retract"
-    elif mode == "assert":
-        valid_at = write.valid_at or now
-        if live:
-            assert current is not None
-            _refuse_unless_closed_by(what, key, current, valid_at)
-        content = {**_defaults(table, key), **write.content}
-        missing = [c for c in _CONTENT[table] if c not in content]
-        if missing:
-            raise InputError(f"{what}: missing {missing[0]}", field=missing[0])
-        invalid_at = None if write.invalid_at is KEEP else write.invalid_at
-        op = "assert"
-    elif mode in ("revise", "invalidate", "retract"):
-        if not live:
-            raise NotFound(f"{what} does not exist (or was retracted)", key="/".join(key))
-        assert current is not None
-        content = {c: current[c] for c in _CONTENT[table]}
-        if mode == "revise":
-            content.update(write.content)
-            valid_at = write.valid_at or current["valid_at"]
-            invalid_at = current["invalid_at"] if write.invalid_at is KEEP else write.invalid_at
-            op = "revise"
-        elif mode == "invalidate":
-            if (
-                current["invalid_at"] is not None
-                and current["invalid_at"] <= now
-                and write.invalid_at is KEEP
-            ):
-                raise TemporalConflict(
-                    f"{what} is already invalid since {format_time(current['invalid_at'])}",
-                    field="invalid_at",
-                    value=format_time(current["invalid_at"]),
-                )
-            valid_at = current["valid_at"]
-            invalid_at = now if write.invalid_at is KEEP or write.invalid_at is None else write.invalid_at
-            op = "invalidate"
-        else:
-            valid_at, invalid_at, op = current["valid_at"], current["invalid_at"], "retract"
-    else:
-        raise InputError(f"unknown write mode {mode!r}; expected one of {MODES}", field="mode", value=mode)
 
-    valid_at = ensure_utc(valid_at, field="valid_at")
-    if invalid_at is not None:
-        invalid_at = ensure_utc(invalid_at, field="invalid_at")
-        if invalid_at <= valid_at:
-            raise TemporalConflict(
-                f"{what}: invalid_at {format_time(invalid_at)} must be after valid_at {format_time(valid_at)}",
-                field="invalid_at",
-                value=format_time(invalid_at),
-            )
-    if current is not None and current["recorded_at"] > now:
-        raise TemporalConflict(
-            f"{what}: the clock ({format_time(now)}) is before the current version's recorded_at "
-            f"({format_time(current['recorded_at'])})",
-            field="recorded_at",
-            value=format_time(now),
-        )
-    g = write.grounding
-    # Built key by key (same keys, same order as the columns): this runs once per imported row.
+def _build(
+    table: str,
+    key: tuple[str, ...],
+    content: Mapping[str, Any],
+    g: Grounding,
+    op: str,
+    period: Period,
+    now: datetime,
+    supersedes: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    """A new row (columns in table order; this runs once per imported row)."""
     row: dict[str, Any] = dict(zip(schema.KEY_COLUMNS[table], key, strict=True))
     row.update(content)
     row["op"] = op
@@ -411,41 +366,338 @@ def _new_row(
     row["reason"] = g.reason
     row["source"] = g.source
     row["evidence"] = g.evidence
-    row["valid_at"] = valid_at
-    row["invalid_at"] = invalid_at
+    row["valid_at"] = period.start
+    row["invalid_at"] = period.end
     row["recorded_at"] = now
     row["expired_at"] = None
-    row["supersedes_id"] = None if current is None else current["version_id"]
-    if op == "revise" and current is not None and _same_version(row, current):
-        return None, op
-    if mode == "set_aside" and current is not None and _same_version(row, current):
-        return None, op
-    return row, op
+    row["supersedes_id"] = None if supersedes is None else supersedes["version_id"]
+    return row
 
 
-def _refuse_unless_closed_by(
-    what: _Described, key: tuple[str, ...], current: Mapping[str, Any], start: datetime
-) -> None:
-    """An assert on a key whose current version still holds at ``start`` is refused. One whose
-    validity was closed at or before ``start`` (invalidated) is asserted again from ``start``:
-    curricula change back, and the history then reads assert, invalidate, assert."""
-    end = current["invalid_at"]
-    if end is None:
-        raise KeyExists(
-            f"{what} already exists (version {current['version_id']}); revise it instead",
-            field="id",
-            value="/".join(key),
+def _kept(current: Mapping[str, Any], period: Period, now: datetime) -> dict[str, Any]:
+    """The part ``period`` of a superseded version that a write does not cover, recorded again:
+    its content and grounding as they were, op ``revise``."""
+    row = {c: v for c, v in current.items() if c != "version_id"}
+    row.update(
+        op="revise",
+        valid_at=period.start,
+        invalid_at=period.end,
+        recorded_at=now,
+        expired_at=None,
+        supersedes_id=current["version_id"],
+    )
+    return row
+
+
+@dataclass(slots=True)
+class _Pending:
+    """What one write does to its key: the rows it adds (each ``written`` or ``kept``), the
+    current versions it closes, and the current versions it leaves as they are when it changes
+    nothing (``unchanged``)."""
+
+    write: Write
+    currents: list[dict[str, Any]]
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    kinds: list[str] = field(default_factory=list)
+    closed: list[dict[str, Any]] = field(default_factory=list)
+    unchanged: list[dict[str, Any]] = field(default_factory=list)
+    cascade: bool = False
+
+    def add(self, row: dict[str, Any], kind: str = "written") -> None:
+        self.rows.append(row)
+        self.kinds.append(kind)
+
+    def live_after(self) -> list[Period]:
+        """The valid periods of the key in force as now known, once the write is applied."""
+        closed = {id(r) for r in self.closed}
+        kept = [r for r in self.currents if id(r) not in closed and r["op"] != "retract"]
+        return [_period(r) for r in (*kept, *self.rows) if r["op"] != "retract"]
+
+
+def _plan(write: Write, currents: list[dict[str, Any]], now: datetime, *, strict: bool = True) -> _Pending:
+    """Decide what a write does, given every current version of its key (``currents``, by valid
+    time). Raises a ``WriteRejected`` naming the field and value on refusal, ``NotFound`` when
+    there is nothing to change. The rules (docs/data-plane.md, "Operations") in short: a write
+    covers a portion of valid time and says nothing about the rest; a version it supersedes
+    keeps, as a version of its own recorded now, every part of its period the portion does not
+    cover (SQL:2011 ``FOR PORTION OF``)."""
+    mode = write.mode
+    live = [r for r in currents if r["op"] != "retract"]
+    if mode == "upsert":
+        mode = "put" if live else "assert"
+    if mode not in _RULES:
+        raise InputError(f"unknown write mode {mode!r}; expected one of {MODES}", field="mode", value=mode)
+    p = _Pending(write, currents)
+    latest = max((r["recorded_at"] for r in currents), default=now)
+    if latest > now:
+        raise TemporalConflict(
+            f"{_describe(write.table, write.key)}: the clock ({format_time(now)}) is before the current "
+            f"version's recorded_at ({format_time(latest)})",
+            field="recorded_at",
+            value=format_time(now),
         )
-    if end > start:
+    if mode in ("revise", "correct", "put", "invalidate", "retract") and not live:
+        what = _describe(write.table, write.key)
+        raise NotFound(f"{what} does not exist (or was retracted)", key="/".join(write.key))
+    _RULES[mode](p, live, now, strict)
+    return p
+
+
+def _checked_period(what: _Described, start: datetime, end: datetime | None, name: str) -> Period:
+    start = ensure_utc(start, field="valid_at")
+    if end is not None:
+        end = ensure_utc(end, field=name)
+        if end <= start:
+            raise TemporalConflict(
+                f"{what}: {name} {format_time(end)} must be after valid_at {format_time(start)}",
+                field=name,
+                value=format_time(end),
+            )
+    return Period(start, end)
+
+
+def _retracted_in(p: _Pending, period: Period) -> list[dict[str, Any]]:
+    """Current retractions whose periods a new version in force over ``period`` overlaps: it
+    supersedes them (so the current versions of a key never overlap)."""
+    return [r for r in p.currents if r["op"] == "retract" and overlaps(_period(r), period)]
+
+
+def _assert(p: _Pending, live: list[dict[str, Any]], now: datetime, strict: bool) -> None:
+    """A new fact over ``[valid_at, invalid_at)``, where no version of the key holds."""
+    w = p.write
+    what = _Described(w.table, w.key)
+    period = _checked_period(
+        what, w.valid_at or now, None if w.invalid_at is KEEP else w.invalid_at, "invalid_at"
+    )
+    for r in live:
+        if overlaps(_period(r), period):
+            _refuse_overlap(what, w.key, r, period)
+    content = {**_defaults(w.table, w.key), **w.content}
+    missing = [c for c in _CONTENT[w.table] if c not in content]
+    if missing:
+        raise InputError(f"{what}: missing {missing[0]}", field=missing[0])
+    p.closed = _retracted_in(p, period)
+    p.add(_build(w.table, w.key, content, w.grounding, "assert", period, now, _last(p.closed)))
+
+
+def _last(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+    return rows[-1] if rows else None
+
+
+def _refuse_overlap(what: _Described, key: tuple[str, ...], r: Mapping[str, Any], period: Period) -> None:
+    """An assert over a period in which the key already holds (version ``r``) is refused."""
+    start, end, vid = r["valid_at"], r["invalid_at"], r["version_id"]
+    assert period.start is not None
+    if start <= period.start and end is None:
         raise KeyExists(
-            f"{what} holds until {format_time(end)} (version {current['version_id']}); assert it "
-            f"again from then on (valid_at >= {format_time(end)}) or revise it",
+            f"{what} already exists (version {vid}); revise it instead", field="id", value="/".join(key)
+        )
+    if start <= period.start:
+        raise KeyExists(
+            f"{what} holds until {format_time(end)} (version {vid}); assert it again from then on "
+            f"(valid_at >= {format_time(end)}) or revise it",
             field="valid_at",
-            value=format_time(start),
+            value=format_time(period.start),
         )
+    raise KeyExists(
+        f"{what} holds from {format_time(start)} (version {vid}); assert it until then "
+        f"(invalid_at <= {format_time(start)}) or revise it",
+        field="invalid_at",
+        value=format_time(period.end),
+    )
 
+
+def _portion(p: _Pending, start: datetime | None) -> Period:
+    w = p.write
+    if start is None or w.until is None:
+        return Period(start, w.until)
+    return _checked_period(_Described(w.table, w.key), start, w.until, "until")
+
+
+def _hit(p: _Pending, live: list[dict[str, Any]], portion: Period, verb: str) -> list[dict[str, Any]]:
+    """The versions in force whose periods the portion overlaps; refused when there are none."""
+    hit = [r for r in live if overlaps(_period(r), portion)]
+    if hit:
+        return hit
+    what = _Described(p.write.table, p.write.key)
+    last = live[-1]["invalid_at"]
+    if verb == "invalidate" and last is not None and portion.start is not None and last <= portion.start:
+        raise TemporalConflict(
+            f"{what} is already invalid since {format_time(last)}",
+            field="invalid_at",
+            value=format_time(last),
+        )
+    spans = ", ".join(_span(_period(r)) for r in live)
+    raise TemporalConflict(
+        f"{what} holds at no time in {_span(portion)} (it holds {spans}); nothing to {verb}",
+        field="valid_at" if verb == "revise" else "invalid_at",
+        value=format_time(portion.start) or "",
+    )
+
+
+def _span(period: Period) -> str:
+    return f"{format_time(period.start) or 'always'}..{format_time(period.end) or 'open'}"
+
+
+def _revise(p: _Pending, live: list[dict[str, Any]], now: datetime, strict: bool) -> None:
+    """New content (or grounding) over a portion of valid time: each version in force there is
+    revised over the part the portion covers, and keeps the rest."""
+    w = p.write
+    if w.invalid_at is not KEEP:
+        raise InputError(
+            f"{_describe(w.table, w.key)}: a revision keeps the periods it covers; to change when the "
+            "fact holds, correct it (mode 'correct', kg: --correct) or invalidate it",
+            field="invalid_at",
+        )
+    portion = _portion(p, w.valid_at)
+    for r in _hit(p, live, portion, "revise"):
+        content = {c: r[c] for c in _CONTENT[w.table]}
+        content.update(w.content)
+        parts = cut(_period(r), portion)
+        assert parts.inside is not None
+        new = _build(w.table, w.key, content, w.grounding, "revise", parts.inside, now, r)
+        if _same_fact(new, r):
+            p.unchanged.append(r)
+            continue
+        p.closed.append(r)
+        if parts.before is not None:
+            p.add(_kept(r, parts.before, now), "kept")
+        p.add(new)
+        if parts.after is not None:
+            p.add(_kept(r, parts.after, now), "kept")
+
+
+def _correct(p: _Pending, live: list[dict[str, Any]], now: datetime, strict: bool) -> None:
+    """A correction of the whole period: one version replaces every version in force, over
+    ``[valid_at, invalid_at)`` (defaults: the first start and the last end), with the latest
+    version's content updated. A start moved later retracts the part before it."""
+    w = p.write
+    what = _Described(w.table, w.key)
+    first, last = live[0], live[-1]
+    end = last["invalid_at"] if w.invalid_at is KEEP else w.invalid_at
+    period = _checked_period(what, w.valid_at or first["valid_at"], end, "invalid_at")
+    content = {c: last[c] for c in _CONTENT[w.table]}
+    content.update(w.content)
+    new = _build(w.table, w.key, content, w.grounding, "revise", period, now, first)
+    if len(live) == 1 and _same_version(new, first):
+        p.unchanged.append(first)
+        return
+    p.closed = [*live, *_retracted_in(p, period)]
+    assert period.start is not None
+    if period.start > first["valid_at"]:
+        dropped = Period(first["valid_at"], min(period.start, first["invalid_at"] or period.start))
+        old = {c: first[c] for c in _CONTENT[w.table]}
+        p.add(_build(w.table, w.key, old, w.grounding, "retract", dropped, now, first))
+    p.add(new)
+
+
+def _put(p: _Pending, live: list[dict[str, Any]], now: datetime, strict: bool) -> None:
+    """An upsert of a key in force (a bundle row): the row is authoritative from its valid_at on.
+    Versions in force from then on are replaced by the row's version over ``[valid_at,
+    invalid_at)``; a version that began earlier keeps its part before valid_at."""
+    w = p.write
+    what = _Described(w.table, w.key)
+    if w.table == "lessons" and not w.content:
+        p.unchanged.append(live[-1])  # linking a lesson names it; it does not re-ground it
+        return
+    end = live[-1]["invalid_at"] if w.invalid_at is KEEP else w.invalid_at
+    period = _checked_period(what, w.valid_at or live[0]["valid_at"], end, "invalid_at")
+    assert period.start is not None
+    replaced = [r for r in live if r["invalid_at"] is None or r["invalid_at"] > period.start]
+    content = {c: live[-1][c] for c in _CONTENT[w.table]}
+    content.update(w.content)
+    base = replaced[0] if replaced else _last(_retracted_in(p, period))
+    new = _build(w.table, w.key, content, w.grounding, "revise" if replaced else "assert", period, now, base)
+    if len(replaced) == 1 and _same_version(new, replaced[0]):
+        p.unchanged.append(replaced[0])
+        return
+    p.closed = [*replaced, *_retracted_in(p, period)]
+    for r in replaced:
+        if r["valid_at"] < period.start:
+            p.add(_kept(r, Period(r["valid_at"], period.start), now), "kept")
+    p.add(new)
+
+
+def _invalidate(p: _Pending, live: list[dict[str, Any]], now: datetime, strict: bool) -> None:
+    """Not true over ``[invalid_at, until)`` (default: from now on). A version in force there ends
+    at invalid_at (op ``invalidate``, this write's grounding), keeps its part after ``until``, and
+    is retracted over what remains when the portion covers its start. With ``strict``, an
+    invalidation that would leave the key valid at no time at all is refused (retract it)."""
+    w = p.write
+    start = now if w.invalid_at is KEEP or w.invalid_at is None else w.invalid_at
+    portion = _portion(p, ensure_utc(start, field="invalid_at"))
+    hit = _hit(p, live, portion, "invalidate")
+    parts = [(r, cut(_period(r), portion)) for r in hit]
+    if strict and len(hit) == len(live) and all(c.before is None and c.after is None for _, c in parts):
+        what = _describe(w.table, w.key)
+        first = live[0]["valid_at"]
+        raise TemporalConflict(
+            f"{what}: invalid_at {format_time(portion.start)} must be after valid_at {format_time(first)}"
+            if len(live) == 1
+            else f"{what}: invalidating {_span(portion)} would leave it valid at no time; retract it instead",
+            field="invalid_at",
+            value=format_time(portion.start),
+        )
+    for r, c in parts:
+        p.closed.append(r)
+        content = {col: r[col] for col in _CONTENT[w.table]}
+        if c.before is not None:
+            p.add(_build(w.table, w.key, content, w.grounding, "invalidate", c.before, now, r))
+        else:
+            assert c.inside is not None
+            p.add(_build(w.table, w.key, content, w.grounding, "retract", c.inside, now, r))
+        if c.after is not None:
+            p.add(_kept(r, c.after, now), "kept")
+
+
+def _retract(p: _Pending, live: list[dict[str, Any]], now: datetime, strict: bool) -> None:
+    """Never in force from now on: every version in force is retracted."""
+    w = p.write
+    for r in live:
+        p.closed.append(r)
+        content = {c: r[c] for c in _CONTENT[w.table]}
+        p.add(_build(w.table, w.key, content, w.grounding, "retract", _period(r), now, r))
+
+
+def _set_aside(p: _Pending, live: list[dict[str, Any]], now: datetime, strict: bool) -> None:
+    """A row an import refused on purpose, recorded as a retraction of its own key: it is never in
+    force, but its history shows what was set aside, when and why (the grounding)."""
+    w = p.write
+    if live:
+        raise KeyExists(
+            f"{_describe(w.table, w.key)} has stored history (version {live[-1]['version_id']}); a "
+            "set-aside record would hide it, so fix the row instead",
+            field="id",
+            value="/".join(w.key),
+        )
+    last = p.currents[-1] if p.currents else None
+    start = w.valid_at or (last["valid_at"] if last is not None else now)
+    period = _checked_period(
+        _Described(w.table, w.key), start, None if w.invalid_at is KEEP else w.invalid_at, "invalid_at"
+    )
+    content = {**_defaults(w.table, w.key), **w.content}
+    new = _build(w.table, w.key, content, w.grounding, "retract", period, now, last)
+    same = [r for r in p.currents if _same_version(new, r)]
+    if same:
+        p.unchanged.append(same[0])
+        return
+    p.closed = list(p.currents)
+    p.add(new)
+
+
+_Rule = Callable[[_Pending, list[dict[str, Any]], datetime, bool], None]
+_RULES: Final[dict[str, _Rule]] = {
+    "assert": _assert,
+    "revise": _revise,
+    "correct": _correct,
+    "put": _put,
+    "invalidate": _invalidate,
+    "retract": _retract,
+    "set_aside": _set_aside,
+}
 
 _BOOKKEEPING: Final = frozenset({"version_id", "op", "recorded_at", "expired_at", "supersedes_id"})
+_PERIOD: Final = frozenset({"valid_at", "invalid_at"})
 
 
 def _same_version(new: Mapping[str, Any], current: Mapping[str, Any]) -> bool:
@@ -453,16 +705,13 @@ def _same_version(new: Mapping[str, Any], current: Mapping[str, Any]) -> bool:
     return all(new[c] == current[c] for c in new if c not in _BOOKKEEPING)
 
 
+def _same_fact(new: Mapping[str, Any], current: Mapping[str, Any]) -> bool:
+    """Would ``new`` say what ``current`` says, its period aside (content and grounding)?"""
+    return all(new[c] == current[c] for c in new if c not in _BOOKKEEPING and c not in _PERIOD)
+
+
 # ---------------------------------------------------------------------------------------------
 # The I/O shell.
-
-
-@dataclass(slots=True)
-class _Pending:
-    write: Write
-    row: dict[str, Any] | None  # None: unchanged
-    current: dict[str, Any] | None
-    cascade: bool = False
 
 
 class WriteGateway:
@@ -528,11 +777,13 @@ class WriteGateway:
         aliases: Iterable[str] | None = None,
         summary: str | None = None,
         valid_at: datetime | None = None,
+        until: datetime | None = None,
         allow_duplicate_name: bool = False,
     ) -> Concept:
-        """Write a new version of a concept, superseding the current one (fields not given are
-        kept). A new name or alias another concept goes by is refused unless
-        ``allow_duplicate_name``."""
+        """Revise a concept over ``[valid_at, until)`` (default: all of its validity): the versions
+        in force there are superseded and keep their parts outside it (fields not given are kept).
+        A new name or alias another concept goes by is refused unless ``allow_duplicate_name``.
+        Returns the first version written (or the unchanged one); :meth:`apply` returns them all."""
         w = Write.concept(
             concept_id,
             grounding=grounding,
@@ -541,6 +792,7 @@ class WriteGateway:
             aliases=aliases,
             summary=summary,
             valid_at=valid_at,
+            until=until,
         )
         return _as_concept(self._one(self.apply([w], allow_duplicate_names=allow_duplicate_name)))
 
@@ -550,16 +802,18 @@ class WriteGateway:
         *,
         grounding: Grounding,
         invalid_at: datetime | None = None,
+        until: datetime | None = None,
         retract: bool = False,
     ) -> BatchResult:
-        """Close a concept's validity at ``invalid_at`` (default now) or, with ``retract``, withdraw
-        the belief altogether. Its active edges and lesson links are closed the same way, with the
-        same grounding, in the same transaction."""
+        """Close a concept's validity over ``[invalid_at, until)`` (default: from now on) or, with
+        ``retract``, withdraw the belief altogether. Its active edges and lesson links are closed
+        the same way, with the same grounding, in the same transaction."""
         w = Write.concept(
             concept_id,
             grounding=grounding,
             mode="retract" if retract else "invalidate",
             invalid_at=KEEP if invalid_at is None else invalid_at,
+            until=until,
         )
         return self.apply([w])
 
@@ -588,9 +842,13 @@ class WriteGateway:
         *,
         grounding: Grounding,
         valid_at: datetime | None = None,
+        until: datetime | None = None,
     ) -> Edge:
-        """Write a new version of an edge (new grounding and/or valid_at)."""
-        w = Write.edge(source_id, target_id, relation, grounding=grounding, mode="revise", valid_at=valid_at)
+        """Re-ground an edge over ``[valid_at, until)`` (default: all of its validity); the versions
+        in force there keep their parts outside it."""
+        w = Write.edge(
+            source_id, target_id, relation, grounding=grounding, mode="revise", valid_at=valid_at, until=until
+        )
         return _as_edge(self._one(self.apply([w])))
 
     def invalidate_edge(
@@ -601,9 +859,11 @@ class WriteGateway:
         *,
         grounding: Grounding,
         invalid_at: datetime | None = None,
+        until: datetime | None = None,
         retract: bool = False,
     ) -> Edge:
-        """Close an edge's validity at ``invalid_at`` (default now), or retract it."""
+        """Close an edge's validity over ``[invalid_at, until)`` (default: from now on), or retract
+        it."""
         w = Write.edge(
             source_id,
             target_id,
@@ -611,6 +871,7 @@ class WriteGateway:
             grounding=grounding,
             mode="retract" if retract else "invalidate",
             invalid_at=KEEP if invalid_at is None else invalid_at,
+            until=until,
         )
         return _as_edge(self.apply([w]).written[0])
 
@@ -636,15 +897,17 @@ class WriteGateway:
         *,
         grounding: Grounding,
         invalid_at: datetime | None = None,
+        until: datetime | None = None,
         retract: bool = False,
     ) -> Version:
-        """Close a lesson link at ``invalid_at`` (default now), or retract it."""
+        """Close a lesson link over ``[invalid_at, until)`` (default: from now on), or retract it."""
         w = Write.lesson_link(
             lesson_id,
             concept_id,
             grounding=grounding,
             mode="retract" if retract else "invalidate",
             invalid_at=KEEP if invalid_at is None else invalid_at,
+            until=until,
         )
         return self.apply([w]).written[0]
 
@@ -692,7 +955,10 @@ class WriteGateway:
 
     @staticmethod
     def _one(result: BatchResult) -> Version:
-        return result.written[0] if result.written else result.unchanged[0]
+        """The first version in force that a write wrote (or, when it changed nothing, the
+        version it left as it was)."""
+        held = [v for v in result.written if v.stamp.op != "retract"]
+        return held[0] if held else result.unchanged[0]
 
     # -- batches -----------------------------------------------------------------------------
 
@@ -705,6 +971,22 @@ class WriteGateway:
             result = self._apply(conn, list(writes), now, name_key=name_key)
         self._log(result, now)
         return result
+
+    @contextmanager
+    def rehearse(
+        self, writes: Sequence[Write], *, allow_duplicate_names: bool = False
+    ) -> Iterator[tuple[BatchResult, Connection]]:
+        """A dry run: apply ``writes`` in a transaction that is always rolled back. Yields what
+        they would write (checked as :meth:`apply` checks it) and the connection that sees the
+        graph as it would be, for reading it before the rollback (nothing is ever committed)."""
+        name_key = None if allow_duplicate_names else self._name_key
+        with _translated(), self._writer.connect() as conn:
+            transaction = conn.begin()
+            try:
+                now = self._lock(conn)
+                yield self._apply(conn, list(writes), now, name_key=name_key), conn
+            finally:
+                transaction.rollback()
 
     @contextmanager
     def bulk(self) -> Iterator[BulkWriter]:
@@ -746,7 +1028,7 @@ class WriteGateway:
         now: datetime,
         *,
         prerequisites: list[tuple[str, str]] | None = None,
-        concepts: dict[str, Mapping[str, Any]] | None = None,
+        concepts: dict[str, list[Period]] | None = None,
         name_key: NameKey | None = None,
     ) -> BatchResult:
         """Apply one batch on ``conn``. With ``prerequisites``, the cycle check is left to the
@@ -767,17 +1049,13 @@ class WriteGateway:
             seen.add((w.table, w.key))
 
         currents = _load_current(conn, normalised)
-        pending: list[_Pending] = []
-        for w in normalised:
-            cur = currents.get((w.table, w.key))
-            row, _ = _new_row(w, cur, now)
-            pending.append(_Pending(w, row, cur))
-
+        pending = [_plan(w, currents.get((w.table, w.key), []), now) for w in normalised]
         pending += _cascade(conn, pending, seen, now)
         if name_key is not None:
             _check_names(conn, pending, now, name_key)
-        view = _final_view(conn, pending, currents, concepts)
-        _check_endpoints(pending, view, now)
+        view = _final_view(conn, pending, concepts)
+        _check_endpoints(pending, view)
+        _check_shrunk_concepts(conn, pending, seen)
         if prerequisites is None:
             _check_prerequisite_cycles(conn, pending, now)
         else:
@@ -794,7 +1072,7 @@ class BulkWriter:
         # Concept rows (only the columns endpoint checks read) this transaction has seen or
         # written: exact while it holds the write lock, and it spares every batch re-reading the
         # endpoints of its edges.
-        self._concepts: dict[str, Mapping[str, Any]] = {}
+        self._concepts: dict[str, list[Period]] = {}
 
     def apply(self, writes: Sequence[Write]) -> BatchResult:
         """Apply one batch inside the transaction; raises like :meth:`WriteGateway.apply`."""
@@ -876,6 +1154,8 @@ def _normalise(w: Write) -> Write:
         w = replace(w, valid_at=ensure_utc(w.valid_at, field="valid_at"))
     if isinstance(w.invalid_at, datetime) and w.invalid_at.tzinfo is not UTC:
         w = replace(w, invalid_at=ensure_utc(w.invalid_at, field="invalid_at"))
+    if w.until is not None and w.until.tzinfo is not UTC:
+        w = replace(w, until=ensure_utc(w.until, field="until"))
     if w.table != "concept_edges":
         return w
     source_id, target_id, relation = w.key
@@ -893,16 +1173,24 @@ def _normalise(w: Write) -> Write:
 
 def _load_current(
     conn: Connection, writes: Iterable[Write]
-) -> dict[tuple[str, tuple[str, ...]], dict[str, Any]]:
-    """Current versions (``expired_at IS NULL``) of every key written, a few bulk SELECTs."""
+) -> dict[tuple[str, tuple[str, ...]], list[dict[str, Any]]]:
+    """Current versions (``expired_at IS NULL``) of every key written, by valid time; a few bulk
+    SELECTs."""
     by_table: dict[str, set[tuple[str, ...]]] = defaultdict(set)
     for w in writes:
         by_table[w.table].add(w.key)
-    out: dict[tuple[str, tuple[str, ...]], dict[str, Any]] = {}
+    out: dict[tuple[str, tuple[str, ...]], list[dict[str, Any]]] = defaultdict(list)
     for table_name, keys in by_table.items():
         for row in _current_rows(conn, table_name, keys):
-            out[(table_name, row_key(table_name, row))] = row
+            out[(table_name, row_key(table_name, row))].append(row)
+    for rows in out.values():
+        if len(rows) > 1:
+            rows.sort(key=_by_valid_time)
     return out
+
+
+def _by_valid_time(row: Mapping[str, Any]) -> tuple[datetime, int]:
+    return (row["valid_at"], row["version_id"])
 
 
 def row_key(table_name: str, row: Mapping[Any, Any]) -> tuple[str, ...]:
@@ -930,10 +1218,10 @@ def _current_of(
     """
     if not keys:
         return []
-    # Padded to a power of two by repeating the last key (the join just repeats its row; the
-    # callers key their results), so a few statement texts serve every chunk size.
+    # Padded to a power of two with empty keys, which match nothing (the gateway refuses empty
+    # ids), so a few statement texts serve every chunk size.
     size = 1 << (len(keys) - 1).bit_length()
-    padded = [*keys, *[keys[-1]] * (size - len(keys))]
+    padded = [*keys, *[("",) * len(keys[0])] * (size - len(keys))]
     look = _lookup(conn.dialect, table_name, size, tuple(columns or ()))
     cursor = conn.exec_driver_sql(look.sql, tuple(part for key in padded for part in key)).cursor
     found = cursor.fetchall()
@@ -989,76 +1277,84 @@ def _lookup(dialect: Dialect, table_name: str, size: int, columns: tuple[str, ..
 def _cascade(
     conn: Connection, pending: list[_Pending], seen: set[tuple[str, tuple[str, ...]]], now: datetime
 ) -> list[_Pending]:
-    """Closing a concept closes its open edges and lesson links at the same time, same grounding.
-
-    An edge that would only become valid at or after the concept's end is retracted instead
-    (it never held while the concept did).
-    """
+    """Closing a concept closes its edges and lesson links over the same portion of valid time,
+    with the same grounding, by the same rule (so a part of an edge that would only have held
+    inside the portion is retracted: it never held while the concept did)."""
     closing = [
         p
         for p in pending
-        if p.write.table == "concepts" and p.row is not None and p.row["op"] in ("invalidate", "retract")
+        if p.write.table == "concepts" and p.rows and p.write.mode in ("invalidate", "retract")
     ]
     if not closing:
         return []
     extra: list[_Pending] = []
     edges, links = schema.concept_edges, schema.lesson_concepts
     for p in closing:
-        assert p.row is not None
         cid = p.write.key[0]
-        end: datetime | None = p.row["invalid_at"]
-        retract = p.row["op"] == "retract"
+        retract = p.write.mode == "retract"
+        # The portion the concept's invalidation covered: from its own invalid_at to its until.
+        start = next((r["invalid_at"] for r in p.rows if r["op"] == "invalidate"), None)
+        if start is None:
+            start = min(r["valid_at"] for r in p.rows if r["op"] == "retract")
+        portion = Period(start, p.write.until)
         # One statement per end: SQLite answers "source = x OR target = x" through the
         # expired_at index, scanning every current edge, where each end alone has its own index.
         for table, conds in (
             (edges, (edges.c.source_id == cid, edges.c.target_id == cid)),
             (links, (links.c.concept_id == cid,)),
         ):
-            found: list[dict[str, Any]] = []
+            found: dict[tuple[str, ...], list[dict[str, Any]]] = defaultdict(list)
             for cond in conds:
                 stmt = sa.select(table).where(cond, table.c.expired_at.is_(None), table.c.op != "retract")
                 if conn.dialect.name == "postgresql":
                     stmt = stmt.with_for_update()
-                found += [dict(r) for r in conn.execute(stmt).mappings()]
-            for cur in sorted(found, key=lambda r: r["version_id"]):
-                key = row_key(table.name, cur)
+                for r in conn.execute(stmt).mappings():
+                    found[row_key(table.name, r)].append(dict(r))
+            for key in sorted(found, key=lambda k: min(r["version_id"] for r in found[k])):
                 if (table.name, key) in seen:
                     continue
-                if (
-                    not retract
-                    and end is not None
-                    and cur["invalid_at"] is not None
-                    and cur["invalid_at"] <= end
-                ):
+                rows = sorted(found[key], key=_by_valid_time)
+                if not retract and not any(overlaps(_period(r), portion) for r in rows):
                     continue  # already closed no later than the concept
                 seen.add((table.name, key))
-                mode = "retract" if retract or (end is not None and cur["valid_at"] >= end) else "invalidate"
                 w = Write(
-                    table.name, key, mode, p.write.grounding, {}, None, end if mode == "invalidate" else KEEP
+                    table.name,
+                    key,
+                    "retract" if retract else "invalidate",
+                    p.write.grounding,
+                    {},
+                    None,
+                    KEEP if retract else portion.start,
+                    p.write.until,
                 )
-                row, _ = _new_row(w, cur, now)
-                extra.append(_Pending(w, row, cur, cascade=True))
+                cascaded = _plan(w, rows, now, strict=False)
+                cascaded.cascade = True
+                extra.append(cascaded)
     return extra
 
 
-def _renames(p: _Pending) -> bool:
-    """Does this pending concept version take on names: a new assertion, or a change of name or
-    aliases?"""
-    row, cur = p.row, p.current
-    if p.write.table != "concepts" or row is None or row["op"] not in ("assert", "revise"):
-        return False
-    return (
-        row["op"] == "assert" or cur is None or (row["name"], row["aliases"]) != (cur["name"], cur["aliases"])
-    )
+def _new_names(p: _Pending) -> list[tuple[str, str]]:
+    """The names (``(field, name)``) a pending concept write takes on: those of a new assertion,
+    or of a revision that changes the name or aliases."""
+    if p.write.table != "concepts" or not p.rows:
+        return []
+    before = {(r["name"], tuple(r["aliases"])) for r in p.closed}
+    out: list[tuple[str, str]] = []
+    for row, kind in zip(p.rows, p.kinds, strict=True):
+        if kind != "written" or row["op"] not in ("assert", "revise"):
+            continue
+        if row["op"] == "assert" or (row["name"], tuple(row["aliases"])) not in before:
+            out += [("name", row["name"]), *(("aliases", a) for a in row["aliases"])]
+    return out
 
 
 def _check_names(conn: Connection, pending: list[_Pending], now: datetime, key: NameKey) -> None:
     """A concept the batch asserts, or renames, may not go by a name or alias (as ``key`` reads
     it) that another concept in force now goes by, or another concept of the batch."""
-    named = [p for p in pending if _renames(p)]
+    named = [(p.write.key[0], names) for p in pending if (names := _new_names(p))]
     if not named:
         return
-    ids = {p.write.key[0] for p in named}
+    ids = {cid for cid, _ in named}
     book: NameBook[None] = NameBook(key)
     c = schema.concepts
     stmt = sa.select(c.c.concept_id, c.c.name, c.c.aliases).where(
@@ -1068,10 +1364,8 @@ def _check_names(conn: Connection, pending: list[_Pending], now: datetime, key: 
         if cid not in ids:
             for n in (name, *(aliases or ())):
                 book.claim(cid, n, None)
-    for p in named:
-        assert p.row is not None
-        cid = p.write.key[0]
-        for field_, n in (("name", p.row["name"]), *(("aliases", a) for a in p.row["aliases"])):
+    for cid, names in named:
+        for field_, n in names:
             other = book.claim(cid, n, None)
             if other is not None:
                 what = "name" if field_ == "name" else "alias"
@@ -1086,92 +1380,120 @@ def _check_names(conn: Connection, pending: list[_Pending], now: datetime, key: 
                 )
 
 
+def _ends(table: str, key: tuple[str, ...]) -> tuple[str, ...]:
+    """The concepts an edge or lesson link points at."""
+    return key[:2] if table == "concept_edges" else key[1:]
+
+
 def _final_view(
-    conn: Connection,
-    pending: list[_Pending],
-    currents: Mapping[tuple[str, tuple[str, ...]], dict[str, Any]],
-    cache: dict[str, Mapping[str, Any]] | None = None,
-) -> dict[str, Mapping[str, Any] | None]:
-    """Concept id -> the concept's row after the batch (None: unknown), for endpoint checks.
+    conn: Connection, pending: list[_Pending], cache: dict[str, list[Period]] | None = None
+) -> dict[str, list[Period]]:
+    """Concept id -> the valid periods the concept holds over after the batch (empty: unknown or
+    retracted), for endpoint checks.
 
     Concepts the batch does not write are read with only the columns the checks need (or taken
     from ``cache``, which is then kept up to date)."""
     needed: set[str] = set()
     for p in pending:
-        if p.row is None or p.write.table not in ("concept_edges", "lesson_concepts"):
-            continue
-        needed.update(p.write.key[:2] if p.write.table == "concept_edges" else p.write.key[1:])
-    view: dict[str, Mapping[str, Any] | None] = {cid: None for cid in needed}
+        if p.rows and p.write.table in ("concept_edges", "lesson_concepts"):
+            needed.update(_ends(p.write.table, p.write.key))
+    view: dict[str, list[Period]] = {}
     written = {p.write.key[0]: p for p in pending if p.write.table == "concepts"}
     if cache is not None:
         for cid, p in written.items():
-            row = p.row if p.row is not None else p.current
-            if row is not None:
-                cache[cid] = {k: row[k] for k in ("op", "valid_at", "invalid_at")}
-        for cid in needed:
-            if cid in cache:
-                view[cid] = cache[cid]
-    from_db = sorted(cid for cid in needed if cid not in written and view[cid] is None)
+            cache[cid] = p.live_after()
+        view.update((cid, cache[cid]) for cid in needed if cid in cache)
+    from_db = sorted(cid for cid in needed if cid not in written and cid not in view)
     for i in range(0, len(from_db), _CHUNK):
         chunk = [(cid,) for cid in from_db[i : i + _CHUNK]]
-        for found_row in _current_of(conn, "concepts", chunk, ("concept_id", "op", "valid_at", "invalid_at")):
-            found = {
-                "op": found_row["op"],
-                "valid_at": found_row["valid_at"],
-                "invalid_at": found_row["invalid_at"],
-            }
-            view[found_row["concept_id"]] = found
-            if cache is not None:
-                cache[found_row["concept_id"]] = found
+        found: dict[str, list[Period]] = {cid: [] for (cid,) in chunk}
+        for row in _current_of(conn, "concepts", chunk, ("concept_id", "op", "valid_at", "invalid_at")):
+            if row["op"] != "retract":
+                found[row["concept_id"]].append(_period(row))
+        view.update(found)
+        if cache is not None:
+            cache.update(found)
     for cid, p in written.items():
-        if cid in view:
-            view[cid] = p.row if p.row is not None else p.current
+        if cid in needed:
+            view[cid] = p.live_after()
     return view
 
 
-def _check_endpoints(
-    pending: list[_Pending], view: Mapping[str, Mapping[str, Any] | None], now: datetime
-) -> None:
+def _check_endpoints(pending: list[_Pending], view: Mapping[str, list[Period]]) -> None:
     """An edge or lesson link may only point at a known concept whose validity covers its own:
-    it may neither start before the concept nor outlive it."""
+    it may neither start before the concept nor outlive it, nor hold in a gap between its
+    periods."""
     for p in pending:
-        row = p.row
-        if row is None or row["op"] == "retract" or p.write.table not in ("concept_edges", "lesson_concepts"):
+        if not p.rows or p.write.table not in ("concept_edges", "lesson_concepts"):
             continue
-        ends = p.write.key[:2] if p.write.table == "concept_edges" else p.write.key[1:]
-        for cid in ends:
-            concept = view.get(cid)
-            what = _describe(p.write.table, p.write.key)
-            if concept is None or concept["op"] == "retract":
-                raise InactiveEndpoint(f"{what}: unknown concept {cid!r}", field="concept_id", value=cid)
-            if row["valid_at"] < concept["valid_at"]:
-                raise InactiveEndpoint(
-                    f"{what}: would hold from {format_time(row['valid_at'])}, before concept {cid!r} "
-                    f"does (valid from {format_time(concept['valid_at'])})",
-                    field="valid_at",
-                    value=format_time(row["valid_at"]),
-                )
-            c_end = concept["invalid_at"]
-            if c_end is not None and (row["invalid_at"] is None or row["invalid_at"] > c_end):
-                raise InactiveEndpoint(
-                    f"{what}: concept {cid!r} is no longer active (invalid since {format_time(c_end)})",
-                    field="concept_id",
-                    value=cid,
-                )
+        for row in p.rows:
+            if row["op"] != "retract":
+                for cid in _ends(p.write.table, p.write.key):
+                    _refuse_uncovered(p.write.table, p.write.key, _period(row), cid, view.get(cid) or [])
+
+
+def _refuse_uncovered(
+    table: str, key: tuple[str, ...], period: Period, cid: str, concept: list[Period]
+) -> None:
+    what = _describe(table, key)
+    if not concept:
+        raise InactiveEndpoint(f"{what}: unknown concept {cid!r}", field="concept_id", value=cid)
+    gaps = uncovered(period, concept)
+    if not gaps:
+        return
+    first = min(c.start for c in concept if c.start is not None)
+    assert period.start is not None
+    if period.start < first:
+        raise InactiveEndpoint(
+            f"{what}: would hold from {format_time(period.start)}, before concept {cid!r} "
+            f"does (valid from {format_time(first)})",
+            field="valid_at",
+            value=format_time(period.start),
+        )
+    raise InactiveEndpoint(
+        f"{what}: concept {cid!r} is no longer active (invalid since {format_time(gaps[0].start)})",
+        field="concept_id",
+        value=cid,
+    )
+
+
+def _check_shrunk_concepts(
+    conn: Connection, pending: list[_Pending], seen: set[tuple[str, tuple[str, ...]]]
+) -> None:
+    """A correction or an import row may shorten when a concept holds; the edges and lesson links
+    that point at it (and that the batch does not write) must still be covered."""
+    for p in pending:
+        if p.write.table != "concepts" or not p.rows or p.write.mode in ("invalidate", "retract"):
+            continue
+        after = p.live_after()
+        before = [_period(r) for r in p.currents if r["op"] != "retract"]
+        if all(covers(after, b) for b in before):
+            continue
+        cid = p.write.key[0]
+        for table, cond in (
+            (schema.concept_edges, schema.concept_edges.c.source_id == cid),
+            (schema.concept_edges, schema.concept_edges.c.target_id == cid),
+            (schema.lesson_concepts, schema.lesson_concepts.c.concept_id == cid),
+        ):
+            stmt = sa.select(table).where(cond, table.c.expired_at.is_(None), table.c.op != "retract")
+            for r in conn.execute(stmt).mappings():
+                key = row_key(table.name, r)
+                if (table.name, key) not in seen:
+                    _refuse_uncovered(table.name, key, Period(r["valid_at"], r["invalid_at"]), cid, after)
 
 
 def _open_prerequisites(
     pending: list[_Pending], now: datetime
 ) -> tuple[list[tuple[str, str]], set[tuple[str, str]]]:
-    """The prerequisite edges a batch leaves open, and those it leaves closed."""
+    """The prerequisite edges a batch leaves open (in force now or later), and those it leaves
+    closed."""
     added: list[tuple[str, str]] = []
     closed: set[tuple[str, str]] = set()
     for p in pending:
         if p.write.table != "concept_edges" or p.write.key[2] != PREREQUISITE:
             continue
         pair = (p.write.key[0], p.write.key[1])
-        row = p.row if p.row is not None else p.current
-        if row is not None and _is_open_at(row, now):
+        if any(period.end is None or period.end > now for period in p.live_after()):
             added.append(pair)
         else:
             closed.add(pair)
@@ -1230,8 +1552,7 @@ def _reachable_prerequisites(conn: Connection, starts: set[str], now: datetime) 
 def _persist(conn: Connection, pending: list[_Pending], now: datetime) -> BatchResult:
     expire: dict[str, list[int]] = defaultdict(list)
     for p in pending:
-        if p.row is not None and p.current is not None:
-            expire[p.write.table].append(p.current["version_id"])
+        expire[p.write.table] += [r["version_id"] for r in p.closed]
     for table_name, ids in expire.items():
         table = schema.metadata.tables[table_name]
         for i in range(0, len(ids), _CHUNK):
@@ -1245,26 +1566,28 @@ def _persist(conn: Connection, pending: list[_Pending], now: datetime) -> BatchR
                 raise ConcurrentWrite(f"{table_name}: a version was superseded by another writer; retry")
     by_table: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for p in pending:
-        if p.row is not None:
-            by_table[p.write.table].append(p.row)
+        by_table[p.write.table] += p.rows
     new_ids = {
-        table_name: iter(_insert_versions(conn, table_name, rows)) for table_name, rows in by_table.items()
+        table_name: iter(_insert_versions(conn, table_name, rows))
+        for table_name, rows in by_table.items()
+        if rows
     }
-    # Written, then unchanged, then cascaded; each in pending order (ids were handed out in it).
+    # Written, kept, unchanged, then cascaded; each in pending order (ids were handed out in it).
     entries: dict[str, list[tuple[str, str, Mapping[str, Any], int, Grounding | None]]] = {
         "written": [],
+        "kept": [],
         "unchanged": [],
         "cascaded": [],
     }
     for p in pending:
         table_name = p.write.table
-        if p.row is None:
-            assert p.current is not None
-            entries["unchanged"].append(("unchanged", table_name, p.current, p.current["version_id"], None))
-        else:
-            kind = "cascaded" if p.cascade else "written"
-            entries[kind].append((kind, table_name, p.row, next(new_ids[table_name]), p.write.grounding))
-    return BatchResult([*entries["written"], *entries["unchanged"], *entries["cascaded"]])
+        for current in p.unchanged:
+            entries["unchanged"].append(("unchanged", table_name, current, current["version_id"], None))
+        for row, kind in zip(p.rows, p.kinds, strict=True):
+            vid = next(new_ids[table_name])
+            kind = "cascaded" if p.cascade else kind
+            entries[kind].append((kind, table_name, row, vid, None if kind == "kept" else p.write.grounding))
+    return BatchResult([*entries["written"], *entries["kept"], *entries["unchanged"], *entries["cascaded"]])
 
 
 def _insert_versions(conn: Connection, table_name: str, rows: list[dict[str, Any]]) -> list[int]:

@@ -354,6 +354,17 @@ class GraphReader:
                 _PINNED.reset(token)
 
     @contextmanager
+    def pinned_to(self, conn: sa.Connection) -> Iterator[None]:
+        """Every read of this engine inside the block (in this thread or task) goes through
+        ``conn``: to read the graph as an open transaction sees it (a rehearsed write, see
+        ``WriteGateway.rehearse``)."""
+        token = _PINNED.set((self._engine, conn))
+        try:
+            yield
+        finally:
+            _PINNED.reset(token)
+
+    @contextmanager
     def connection(self) -> Iterator[sa.Connection]:
         """The connection of the enclosing :meth:`pinned` block, or a fresh one for this read."""
         held = self._pinned_connection()

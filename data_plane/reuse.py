@@ -22,7 +22,7 @@ key, so the first test also covers versions closed since.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final
@@ -137,6 +137,13 @@ class AnswerIndex:
             Reads.from_dict(row["reads"]),
             row["created_at"],
         )
+
+    def all_reads(self) -> Iterator[tuple[str, Reads]]:
+        """What every indexed answer read, by answer id (for the impact audit)."""
+        stmt = sa.select(A.c.answer_id, A.c.reads).order_by(A.c.answer_id)
+        with self._reader.connection() as conn:
+            for answer_id, reads in conn.execute(stmt, execution_options={"yield_per": 2000}):
+                yield answer_id, Reads.from_dict(reads)
 
     def unchanged(self, entry: ReuseEntry, point: AsOf) -> bool:
         """Whether everything ``entry``'s answer read is the same as of ``point`` as it was as of

@@ -5,8 +5,9 @@ version of its key, with the grounding record (``confidence``, ``reason``, ``sou
 ``evidence``), the two timelines (``valid_at``/``invalid_at``: true in the curriculum;
 ``recorded_at``/``expired_at``: known to the system), the operation that wrote it and the version it
 supersedes. Rows are never deleted and only ever closed once: the database enforces both with
-triggers (see ``data_plane/guards.py`` and the migrations). At most one version per key is current
-(``expired_at IS NULL``), enforced by a partial unique index.
+triggers (see ``data_plane/guards.py`` and the migrations). A key may have several current versions
+(``expired_at IS NULL``), one per valid period it holds over as now known; the gateway keeps their
+periods apart, and a partial unique index allows one current version per key and valid start.
 
 Alembic owns the DDL; this module is the ``target_metadata`` the migrations are checked against.
 """
@@ -123,10 +124,11 @@ def _versioned_table(name: str, key: tuple[str, ...], columns: list[sa.Column[An
         sa.CheckConstraint("op IN (" + ", ".join(f"'{op}'" for op in OPERATIONS) + ")", name="op_known"),
         *extra,
     )
-    # At most one current version per key.
+    # At most one current version per key and valid start (migration 0004).
     sa.Index(
         f"uq_{name}_current",
         *(table.c[k] for k in key),
+        table.c.valid_at,
         unique=True,
         sqlite_where=table.c.expired_at.is_(None),
         postgresql_where=table.c.expired_at.is_(None),

@@ -21,7 +21,7 @@ import json
 import sqlite3
 import time
 from collections.abc import Callable, Mapping, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -60,7 +60,10 @@ class RawDriver:
             self.p = "%s"
 
     def stamp(self, t: datetime) -> Any:
-        return t.replace(tzinfo=None).isoformat(sep=" ") if self.sqlite else t
+        # The stored text always has six fractional digits; ``isoformat`` drops them when they
+        # are zero, and "... 00:00:00" sorts before "... 00:00:00.000000", so a version closed at
+        # exactly that time would still be read as in force.
+        return t.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S.%f") if self.sqlite else t
 
     def close(self) -> None:
         self.conn.close()

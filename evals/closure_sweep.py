@@ -67,14 +67,14 @@ def sweep(reader: GraphReader) -> dict[str, Any]:
             got = set() if answer.abstained else set(stated)
             f1s.append(_f1(got, gold))
             rounds.append(len(answer.rounds))
-            calls.append(answer.llm_calls)
+            calls.append(answer.syntheses)
             sizes.append(len(gold))
         out[direction] = {
             "questions": len(f1s),
             "f1": round(statistics.fmean(f1s), 3),
             "exact": sum(f == 1.0 for f in f1s),
             "mean_rounds": round(statistics.fmean(rounds), 2),
-            "mean_llm_calls": round(statistics.fmean(calls), 2),
+            "mean_syntheses": round(statistics.fmean(calls), 2),
             "closure_p50": statistics.median_low(sizes),
             "closure_max": max(sizes),
         }
@@ -90,7 +90,7 @@ def table(result: dict[str, Any]) -> str:
     for d, r in result.items():
         lines.append(
             f"| {d} | {r['questions']} | {r['f1']:.3f} | {r['exact']} | {r['mean_rounds']} "
-            f"| {r['mean_llm_calls']} | {r['closure_p50']} | {r['closure_max']} |"
+            f"| {r['mean_syntheses']} | {r['closure_p50']} | {r['closure_max']} |"
         )
     return "\n".join(lines)
 

@@ -73,7 +73,7 @@ class Response:
     evidence: tuple[str, ...] = ()
     confidence: float = 0.0
     rounds: int = 0
-    llm_calls: int = 0
+    llm_calls: int = 0  # model calls (0 offline)
     prompt_tokens: int = 0
     completion_tokens: int = 0
     latency_ms: float = 0.0
@@ -93,6 +93,7 @@ class Response:
     quoted: tuple[str, ...] = ()
     # The concepts the text names (the runner fills this in); None: not computed.
     named: tuple[str, ...] | None = None
+    syntheses: int = 0  # synthesis steps run, offline or by a model
 
 
 @dataclass(frozen=True)
@@ -124,6 +125,7 @@ class Score:
     named_cited: int | None = None  # ... of which the answer cites
     finding_ok: bool | None = None  # every expect.finding key stated right (None: no finding)
     suggest_ok: bool | None = None  # did_you_mean holds every expect.suggest id (None: none asked)
+    syntheses: int = 0
 
     @property
     def answered(self) -> bool:
@@ -152,6 +154,7 @@ class Score:
             "named_cited": self.named_cited,
             "finding_ok": self.finding_ok,
             "suggest_ok": self.suggest_ok,
+            "syntheses": self.syntheses,
         }
 
 
@@ -230,6 +233,7 @@ def score(
         "confidence": response.confidence,
         "rounds": response.rounds,
         "llm_calls": response.llm_calls,
+        "syntheses": response.syntheses,
         "prompt_tokens": response.prompt_tokens,
         "completion_tokens": response.completion_tokens,
         "latency_ms": response.latency_ms,
@@ -374,6 +378,7 @@ def summarise(scores: Sequence[Score]) -> dict[str, Any]:
         "crashes": sum(1 for s in scores if s.crashed),
         "mean_rounds": _mean(float(s.rounds) for s in scores),
         "mean_llm_calls": _mean(float(s.llm_calls) for s in scores),
+        "mean_syntheses": _mean(float(s.syntheses) for s in scores),
         "mean_prompt_tokens": _mean(float(s.prompt_tokens) for s in scores),
         "mean_completion_tokens": _mean(float(s.completion_tokens) for s in scores),
         "mean_reasoning_tokens": _mean(float(s.reasoning_tokens) for s in scores),

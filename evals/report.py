@@ -55,6 +55,7 @@ COLUMNS = (
     ("citation_coverage", "cit. cov."),
     ("mean_rounds", "rounds"),
     ("mean_llm_calls", "LLM calls"),
+    ("mean_syntheses", "syntheses"),
     ("mean_prompt_tokens", "prompt tok"),
     ("mean_completion_tokens", "compl. tok"),
     ("mean_reasoning_tokens", "reason. tok"),

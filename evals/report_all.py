@@ -17,6 +17,10 @@ and 200 concepts, a shorter serving load); without it every figure the docs quot
 (about half an hour on a 2-core machine, most of it at 10^6 edges). With ``KG_TEST_POSTGRES_URL``
 set, the benchmarks and the serving and reuse runs also run on PostgreSQL (in scratch databases
 they drop afterwards). Exits 1 if any step failed; the others still run and are summarised.
+
+Besides Python it needs ``hyperfine`` and ``perf`` for the start-up step (:data:`NEEDS`); it says so
+as it starts, and a step whose programs are missing is skipped with a note (in ``SUMMARY.md``, under
+"Steps skipped") instead of failing the run.
 """
 
 from __future__ import annotations
@@ -39,9 +43,12 @@ from pathlib import Path
 from typing import Any
 
 from evals.bench_dataplane import machine
+from evals.dev_graphs import dev_graphs_folder
 from evals.summary_tables import (
+    breakdown_table,
     corpus_row,
     corpus_table,
+    group_shares,
     import_table,
     machine_line,
     reuse_table,
@@ -80,6 +87,7 @@ class Context:
     quick: bool
     postgres: str | None  # KG_TEST_POSTGRES_URL
     notes: list[str] = field(default_factory=list)  # commands that exited non-zero but reported
+    dev_graphs: Path | None = None  # the real development graphs (evals.dev_graphs), if there
 
 
 @dataclass
@@ -275,6 +283,61 @@ def forms(ctx: Context) -> list[Section]:
     return _corpus(ctx, "forms", "Question forms corpus, per graph and split (loop, offline)")
 
 
+LECTUREBANK = "lecturebank"
+
+
+def lecturebank(ctx: Context) -> list[Section]:
+    """Both LectureBank splits on the real map (``../shared/dev-graphs``; skipped with a note when
+    it is not there): one row per split, and per question type and per name style (coverage /
+    selective accuracy; the style of a question whose names are all as stored or in lower case is
+    that, else the variant it uses)."""
+    only = f"python -m evals.report_all --only {ctx.out.name}"
+    folder = ctx.dev_graphs or dev_graphs_folder({})
+    bundle = folder / LECTUREBANK
+    if not (bundle / "manifest.json").is_file():
+        note = f"_Skipped: no LectureBank graph in {folder} (../shared/dev-graphs; set KG_DEV_GRAPHS)._"
+        return [Section("LectureBank question sets (skipped)", [only], note)]
+    from evals.corpus import load_builder
+
+    builder = load_builder("build_lecturebank")
+    styles = {m.question.id: builder.style_of(m) for m in builder.build(builder.load_graph(bundle))}
+    rows, by_type, by_style, example = [], [], [], ""
+    for split in ("dev", "test"):
+        out = ctx.out / f"{LECTUREBANK}_{split}"
+        argv = _kg(
+            "eval",
+            "--questions",
+            str(QUESTIONS / f"{LECTUREBANK}_{split}.jsonl.gz"),
+            "--bundle",
+            os.path.relpath(bundle, ROOT),
+            "--set-aside",
+            "--baseline",
+            "loop",
+            "--out",
+            str(out),
+        )
+        _must(ctx, argv, out / "report.json")
+        report = _read(out / "report.json")
+        rows.append((LECTUREBANK, split, corpus_row(report)))
+        by_type.append((split, {t: s["loop"] for t, s in report["summary"]["by_type"].items()}))
+        by_style.append((split, group_shares(report, styles)))
+        example = example or _shown(argv)
+    notes = [f"One `kg eval` per split, e.g. `{example}`; each report.md has the per-intent table."]
+    return [
+        Section("LectureBank question sets, per split (loop, offline)", [only], corpus_table(rows), notes),
+        Section(
+            "LectureBank question sets, per question type (loop, offline)",
+            [only],
+            breakdown_table("type", by_type),
+        ),
+        Section(
+            "LectureBank question sets, answerable questions per name style (loop, offline)",
+            [only],
+            breakdown_table("names written", by_style),
+        ),
+    ]
+
+
 def _each_engine(
     ctx: Context, name: str, build: Callable[[list[str], Path], list[str]], made: str
 ) -> tuple[list[tuple[str, Any]], list[str]]:
@@ -402,8 +465,6 @@ def imports(ctx: Context) -> list[Section]:
 
 
 def startup(ctx: Context) -> list[Section]:
-    if not (shutil.which("hyperfine") and shutil.which("perf")):
-        raise StepFailed("needs hyperfine and perf (apt-get install hyperfine linux-perf)")
     argv = ["bash", str(ROOT / "evals" / "startup.sh"), "5" if ctx.quick else "20"]
     code, _ = _run(argv, ctx.out / "startup.txt")
     if code != 0:
@@ -558,6 +619,7 @@ STEPS: dict[str, tuple[str, Callable[[Context], list[Section]]]] = {
     "graphwalk": ("GraphWalk-style templates on random graphs", graphwalk),
     "reader": ("the phrasing corpus, every graph and split", reader),
     "forms": ("the question forms corpus, every graph and split", forms),
+    "lecturebank": ("the LectureBank sets on the real map in ../shared (skipped when absent)", lecturebank),
     "reuse": ("answer reuse with a curation change", reuse),
     "serving": ("load against several worker processes", serving),
     "bench": ("kg bench: import, loop, export beside the raw driver", bench),
@@ -568,6 +630,29 @@ STEPS: dict[str, tuple[str, Callable[[Context], list[Section]]]] = {
     "startup": ("how fast kg starts", startup),
     "targets": ("the issues' targets, checked against this run's reports", targets),
 }
+
+
+# Programs a step runs besides this checkout's Python, and how to install each (Debian/Ubuntu). A
+# step whose programs are missing is skipped, with a note saying what to install; the rest run.
+NEEDS: dict[str, tuple[str, ...]] = {"startup": ("hyperfine", "perf")}
+INSTALL: dict[str, str] = {
+    "hyperfine": "apt-get install hyperfine",
+    "perf": "apt-get install linux-perf (Ubuntu: linux-tools-generic)",
+}
+
+
+def missing_programs(step: str, which: Callable[[str], str | None] = shutil.which) -> list[str]:
+    """The programs ``step`` needs that are not on PATH."""
+    return [program for program in NEEDS.get(step, ()) if which(program) is None]
+
+
+def needs_line() -> str:
+    """What a run needs besides Python, said before it starts."""
+    steps = ", ".join(f"{step}: {' and '.join(programs)}" for step, programs in NEEDS.items())
+    return (
+        f"needs, besides Python: {steps} (a step whose programs are missing is skipped with a note); "
+        "PostgreSQL runs too when KG_TEST_POSTGRES_URL is set"
+    )
 
 
 # -- the summary -------------------------------------------------------------------------------
@@ -593,7 +678,12 @@ def provenance(command: str) -> dict[str, Any]:
     }
 
 
-def render(head: dict[str, Any], sections: Sequence[Section], failed: dict[str, str]) -> str:
+def render(
+    head: dict[str, Any],
+    sections: Sequence[Section],
+    failed: dict[str, str],
+    skipped: Mapping[str, str] | None = None,
+) -> str:
     """``SUMMARY.md``: where and when, then one table per section with how to rebuild it."""
     dirty = " (with uncommitted changes)" if head["uncommitted_changes"] else ""
     lines = [
@@ -613,6 +703,9 @@ def render(head: dict[str, Any], sections: Sequence[Section], failed: dict[str, 
     if failed:
         lines += ["", "## Steps that failed", ""]
         lines += [f"- **{name}**: {why}" for name, why in failed.items()]
+    if skipped:
+        lines += ["", "## Steps skipped", ""]
+        lines += [f"- **{name}**: {why}" for name, why in skipped.items()]
     return "\n".join(lines) + "\n"
 
 
@@ -697,18 +790,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     shown = "python -m evals.report_all " + shlex.join(sys.argv[1:] if argv is None else list(argv))
     head = provenance(shown.strip())
     postgres = os.environ.get("KG_TEST_POSTGRES_URL") or None
+    dev_graphs = dev_graphs_folder(os.environ)
     started, load0 = time.perf_counter(), os.getloadavg()[0]
     sections: list[Section] = []
     failed: dict[str, str] = {}
+    skipped: dict[str, str] = {}
+    print(needs_line(), file=sys.stderr, flush=True)
     for name, (_, step) in STEPS.items():
         if args.only and name not in args.only:
+            continue
+        missing = missing_programs(name)
+        if missing:
+            how = "; ".join(INSTALL.get(program, program) for program in missing)
+            skipped[name] = f"needs {' and '.join(missing)}, not found on PATH ({how}); not run"
+            print(f"== {name}: skipped: {skipped[name]}", file=sys.stderr, flush=True)
             continue
         folder = out / name
         shutil.rmtree(folder, ignore_errors=True)
         folder.mkdir(parents=True)
         t0, before = time.perf_counter(), os.getloadavg()[0]
         print(f"== {name} ...", file=sys.stderr, flush=True)
-        ctx = Context(folder, args.quick, postgres)
+        ctx = Context(folder, args.quick, postgres, dev_graphs=dev_graphs)
         try:
             made = step(ctx)
         except StepFailed as exc:
@@ -721,8 +823,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         sections += made
         print(f"   {time.perf_counter() - t0:.0f} s", file=sys.stderr)
     head["seconds"], head["load"] = time.perf_counter() - started, (load0, os.getloadavg()[0])
-    (out / "SUMMARY.md").write_text(render(head, sections, failed), encoding="utf-8")
-    data = {**head, "sections": [asdict(s) for s in sections], "failed": failed}
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "SUMMARY.md").write_text(render(head, sections, failed, skipped), encoding="utf-8")
+    data = {**head, "sections": [asdict(s) for s in sections], "failed": failed, "skipped": skipped}
     (out / "summary.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     print(f"wrote {out / 'SUMMARY.md'}", file=sys.stderr)
     if args.update_docs:

@@ -133,11 +133,11 @@ def run_mix(url: str, *, questions: int = 30, repeats: int = 20, seed: int = 7) 
                     known_at=parse_time(point["recorded_at"]),
                     record=False,
                 )
-                without += fresh.llm_calls
+                without += fresh.syntheses
                 stale += substance(fresh.to_dict()) != substance(body)
             else:
                 rounds.setdefault(question, len(body["rounds"]))
-                without += int(body["llm_calls"])
+                without += int(body["syntheses"])
                 afresh_after += i >= len(mix) // 2
         per_question = sum(rounds.values()) / max(1, len(rounds))
         return MixReport(

@@ -13,8 +13,10 @@ from typing import Any
 from evals.report import fmt
 
 __all__ = [
+    "breakdown_table",
     "corpus_row",
     "corpus_table",
+    "group_shares",
     "import_table",
     "machine_line",
     "reuse_table",
@@ -46,7 +48,7 @@ def machine_line(machine: Mapping[str, Any], load: tuple[float, float]) -> str:
 
 def systems_table(report: Mapping[str, Any]) -> str:
     """``kg eval`` with several systems: one row per system. F1, exact match and evidence recall
-    over the answerable questions; abstention precision and recall, coverage, synthesis calls and
+    over the answerable questions; abstention precision and recall, coverage, model calls (0 offline), synthesis steps and
     citation coverage over all of them."""
     summary = report["summary"]
     rows = []
@@ -64,6 +66,7 @@ def systems_table(report: Mapping[str, Any]) -> str:
                 fmt(o["abstention_recall"]),
                 fmt(o["coverage"]),
                 fmt(o["mean_llm_calls"]),
+                fmt(o.get("mean_syntheses")),
                 fmt(o["citation_coverage"]),
             )
         )
@@ -77,6 +80,7 @@ def systems_table(report: Mapping[str, Any]) -> str:
         "abst. R",
         "coverage",
         "LLM calls / question",
+        "syntheses / question",
         "citation coverage",
     )
     return _table(header, rows)
@@ -140,6 +144,50 @@ def corpus_table(rows: Sequence[tuple[str, str, Mapping[str, Any]]]) -> str:
         for graph, split, r in rows
     ]
     return _table(header, body)
+
+
+def group_shares(
+    report: Mapping[str, Any], group_of: Mapping[str, str], system: str = "loop"
+) -> dict[str, Any]:
+    """Per group (``group_of``: question id -> group; questions it leaves out are not counted): the
+    questions, the share answered (coverage) and the share of answers that are exact (selective
+    accuracy, None when none was answered)."""
+    out: dict[str, dict[str, Any]] = {}
+    for q in report["questions"]:
+        group = group_of.get(q["id"])
+        if group is None:
+            continue
+        result = q["results"][system]
+        g = out.setdefault(group, {"n": 0, "answered": 0, "exact": 0})
+        g["n"] += 1
+        if not result["abstained"]:
+            g["answered"] += 1
+            g["exact"] += bool(result["exact_match"])
+    return {
+        group: {
+            "n": g["n"],
+            "coverage": g["answered"] / g["n"],
+            "selective_accuracy": g["exact"] / g["answered"] if g["answered"] else None,
+        }
+        for group, g in out.items()
+    }
+
+
+def breakdown_table(first: str, runs: Sequence[tuple[str, Mapping[str, Mapping[str, Any]]]]) -> str:
+    """One row per group (a question type, a name style), one column per run (a split): coverage /
+    selective accuracy (questions); ``runs`` are (label, {group: figures with n, coverage,
+    selective_accuracy}), e.g. a report's ``summary.by_type`` for one system or
+    :func:`group_shares`."""
+    groups = sorted({g for _, by in runs for g in by})
+
+    def cell(s: Mapping[str, Any] | None) -> str:
+        if s is None:
+            return "-"
+        return f"{fmt(s['coverage'])} / {fmt(s['selective_accuracy'], missing='-')} ({s['n']})"
+
+    return _table(
+        (first, *(label for label, _ in runs)), [(g, *(cell(by.get(g)) for _, by in runs)) for g in groups]
+    )
 
 
 # A column of a per-run table: its header and how to read its cell from a run's report.

@@ -76,11 +76,18 @@ def test_import_and_export_print_text_unless_asked_for_json(initialised: str, tm
     )
 
 
-def test_an_offline_answer_reports_no_llm_calls(initialised: str) -> None:
-    """The offline synthesizer calls no model, and the answer line says so."""
-    out = ok(initialised, "ask", "What does RAG build on?").stdout
+def test_an_offline_answer_reports_no_model_calls_in_every_format(initialised: str) -> None:
+    """The offline synthesizer calls no model: the text, the JSON and the page all say 0, and the
+    JSON counts its synthesis steps apart."""
+    question = "What does RAG build on?"
+    out = ok(initialised, "ask", question, "--fresh").stdout
     line = next(x for x in out.splitlines() if x.startswith("confidence "))
-    assert "no LLM calls" in line and "LLM calls 1" not in line and "synthesizer offline" in line
+    assert "no model calls" in line and "synthesizer offline" in line
+    answer = json.loads(ok(initialised, "ask", question, "--fresh", "--format", "json").stdout)
+    assert answer["llm_calls"] == 0 and answer["syntheses"] == len(answer["rounds"]) == 1
+    assert all(r["llm_calls"] == 0 for r in answer["rounds"])
+    page = ok(initialised, "ask", question, "--fresh", "--format", "html").stdout
+    assert "no model calls" in page and "LLM calls" not in page
 
 
 def test_eval_summary_says_n_a_for_ratios_with_nothing_to_count(tmp_path: Path) -> None:
@@ -95,12 +102,53 @@ def test_eval_summary_says_n_a_for_ratios_with_nothing_to_count(tmp_path: Path) 
         "citation_coverage": None,
     }
     report = {
-        "summary": {"overall": {"loop": {**scores, "mean_llm_calls": 1.0}}},
+        "summary": {"overall": {"loop": {**scores, "mean_llm_calls": 0.0, "mean_syntheses": 1.0}}},
         "meta": {"systems": ["loop"], "plots": []},
     }
     (line, _) = summary_lines(report, tmp_path)
     assert "abstain P/R n/a/n/a" in line and "None" not in line and "F1 0.912" in line
-    assert "citation coverage n/a" in line
+    assert "citation coverage n/a" in line and "model calls 0.00  syntheses 1.00" in line
+
+
+def test_kg_version_prints_the_installed_version() -> None:
+    """`kg --version` prints the distribution's version and exits 0, running no command."""
+    from importlib.metadata import version
+
+    result = CliRunner().invoke(app, ["--version"], env=ENV)
+    assert result.exit_code == 0 and result.stdout == f"kg (curriculum-kg) {version('curriculum-kg')}\n"
+
+
+def test_counts_of_one_are_singular(tmp_path: Path) -> None:
+    """Counts read as English: "1 concept", "1 edge", "1 lesson link", "2 edges"."""
+    from control_plane.surfaces.wording import calls_text, counted
+
+    assert [counted(1, "edge"), counted(2, "edge"), counted(0, "lesson link")] == [
+        "1 edge",
+        "2 edges",
+        "0 lesson links",
+    ]
+    assert [calls_text(0), calls_text(1), calls_text(3)] == [
+        "no model calls",
+        "1 model call",
+        "3 model calls",
+    ]
+    url = f"sqlite:///{tmp_path}/one.sqlite3"
+    ok(url, "init", "--no-curriculum")
+    ok(url, "concept", "add", "a", "--name", "A", "--reason", "r", "--evidence", '{"d": 1}')
+    ok(url, "concept", "add", "b", "--name", "B", "--reason", "r", "--evidence", '{"d": 1}')
+    ok(url, "edge", "add", "a>prerequisite>b", "--reason", "r", "--evidence", '{"d": 1}')
+    assert ": 2 concepts, 1 edge, 0 lessons, 0 lesson links" in ok(url, "audit", "snapshot").stdout
+    assert ", 1 edge, " in ok(url, "export", str(tmp_path / "bundle")).stdout
+
+
+def test_a_long_list_of_what_to_master_reads_as_a_sentence(initialised: str) -> None:
+    """What comes before a concept, listed in learning stages, follows "must master" without a
+    colon: "must master 28 concepts, in learning order: first ..."."""
+    out = ok(
+        initialised, "ask", "What must a learner master before agent orchestration?", "--evidence", "none"
+    )
+    assert "a learner must master 28 concepts, in learning order: first " in out.stdout.replace("\n", " ")
+    assert "must master:" not in out.stdout
 
 
 def test_piping_into_head_ends_quietly(initialised: str) -> None:

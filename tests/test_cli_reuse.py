@@ -43,9 +43,9 @@ def test_a_repeated_question_is_reused_and_fresh_asks_again(db: str) -> None:
     assert code == 0
     first_id = json.loads(first)["answer_id"]
     code, text = _ask(db)
-    assert code == 0 and f"reused from {first_id}" in text and "no LLM calls" in text
+    assert code == 0 and f"reused from {first_id}" in text and "no model calls" in text
     code, again = _ask(db, "--fresh", "--format", "json")
-    assert code == 0 and json.loads(again)["reused_from"] is None and json.loads(again)["llm_calls"] >= 1
+    assert code == 0 and json.loads(again)["reused_from"] is None and json.loads(again)["syntheses"] >= 1
 
 
 def test_an_abstention_because_the_model_was_down_exits_3(db: str) -> None:

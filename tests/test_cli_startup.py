@@ -60,13 +60,15 @@ def run_kg(*argv: str) -> tuple[int, list[str]]:
     "argv",
     [
         ["--help"],
+        ["--version"],
         ["concept", "add", "--help"],
         ["import", "--help"],
         ["audit", "--help"],
     ],
 )
 def test_help_loads_nothing_heavy(argv: list[str]) -> None:
-    """Help, at any level, is printed without loading the database layer, the reader or the model."""
+    """Help, at any level, and the version are printed without loading the database layer, the
+    reader or the model."""
     code, loaded = run_kg(*argv)
     assert code == 0 and loaded == []
 

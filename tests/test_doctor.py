@@ -165,3 +165,25 @@ def test_an_unreachable_postgres_is_reported_without_its_password() -> None:
     )
     assert check.status == "fail" and "cannot reach" in check.detail
     assert "pw-SECRET-99" not in check.detail
+
+
+def test_the_counts_are_what_is_in_force_as_a_snapshot_counts_them(tmp_path: Path) -> None:
+    """After an edge is invalidated and a concept revised, doctor counts what `kg audit snapshot`
+    counts (in force now), not every current version; a single answer is "1 answer"."""
+    env = {"KG_SYNTHESIZER": "offline", "DEEPSEEK_API_KEY": "", "KG_DATABASE_URL": "", "COLUMNS": "200"}
+    url = f"sqlite:///{tmp_path}/kg.sqlite3"
+
+    def kg(*args: str) -> str:
+        result = CliRunner().invoke(app, ["--db", url, *args], env=env)
+        assert result.exit_code == 0, result.output
+        return result.stdout
+
+    kg("init")
+    grounded = ["--reason", "doctor test", "--evidence", '{"test": "doctor"}']
+    kg("edge", "invalidate", "rag>builds_on>embeddings", *grounded)
+    kg("concept", "revise", "rag", "--summary", "Revised.", *grounded)
+    kg("ask", "What does RAG build on?")
+    snapshot = kg("audit", "snapshot").splitlines()[0]
+    edges = snapshot.split("): ", 1)[1].split(", ")[1]  # "N edges"
+    graph = next(line for line in kg("doctor").splitlines() if line.startswith("[ok] graph: "))
+    assert f", {edges}, " in graph and graph.endswith(", 1 answer")

@@ -343,6 +343,7 @@ class _Answer:
             "Ev", (), {"concepts": {"x": type("C", (), {"summary": ""})()}, "edges": {}, "lessons": {}}
         )()
         self.confidence, self.llm_calls, self.prompt_tokens, self.completion_tokens = 0.9, 0, 0, 0
+        self.syntheses = 0
         self.reasoning_tokens, self.cache_hit_tokens, self.cost_usd, self.latency_ms = 0, 0, 0.0, 1.0
         self.text, self.abstain_reason, self.extra = "", None, {}
         self.as_of = type("AsOf", (), {"to_dict": lambda _: {"valid_at": None}})()

@@ -68,7 +68,7 @@ def test_truncate_is_refused_on_postgresql(populated: Engine) -> None:
 
 
 def test_two_current_versions_of_one_key_are_refused(populated: Engine) -> None:
-    """The partial unique index allows at most one current version per key."""
+    """The partial unique index allows at most one current version per key and valid start."""
     with pytest.raises(DBAPIError), populated.begin() as conn:
         conn.exec_driver_sql(
             "INSERT INTO concepts (concept_id, name, aliases, summary, op, confidence, reason, source, evidence,"

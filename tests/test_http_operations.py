@@ -87,6 +87,14 @@ def test_health_and_readiness_need_no_token_and_are_never_limited(runtime: Runti
     assert checks["synthesizer"]["detail"].startswith("offline")
 
 
+def test_readiness_does_not_show_where_the_database_is(runtime: Runtime, tmp_path: Path) -> None:
+    """/readyz names the kind of database it reached, never its file path (or host)."""
+    with _client(runtime) as c:
+        body = c.get("/readyz").text
+    assert str(tmp_path) not in body and "kg.sqlite3" not in body
+    assert '"database":{"ok":true,"detail":"reachable (sqlite)"}' in body
+
+
 def test_readiness_fails_when_the_schema_is_behind(runtime: Runtime) -> None:
     """A database at an older revision is not ready: 503 naming the revisions and `kg init`."""
     with _client(runtime) as c:
@@ -130,6 +138,30 @@ def test_metrics_count_requests_answers_model_use_and_refusals(runtime: Runtime)
     assert _metric(text, "kg_limiter_rejections_total", limit="ask") == 1
     assert _metric(text, "kg_http_request_duration_seconds_count", method="POST", route="/ask") == 4
     assert "kg_model_tokens_total" in text and "kg_model_cost_usd_total" in text
+
+
+def test_a_request_refused_before_routing_is_counted_under_its_route(runtime: Runtime) -> None:
+    """A 415 (and a 413) on POST /ask is labelled route="/ask", not "unmatched"; an unknown path
+    still is "unmatched"."""
+    with _client(runtime, max_body_bytes=64) as c:
+        assert (
+            c.post("/ask", content=b"What is RAG?", headers={"Content-Type": "text/plain"}).status_code == 415
+        )
+        assert c.post("/ask", json={"question": "x" * 100}).status_code == 413
+        assert c.get("/no/such/route").status_code == 404
+        text = c.get("/metrics").text
+    assert _metric(text, "kg_http_requests_total", method="POST", route="/ask", status="415") == 1
+    assert _metric(text, "kg_http_requests_total", method="POST", route="/ask", status="413") == 1
+    assert _metric(text, "kg_http_requests_total", method="GET", route="unmatched", status="404") == 1
+
+
+def test_offline_answers_count_no_model_calls(runtime: Runtime) -> None:
+    """Offline, /ask answers count rounds but no model call in /metrics."""
+    with _client(runtime) as c:
+        body = c.post("/ask", json={"question": QUESTION}).json()
+        text = c.get("/metrics").text
+    assert body["llm_calls"] == 0 and body["syntheses"] >= 1
+    assert _metric(text, "kg_model_calls_total") == 0 and _metric(text, "kg_answer_rounds_total") >= 1
 
 
 # --- docs -----------------------------------------------------------------------------------------

@@ -180,11 +180,12 @@ def test_path_between_two_seeds() -> None:
     assert verify(d, ev).accepted
 
 
-def test_one_call_no_tokens_and_offline_info() -> None:
-    """Every draft reports one call and zero tokens; the info says offline."""
+def test_no_model_call_no_tokens_and_offline_info() -> None:
+    """Every draft reports no model call and zero tokens (it answers from the graph); the info
+    says offline."""
     synth = OfflineSynthesizer()
     d = synth.synthesize(make_request(WORKED, make_evidence(CONCEPTS, EDGES, seeds=SEEDS)))
-    assert (d.usage.calls, d.usage.prompt_tokens, d.usage.completion_tokens) == (1, 0, 0)
+    assert (d.usage.calls, d.usage.prompt_tokens, d.usage.completion_tokens) == (0, 0, 0)
     assert synth.info.offline and synth.info.name == "offline"
 
 

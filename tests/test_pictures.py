@@ -207,7 +207,7 @@ def test_layout_is_deterministic_and_in_learning_order() -> None:
 
 @needs_dot
 def test_abstention_page_shows_the_reason() -> None:
-    """An abstained answer's page states the abstention and its reason."""
+    """An abstained answer's page states the abstention and its reason, and opens what was gathered."""
     a = answer()
     a.update(
         abstained=True, text="", abstain_reason="no concept matched <b>", cited_concepts=[], cited_edges=[]
@@ -215,10 +215,66 @@ def test_abstention_page_shows_the_reason() -> None:
     page = pictures.to_html(a)
     assert "Abstained: no concept matched &lt;b&gt;" in page
     assert '<details id="all-evidence" open>' in page
-    a["evidence"] = {"seeds": [], "concepts": [], "edges": []}
-    a["seeds"] = []
-    empty = pictures.to_html(a)
-    assert "cites no concept" in empty and "all-evidence" not in empty and "<svg" not in empty
+
+
+def abstention() -> dict[str, Any]:
+    """An abstention that gathered nothing: a name that matched no concept, with one near it."""
+    a = answer()
+    a.update(
+        abstained=True,
+        text="",
+        abstain_reason="no known concept is named",
+        cited_concepts=[],
+        cited_edges=[],
+        seeds=[],
+        rounds=[],
+        evidence={"seeds": [], "concepts": [], "edges": []},
+        did_you_mean=[{"id": "embeddings", "name": "Embeddings <b>"}],
+        reading={
+            "read_as": "the question names 'embedings', which is not a concept in this graph",
+            "suggestions": ["What does Embeddings build on?", "What is <i>Embeddings</i>?"],
+        },
+    )
+    return a
+
+
+def test_an_abstention_page_says_how_it_read_what_was_meant_and_what_to_ask() -> None:
+    """The page of an abstention shows the reading, the did-you-mean and the phrasings to try
+    (escaped), and no section with nothing in it: no legend, no picture, no empty grounding table."""
+    page = pictures.to_html(abstention(), dot="no-such-dot-needed")
+    assert "Read as: the question names &#x27;embedings&#x27;" in page
+    assert 'Did you mean <b data-id="embeddings">Embeddings &lt;b&gt;</b>' in page
+    assert "<li>What does Embeddings build on?</li>" in page and "&lt;i&gt;Embeddings&lt;/i&gt;" in page
+    assert 'class="legend"' not in page and "<svg" not in page and "What the answer rests on" not in page
+    assert "Grounding of" not in page and "cites no concept" not in page and "<section" not in page
+
+
+def test_an_answer_page_says_how_the_question_was_read() -> None:
+    """Answered or not, the page says how the question was read (when the answer carries it)."""
+    a = answer()
+    a["reading"] = {"read_as": "everything needed before agent orchestration"}
+    assert "Read as: everything needed before agent orchestration" in pictures.to_html(a, dot="no-dot")
+
+
+@pytest.mark.parametrize("render", [pictures.to_mermaid, pictures.to_dot])
+def test_mermaid_and_dot_of_an_abstention_carry_its_help(render: Any) -> None:
+    """Mermaid and DOT of an abstention show why, the reading, the did-you-mean and the phrasings."""
+    text = render(abstention())
+    for words in ("no known concept is named", "embedings", "(embeddings)", "What does Embeddings build on?"):
+        assert words in text
+
+
+def test_the_mermaid_note_of_an_abstention_is_escaped() -> None:
+    """Text in the note cannot reach Mermaid's renderer as markup (only its own line breaks do)."""
+    text = pictures.to_mermaid(abstention())
+    assert "<b>" not in text and "<i>" not in text and text.count("<br>") == 3
+
+
+def test_mermaid_and_dot_of_an_answer_carry_no_note() -> None:
+    """An answer's Mermaid and DOT are the evidence alone."""
+    assert "abstained" not in pictures.to_mermaid(answer()) and 'label="Abstained' not in pictures.to_dot(
+        answer()
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -467,3 +523,17 @@ def test_dot_output_is_valid_graphviz() -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.count('class="edge"') == 3 and "&lt;script&gt;" in proc.stdout
+
+
+def test_an_offline_answer_recorded_before_syntheses_reads_as_no_model_calls() -> None:
+    """Answers recorded before `syntheses` existed counted each offline synthesis in `llm_calls`:
+    their page says no model calls; a model's recorded calls are still counted."""
+    from control_plane.planning.answer import model_calls, syntheses
+
+    old = {**answer(), "llm_calls": 1, "synthesizer": {"name": "offline"}, "rounds": [{"decision": "answer"}]}
+    assert (model_calls(old), syntheses(old)) == (0, 1)
+    assert "no model calls" in pictures.to_html(old, dot="no-dot")
+    by_model = {**old, "llm_calls": 2, "synthesizer": {"name": "deepseek"}}
+    assert model_calls(by_model) == 2 and "2 model calls" in pictures.to_html(by_model, dot="no-dot")
+    new = {**old, "llm_calls": 0, "syntheses": 1}
+    assert (model_calls(new), syntheses(new)) == (0, 1)

@@ -87,6 +87,29 @@ def test_a_step_writes_its_report_and_a_summary_naming_commit_machine_and_comman
     ]
 
 
+def test_a_step_whose_programs_are_missing_is_skipped_with_a_note(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without hyperfine and perf on PATH, the start-up step is skipped, not failed: the run says
+    what it needs as it starts, exits 0, and SUMMARY.md says what to install."""
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    assert report_all.main(["--out", str(tmp_path / "out"), "--quick", "--only", "startup"]) == 0
+    said = capsys.readouterr().err
+    assert said.startswith("needs, besides Python: startup: hyperfine and perf")
+    assert "== startup: skipped: needs hyperfine and perf, not found on PATH" in said
+    summary = (tmp_path / "out" / "SUMMARY.md").read_text(encoding="utf-8")
+    assert "## Steps skipped" in summary and "apt-get install hyperfine" in summary
+    data = json.loads((tmp_path / "out" / "summary.json").read_text(encoding="utf-8"))
+    assert data["failed"] == {} and set(data["skipped"]) == {"startup"}
+
+
+def test_missing_programs_are_looked_up_on_path() -> None:
+    """A step's programs are found (or not) by the given lookup; steps needing none need nothing."""
+    assert report_all.missing_programs("startup", which=lambda p: None) == ["hyperfine", "perf"]
+    assert report_all.missing_programs("startup", which=lambda p: f"/usr/bin/{p}") == []
+    assert report_all.missing_programs("graphwalk", which=lambda p: None) == []
+
+
 def test_the_docs_tables_are_rewritten_between_their_markers_only() -> None:
     """A marked table is replaced by its section's run and table; text around it and blocks of
     titles the run did not make stay as they were."""

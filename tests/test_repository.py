@@ -57,9 +57,10 @@ def test_the_docs_index_lists_every_page_and_every_link_resolves() -> None:
 
 
 def test_question_corpora_are_one_file_per_graph_and_split() -> None:
-    """evals/questions holds at most 15 files: per graph one dev, test and holdout file (blind
-    rounds are a field, not a file), the templates and the builders."""
+    """evals/questions holds at most 18 files: per graph one dev, test and holdout file (blind
+    rounds are a field, not a file), the templates and the builders; LectureBank, a map not
+    shipped, adds its builder, its templates and its dev and test files."""
     folder = ROOT / "evals" / "questions"
     files = [p for p in _tracked() if p.is_relative_to(folder) and p.exists()]
-    assert 0 < len(files) <= 15
+    assert 0 < len(files) <= 18
     assert not [p.name for p in files if re.search(r"holdout\d+|round\d+", p.name)]

@@ -21,7 +21,11 @@ JSON schema (``Answer.to_dict``), version ``answer/1``::
       "evidence": {"seeds": [...], "concepts": [Concept], "edges": [Edge + "edge_id"]},
       "as_of": {"valid_at": iso, "recorded_at": iso},
       "rounds": [RoundTrace],
-      "llm_calls": int, "prompt_tokens": int, "completion_tokens": int,
+      "llm_calls": int,                 # model calls made: the rounds' and the reading call's;
+                                        # 0 for the offline synthesizer, which calls no model
+      "syntheses": int,                 # synthesis steps run (rounds that asked the synthesizer,
+                                        # offline or model): a separate figure from model calls
+      "prompt_tokens": int, "completion_tokens": int,
       "reasoning_tokens": int,          # part of completion_tokens (thinking mode)
       "cache_hit_tokens": int, "cache_miss_tokens": int,   # DeepSeek's split of prompt_tokens
       "cost_usd": float,                # estimate from the configured price table
@@ -42,6 +46,10 @@ text also lists), distinct from ``cited_concepts``; form-specific keys (``holds`
 ``count``, ``first``, ``how``) sit beside it. A synthesizer that states no result (a scripted one)
 gives ``{"intent": <the reading's>, "members": <cited concepts>}``.
 
+``llm_calls`` counts model calls only. Answers recorded before ``syntheses`` was added counted
+each offline synthesis as one call; :func:`model_calls` and :func:`syntheses` read any recorded
+payload with today's meaning (an offline answer: 0 model calls).
+
 ``closure.partial`` is true when a walk stopped at its row budget and its boundary (``open``)
 was never expanded: such an answer is never accepted (it abstains below 0.80). ``study_plan``
 layers go from what can be learned first to the subject's direct needs
@@ -56,6 +64,7 @@ A ``RoundTrace`` is ``{"round", "focus", "frontier_added", "edges_added", "llm_c
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -67,6 +76,10 @@ from data_plane.records import Concept, Edge
 from data_plane.temporal import AsOf
 
 SCHEMA = "answer/1"
+# The one round that runs no synthesis: the frontier was empty.
+NO_SYNTHESIS = "stop-empty"
+
+__all__ = ["NO_SYNTHESIS", "SCHEMA", "Answer", "RoundTrace", "model_calls", "syntheses"]
 
 
 @dataclass(frozen=True)
@@ -152,7 +165,13 @@ class Answer:
 
     @property
     def llm_calls(self) -> int:
+        """Model calls made (0 offline); :attr:`syntheses` counts the synthesis steps."""
         return self.usage.calls
+
+    @property
+    def syntheses(self) -> int:
+        """Synthesis steps run: rounds that asked the synthesizer, whether or not it called a model."""
+        return sum(1 for t in self.rounds if t.decision != NO_SYNTHESIS)
 
     @property
     def prompt_tokens(self) -> int:
@@ -204,6 +223,7 @@ class Answer:
             "as_of": self.as_of.to_dict(),
             "rounds": [r.to_dict() for r in self.rounds],
             **_usage_dict(self.usage),
+            "syntheses": self.syntheses,
             "latency_ms": round(self.latency_ms, 3),
             "synthesizer": self.synthesizer.to_dict(),
             "created_at": format_time(self.created_at),
@@ -222,3 +242,18 @@ def _usage_dict(u: Usage) -> dict[str, Any]:
         "cache_miss_tokens": u.cache_miss_tokens,
         "cost_usd": round(u.cost_usd, 8),
     }
+
+
+def model_calls(payload: Mapping[str, Any]) -> int:
+    """The model calls a recorded ``answer/1`` payload made. Payloads from before ``syntheses``
+    was added counted every offline synthesis as a call: an offline one made none."""
+    if "syntheses" not in payload and (payload.get("synthesizer") or {}).get("name") == "offline":
+        return 0
+    return int(payload.get("llm_calls", 0))
+
+
+def syntheses(payload: Mapping[str, Any]) -> int:
+    """The synthesis steps a recorded ``answer/1`` payload ran (older payloads: from its rounds)."""
+    if "syntheses" in payload:
+        return int(payload["syntheses"])
+    return sum(1 for r in payload.get("rounds", ()) if r.get("decision") != NO_SYNTHESIS)

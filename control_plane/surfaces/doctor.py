@@ -4,7 +4,8 @@ Three groups, each a list of ``Check(name, status, detail)`` with status ``ok``,
 ``fail`` (only ``fail`` makes the report, and the command's exit code, bad):
 
 * **configuration** — the environment parses (the same ``Settings.from_env`` every command uses);
-* **database** — reachable, schema at the Alembic head, current row counts. A missing SQLite file
+* **database** — reachable, schema at the Alembic head, what is in force now (the counts of ``kg
+  audit snapshot``: not what was invalidated or retracted). A missing SQLite file
   is reported, never created;
 * **synthesizer** — which one, and for DeepSeek the model, thinking mode, effort, limits, price
   and base URL (credentials redacted); with a key, ONE cheap authenticated request: ``GET
@@ -27,20 +28,23 @@ import sqlalchemy as sa
 import structlog
 
 from control_plane.settings import LLMSettings, Settings, redact_url
+from control_plane.surfaces.wording import counted
 from data_plane import schema
+from data_plane.clock import utc_now
 from data_plane.database import connect, head_revision, redacted_url, schema_revision
 from data_plane.errors import ConfigurationError
+from data_plane.temporal import in_force
 
 __all__ = ["Check", "DoctorReport", "check_database", "check_gateway", "check_synthesizer", "run_doctor"]
 
 Status = Literal["ok", "warn", "fail"]
 DOCTOR_TIMEOUT_S: Final = 10.0
 COUNTED: Final = (
-    ("concepts", schema.concepts),
-    ("edges", schema.concept_edges),
-    ("lessons", schema.lessons),
-    ("lesson links", schema.lesson_concepts),
-    ("answers", schema.answers),
+    ("concept", schema.concepts),
+    ("edge", schema.concept_edges),
+    ("lesson", schema.lessons),
+    ("lesson link", schema.lesson_concepts),
+    ("answer", schema.answers),
 )
 _DIAGNOSES: Final[dict[int, str]] = {
     401: "the gateway refused the credentials (401): check DEEPSEEK_API_KEY (and CF_AIG_TOKEN behind a "
@@ -115,21 +119,39 @@ def check_database(url: str) -> list[Check]:
             checks.append(Check("schema", "fail", f"{where}, the code expects {head}: run `kg init`"))
             return checks
         checks.append(Check("schema", "ok", f"at head ({head})"))
+        now = utc_now()
         with engine.connect() as conn:
+            # What is in force now, as `kg audit snapshot` counts it: not invalidated or retracted.
             counts = {
                 name: conn.execute(
-                    sa.select(sa.func.count()).select_from(table).where(table.c.expired_at.is_(None))
+                    sa.select(sa.func.count()).select_from(table).where(in_force(table, now, now))
                 ).scalar_one()
                 for name, table in COUNTED
             }
-        text = ", ".join(f"{n} {name}" for name, n in counts.items())
-        if counts["concepts"] == 0:
+        text = ", ".join(counted(n, noun) for noun, n in counts.items())
+        if counts["concept"] == 0:
             checks.append(Check("graph", "warn", f"{text}: run `kg init` to load the bundled curriculum"))
         else:
             checks.append(Check("graph", "ok", text))
+        checks.append(_check_periods(engine))
         return checks
     finally:
         engine.dispose()
+
+
+def _check_periods(engine: sa.Engine) -> Check:
+    """Whether revisions written before migration 0004 dropped valid periods still to restore."""
+    from data_plane.restore import find_dropped
+
+    n = len(find_dropped(engine))
+    if n:
+        return Check(
+            "periods",
+            "warn",
+            f"{n} valid period{'s' * (n != 1)} dropped by revisions under the old rule: run "
+            "`kg audit restore-periods` (`--check` lists them)",
+        )
+    return Check("periods", "ok", "no valid period dropped by the old revision rule")
 
 
 def check_synthesizer(settings: Settings) -> list[Check]:

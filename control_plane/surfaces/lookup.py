@@ -1,13 +1,16 @@
 """Looking concepts up, for curators: list them with their degrees, show one with everything it
-touches, and find them by a (misspelt, partial) name, alias or summary.
+touches, find them by a (misspelt, partial) name, alias or summary, and say which concepts are
+near an id that names none.
 
-The ranking of :func:`search` is pure (rapidfuzz over the texts it is given); :func:`listing` and
-:func:`profile` read through a :class:`~data_plane.reads.GraphReader` as of one point in time.
+The ranking of :func:`search` is pure (rapidfuzz over the texts it is given); :func:`listing`,
+:func:`profile` and :func:`unknown_hint` read through a :class:`~data_plane.reads.GraphReader` as
+of one point in time. :func:`unknown_hint` offers names the way the question reader does
+(``NameIndex.suggest``): "embedings" is near "embeddings".
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -16,7 +19,7 @@ from data_plane.records import Concept, Edge, Version
 from data_plane.relations import SYMMETRIC
 from data_plane.temporal import AsOf
 
-__all__ = ["Hit", "Listed", "Profile", "listing", "profile", "search"]
+__all__ = ["Hit", "Listed", "Profile", "listing", "profile", "search", "unknown_hint"]
 
 # A summary matches more loosely than a name (its words are scattered through a sentence), and a
 # query found inside a longer name less surely than the whole name: both count for a little less.
@@ -168,3 +171,33 @@ def search(query: str, concepts: Iterable[Concept], *, limit: int = 10, cutoff: 
         if best is not None and best.score >= cutoff:
             hits.append(best)
     return sorted(hits, key=lambda h: (-h.score, h.concept_id))[:limit]
+
+
+def unknown_hint(reader: GraphReader, concept_ids: Sequence[str], as_of: AsOf | None = None) -> str | None:
+    """For the ids among ``concept_ids`` that name no concept in force (now, or as of ``as_of``):
+    the concepts near each, as the question reader finds them, and the command that searches; None
+    when every id names a concept."""
+    from control_plane.understanding.names import NameIndex
+
+    point = as_of or reader.as_of()
+    known = reader.concepts(concept_ids, as_of=point)
+    unknown = [cid for cid in dict.fromkeys(concept_ids) if cid not in known]
+    if not unknown:
+        return None
+    index = NameIndex.from_names(reader.concept_labels(as_of=point))
+    parts = []
+    for cid in unknown:
+        near = [s.concept_id for s in index.suggest(cid)]
+        names = reader.concepts(near, as_of=point)
+        offered = " or ".join(f"{n} ({names[n].name})" for n in near if n in names)
+        said = f"did you mean {offered}?" if offered else "no concept's name is near it"
+        parts.append(said if len(unknown) == 1 else f"{cid!r}: {said}")
+    search = f"`kg concept search {_shell_word(unknown[0])}` finds concepts by name"
+    return f"{'; '.join(parts)} ({search})"
+
+
+def _shell_word(text: str) -> str:
+    """``text`` as one word of a shell command (quoted when it needs to be)."""
+    import shlex
+
+    return shlex.quote(text.replace("_", " "))

@@ -177,7 +177,7 @@ def draft_of(finding: Finding, ev: EvidenceGraph[Any, Any], intent: str) -> Draf
         finding.edges,
         finding.missing,
         finding.focus,
-        Usage(calls=1),
+        Usage(),  # answered from the graph: no model call
         lesson_refs=finding.lessons,
         result=Result(intent, finding.members, finding.facts),
     )

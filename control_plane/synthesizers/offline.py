@@ -186,6 +186,11 @@ def _sentence(
     return fill(head, **slots), fill(none, **slots)
 
 
+# Heads whose verb takes the list as its object ("a learner must master 28 concepts, in learning
+# order: first ..."): no colon between them.
+_LEADS_INTO_LIST: Final = frozenset({"needed_before"})
+
+
 @dataclass(frozen=True)
 class _Set:
     """One subject's answer set, the edges that justify each member, and what is unexplored."""
@@ -290,7 +295,8 @@ def set_answer(ask: Ask) -> Finding:
             confidence=NOTHING if about else COMPLETE,
             missing="nothing connected" if about else "",
         )
-    return Finding(ordered, (*head, ": ", listed, f"{used}."), refs)
+    lead = " " if _words_key(reading) in _LEADS_INTO_LIST else ": "
+    return Finding(ordered, (*head, lead, listed, f"{used}."), refs)
 
 
 # -- intents with a function of their own ------------------------------------------------------

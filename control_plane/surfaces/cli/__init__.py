@@ -38,6 +38,18 @@ for module in (ask, bundles, serve, evaluation, curation, audit):
     app.add_typer(module.app)
 
 
+def _version(shown: bool) -> None:
+    """``kg --version``: the installed distribution's version, and nothing else is run."""
+    if shown:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            typer.echo(f"kg (curriculum-kg) {version('curriculum-kg')}")
+        except PackageNotFoundError:
+            typer.echo("kg (curriculum-kg): version unknown (not installed; run from a checkout)")
+        raise typer.Exit()
+
+
 @app.callback()
 def _main(
     ctx: typer.Context,
@@ -50,5 +62,9 @@ def _main(
             show_default=False,
         ),
     ] = None,
+    _shown_version: Annotated[
+        bool,
+        typer.Option("--version", help="Print the version and exit.", is_eager=True, callback=_version),
+    ] = False,
 ) -> None:
     ctx.obj = {"db": db}

@@ -23,6 +23,8 @@ from control_plane.surfaces.cli.shell import (
 __all__ = ["app"]
 
 app = commands()
+# The width of the text format written to a file (--out); a terminal's own width otherwise.
+FILE_WIDTH = 100
 
 
 @app.command()
@@ -66,8 +68,12 @@ def ask(
     out: Annotated[Path | None, typer.Option("--out", help="Write the output to FILE.")] = None,
     evidence: Annotated[
         EvidenceShown,
-        typer.Option("--evidence", help="Text format: the evidence the answer cites, or all it gathered."),
-    ] = EvidenceShown.cited,
+        typer.Option(
+            "--evidence",
+            help="Text format: none; a summary (what is cited, one line an edge); the grounding of what "
+            "is cited; or of all that was gathered.",
+        ),
+    ] = EvidenceShown.summary,
     synthesizer: Annotated[
         SynthChoice | None,
         typer.Option(
@@ -116,14 +122,17 @@ def ask(
 
 
 def emit_answer(
-    answer: dict[str, Any], fmt: AskFormat, sink: TextIO | None, evidence: EvidenceShown = EvidenceShown.cited
+    answer: dict[str, Any],
+    fmt: AskFormat,
+    sink: TextIO | None,
+    evidence: EvidenceShown = EvidenceShown.summary,
 ) -> None:
     """Render ``answer`` as ``fmt`` to ``sink`` (an open file), or to stdout."""
     if fmt is AskFormat.text:
         if sink is not None:
             from rich.console import Console
 
-            print_answer(answer, Console(file=sink, width=120, highlight=False), evidence)
+            print_answer(answer, Console(file=sink, width=FILE_WIDTH, highlight=False), evidence)
         else:
             print_answer(answer, console(), evidence)
         return
@@ -138,72 +147,20 @@ def emit_answer(
     (sink or sys.stdout).write(renderers[fmt](answer))
 
 
-def _short(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+def print_answer(
+    answer: dict[str, Any], screen: Any, evidence: EvidenceShown = EvidenceShown.summary
+) -> None:
+    """The answer (or abstention), how it was read, a meta line and its evidence
+    (``cli.answer_text``), wrapped to the screen's width."""
+    from rich.text import Text
 
+    from control_plane.planning.answer import model_calls
+    from control_plane.surfaces.cli.answer_text import answer_lines
 
-def print_answer(answer: dict[str, Any], screen: Any, evidence: EvidenceShown = EvidenceShown.cited) -> None:
-    """The answer (or abstention), a line for how it was reached, and a table of the evidence it
-    cites: the cited edges and concepts with their grounding (``EvidenceShown.all``: every edge
-    gathered, cited ones starred)."""
-    from rich.markup import escape
-
-    if answer["abstained"]:
-        screen.print(f"[bold red]Abstained[/]: {escape(str(answer.get('abstain_reason')))}")
-    else:
-        screen.print(f"[bold]Answer[/]: {escape(answer['text'])}")
-    if answer.get("reading"):
-        screen.print(f"read as: {escape(answer['reading']['read_as'])}")
-    synth = answer["synthesizer"]
-    # The offline synthesizer calls no model; its syntheses are not LLM calls.
-    calls = "no LLM calls" if synth.get("offline") else f"LLM calls {answer['llm_calls']}"
-    screen.print(
-        f"confidence {answer['confidence']:.2f} · rounds {len(answer['rounds'])} · {calls} · "
-        f"synthesizer {synth['name']} · answer {answer['answer_id']}"
-        + (f" · reused from {answer['reused_from']}" if answer.get("reused_from") else "")
-    )
-    edges = answer["evidence"]["edges"]
-    if not edges:
-        screen.print("evidence: none")
-        return
-    cited = set(answer.get("cited_edges", []))
-    if evidence is EvidenceShown.all:
-        rows = [(e["edge_id"] + (" *" if e["edge_id"] in cited else ""), _statement(e), e) for e in edges]
-        title = f"Evidence ({len(edges)} edges; * = cited)"
-    else:
-        concepts = {c["concept_id"]: c for c in answer["evidence"]["concepts"]}
-        cited_concepts = [concepts[c["id"]] for c in answer.get("cited_concepts", []) if c["id"] in concepts]
-        rows = [(e["edge_id"], _statement(e), e) for e in edges if e["edge_id"] in cited]
-        rows += [(c["concept_id"], c["name"], c) for c in cited_concepts]
-        title = (
-            f"Evidence cited ({len(rows) - len(cited_concepts)} edges, {len(cited_concepts)} concepts; "
-            f"{len(edges)} edges gathered: --evidence all)"
-        )
-    if not rows:
-        screen.print(f"evidence: nothing cited ({len(edges)} edges gathered: --evidence all)")
-        return
-    screen.print(_evidence_table(title, rows))
-
-
-def _statement(edge: dict[str, Any]) -> str:
-    return f"{edge['source_id']} -{edge['relation']}-> {edge['target_id']}"
-
-
-def _evidence_table(title: str, rows: list[tuple[str, str, dict[str, Any]]]) -> Any:
-    """Rows of (reference, statement, grounded record) with the record's grounding."""
-    from rich.markup import escape
-    from rich.table import Table
-
-    table = Table(title=title)
-    for column in ("ref", "statement", "conf", "source", "reason"):
-        table.add_column(column)
-    for ref, statement, record in rows:
-        g = record["grounding"]
-        table.add_row(
-            escape(ref),
-            escape(statement),
-            f"{g['confidence']:.2f}",
-            escape(_short(str(g["source"]), 32)),
-            escape(_short(str(g["reason"]), 60)),
-        )
-    return table
+    lines = answer_lines(answer, width=screen.width, evidence=evidence, model_calls=model_calls(answer))
+    for i, line in enumerate(lines):
+        text = Text(line)
+        if i == 0:
+            label = line.split(":", 1)[0]
+            text.stylize("bold red" if answer["abstained"] else "bold", 0, len(label))
+        screen.print(text, soft_wrap=True)

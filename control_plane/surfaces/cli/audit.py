@@ -36,9 +36,10 @@ def audit_history(
     fmt: DataFormatOpt = DataFormat.text,
 ) -> None:
     """Every version of a concept or edge, oldest first, with grounding and stamps."""
-    with runtime(ctx) as rt:
-        if ">" in key:
-            versions = rt.reader.history("concept_edges", edge_parts(key))
+    parts = edge_parts(key) if ">" in key else None
+    with runtime(ctx, concepts=[key] if parts is None else parts[:2]) as rt:
+        if parts is not None:
+            versions = rt.reader.history("concept_edges", parts)
         else:
             versions = rt.reader.history("concepts", (key,))
     if fmt is DataFormat.json:
@@ -99,10 +100,12 @@ def audit_snapshot(
         n_concepts = sum(1 for _ in r.stream_concepts(point))
         n_lessons = sum(1 for _ in r.stream_versions("lessons", point))
         n_links = sum(1 for _ in r.stream_versions("lesson_concepts", point))
+    from control_plane.surfaces.wording import counted
+
     typer.echo(
         f"snapshot as of {format_time(point.valid_at)} (known at {format_time(point.recorded_at)}): "
-        f"{n_concepts} concepts, {sum(counts.values())} edges, {n_lessons} lessons, "
-        f"{n_links} lesson links"
+        f"{counted(n_concepts, 'concept')}, {counted(sum(counts.values()), 'edge')}, "
+        f"{counted(n_lessons, 'lesson')}, {counted(n_links, 'lesson link')}"
     )
     for rel in sorted(counts):
         typer.echo(f"  {rel}: {counts[rel]}")
@@ -223,3 +226,60 @@ def audit_replay(
     with runtime(ctx) as rt:
         report = rt.replay(answer_id)
     print_json(report)
+
+
+@audit_app.command("impact")
+def audit_impact(
+    ctx: typer.Context,
+    key: Annotated[
+        str,
+        typer.Argument(help="A concept id, an edge source>relation>target, a lesson link LESSON/CONCEPT."),
+    ],
+    replay: Annotated[
+        bool,
+        typer.Option(
+            "--replay", help="Replay them (as known then, and asked now) and group by how they changed."
+        ),
+    ] = False,
+    fmt: DataFormatOpt = DataFormat.text,
+) -> None:
+    """Recorded answers that cited or read any version of a fact; with --replay, which of them
+    answer differently now."""
+    from control_plane.planning.impact import fact, impact
+
+    with runtime(ctx) as rt:
+        found = impact(
+            rt.reader, [fact(key)], synthesizer=rt.planner.synthesizer if replay else None, clock=rt.clock
+        )
+    if fmt is DataFormat.json:
+        print_json(found.to_dict())
+        return
+    for line in found.lines():
+        typer.echo(line)
+
+
+@audit_app.command("restore-periods")
+def audit_restore_periods(
+    ctx: typer.Context,
+    check: Annotated[bool, typer.Option("--check", help="Only list them; write nothing.")] = False,
+    fmt: DataFormatOpt = DataFormat.text,
+) -> None:
+    """Restore the valid periods that revisions under the old rule dropped (before migration
+    0004), as versions recorded now with a reason that says so. Running it again restores
+    nothing more."""
+    from data_plane.restore import find_dropped, restore_dropped
+
+    with runtime(ctx) as rt:
+        dropped = find_dropped(rt.engine)
+        counts = restore_dropped(rt.gateway, dropped) if not check else None
+    if fmt is DataFormat.json:
+        print_json({"dropped": [d.to_dict() for d in dropped], "restored": counts})
+        return
+    verb = "would restore" if check else "restored"
+    typer.echo(f"{verb} {len(dropped)} dropped valid period{'s' * (len(dropped) != 1)}")
+    for d in dropped:
+        key = f"{d.key[0]}>{d.key[2]}>{d.key[1]}" if d.table == "concept_edges" else "/".join(d.key)
+        typer.echo(
+            f"  {d.table} {key}: valid {format_time(d.period.start)}..{format_time(d.period.end) or 'open'}"
+            f" (version {d.version_id}, dropped by version {d.dropped_by})"
+        )

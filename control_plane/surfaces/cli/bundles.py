@@ -10,6 +10,7 @@ import typer
 
 from control_plane.surfaces.cli.options import AsOfOpt, DataFormat, DataFormatOpt, KnownAtOpt
 from control_plane.surfaces.cli.shell import commands, fail, group, option_time, print_json, runtime
+from control_plane.surfaces.wording import counted
 from data_plane.clock import format_time
 
 if TYPE_CHECKING:
@@ -101,7 +102,7 @@ def import_(
             else:
                 typer.echo(format_problems(shown, limit=max_problems, bundle=name))
             n = len(shown)
-            fail(f"bundle {name!r} refused: {n} problem{'s' * (n != 1)} (listed above); nothing was written")
+            fail(f"bundle {name!r} refused: {counted(n, 'problem')} (listed above); nothing was written")
 
         with runtime(ctx) as rt:
             if check:
@@ -113,7 +114,8 @@ def import_(
                 else:
                     rows = sum(plan.rows.values())
                     typer.echo(
-                        f"bundle {plan.name!r}: {rows} rows checked, no problems; an import would succeed"
+                        f"bundle {plan.name!r}: {counted(rows, 'row')} checked, no problems; "
+                        "an import would succeed"
                     )
                     _echo_set_aside(plan.set_asides(), "would be set aside")
                 return
@@ -137,31 +139,32 @@ def import_(
 
 
 _TABLE_NOUNS: Final = {
-    "concepts": "concepts",
-    "concept_edges": "edges",
-    "lessons": "lessons",
-    "lesson_concepts": "lesson links",
+    "concepts": "concept",
+    "concept_edges": "edge",
+    "lessons": "lesson",
+    "lesson_concepts": "lesson link",
 }
 
 
 def _import_summary(report: ImportReport) -> str:
     """What an import did, for people: the total, then what each table got."""
     lines = [
-        f"imported bundle {report.bundle!r}: {report.new_versions} new versions in {report.elapsed_s:.2f} s"
+        f"imported bundle {report.bundle!r}: {counted(report.new_versions, 'new version')} "
+        f"in {report.elapsed_s:.2f} s"
     ]
     for table, noun in _TABLE_NOUNS.items():
         counts = report.counts.get(table)
         if counts is None:
             continue
         done = ", ".join(f"{n} {what}" for what, n in counts.to_dict().items() if n)
-        lines.append(f"  {noun}: {done or 'none'}")
+        lines.append(f"  {noun}s: {done or 'none'}")
     return "\n".join(lines)
 
 
 def _echo_set_aside(rows: Any, verb: str, *, err: bool = False) -> None:
     rows = list(rows)
     if rows:
-        typer.echo(f"{len(rows)} row{'s' * (len(rows) != 1)} {verb}:", err=err)
+        typer.echo(f"{counted(len(rows), 'row')} {verb}:", err=err)
     for r in rows:
         typer.echo(f"  {r.file}:{r.line} {r.key}: {r.kind}: {r.why}", err=err)
 
@@ -212,5 +215,5 @@ def export(
     if fmt is DataFormat.json:
         print_json(report_dict(report))
         return
-    written = ", ".join(f"{report[t]} {noun}" for t, noun in _TABLE_NOUNS.items())
+    written = ", ".join(counted(report[t], noun) for t, noun in _TABLE_NOUNS.items())
     typer.echo(f"exported {written} to {directory} (as of {format_time(point.valid_at)})")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Annotated
 
@@ -36,6 +35,8 @@ from data_plane.clock import format_time
 from data_plane.errors import InputError
 
 if TYPE_CHECKING:
+    from control_plane.surfaces.runtime import Runtime
+    from data_plane.gateway import Write
     from data_plane.records import Grounding, Version
 
 __all__ = ["app"]
@@ -63,15 +64,80 @@ def grounding(reason: str, source: str | None, evidence: str, confidence: float)
         ) from exc
     except (RecursionError, UnicodeEncodeError) as exc:
         raise InputError(f"--evidence is not storable JSON: {exc}", field="evidence") from exc
-    user = os.environ.get("USER") or os.environ.get("USERNAME") or "unknown"
-    return Grounding(confidence=confidence, reason=reason, source=source or f"cli:{user}", evidence=parsed)
+    return Grounding(
+        confidence=confidence, reason=reason, source=source or f"cli:{login_name()}", evidence=parsed
+    )
 
 
-def print_versions(versions: Sequence[Version]) -> None:
+def login_name() -> str:
+    """Who runs the command: $LOGNAME, $USER, $LNAME or $USERNAME, else the account's name in the
+    system's password database; a write with no --source and no name anywhere is refused."""
+    import getpass
+
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError) as exc:
+        raise InputError(
+            "no user name to record as the source (no $USER, and none for this account): pass --source",
+            field="source",
+        ) from exc
+
+
+UntilOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--until",
+        help="End of the valid period the write covers (ISO 8601; default: open). Outside it the "
+        "versions in force keep what they say.",
+    ),
+]
+CorrectOpt = Annotated[
+    bool,
+    typer.Option(
+        "--correct",
+        help="Correct the whole period instead: one version from --valid-at (default: the first "
+        "start) to --until (default: the last end) replaces every version in force.",
+    ),
+]
+DryRunOpt = Annotated[
+    bool,
+    typer.Option(
+        "--dry-run",
+        help="Show what would be written and which recorded answers it would change; write nothing.",
+    ),
+]
+
+
+def apply_writes(
+    rt: Runtime, writes: Sequence[Write], *, dry_run: bool, allow_duplicate_name: bool = False
+) -> None:
+    """Apply ``writes`` and print every version written (or, with ``dry_run``, what would be
+    written and which recorded answers it would change, writing nothing)."""
+    if dry_run:
+        from control_plane.planning.impact import rehearse
+
+        result, found = rehearse(
+            rt.gateway,
+            rt.reader,
+            writes,
+            rt.planner.synthesizer,
+            allow_duplicate_names=allow_duplicate_name,
+            clock=rt.clock,
+        )
+        typer.echo("dry run, nothing was written; it would write:")
+        print_versions([*result.written, *result.kept, *result.cascaded] or result.unchanged, indent="  ")
+        for line in found.lines():
+            typer.echo(line)
+        return
+    result = rt.gateway.apply(writes, allow_duplicate_names=allow_duplicate_name)
+    print_versions([*result.written, *result.kept, *result.cascaded] or result.unchanged)
+
+
+def print_versions(versions: Sequence[Version], *, indent: str = "") -> None:
     for v in versions:
         st = v.stamp
         typer.echo(
-            f"{v.table} {v.key_text}: version {st.version_id} op={st.op} "
+            f"{indent}{v.table} {v.key_text}: version {st.version_id} op={st.op} "
             f"valid {format_time(st.valid_at)}..{format_time(st.invalid_at) or 'open'} "
             f"recorded {format_time(st.recorded_at)}"
             + (f" supersedes {st.supersedes_id}" if st.supersedes_id else "")
@@ -91,21 +157,25 @@ def concept_add(
     source: SourceOpt = None,
     confidence: ConfidenceOpt = 1.0,
     allow_duplicate_name: AllowDuplicateNameOpt = False,
+    until: UntilOpt = None,
+    dry_run: DryRunOpt = False,
 ) -> None:
-    """Assert a new concept, or again one that was invalidated. A name or alias another concept
-    already goes by (as questions are read) is refused unless --allow-duplicate-name."""
-    g = grounding(reason, source, evidence, confidence)
+    """Assert a new concept, or again one that was invalidated, over [--valid-at, --until) where
+    it does not hold. A name or alias another concept already goes by (as questions are read)
+    is refused unless --allow-duplicate-name."""
+    from data_plane.gateway import Write
+
+    w = Write.concept(
+        concept_id,
+        grounding=grounding(reason, source, evidence, confidence),
+        name=name,
+        aliases=alias or [],
+        summary=summary,
+        valid_at=option_time(valid_at, "valid_at"),
+        invalid_at=option_time(until, "until"),
+    )
     with runtime(ctx) as rt:
-        c = rt.gateway.assert_concept(
-            concept_id,
-            name=name,
-            aliases=alias or [],
-            summary=summary,
-            grounding=g,
-            valid_at=option_time(valid_at, "valid_at"),
-            allow_duplicate_name=allow_duplicate_name,
-        )
-    print_versions([c.as_version()])
+        apply_writes(rt, [w], dry_run=dry_run, allow_duplicate_name=allow_duplicate_name)
 
 
 @concept_app.command("revise")
@@ -123,20 +193,28 @@ def concept_revise(
     source: SourceOpt = None,
     confidence: ConfidenceOpt = 1.0,
     allow_duplicate_name: AllowDuplicateNameOpt = False,
+    until: UntilOpt = None,
+    correct: CorrectOpt = False,
+    dry_run: DryRunOpt = False,
 ) -> None:
-    """Write a new version of a concept (fields not given are kept)."""
-    g = grounding(reason, source, evidence, confidence)
-    with runtime(ctx) as rt:
-        c = rt.gateway.revise_concept(
-            concept_id,
-            name=name,
-            aliases=alias,
-            summary=summary,
-            grounding=g,
-            valid_at=option_time(valid_at, "valid_at"),
-            allow_duplicate_name=allow_duplicate_name,
-        )
-    print_versions([c.as_version()])
+    """Revise a concept from --valid-at (default: all of its validity) until --until (default:
+    open); fields not given are kept. Before and after that period, it stays as it was."""
+    from data_plane.gateway import KEEP, Write
+
+    at, end = option_time(valid_at, "valid_at"), option_time(until, "until")
+    w = Write.concept(
+        concept_id,
+        grounding=grounding(reason, source, evidence, confidence),
+        mode="correct" if correct else "revise",
+        name=name,
+        aliases=alias,
+        summary=summary,
+        valid_at=at,
+        invalid_at=end if correct and end is not None else KEEP,
+        until=None if correct else end,
+    )
+    with runtime(ctx, concepts=[concept_id]) as rt:
+        apply_writes(rt, [w], dry_run=dry_run, allow_duplicate_name=allow_duplicate_name)
 
 
 @concept_app.command("invalidate")
@@ -149,14 +227,23 @@ def concept_invalidate(
     retract: RetractOpt = False,
     source: SourceOpt = None,
     confidence: ConfidenceOpt = 1.0,
+    until: UntilOpt = None,
+    dry_run: DryRunOpt = False,
 ) -> None:
-    """Close a concept's validity (its edges and lesson links are closed with it)."""
-    g = grounding(reason, source, evidence, confidence)
-    with runtime(ctx) as rt:
-        result = rt.gateway.invalidate_concept(
-            concept_id, grounding=g, invalid_at=option_time(invalid_at, "invalid_at"), retract=retract
-        )
-    print_versions([*result.written, *result.cascaded])
+    """Close a concept's validity from --invalid-at (default now) until --until (default: for
+    good); its edges and lesson links are closed with it over the same period."""
+    from data_plane.gateway import KEEP, Write
+
+    at = option_time(invalid_at, "invalid_at")
+    w = Write.concept(
+        concept_id,
+        grounding=grounding(reason, source, evidence, confidence),
+        mode="retract" if retract else "invalidate",
+        invalid_at=KEEP if at is None else at,
+        until=option_time(until, "until"),
+    )
+    with runtime(ctx, concepts=[concept_id]) as rt:
+        apply_writes(rt, [w], dry_run=dry_run)
 
 
 @edge_app.command("add")
@@ -168,13 +255,24 @@ def edge_add(
     valid_at: ValidAtOpt = None,
     source: SourceOpt = None,
     confidence: ConfidenceOpt = 1.0,
+    until: UntilOpt = None,
+    dry_run: DryRunOpt = False,
 ) -> None:
-    """Assert an edge between two active concepts (a new one, or again one that was invalidated)."""
+    """Assert an edge between two active concepts (a new one, or again one that was invalidated)
+    over [--valid-at, --until) where it does not hold."""
+    from data_plane.gateway import Write
+
     s, t, r = edge_parts(edge)
-    g = grounding(reason, source, evidence, confidence)
-    with runtime(ctx) as rt:
-        e = rt.gateway.assert_edge(s, t, r, grounding=g, valid_at=option_time(valid_at, "valid_at"))
-    print_versions([e.as_version()])
+    w = Write.edge(
+        s,
+        t,
+        r,
+        grounding=grounding(reason, source, evidence, confidence),
+        valid_at=option_time(valid_at, "valid_at"),
+        invalid_at=option_time(until, "until"),
+    )
+    with runtime(ctx, concepts=[s, t]) as rt:
+        apply_writes(rt, [w], dry_run=dry_run)
 
 
 @edge_app.command("revise")
@@ -186,13 +284,28 @@ def edge_revise(
     valid_at: ValidAtOpt = None,
     source: SourceOpt = None,
     confidence: ConfidenceOpt = 1.0,
+    until: UntilOpt = None,
+    correct: CorrectOpt = False,
+    dry_run: DryRunOpt = False,
 ) -> None:
-    """Write a new version of an edge (new grounding and/or valid time)."""
+    """Re-ground an edge from --valid-at (default: all of its validity) until --until (default:
+    open); before and after that period it stays as it was."""
+    from data_plane.gateway import KEEP, Write
+
     s, t, r = edge_parts(edge)
-    g = grounding(reason, source, evidence, confidence)
-    with runtime(ctx) as rt:
-        e = rt.gateway.revise_edge(s, t, r, grounding=g, valid_at=option_time(valid_at, "valid_at"))
-    print_versions([e.as_version()])
+    at, end = option_time(valid_at, "valid_at"), option_time(until, "until")
+    w = Write.edge(
+        s,
+        t,
+        r,
+        grounding=grounding(reason, source, evidence, confidence),
+        mode="correct" if correct else "revise",
+        valid_at=at,
+        invalid_at=end if correct and end is not None else KEEP,
+        until=None if correct else end,
+    )
+    with runtime(ctx, concepts=[s, t]) as rt:
+        apply_writes(rt, [w], dry_run=dry_run)
 
 
 @edge_app.command("invalidate")
@@ -205,15 +318,26 @@ def edge_invalidate(
     retract: RetractOpt = False,
     source: SourceOpt = None,
     confidence: ConfidenceOpt = 1.0,
+    until: UntilOpt = None,
+    dry_run: DryRunOpt = False,
 ) -> None:
-    """Close an edge's validity (or retract it)."""
+    """Close an edge's validity from --invalid-at (default now) until --until (default: for
+    good), or retract it."""
+    from data_plane.gateway import KEEP, Write
+
     s, t, r = edge_parts(edge)
-    g = grounding(reason, source, evidence, confidence)
-    with runtime(ctx) as rt:
-        e = rt.gateway.invalidate_edge(
-            s, t, r, grounding=g, invalid_at=option_time(invalid_at, "invalid_at"), retract=retract
-        )
-    print_versions([e.as_version()])
+    at = option_time(invalid_at, "invalid_at")
+    w = Write.edge(
+        s,
+        t,
+        r,
+        grounding=grounding(reason, source, evidence, confidence),
+        mode="retract" if retract else "invalidate",
+        invalid_at=KEEP if at is None else at,
+        until=option_time(until, "until"),
+    )
+    with runtime(ctx, concepts=[s, t]) as rt:
+        apply_writes(rt, [w], dry_run=dry_run)
 
 
 @lesson_app.command("link")
@@ -226,10 +350,20 @@ def lesson_link(
     title: Annotated[str | None, typer.Option("--title", help="Lesson title (creates or retitles).")] = None,
     source: SourceOpt = None,
     confidence: ConfidenceOpt = 1.0,
+    dry_run: DryRunOpt = False,
 ) -> None:
     """Link a lesson to an active concept (again, after an unlink)."""
+    from data_plane.gateway import Write
+
     g = grounding(reason, source, evidence, confidence)
-    with runtime(ctx) as rt:
+    with runtime(ctx, concepts=[concept_id]) as rt:
+        if dry_run:
+            writes = [
+                Write.lesson(lesson_id, grounding=g, title=title),
+                Write.lesson_link(lesson_id, concept_id, grounding=g),
+            ]
+            apply_writes(rt, writes, dry_run=True)
+            return
         v = rt.gateway.link_lesson(lesson_id, concept_id, grounding=g, title=title)
     print_versions([v])
 
@@ -243,10 +377,18 @@ def lesson_unlink(
     evidence: EvidenceOpt,
     source: SourceOpt = None,
     confidence: ConfidenceOpt = 1.0,
+    dry_run: DryRunOpt = False,
 ) -> None:
-    """Close a lesson link."""
+    """Close a lesson link from now on."""
+    from data_plane.gateway import Write
+
     g = grounding(reason, source, evidence, confidence)
-    with runtime(ctx) as rt:
+    with runtime(ctx, concepts=[concept_id]) as rt:
+        if dry_run:
+            apply_writes(
+                rt, [Write.lesson_link(lesson_id, concept_id, grounding=g, mode="invalidate")], dry_run=True
+            )
+            return
         v = rt.gateway.unlink_lesson(lesson_id, concept_id, grounding=g)
     print_versions([v])
 
@@ -314,7 +456,7 @@ def concept_show(
     """One concept: its current version and grounding, its edges out and in, its lessons."""
     from control_plane.surfaces.lookup import profile
 
-    with runtime(ctx) as rt:
+    with runtime(ctx, concepts=[concept_id]) as rt:
         point = rt.reader.as_of(option_time(as_of, "as_of"), option_time(known_at, "known_at"))
         found = profile(rt.reader, concept_id, point)
     if fmt is DataFormat.json:

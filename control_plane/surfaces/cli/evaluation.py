@@ -77,6 +77,14 @@ def eval_(
             "database instead of the bundled curriculum. Not with --db.",
         ),
     ] = None,
+    set_aside: Annotated[
+        bool,
+        typer.Option(
+            "--set-aside",
+            help="With --bundle: import it as `kg import --set-aside` does (rows closing prerequisite "
+            "cycles are set aside).",
+        ),
+    ] = False,
     synthesizer: Annotated[
         SynthChoice, typer.Option("--synthesizer", help="Who answers.")
     ] = SynthChoice.offline,
@@ -117,6 +125,7 @@ def eval_(
             progress=advance,
             corpus=corpus,
             round=round_,
+            set_aside=set_aside,
         )
     for line in runner.summary_lines(report, out):
         typer.echo(line)

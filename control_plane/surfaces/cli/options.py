@@ -39,6 +39,10 @@ class AskFormat(StrEnum):
 
 
 class EvidenceShown(StrEnum):
+    """How much of an answer's evidence ``kg ask`` prints (``cli.answer_text``)."""
+
+    none = "none"
+    summary = "summary"
     cited = "cited"
     all = "all"
 
@@ -69,7 +73,9 @@ ReasonOpt = Annotated[str, typer.Option("--reason", help="Why this is true.")]
 EvidenceOpt = Annotated[
     str, typer.Option("--evidence", help='Evidence as JSON text, e.g. \'{"doc": "..."}\'.')
 ]
-SourceOpt = Annotated[str | None, typer.Option("--source", help="Who asserts it. Default: cli:$USER.")]
+SourceOpt = Annotated[
+    str | None, typer.Option("--source", help="Who asserts it. Default: cli:LOGIN (your login name).")
+]
 ConfidenceOpt = Annotated[float, typer.Option("--confidence", help="Confidence in [0, 1].")]
 
 # Valid time of a write.

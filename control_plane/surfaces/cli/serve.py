@@ -116,16 +116,47 @@ def serve(
     if problem is not None:
         fail(problem, code=2)
     require_database(chosen)
+    taken = port_problem(host, port)
+    if taken is not None:
+        fail(taken)
     for line in serving.describe(host, port):
         typer.echo(line, err=True)
     configure_logging(json_events=True)
     _announce_when_answering(host, port, workers)
-    if workers == 1:
-        app = create_app(chosen, config=ApiConfig.from_env(os.environ))
-        uvicorn.run(app, host=host, port=port, log_config=None)
-        return
-    with _worker_environment(root_db(ctx)):
-        uvicorn.run(APP_FACTORY, factory=True, workers=workers, host=host, port=port, log_config=None)
+    try:
+        if workers == 1:
+            app = create_app(chosen, config=ApiConfig.from_env(os.environ))
+            uvicorn.run(app, host=host, port=port, log_config=None)
+            return
+        with _worker_environment(root_db(ctx)):
+            uvicorn.run(APP_FACTORY, factory=True, workers=workers, host=host, port=port, log_config=None)
+    except SystemExit as exc:
+        # uvicorn exits 3 when it cannot start (the port was taken after the check above, say):
+        # that is this command's error (1), not an abstention (3).
+        if exc.code not in (0, None):
+            fail(f"the server could not start on {host}:{port} (see the log line above)")
+        raise
+
+
+def port_problem(host: str, port: int) -> str | None:
+    """Why the server could not listen on ``host:port`` (a port in use, an address this machine
+    does not have), or None. Binds and closes a socket as uvicorn would (``SO_REUSEADDR``)."""
+    import errno
+    import socket
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                return (
+                    f"port {port} on {host} is in use (another server?): stop it, or serve on another "
+                    "port with --port"
+                )
+            return f"cannot listen on {host}:{port}: {exc.strerror or exc}"
+    return None
 
 
 def _announce_when_answering(host: str, port: int, workers: int) -> None:

@@ -13,17 +13,18 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, Final, NoReturn, TypeVar
 
 import typer
 from typer.core import TyperArgument, TyperCommand, TyperGroup
 
 from data_plane.clock import parse_time
-from data_plane.errors import ConfigurationError, InputError, KGError
+from data_plane.errors import ConfigurationError, InactiveEndpoint, InputError, KGError, NotFound
 from data_plane.relations import parse_edge_key
 
 if TYPE_CHECKING:
@@ -37,6 +38,7 @@ __all__ = [
     "commands",
     "configure_logging",
     "console",
+    "database_error",
     "edge_parts",
     "fail",
     "group",
@@ -87,9 +89,26 @@ class Group(TyperGroup):
             from sqlalchemy.exc import SQLAlchemyError
 
             if isinstance(exc, SQLAlchemyError):
-                orig = str(getattr(exc, "orig", exc)).strip().splitlines()
-                fail(f"database error: {orig[0] if orig else type(exc).__name__} (has `kg init` been run?)")
+                fail(database_error(exc))
             fail(f"internal error ({type(exc).__name__}): {exc} (set KG_DEBUG=1 for a traceback)")
+
+
+# What SQLite and PostgreSQL say when the schema is not there: the one case `kg init` mends.
+_NO_SCHEMA: Final = re.compile(r"no such table|relation .* does not exist")
+
+
+def database_error(exc: Exception) -> str:
+    """One line for a database error: a missing schema points to ``kg init``, a database that
+    cannot be reached says so (and what to check), anything else is named as it is."""
+    from sqlalchemy.exc import OperationalError, ProgrammingError
+
+    lines = str(getattr(exc, "orig", exc)).strip().splitlines()
+    first = lines[0] if lines else type(exc).__name__
+    if isinstance(exc, OperationalError | ProgrammingError) and _NO_SCHEMA.search(first):
+        return f"database error: {first} (has `kg init` been run?)"
+    if isinstance(exc, OperationalError):
+        return f"cannot reach the database: {first} (is the server running, and is the URL right?)"
+    return f"database error: {first}"
 
 
 class Command(TyperCommand):
@@ -181,8 +200,10 @@ def require_database(chosen: Settings) -> str:
 
 
 @contextmanager
-def runtime(ctx: typer.Context, **overrides: Any) -> Iterator[Runtime]:
-    """A runtime bound to this invocation's database (which must exist), closed when the block ends."""
+def runtime(ctx: typer.Context, *, concepts: Sequence[str] = (), **overrides: Any) -> Iterator[Runtime]:
+    """A runtime bound to this invocation's database (which must exist), closed when the block
+    ends. ``concepts``: the concept ids the command was given; when one names no concept, a
+    refusal for want of it also says which concepts are near (as ``kg ask`` does)."""
     from control_plane.surfaces.runtime import Runtime
 
     chosen = settings(ctx, **overrides)
@@ -190,6 +211,15 @@ def runtime(ctx: typer.Context, **overrides: Any) -> Iterator[Runtime]:
     rt = Runtime.build(chosen, on_wait=say_waiting)
     try:
         yield rt
+    except (NotFound, InactiveEndpoint) as exc:
+        from control_plane.surfaces.lookup import unknown_hint
+
+        hint = unknown_hint(rt.reader, concepts) if concepts else None
+        if hint is None:
+            raise
+        if isinstance(exc, NotFound):
+            raise NotFound(f"{exc}; {hint}", key=exc.key) from exc
+        raise InactiveEndpoint(f"{exc}; {hint}", field=exc.field, value=exc.value) from exc
     finally:
         rt.close()
 

@@ -78,7 +78,8 @@ def create_app(
         return open_reads(problem_media(generate()), required=cfg.reads_require_token)
 
     app.openapi = lambda: app.openapi_schema or contract()  # type: ignore[method-assign]
-    app.add_middleware(RequestLimitsAndLog, max_body=cfg.max_body_bytes, metrics=metrics)
+    routes = [route for router in ROUTERS for route in router.routes]
+    app.add_middleware(RequestLimitsAndLog, max_body=cfg.max_body_bytes, metrics=metrics, routes=routes)
     return app
 
 

@@ -13,11 +13,12 @@ from __future__ import annotations
 import email.message
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Mapping, MutableMapping
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping, Sequence
 from typing import Any, Final
 
 import structlog
 from fastapi import HTTPException
+from starlette.routing import BaseRoute, Match
 
 from control_plane.surfaces.http.metrics import Metrics
 from control_plane.surfaces.http.problems import problem, title
@@ -53,9 +54,11 @@ def _not_json(method: str, headers: Mapping[str, str]) -> str | None:
     return f"the body must be JSON: send Content-Type: application/json ({sent} was sent)"
 
 
-def _route(scope: Mapping[str, Any]) -> str:
-    """The matched route's template (bounded label values), or ``unmatched``."""
-    return str(getattr(scope.get("route"), "path", "unmatched"))
+def _route(scope: MutableMapping[str, Any], routes: Sequence[BaseRoute]) -> str:
+    """The matched route's template (bounded label values), or ``unmatched``. A request refused
+    here, before routing (413, 415), is labelled with the route of ``routes`` it was sent to."""
+    route = scope.get("route") or next((r for r in routes if r.matches(scope)[0] is Match.FULL), None)
+    return str(getattr(route, "path", "unmatched"))
 
 
 class _TooLarge(HTTPException):
@@ -66,7 +69,9 @@ class _TooLarge(HTTPException):
         super().__init__(413, f"request body exceeds {limit} bytes")
 
 
-def _request_middleware(app: ASGIApp, max_body: int, metrics: Metrics) -> ASGIApp:
+def _request_middleware(
+    app: ASGIApp, max_body: int, metrics: Metrics, routes: Sequence[BaseRoute]
+) -> ASGIApp:
     """One pure-ASGI layer: assigns the request id, checks the body's type and size, counts and
     logs the request at the end."""
 
@@ -125,7 +130,7 @@ def _request_middleware(app: ASGIApp, max_body: int, metrics: Metrics) -> ASGIAp
                     await reject(413, f"request body exceeds {max_body} bytes")
         finally:
             elapsed = time.perf_counter() - started
-            metrics.request(_route(scope), str(scope.get("method")), status["code"], elapsed)
+            metrics.request(_route(scope, routes), str(scope.get("method")), status["code"], elapsed)
             log.info(
                 "http.request",
                 request_id=request_id,
@@ -141,8 +146,10 @@ def _request_middleware(app: ASGIApp, max_body: int, metrics: Metrics) -> ASGIAp
 class RequestLimitsAndLog:
     """Adapter so Starlette's ``add_middleware`` can install :func:`_request_middleware`."""
 
-    def __init__(self, app: ASGIApp, max_body: int, metrics: Metrics) -> None:
-        self._inner = _request_middleware(app, max_body, metrics)
+    def __init__(
+        self, app: ASGIApp, max_body: int, metrics: Metrics, routes: Sequence[BaseRoute] = ()
+    ) -> None:
+        self._inner = _request_middleware(app, max_body, metrics, routes)
 
     async def __call__(
         self,

@@ -146,11 +146,22 @@ class ConceptIn(BaseModel):
     )
 
 
+_UNTIL = "End of the valid period the write covers (default: open). " + TIME_IN
+_CORRECT = (
+    "Correct the whole period instead: one version from valid_at (default: the first start) to "
+    "until (default: the last end) replaces every version in force."
+)
+
+
 class ConceptReviseIn(BaseModel):
     name: str | None = None
     aliases: list[str] | None = None
     summary: str | None = None
-    valid_at: Instant | None = Field(default=None, description=TIME_IN)
+    valid_at: Instant | None = Field(
+        default=None, description="Start of the revised period (default: all of it). " + TIME_IN
+    )
+    until: Instant | None = Field(default=None, description=_UNTIL)
+    correct: bool = Field(default=False, description=_CORRECT)
     grounding: GroundingIn
     allow_duplicate_name: bool = Field(
         default=False,
@@ -160,6 +171,7 @@ class ConceptReviseIn(BaseModel):
 
 class InvalidateIn(BaseModel):
     invalid_at: Instant | None = Field(default=None, description=TIME_IN)
+    until: Instant | None = Field(default=None, description=_UNTIL)
     retract: bool = False
     grounding: GroundingIn
 
@@ -169,6 +181,8 @@ class EdgeIn(BaseModel):
     target_id: str = Field(min_length=1, max_length=200)
     relation: str = Field(min_length=1, max_length=32)
     valid_at: Instant | None = Field(default=None, description=TIME_IN)
+    until: Instant | None = Field(default=None, description=_UNTIL)
+    correct: bool = Field(default=False, description="Revisions only. " + _CORRECT)
     grounding: GroundingIn
 
 
@@ -177,6 +191,7 @@ class EdgeInvalidateIn(BaseModel):
     target_id: str = Field(min_length=1, max_length=200)
     relation: str = Field(min_length=1, max_length=32)
     invalid_at: Instant | None = Field(default=None, description=TIME_IN)
+    until: Instant | None = Field(default=None, description=_UNTIL)
     retract: bool = False
     grounding: GroundingIn
 
@@ -273,10 +288,32 @@ class VersionOut(_Stamped):
     grounding: GroundingOut
 
 
+class TouchedOut(BaseModel):
+    answer_id: str
+    question: str
+    created_at: str = Field(description=_TIME)
+    how: str = Field(description="cited, or read")
+    facts: list[str]
+
+
+class ImpactOut(BaseModel):
+    """Recorded answers that cited or read the facts; when replayed, answer ids by how they changed
+    (now abstains, now answers, answer changed, evidence changed, unchanged)."""
+
+    facts: list[str]
+    answers: list[TouchedOut]
+    changes: dict[str, list[str]] | None = None
+    not_replayed: list[str] | None = None
+
+
 class WrittenOut(BaseModel):
-    """The versions a curation request wrote (an invalidation may cascade to edges)."""
+    """The versions a curation request wrote (kept earlier parts of what it superseded, and
+    cascades, included); with ``dry_run``, what it would write and the recorded answers it would
+    change, nothing written."""
 
     written: list[VersionOut]
+    dry_run: bool = False
+    answers: ImpactOut | None = None
 
 
 class SnapshotOut(BaseModel):
@@ -395,7 +432,12 @@ class AnswerOut(BaseModel):
     evidence: EvidenceOut
     as_of: AsOfOut
     rounds: list[RoundOut]
-    llm_calls: int
+    llm_calls: int = Field(description="Model calls made (0 for the offline synthesizer, and for a reuse).")
+    syntheses: int | None = Field(
+        default=None,
+        description="Synthesis steps run (rounds that asked the synthesizer, offline or model); absent "
+        "from answers recorded before it was added, which counted each offline synthesis in llm_calls.",
+    )
     prompt_tokens: int
     completion_tokens: int
     latency_ms: float

@@ -25,6 +25,7 @@ from typing import Any, Final
 
 import structlog
 
+from control_plane.planning.answer import model_calls
 from control_plane.surfaces.pictures.graphviz import (
     EDGE_FONT_PX,
     FIT_PX,
@@ -43,6 +44,7 @@ from control_plane.surfaces.pictures.scene import (
     Edge,
     Node,
     Scene,
+    abstention,
     cited_scene,
     evidence_scene,
     stage_links,
@@ -50,6 +52,7 @@ from control_plane.surfaces.pictures.scene import (
     stage_scene,
     stages,
 )
+from control_plane.surfaces.wording import calls_text, counted
 from data_plane.relations import BUILDS_ON
 
 __all__ = ["CSP", "to_html"]
@@ -58,7 +61,7 @@ CSP: Final = "default-src 'none'; style-src 'unsafe-inline'"
 _CSS: Final = (
     "body{font-family:system-ui,'DejaVu Sans',sans-serif;margin:2rem;color:#111827;max-width:none}"
     "h1{font-size:1.4rem}h2{font-size:1.15rem;margin-top:2rem}.meta{color:#4b5563;font-size:.9rem}"
-    ".abstained{color:#b91c1c}.note{background:#fef3c7;border:1px solid #b45309;padding:.5rem .75rem}"
+    ".abstained{color:#b91c1c}.reading,.did-you-mean{margin:.3rem 0}ul.try{margin:.2rem 0}.note{background:#fef3c7;border:1px solid #b45309;padding:.5rem .75rem}"
     ".frame{padding-bottom:.25rem}svg{background:#fff;border:1px solid #e5e7eb;display:block}"
     "svg.picture{max-width:100%;height:auto}"
     "svg text{font-family:'DejaVu Sans',Verdana,sans-serif}"
@@ -198,7 +201,7 @@ def _stage_cards(scene: Scene, stage: Mapping[str, int]) -> str:
             f'<li class="{n.kind}{" faded" if n.faded else ""}" data-id="{_esc(n.id)}">{_esc(n.label)}</li>'
             for n in members
         )
-        count = f"{len(members)} concept{'s' if len(members) != 1 else ''}"
+        count = counted(len(members), "concept")
         cards.append(
             f'<li class="stage-card" data-stage="{k + 1}"><b>Stage {k + 1}</b> · {count}'
             f'<div class="meta">{"edges from " + froms if froms else "no foundation in this picture"}</div>'
@@ -235,8 +238,8 @@ def _picture(scene: Scene, *, caption: str, dot: str) -> str:
         part = stage_scene(scene, stage, k)
         n = sum(1 for v in stage.values() if v == k)
         out.append(
-            f'<details class="stage" data-stage="{k + 1}"><summary>Stage {k + 1}: {n} concept'
-            f"{'s' if n != 1 else ''} and the {len(part.edges)} edge{'s' if len(part.edges) != 1 else ''} "
+            f'<details class="stage" data-stage="{k + 1}"><summary>Stage {k + 1}: {counted(n, "concept")} '
+            f"and the {counted(len(part.edges), 'edge')} "
             "that reach them (their foundations from earlier stages faded)</summary>"
             f"{_drawn(part, caption=f'{caption}, stage {k + 1}', dot=dot)}</details>"
         )
@@ -262,11 +265,14 @@ def _legend() -> str:
 
 
 def _pictures(answer: Answer, dot: str) -> str:
+    """The pictures (each with the legend), or "" when nothing was gathered to draw."""
     cited = cited_scene(answer)
     if not cited.edges and all(n.kind == "seed" for n in cited.nodes):
         # Seeds alone are not something the answer rests on (an abstention, say).
         cited = Scene(cited.name, (), ())
     full = evidence_scene(answer)
+    if not cited.nodes and not full.nodes:
+        return ""
     others = sum(1 for e in full.edges if not e.cited)
     out = [
         "<h2>What the answer rests on</h2>",
@@ -280,10 +286,10 @@ def _pictures(answer: Answer, dot: str) -> str:
             out.append(_picture(cited, caption="the cited evidence", dot=dot))
         else:
             out.append('<p class="note">The answer cites no concept or edge.</p>')
-        if full.nodes and (others or not cited.nodes):
+        if others or not cited.nodes:
             summary = (
-                f"All gathered evidence: {len(full.nodes)} concepts and {len(full.edges)} edges "
-                f"({others} edges not cited, faded)"
+                f"All gathered evidence: {counted(len(full.nodes), 'concept')} and "
+                f"{counted(len(full.edges), 'edge')} ({counted(others, 'edge')} not cited, faded)"
             )
             opened = "" if cited.nodes else " open"
             out.append(
@@ -317,8 +323,8 @@ def _evidence_list(scene: Scene) -> str:
         for e in scene.edges
     )
     return (
-        f'<details id="all-evidence" open><summary>All gathered evidence: {len(scene.nodes)} concepts and '
-        f'{len(scene.edges)} edges</summary><ul class="evidence-list">{concepts}</ul>'
+        f'<details id="all-evidence" open><summary>All gathered evidence: {counted(len(scene.nodes), "concept")} '
+        f'and {counted(len(scene.edges), "edge")}</summary><ul class="evidence-list">{concepts}</ul>'
         f'<ul class="evidence-list">{edges}</ul></details>'
     )
 
@@ -355,8 +361,9 @@ def _tables(answer: Answer) -> str:
     names = {cid: str(c["name"]) for cid, c in concepts.items()}
     cited_ids = set(answer.get("cited_edges", []))
     edges = [e for e in ev.get("edges", []) if e.get("edge_id") in cited_ids]
-    out = [f"<h2>Grounding of the {len(edges)} cited edge{'s' if len(edges) != 1 else ''}</h2>"]
+    out = []
     if edges:
+        out.append(f"<h2>Grounding of the {counted(len(edges), 'cited edge')}</h2>")
         rows = [
             f'<tr data-edge="{_esc(e.get("edge_id"))}"><td class="statement">'
             f"{_esc(names.get(e['source_id'], e['source_id']))} <b>{_esc(str(e['relation']).replace('_', ' '))}</b> "
@@ -371,8 +378,8 @@ def _tables(answer: Answer) -> str:
     cited = [c["id"] for c in answer.get("cited_concepts", [])]
     seeds = [s for s in answer.get("seeds", []) if s not in cited]
     shown = [cid for cid in [*seeds, *cited] if cid in concepts]
-    out.append(f"<h2>Grounding of the asked and cited concepts ({len(shown)})</h2>")
     if shown:
+        out.append(f"<h2>Grounding of the asked and cited concepts ({len(shown)})</h2>")
         rows = [
             f'<tr data-concept="{_esc(cid)}"><td class="statement">{_esc(names[cid])} '
             f'<span class="id">{_esc(cid)}{" · asked" if cid in seeds else ""}</span></td>'
@@ -432,8 +439,31 @@ def _lessons(answer: Answer, names: Mapping[str, str]) -> str:
 # ---------------------------------------------------------------------------------------------
 
 
+def _reading(answer: Answer) -> str:
+    """How the question was read; for an abstention also the concepts offered for a name that
+    matched nothing and phrasings that are understood (each only when there is one)."""
+    read_as = str((answer.get("reading") or {}).get("read_as") or "")
+    out = [f'<p class="reading">Read as: {_esc(read_as)}</p>'] if read_as else []
+    help_ = abstention(answer)
+    if help_ is not None and help_.did_you_mean:
+        offered = ", ".join(
+            f'<b data-id="{_esc(cid)}">{_esc(name)}</b> <span class="id">{_esc(cid)}</span>'
+            for cid, name in help_.did_you_mean
+        )
+        out.append(f'<p class="did-you-mean">Did you mean {offered}?</p>')
+    if help_ is not None and help_.phrasings:
+        tries = "".join(f"<li>{_esc(phrase)}</li>" for phrase in help_.phrasings)
+        out.append(f'<p class="try">Questions it does understand:</p><ul class="try">{tries}</ul>')
+    return "".join(out)
+
+
+def _section(name: str, body: str) -> str:
+    return f'<section id="{name}">{body}</section>\n' if body else ""
+
+
 def to_html(answer: Answer, *, dot: str = "dot") -> str:
-    """The evidence page for an answer (``Answer.to_dict()``); ``dot`` names the Graphviz command."""
+    """The evidence page for an answer (``Answer.to_dict()``); ``dot`` names the Graphviz command.
+    Sections with nothing to show (no evidence gathered, nothing cited) are left out."""
     abstained = bool(answer.get("abstained"))
     verdict = (
         f"Abstained: {answer.get('abstain_reason') or 'no reason given'}"
@@ -442,8 +472,8 @@ def to_html(answer: Answer, *, dot: str = "dot") -> str:
     )
     as_of = answer.get("as_of", {})
     meta = (
-        f"confidence {answer.get('confidence')} · rounds {len(answer.get('rounds', []))} · "
-        f"LLM calls {answer.get('llm_calls')} · as of {as_of.get('valid_at')} "
+        f"confidence {answer.get('confidence')} · {counted(len(answer.get('rounds', [])), 'round')} · "
+        f"{calls_text(model_calls(answer))} · as of {as_of.get('valid_at')} "
         f"(known at {as_of.get('recorded_at')}) · answer {answer.get('answer_id')}"
     )
     question = str(answer.get("question", ""))
@@ -455,8 +485,9 @@ def to_html(answer: Answer, *, dot: str = "dot") -> str:
         f"<title>Evidence: {_esc(title)}</title><style>{_CSS}</style></head><body>\n"
         f"<h1>{_esc(question)}</h1>\n"
         f'<p class="{"abstained" if abstained else "answer"}">{_esc(verdict)}</p>\n'
+        f"{_reading(answer)}"
         f'<p class="meta">{_esc(meta)}</p>\n'
-        f'<section id="pictures">{_pictures(answer, dot)}</section>\n'
-        f'<section id="grounding">{_tables(answer)}</section>\n'
+        f"{_section('pictures', _pictures(answer, dot))}"
+        f"{_section('grounding', _tables(answer))}"
         "</body></html>\n"
     )

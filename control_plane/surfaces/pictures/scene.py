@@ -30,10 +30,12 @@ __all__ = [
     "ARROW_WORDS",
     "LARGE",
     "UNLABELLED",
+    "Abstention",
     "Answer",
     "Edge",
     "Node",
     "Scene",
+    "abstention",
     "cited_scene",
     "evidence_scene",
     "grounding_text",
@@ -104,6 +106,41 @@ class Scene:
     name: str
     nodes: tuple[Node, ...]
     edges: tuple[Edge, ...]
+
+
+@dataclass(frozen=True)
+class Abstention:
+    """What an abstention says to help: why, how the question was read, the concepts offered for a
+    name that matched nothing (``(id, name)``) and phrasings the reader does understand."""
+
+    reason: str
+    read_as: str
+    did_you_mean: tuple[tuple[str, str], ...]
+    phrasings: tuple[str, ...]
+
+    def lines(self) -> list[str]:
+        """The same as plain lines (for the text formats), empty parts left out."""
+        offered = ", ".join(f"{name} ({cid})" for cid, name in self.did_you_mean)
+        return [
+            f"Abstained: {self.reason}",
+            *([f"read as: {self.read_as}"] if self.read_as else []),
+            *([f"did you mean: {offered}?"] if offered else []),
+            *([f"try asking: {' | '.join(self.phrasings)}"] if self.phrasings else []),
+        ]
+
+
+def abstention(answer: Answer) -> Abstention | None:
+    """The abstention an answer is (None when it answered)."""
+    if not answer.get("abstained"):
+        return None
+    reading = answer.get("reading") or {}
+    offered = tuple((str(d["id"]), str(d["name"])) for d in answer.get("did_you_mean") or ())
+    return Abstention(
+        str(answer.get("abstain_reason") or "no reason given"),
+        str(reading.get("read_as") or ""),
+        offered,
+        tuple(str(s) for s in reading.get("suggestions") or ()),
+    )
 
 
 def _concepts(answer: Answer) -> dict[str, Mapping[str, Any]]:

@@ -6,7 +6,14 @@ directed edge runs from its foundation to what needs it, labelled with what it s
 from __future__ import annotations
 
 from control_plane.surfaces.pictures.palette import CITED_EDGE, FADED_EDGE, FADED_TEXT, STYLES
-from control_plane.surfaces.pictures.scene import ARROW_WORDS, Answer, Edge, evidence_scene, learning_order
+from control_plane.surfaces.pictures.scene import (
+    ARROW_WORDS,
+    Answer,
+    Edge,
+    abstention,
+    evidence_scene,
+    learning_order,
+)
 
 __all__ = ["to_dot", "to_mermaid"]
 
@@ -35,10 +42,17 @@ def _words(e: Edge) -> str:
 
 def to_mermaid(answer: Answer) -> str:
     """A Mermaid ``flowchart`` of the evidence; node ids are ``n0, n1 ...`` (concept ids may not be
-    valid Mermaid ids), labels are the concept names; cited links are thick, the rest grey."""
+    valid Mermaid ids), labels are the concept names; cited links are thick, the rest grey. An
+    abstention also gets a note box: why, how the question was read, the concepts offered for a
+    name that matched nothing, and phrasings that are understood."""
     scene = evidence_scene(answer)
     ids = {n.id: f"n{i}" for i, n in enumerate(scene.nodes)}
     lines = ["flowchart LR"]
+    help_ = abstention(answer)
+    if help_ is not None:
+        note = "<br>".join(_mermaid_text(line) for line in help_.lines())
+        lines.append(f'    abstained["{note}"]:::abstained')
+        lines.append("    classDef abstained fill:#fef3c7,stroke:#b45309,color:#111827")
     for n in scene.nodes:
         lines.append(f'    {ids[n.id]}["{_mermaid_text(n.label)}"]:::{n.kind}')
     for e in scene.edges:
@@ -62,6 +76,15 @@ def _dot_text(text: str) -> str:
     return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
+def _dot_note(answer: Answer) -> list[str]:
+    """An abstention's help as the graph's label, left-aligned at the top (nothing for an answer)."""
+    help_ = abstention(answer)
+    if help_ is None:
+        return []
+    text = "".join(_dot_text(line) + "\\l" for line in help_.lines())
+    return [f'    labelloc=t; labeljust=l; fontname="Helvetica"; label="{text}";']
+
+
 def to_dot(answer: Answer) -> str:
     """A Graphviz ``digraph`` of the evidence with grounding as tooltips. Every directed edge is
     written from its foundation to what needs it (a ``builds_on`` edge target -> source, labelled
@@ -70,6 +93,7 @@ def to_dot(answer: Answer) -> str:
     lines = [
         "digraph evidence {",
         "    rankdir=LR;",
+        *_dot_note(answer),
         '    node [shape=box, style="rounded,filled", fontname="Helvetica"];',
         '    edge [fontname="Helvetica", fontsize=11];',
     ]

@@ -11,7 +11,7 @@ from control_plane.surfaces.http.dependencies import AsOfQuery, BigPage, ReadTok
 from control_plane.surfaces.http.listings import diff_page, snapshot_page
 from control_plane.surfaces.http.pagination import PAGED
 from control_plane.surfaces.http.problems import problem_responses
-from control_plane.surfaces.http.schemas import TIME_IN, DiffOut, Instant, SnapshotOut
+from control_plane.surfaces.http.schemas import TIME_IN, DiffOut, ImpactOut, Instant, SnapshotOut
 from data_plane.clock import ensure_utc
 
 __all__ = ["router"]
@@ -44,3 +44,27 @@ def diff(
     body = diff_page(rt.reader, start, utc(until, "to"), rt.clock(), page.limit, page.cursor)
     page.next_page(body["next_cursor"])
     return body
+
+
+@router.get("/audit/impact", response_model=ImpactOut)
+def audit_impact(
+    rt: RuntimeDep,
+    _t: ReadToken,
+    key: Annotated[
+        str,
+        Query(
+            min_length=1,
+            max_length=420,
+            description="A concept id, an edge source>relation>target, a lesson link LESSON/CONCEPT, or lesson:ID.",
+        ),
+    ],
+    replay: Annotated[
+        bool, Query(description="Replay them (as known then, and asked now) and group by how they changed.")
+    ] = False,
+) -> dict[str, Any]:
+    """Recorded answers that cited or read any version of a fact; with ``replay``, which of them
+    answer differently now (at most 20 replayed, newest first)."""
+    from control_plane.planning.impact import fact, impact
+
+    synthesizer = rt.planner.synthesizer if replay else None
+    return impact(rt.reader, [fact(key)], synthesizer=synthesizer, clock=rt.clock).to_dict()

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Response
 
+from control_plane.surfaces.http.curation import DryRun, write
 from control_plane.surfaces.http.dependencies import (
     WRITE_ROUTE,
     AsOfQuery,
@@ -29,6 +30,7 @@ from control_plane.surfaces.http.schemas import (
     VersionOut,
 )
 from control_plane.surfaces.lookup import search
+from data_plane.gateway import KEEP, Write
 
 __all__ = ["router"]
 
@@ -97,46 +99,66 @@ def concept_history(concept_id: str, rt: RuntimeDep, _t: ReadToken) -> list[dict
 
 
 @router.post("/concepts", **WRITE_ROUTE)
-def add_concept(body: ConceptIn, token: WriteToken, rt: RuntimeDep) -> dict[str, Any]:
+def add_concept(
+    body: ConceptIn, token: WriteToken, rt: RuntimeDep, response: Response, dry_run: DryRun = False
+) -> dict[str, Any]:
     """Assert a new concept, or again one that was invalidated."""
-    c = rt.gateway.assert_concept(
+    w = Write.concept(
         body.concept_id,
         name=body.name,
         aliases=body.aliases,
         summary=body.summary,
         grounding=body.grounding.build(token),
         valid_at=utc(body.valid_at, "valid_at"),
-        allow_duplicate_name=body.allow_duplicate_name,
+        invalid_at=None,
     )
-    return {"written": [c.as_version().to_dict()]}
+    return write(rt, [w], dry_run=dry_run, response=response, allow_duplicate_names=body.allow_duplicate_name)
 
 
 @router.post("/concepts/{concept_id}/revise", **WRITE_ROUTE)
 def revise_concept(
-    concept_id: str, body: ConceptReviseIn, token: WriteToken, rt: RuntimeDep
+    concept_id: str,
+    body: ConceptReviseIn,
+    token: WriteToken,
+    rt: RuntimeDep,
+    response: Response,
+    dry_run: DryRun = False,
 ) -> dict[str, Any]:
-    """Revise a concept's name, aliases or summary (fields left out keep their value)."""
-    c = rt.gateway.revise_concept(
+    """Revise a concept's name, aliases or summary (fields left out keep their value) from
+    ``valid_at`` (default: all of its validity) until ``until`` (default: open); before and after,
+    it stays as it was. ``correct`` replaces the whole period instead."""
+    until = utc(body.until, "until")
+    w = Write.concept(
         concept_id,
         name=body.name,
         aliases=body.aliases,
         summary=body.summary,
         grounding=body.grounding.build(token),
+        mode="correct" if body.correct else "revise",
         valid_at=utc(body.valid_at, "valid_at"),
-        allow_duplicate_name=body.allow_duplicate_name,
+        invalid_at=until if body.correct and until is not None else KEEP,
+        until=None if body.correct else until,
     )
-    return {"written": [c.as_version().to_dict()]}
+    return write(rt, [w], dry_run=dry_run, response=response, allow_duplicate_names=body.allow_duplicate_name)
 
 
 @router.post("/concepts/{concept_id}/invalidate", **WRITE_ROUTE)
 def invalidate_concept(
-    concept_id: str, body: InvalidateIn, token: WriteToken, rt: RuntimeDep
+    concept_id: str,
+    body: InvalidateIn,
+    token: WriteToken,
+    rt: RuntimeDep,
+    response: Response,
+    dry_run: DryRun = False,
 ) -> dict[str, Any]:
-    """Close a concept's validity (or retract it); its edges are invalidated with it."""
-    result = rt.gateway.invalidate_concept(
+    """Close a concept's validity from ``invalid_at`` (default now) until ``until`` (default: for
+    good), or retract it; its edges and lesson links are closed with it over the same period."""
+    at = utc(body.invalid_at, "invalid_at")
+    w = Write.concept(
         concept_id,
         grounding=body.grounding.build(token),
-        invalid_at=utc(body.invalid_at, "invalid_at"),
-        retract=body.retract,
+        mode="retract" if body.retract else "invalidate",
+        invalid_at=KEEP if at is None else at,
+        until=utc(body.until, "until"),
     )
-    return {"written": [v.to_dict() for v in (*result.written, *result.cascaded)]}
+    return write(rt, [w], dry_run=dry_run, response=response)

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, HTTPException, Query
+from fastapi import APIRouter, HTTPException, Query, Response
 
+from control_plane.surfaces.http.curation import DryRun, write
 from control_plane.surfaces.http.dependencies import (
     WRITE_ROUTE,
     AsOfQuery,
@@ -20,6 +21,7 @@ from control_plane.surfaces.http.listings import edges_page
 from control_plane.surfaces.http.pagination import PAGED
 from control_plane.surfaces.http.problems import problem_responses
 from control_plane.surfaces.http.schemas import EdgeIn, EdgeInvalidateIn, EdgeOut, VersionOut
+from data_plane.gateway import KEEP, Write
 from data_plane.relations import parse_edge_key
 
 __all__ = ["router"]
@@ -52,40 +54,56 @@ def edge_history(key: str, rt: RuntimeDep, _t: ReadToken) -> list[dict[str, Any]
 
 
 @router.post("/edges", **WRITE_ROUTE)
-def add_edge(body: EdgeIn, token: WriteToken, rt: RuntimeDep) -> dict[str, Any]:
-    """Assert a new edge, or again one that was invalidated (history: assert, invalidate, assert)."""
-    e = rt.gateway.assert_edge(
+def add_edge(
+    body: EdgeIn, token: WriteToken, rt: RuntimeDep, response: Response, dry_run: DryRun = False
+) -> dict[str, Any]:
+    """Assert a new edge, or again one that was invalidated (history: assert, invalidate, assert),
+    over [valid_at, until) where it does not hold."""
+    w = Write.edge(
         body.source_id,
         body.target_id,
         body.relation,
         grounding=body.grounding.build(token),
         valid_at=utc(body.valid_at, "valid_at"),
+        invalid_at=utc(body.until, "until"),
     )
-    return {"written": [e.as_version().to_dict()]}
+    return write(rt, [w], dry_run=dry_run, response=response)
 
 
 @router.post("/edges/revise", **WRITE_ROUTE)
-def revise_edge(body: EdgeIn, token: WriteToken, rt: RuntimeDep) -> dict[str, Any]:
-    """Write a new version of an edge's grounding."""
-    e = rt.gateway.revise_edge(
+def revise_edge(
+    body: EdgeIn, token: WriteToken, rt: RuntimeDep, response: Response, dry_run: DryRun = False
+) -> dict[str, Any]:
+    """Re-ground an edge from ``valid_at`` (default: all of its validity) until ``until`` (default:
+    open); before and after, it stays as it was. ``correct`` replaces the whole period instead."""
+    until = utc(body.until, "until")
+    w = Write.edge(
         body.source_id,
         body.target_id,
         body.relation,
         grounding=body.grounding.build(token),
+        mode="correct" if body.correct else "revise",
         valid_at=utc(body.valid_at, "valid_at"),
+        invalid_at=until if body.correct and until is not None else KEEP,
+        until=None if body.correct else until,
     )
-    return {"written": [e.as_version().to_dict()]}
+    return write(rt, [w], dry_run=dry_run, response=response)
 
 
 @router.post("/edges/invalidate", **WRITE_ROUTE)
-def invalidate_edge(body: EdgeInvalidateIn, token: WriteToken, rt: RuntimeDep) -> dict[str, Any]:
-    """Close an edge's validity (or retract it)."""
-    e = rt.gateway.invalidate_edge(
+def invalidate_edge(
+    body: EdgeInvalidateIn, token: WriteToken, rt: RuntimeDep, response: Response, dry_run: DryRun = False
+) -> dict[str, Any]:
+    """Close an edge's validity from ``invalid_at`` (default now) until ``until`` (default: for
+    good), or retract it."""
+    at = utc(body.invalid_at, "invalid_at")
+    w = Write.edge(
         body.source_id,
         body.target_id,
         body.relation,
         grounding=body.grounding.build(token),
-        invalid_at=utc(body.invalid_at, "invalid_at"),
-        retract=body.retract,
+        mode="retract" if body.retract else "invalidate",
+        invalid_at=KEEP if at is None else at,
+        until=utc(body.until, "until"),
     )
-    return {"written": [e.as_version().to_dict()]}
+    return write(rt, [w], dry_run=dry_run, response=response)

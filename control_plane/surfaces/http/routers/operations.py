@@ -54,7 +54,8 @@ def _checks(rt: Runtime, head: str | None) -> dict[str, dict[str, Any]]:
     try:
         with rt.engine.connect() as conn:
             conn.execute(sa.text("SELECT 1"))
-        out["database"] = {"ok": True, "detail": rt.url}
+        # The engine's kind only: a file path or host name says too much to anyone who can poll.
+        out["database"] = {"ok": True, "detail": f"reachable ({rt.engine.dialect.name})"}
     except sa.exc.SQLAlchemyError as exc:
         first = str(getattr(exc, "orig", exc)).strip().splitlines()
         out["database"] = {"ok": False, "detail": f"unreachable: {first[0] if first else type(exc).__name__}"}
