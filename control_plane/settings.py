@@ -27,6 +27,7 @@ Serving (``kg serve``, the HTTP app; see ``ServingSettings``):
 KG_API_ASK_RATE_PER_MIN        /ask requests per minute per token (or client address); 0: off  10 (burst 10)
 KG_API_MODEL_CALLS_PER_MIN     model calls per minute for the whole server; 0: off             60
 KG_API_READS_REQUIRE_TOKEN     ``1``: reads (and /ask) need a token                            0
+KG_API_TRUSTED_PROXIES         proxies whose ``X-Forwarded-For`` is believed (IPs, networks)   none
 =============================  ==============================================================  =======================
 
 Egress goes to exactly one gateway: DeepSeek itself, a Cloudflare AI Gateway in front of it, or
@@ -37,6 +38,7 @@ silently ignored. Errors and reprs never contain secrets.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import math
 import re
@@ -381,6 +383,8 @@ class ServingSettings:
     ask_rate_per_min: float = DEFAULT_ASK_RATE_PER_MIN
     model_calls_per_min: float = DEFAULT_MODEL_CALLS_PER_MIN
     reads_require_token: bool = False
+    # Whose X-Forwarded-For names the client (control_plane.surfaces.http.proxies); none: nobody's.
+    trusted_proxies: tuple[Network, ...] = ()
 
     def __post_init__(self) -> None:
         for name, var in (
@@ -419,6 +423,7 @@ class ServingSettings:
                 float,
             ),
             reads_require_token=flag in ("1", "true", "yes"),
+            trusted_proxies=parse_networks(text("KG_API_TRUSTED_PROXIES")),
         )
 
     def describe(self, host: str, port: int) -> list[str]:
@@ -435,13 +440,36 @@ class ServingSettings:
             "writes: need a write token (kg token create NAME --scope write)",
             f"/ask limit: {rate(self.ask_rate_per_min, 'per minute per token or client address')}",
             f"model calls: {rate(self.model_calls_per_min, 'per minute for the whole server')}",
+            "client address: "
+            + (
+                f"X-Forwarded-For from {', '.join(map(str, self.trusted_proxies))}, else the connection's"
+                if self.trusted_proxies
+                else "the connection's (no proxy trusted: X-Forwarded-For is ignored)"
+            ),
         ]
+
+
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+def parse_networks(text: str | None, *, variable: str = "KG_API_TRUSTED_PROXIES") -> tuple[Network, ...]:
+    """Comma-separated addresses or networks (``10.0.0.1, 10.1.0.0/16, ::1``); empty: none."""
+    out: list[Network] = []
+    for item in (text or "").split(","):
+        if not item.strip():
+            continue
+        try:
+            out.append(ipaddress.ip_network(item.strip(), strict=False))
+        except ValueError:
+            raise ConfigurationError(
+                f"{variable} must list IP addresses or networks (e.g. 10.0.0.1, 10.1.0.0/16), "
+                f"got {item.strip()!r}"
+            ) from None
+    return tuple(out)
 
 
 def is_loopback(host: str) -> bool:
     """Whether binding ``host`` keeps the server on this machine."""
-    import ipaddress
-
     name = host.strip().strip("[]").lower()
     if name == "localhost":
         return True

@@ -103,6 +103,7 @@ from data_plane.bundle_rows import (
     Cells,
     RowFault,
     concept_write,
+    csv_writer,
     edge_write,
     escape_cell,
     link_write,
@@ -641,7 +642,7 @@ def _write_csv(file: Path, header: Sequence[str], rows: Iterable[Sequence[Any]],
     n = 0
     limit = csv.field_size_limit()
     with file.open("w", encoding="utf-8", newline="") as fh:
-        writer = csv.writer(fh, lineterminator="\n")
+        writer = csv_writer(fh)
         writer.writerow(header)
         for row in rows:
             cells = [escape_cell(c) if escape else c for c in row]

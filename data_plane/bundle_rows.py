@@ -20,12 +20,12 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TextIO
 
 from data_plane.clock import format_time, parse_time
 from data_plane.errors import GroundingRejected, InputError, Problem
 from data_plane.gateway import Write
-from data_plane.records import MAX_ID_LENGTH, Grounding
+from data_plane.records import Grounding, id_fault, name_fault, text_fault
 from data_plane.relations import RELATIONS, canonical_edge
 
 __all__ = [
@@ -126,6 +126,9 @@ def read_manifest(folder: Path, sink: Sink) -> Manifest:
     if not isinstance(name, str) or not name.strip():
         bad("name", "name must be non-empty text")
         name = fallback.name
+    elif (fault := text_fault(name)) is not None:
+        bad("name", f"name {fault} (it is written into the grounding of what the import records)")
+        name = fallback.name
     raw = doc.get("defaults", {})
     if not isinstance(raw, dict):
         bad("defaults", "defaults must be a JSON object")
@@ -146,6 +149,9 @@ def read_manifest(folder: Path, sink: Sink) -> Manifest:
         elif key in ("reason", "source"):
             if not isinstance(value, str) or not value.strip():
                 bad(column, f"must be non-empty text, got {value!r}")
+                continue
+            if (fault := text_fault(value)) is not None:
+                bad(column, fault)
                 continue
         elif key == "evidence":
             if not non_empty_json(value):
@@ -182,6 +188,26 @@ def escape_cell(cell: str) -> str:
 def unescape_cell(cell: str) -> str:
     """The cell :func:`escape_cell` was given."""
     return cell[1:] if cell.startswith("'") else cell
+
+
+class _LineFeeds:
+    """A file the csv writer writes rows ending in CR LF to, which ends them in LF instead.
+
+    The writer quotes a cell holding any character of its line terminator: told "\r\n", it quotes
+    a cell holding a bare CR as well as one holding LF (told "\n", it would write the CR bare, and
+    a reader takes a bare CR for the end of the row). Rows are written one ``write`` call each."""
+
+    def __init__(self, fh: TextIO) -> None:
+        self._fh = fh
+
+    def write(self, row: str) -> int:
+        return self._fh.write(row[:-2] + "\n")
+
+
+def csv_writer(fh: TextIO) -> Any:
+    """A csv writer of bundle rows into ``fh``: LF line ends, and every cell holding a CR or an LF
+    quoted, so that any text is read back as it was written."""
+    return csv.writer(_LineFeeds(fh), lineterminator="\r\n")
 
 
 def non_empty_json(value: Any) -> bool:
@@ -226,12 +252,9 @@ class Row:
         value = self.get(column).strip()
         if not value:
             raise RowFault("missing", f"{column} must not be empty", column)
-        if len(value) > MAX_ID_LENGTH:
-            raise RowFault(
-                "missing",
-                f"{column} is {len(value)} characters long; ids have at most {MAX_ID_LENGTH}",
-                column,
-            )
+        fault = id_fault(value)
+        if fault is not None:
+            raise RowFault("missing", f"{column} {value[:60]!r} {fault}", column)
         # Interned: an id repeats on many rows, and every pending write and index shares one copy.
         return sys.intern(value)
 
@@ -481,10 +504,16 @@ def times(row: Row, cells: Cells) -> tuple[datetime | None, datetime | None]:
 
 def concept_write(row: Row, cells: Cells) -> Write:
     cid = row.ident("id")
-    name = row.get("name")
-    if not name.strip():
+    name = row.get("name").strip()
+    if not name:
         raise RowFault("missing", "name must not be empty", "name")
     aliases = [a.strip() for a in row.get("aliases").split("|") if a.strip()]
+    for column, text in (("name", name), *(("aliases", a) for a in aliases)):
+        fault = name_fault(text)
+        if fault is not None:
+            raise RowFault(
+                "missing", f"{'name' if column == 'name' else 'alias'} {text[:60]!r} {fault}", column
+            )
     valid_at, invalid_at = times(row, cells)
     return Write.concept(
         cid,

@@ -40,8 +40,12 @@ class WriteWait:
 
     seconds: float = DEFAULT_WRITE_WAIT_S
     on_wait: Callable[[float], None] | None = None
+    # A wait too short to be worth telling anyone about (moving queued answers).
+    quiet: bool = False
 
     def waiting(self) -> None:
+        if self.quiet:
+            return
         log.info("gateway.waiting_for_write_lock", up_to_s=self.seconds)
         if self.on_wait is not None:
             self.on_wait(self.seconds)

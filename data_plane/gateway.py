@@ -25,7 +25,9 @@ PostgreSQL every write transaction first takes one advisory transaction lock, so
 are serialised there too and the checks above see a stable graph. A writer that finds the lock
 held (by an import, say) waits its turn, up to its ``WriteWait`` (default 600 s; it is told once
 that it waits), then gives up with ``WriteLockTimeout``, on both engines alike. Readers are never
-blocked.
+blocked, and neither is :meth:`WriteGateway.record_answer`: answers take a lock of their own on
+PostgreSQL, and on SQLite wait in the side file's queue while the graph's lock is held
+(``data_plane.sidecar``).
 """
 
 from __future__ import annotations
@@ -63,22 +65,40 @@ from data_plane.errors import (
     SelfLoop,
     TemporalConflict,
     UnknownRelation,
+    WriteLockTimeout,
     WriteRejected,
 )
 from data_plane.periods import Period, covers, cut, overlaps, uncovered
 from data_plane.reads import GraphReader
-from data_plane.records import MAX_ID_LENGTH, Concept, Edge, Grounding, Version, text_fault
+from data_plane.records import (
+    Concept,
+    Edge,
+    Grounding,
+    Version,
+    alias_fault,
+    id_fault,
+    name_fault,
+    text_fault,
+)
 from data_plane.relations import PREREQUISITE, RELATIONS, canonical_edge, edge_key
 from data_plane.reuse import ReuseEntry
 from data_plane.rows import concept_from_row, edge_from_row, stamp_from_row, version_from_row
+from data_plane.sidecar import QueuedAnswer, queue_of
 from data_plane.temporal import find_cycle
 
 log = structlog.get_logger(__name__)
 
-# One lock id for all gateway writes on PostgreSQL ("KG" in ASCII).
+# One lock id for all gateway writes of the graph on PostgreSQL ("KG" in ASCII), and one for
+# recording answers, which never wait for the graph's ("KA").
 _PG_WRITE_LOCK: Final = 0x4B47
+_PG_ANSWER_LOCK: Final = 0x4B41
+# How long moving queued answers waits for SQLite's write lock: long enough for another answer
+# being moved (milliseconds), far too short to wait for an import or a curation.
+_MOVE_WAIT: Final = WriteWait(0.05, quiet=True)
 # SQLSTATE of a lock wait that ran past lock_timeout.
 _PG_LOCK_NOT_AVAILABLE: Final = "55P03"
+# sqlite3's result code for a string or blob over its size limit.
+_SQLITE_TOOBIG: Final = 18
 # Bound on IN (...) lists, well under SQLite's and PostgreSQL's parameter limits.
 _CHUNK: Final = 500
 # Inserts of at least this many rows use COPY on PostgreSQL (bulk imports); smaller ones INSERT.
@@ -291,14 +311,7 @@ def _validate_content(table: str, key: tuple[str, ...], content: Mapping[str, An
             )
         if part != part.strip():
             raise InputError(f"{table}: id {part!r} has surrounding whitespace", field="id", value=part)
-        if len(part) > MAX_ID_LENGTH and table != "answers":
-            raise InputError(
-                f"{table}: id {part[:40]!r}... is {len(part)} characters long; ids have at most "
-                f"{MAX_ID_LENGTH}",
-                field="id",
-                value=part[:200],
-            )
-        fault = text_fault(part)
+        fault = text_fault(part) if table == "answers" else id_fault(part)
         if fault is not None:
             raise InputError(f"{table}: id {part[:60]!r} {fault}", field="id", value=part[:200])
     for column in _TEXT_CONTENT:
@@ -322,6 +335,14 @@ def _validate_content(table: str, key: tuple[str, ...], content: Mapping[str, An
             raise InputError(
                 f"concept {key[0]!r}: aliases must be non-empty texts", field="aliases", value=aliases
             )
+        named = [("name", content["name"])] if "name" in content else []
+        for column, name in (*named, *(("aliases", a) for a in aliases)):
+            fault = name_fault(name) if column == "name" else alias_fault(name)
+            if fault is not None:
+                what = "name" if column == "name" else "alias"
+                raise InputError(
+                    f"concept {key[0]!r}: {what} {name[:60]!r} {fault}", field=column, value=name[:200]
+                )
         if "summary" in content and not isinstance(content["summary"], str):
             raise InputError(
                 f"concept {key[0]!r}: summary must be text", field="summary", value=content["summary"]
@@ -733,6 +754,7 @@ class WriteGateway:
         self._engine = engine
         self._wait = wait or WriteWait()
         self._writer = engine.execution_options(kg_write=True, kg_write_wait=self._wait)
+        self._mover = engine.execution_options(kg_write=True, kg_write_wait=_MOVE_WAIT)
         self._clock = clock
         self._name_key = name_key
 
@@ -922,9 +944,14 @@ class WriteGateway:
         grounding: Grounding,
         valid_at: datetime | None = None,
         reuse: ReuseEntry | None = None,
-    ) -> Version:
+    ) -> None:
         """Record an answer or abstention (grounded, bi-temporal, never deleted); with ``reuse``,
-        index it for reuse (``data_plane.reuse``) in the same transaction."""
+        index it for reuse (``data_plane.reuse``) in the same transaction.
+
+        Never waits for the graph's write lock (an import, a curation): on PostgreSQL answers
+        take a lock of their own; on an SQLite file the answer is queued in the side file and
+        moved into ``answers`` at once if the write lock is free, else as soon as it is
+        (``data_plane.sidecar``; a queued answer is read like a recorded one)."""
         w = Write(
             "answers",
             (answer_id,),
@@ -938,20 +965,63 @@ class WriteGateway:
             },
             valid_at,
         )
-        if reuse is None:
-            return self.apply([w]).written[0]
-        if reuse.answer_id != answer_id:
+        if reuse is not None and reuse.answer_id != answer_id:
             raise WriteRejected(
                 f"the reuse entry is for answer {reuse.answer_id!r}, not {answer_id!r}",
                 field="answer_id",
                 value=reuse.answer_id,
             )
-        with _translated(), self._writer.begin() as conn:
-            now = self._lock(conn)
-            result = self._apply(conn, [w], now)
+        _validate_content(w.table, w.key, w.content)  # refused now, never when moved
+        queue = queue_of(self._engine, create=True)
+        if queue is None:
+            with _translated(), self._writer.begin() as conn:
+                now = self._lock(conn, _PG_ANSWER_LOCK)
+                result = self._apply(conn, [w], now)
+                if reuse is not None:
+                    conn.execute(sa.insert(schema.answer_reuse).values(**reuse.row()))
+            self._log(result, now)
+            return
+        now = ensure_utc(self._clock(), field="clock")
+        reused = None if reuse is None else reuse.to_json()
+        with _translated():
+            queue.put(QueuedAnswer(answer_id, w.content, grounding, valid_at, now, reused))
+        self._move_queued_answers_now()
+
+    def move_queued_answers(self) -> int:
+        """Move the answers queued in the SQLite side file into ``answers`` (each with the time
+        it was recorded at), if the write lock is free now; returns how many moved. While another
+        writer holds the lock they stay queued (and readable), and nothing waits."""
+        queue = queue_of(self._engine)
+        moved = 0
+        while queue is not None and (items := queue.pending(_CHUNK)):
+            try:
+                with _translated(), self._mover.begin() as conn:
+                    done = _present_answers(conn, [item.answer_id for item in items])
+                    for item in items:
+                        if item.answer_id not in done:
+                            self._move(conn, item)
+                            moved += 1
+            except WriteLockTimeout:
+                break
+            queue.remove(item.answer_id for item in items)
+        return moved
+
+    def _move_queued_answers_now(self) -> None:
+        """Move queued answers after a write committed (or an answer was queued), if the lock is
+        free; a failure is logged, never raised: the write it follows has succeeded, and the
+        answers stay queued (and readable) for the next move."""
+        try:
+            self.move_queued_answers()
+        except (KGError, sa.exc.SQLAlchemyError) as exc:
+            log.warning("gateway.answers_not_moved", error=_first_line(exc))
+
+    def _move(self, conn: Connection, item: QueuedAnswer) -> None:
+        w = Write("answers", (item.answer_id,), "assert", item.grounding, item.content, item.valid_at)
+        result = self._apply(conn, [w], item.recorded_at)
+        if item.reuse is not None:
+            reuse = ReuseEntry.from_json(item.reuse)
             conn.execute(sa.insert(schema.answer_reuse).values(**reuse.row()))
-        self._log(result, now)
-        return result.written[0]
+        self._log(result, item.recorded_at)
 
     @staticmethod
     def _one(result: BatchResult) -> Version:
@@ -970,6 +1040,7 @@ class WriteGateway:
             now = self._lock(conn)
             result = self._apply(conn, list(writes), now, name_key=name_key)
         self._log(result, now)
+        self._move_queued_answers_now()
         return result
 
     @contextmanager
@@ -1003,12 +1074,14 @@ class WriteGateway:
             writer = BulkWriter(self, conn, now)
             yield writer
             writer.finish()
+        self._move_queued_answers_now()
 
-    def _lock(self, conn: Connection) -> datetime:
-        """Take the write lock (SQLite took it at BEGIN); return "now", read only once the lock
-        is held so that recorded_at follows commit order."""
+    def _lock(self, conn: Connection, lock: int = _PG_WRITE_LOCK) -> datetime:
+        """Take the write lock (SQLite took it at BEGIN; on PostgreSQL ``lock``, the graph's or
+        the answers' own); return "now", read only once the lock is held so that recorded_at
+        follows commit order."""
         if conn.dialect.name == "postgresql":
-            _pg_write_lock(conn, self._wait)
+            _pg_write_lock(conn, self._wait, lock)
         return ensure_utc(self._clock(), field="clock")
 
     def _log(self, result: BatchResult, now: datetime) -> None:
@@ -1102,15 +1175,15 @@ class BulkWriter:
                 )
 
 
-def _pg_write_lock(conn: Connection, wait: WriteWait) -> None:
-    """The gateway's advisory lock: at once if free, else after saying so, waiting up to
+def _pg_write_lock(conn: Connection, wait: WriteWait, lock: int) -> None:
+    """An advisory lock of the gateway's: at once if free, else after saying so, waiting up to
     ``wait.seconds`` (``lock_timeout``, for this wait only)."""
-    if conn.execute(sa.select(sa.func.pg_try_advisory_xact_lock(_PG_WRITE_LOCK))).scalar():
+    if conn.execute(sa.select(sa.func.pg_try_advisory_xact_lock(lock))).scalar():
         return
     wait.waiting()
     conn.execute(sa.select(sa.func.set_config("lock_timeout", f"{round(wait.seconds * 1000)}ms", True)))
     try:
-        conn.execute(sa.select(sa.func.pg_advisory_xact_lock(_PG_WRITE_LOCK)))
+        conn.execute(sa.select(sa.func.pg_advisory_xact_lock(lock)))
     except OperationalError as exc:
         if getattr(exc.orig, "sqlstate", None) == _PG_LOCK_NOT_AVAILABLE:
             raise wait.timed_out() from exc
@@ -1130,9 +1203,20 @@ def _translated() -> Iterator[None]:
             f"the database refused the write ({_first_line(exc)}); another writer may have changed the same key",
         ) from exc
     except OperationalError as exc:
+        if _refused_value(exc):
+            raise WriteRejected(f"the database refused a value: {_first_line(exc)}") from exc
         raise ConcurrentWrite(f"the database is busy or unavailable ({_first_line(exc)}); retry") from exc
     except DBAPIError as exc:
         raise WriteRejected(f"the database refused the write: {_first_line(exc)}") from exc
+
+
+def _refused_value(exc: DBAPIError) -> bool:
+    """Whether the database refused a value rather than being busy: a retry cannot fix that (a
+    data exception or a limit such as a btree entry's size on PostgreSQL, a value too big for
+    SQLite), so it must not be reported as "busy ... retry"."""
+    orig = exc.orig
+    state = str(getattr(orig, "sqlstate", "") or "")
+    return state[:2] in ("22", "54") or getattr(orig, "sqlite_errorcode", None) == _SQLITE_TOOBIG
 
 
 def _first_line(exc: BaseException) -> str:
@@ -1191,6 +1275,12 @@ def _load_current(
 
 def _by_valid_time(row: Mapping[str, Any]) -> tuple[datetime, int]:
     return (row["valid_at"], row["version_id"])
+
+
+def _present_answers(conn: Connection, answer_ids: list[str]) -> set[str]:
+    """Which of ``answer_ids`` are in ``answers`` already (a move repeated after a crash)."""
+    A = schema.answers
+    return set(conn.execute(sa.select(A.c.answer_id).where(A.c.answer_id.in_(answer_ids))).scalars())
 
 
 def row_key(table_name: str, row: Mapping[Any, Any]) -> tuple[str, ...]:

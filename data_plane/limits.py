@@ -10,7 +10,9 @@ atomically:
   concurrent updates of one key queue behind each other while other keys go ahead. A key with no
   row is inserted with ``ON CONFLICT DO NOTHING``; if another process inserted it first, the loop
   locks that row and steps again.
-* **SQLite**: the transaction begins ``IMMEDIATE`` (the write lock), so every update is serialised.
+* **SQLite**: the table is the one in the database's side file (``data_plane.sidecar``), never
+  the graph file, so a limit is never held up by an import holding the graph's write lock; the
+  transaction begins ``IMMEDIATE`` (the side file's write lock), so every update is serialised.
 
 Clean-up: a row whose value (a GCRA "theoretical arrival time") has passed says exactly what no
 row says, that the key may spend its whole burst. :meth:`LimitTable.sweep` deletes such rows; it
@@ -31,6 +33,7 @@ from sqlalchemy.engine import Connection, Engine
 
 from data_plane import schema
 from data_plane.errors import ConcurrentWrite
+from data_plane.sidecar import side_engine
 
 __all__ = ["LimitTable"]
 
@@ -45,9 +48,9 @@ class LimitTable:
     """Read-step-write of one limited key at a time, atomic across processes."""
 
     def __init__(self, engine: Engine) -> None:
-        self._engine = engine
+        self._engine = side_engine(engine) or engine
         # On SQLite this option makes the transaction BEGIN IMMEDIATE (data_plane.database).
-        self._writer = engine.execution_options(kg_write=True)
+        self._writer = self._engine.execution_options(kg_write=True)
 
     def update(
         self, key: str, step: Callable[[float | None], tuple[float | None, R]], *, sweep_before: float

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from data_plane.bundle_rows import BUNDLE_FORMAT, CONCEPTS, EDGES, MANIFEST
+from data_plane.bundle_rows import BUNDLE_FORMAT, CONCEPTS, EDGES, MANIFEST, csv_writer
 from data_plane.errors import BundleError, Problem
 
 __all__ = ["PairsBundle", "bundle_from_pairs", "slugify"]
@@ -158,14 +158,14 @@ def bundle_from_pairs(
         json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
     )
     with (folder / CONCEPTS).open("w", encoding="utf-8", newline="") as fh:
-        writer = csv.writer(fh, lineterminator="\n")
+        writer = csv_writer(fh)
         writer.writerow(("id", "name", "summary", "evidence"))
         for cid, row in known.rows.items():
             writer.writerow(
                 (cid, row["name"], row["summary"], json.dumps(row["evidence"], ensure_ascii=False))
             )
     with (folder / EDGES).open("w", encoding="utf-8", newline="") as fh:
-        writer = csv.writer(fh, lineterminator="\n")
+        writer = csv_writer(fh)
         writer.writerow(("source_id", "target_id", "relation", "evidence"))
         writer.writerows(edge_rows)
     return PairsBundle(folder, pairs_path.name, len(known.rows), len(edge_rows), edge_lines)

@@ -39,6 +39,7 @@ from data_plane.rows import (
     record_from_values,
     version_from_row,
 )
+from data_plane.sidecar import queued_answer
 from data_plane.temporal import AS_OF_PARAMS, AsOf, in_force
 
 _CHUNK = 500
@@ -734,13 +735,18 @@ class GraphReader:
             return [version_from_row("answers", r) for r in conn.execute(stmt).mappings()]
 
     def answer(self, answer_id: str) -> Version:
+        """A recorded answer; also one recorded while the write lock was held and still queued
+        in the SQLite side file (``data_plane.sidecar``; its version id is 0 until it is moved)."""
         A = schema.answers
         stmt = sa.select(A).where(A.c.answer_id == answer_id, A.c.expired_at.is_(None))
         with self.connection() as conn:
             row = conn.execute(stmt).mappings().first()
-        if row is None:
+        if row is not None:
+            return version_from_row("answers", row)
+        queued = queued_answer(self._engine, answer_id)
+        if queued is None:
             raise NotFound(f"no recorded answer {answer_id!r}", key=answer_id)
-        return version_from_row("answers", row)
+        return queued
 
     def explain_neighbourhood(self, ids: Collection[str], as_of: AsOf | None = None) -> list[str]:
         """The engine's query plan for :meth:`neighbourhood` (for docs and the plan test)."""

@@ -37,6 +37,15 @@ MAX_ID_LENGTH: Final = 200
 """Concept, lesson and edge-end ids are at most this many characters (``VARCHAR(200)``: PostgreSQL
 refuses longer ones, SQLite would store them, so both refuse them before the database does)."""
 
+ID_RESERVED: Final = (">", "/")
+"""Characters no id may hold: ``>`` joins the parts of an edge key (``source>relation>target``),
+and ``/`` ends a URL path segment; an id holding either could not be addressed."""
+
+MAX_NAME_LENGTH: Final = 400
+"""A concept's name or alias is at most this many characters, on both engines: names are indexed
+(``ix_concepts_name``), and PostgreSQL's btree refuses an entry over 2,704 bytes, which 400
+characters of UTF-8 (at most 1,600 bytes) never reach."""
+
 # A JSON escape of NUL in ``json.dumps`` output, not preceded by an escaped backslash.
 _JSON_NUL = re.compile(r"(?<!\\)(?:\\\\)*\\u0000")
 
@@ -52,6 +61,40 @@ def text_fault(text: str) -> str | None:
         except UnicodeEncodeError as exc:
             return f"is not valid UTF-8 text ({text[exc.start : exc.end]!r})"
     return None
+
+
+def id_fault(ident: str) -> str | None:
+    """Why ``ident`` cannot be an id of the graph (None if it can): too long for its column,
+    holding a reserved character (:data:`ID_RESERVED`), or text a database cannot store."""
+    if len(ident) > MAX_ID_LENGTH:
+        return f"is {len(ident)} characters long; ids have at most {MAX_ID_LENGTH}"
+    for reserved in ID_RESERVED:
+        if reserved in ident:
+            use = "joins the parts of an edge key" if reserved == ">" else "ends a URL path segment"
+            return f"holds {reserved!r}, which no id may hold ({reserved!r} {use})"
+    return text_fault(ident)
+
+
+def name_fault(name: str) -> str | None:
+    """Why ``name`` cannot be a concept's name or alias (None if it can): surrounding white
+    space, more than :data:`MAX_NAME_LENGTH` characters, or text a database cannot store."""
+    if name != name.strip():
+        return "has white space around it"
+    if len(name) > MAX_NAME_LENGTH:
+        return f"is {len(name)} characters long; names have at most {MAX_NAME_LENGTH}"
+    return text_fault(name)
+
+
+ALIAS_SEPARATOR: Final = "|"
+"""What separates a concept's aliases in a bundle's ``aliases`` cell, so no alias may hold it."""
+
+
+def alias_fault(alias: str) -> str | None:
+    """Why ``alias`` cannot be one of a concept's aliases (None if it can): a name's faults, or
+    the separator of aliases in a bundle (an export could not write it)."""
+    if ALIAS_SEPARATOR in alias:
+        return f"holds {ALIAS_SEPARATOR!r}, which separates aliases in a bundle"
+    return name_fault(alias)
 
 
 def _non_empty_json(value: JSONValue) -> bool:

@@ -30,7 +30,9 @@ from typing import Any, Final
 import sqlalchemy as sa
 
 from data_plane import schema
+from data_plane.clock import format_time, parse_time
 from data_plane.reads import GraphReader
+from data_plane.sidecar import queue_of
 from data_plane.temporal import AsOf
 
 __all__ = ["GRAPH_TABLES", "MAX_READS", "AnswerIndex", "Reads", "ReuseEntry", "latest_versions"]
@@ -80,6 +82,29 @@ class ReuseEntry:
     reads: Reads
     created_at: datetime
 
+    def to_json(self) -> dict[str, Any]:
+        """This entry as JSON (an answer queued in the side file keeps it so, ``data_plane.sidecar``)."""
+        return {
+            "answer_id": self.answer_id,
+            "key": self.key,
+            "valid_at": format_time(self.point.valid_at),
+            "recorded_at": format_time(self.point.recorded_at),
+            "seen": dict(self.seen),
+            "reads": self.reads.to_dict(),
+            "created_at": format_time(self.created_at),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ReuseEntry:
+        return cls(
+            data["answer_id"],
+            data["key"],
+            AsOf(parse_time(data["valid_at"]), parse_time(data["recorded_at"])),
+            {name: int(data["seen"].get(name, 0)) for name in GRAPH_TABLES},
+            Reads.from_dict(data["reads"]),
+            parse_time(data["created_at"]),
+        )
+
     def row(self) -> dict[str, Any]:
         return {
             "answer_id": self.answer_id,
@@ -121,22 +146,30 @@ class AnswerIndex:
             return latest_versions(conn)
 
     def latest(self, key: str) -> ReuseEntry | None:
-        """The newest reusable answer recorded under ``key``, if any."""
+        """The newest reusable answer recorded under ``key``, if any (one still queued in the
+        side file included: it is recorded, only not moved into ``answers`` yet)."""
         stmt = (
             sa.select(A).where(A.c.reuse_key == key).order_by(A.c.created_at.desc(), A.c.answer_id).limit(1)
         )
         with self._reader.connection() as conn:
             row = conn.execute(stmt).mappings().first()
-        if row is None:
-            return None
-        return ReuseEntry(
-            row["answer_id"],
-            row["reuse_key"],
-            AsOf(row["valid_at"], row["recorded_at"]),
-            {name: int(row["seen"].get(name, 0)) for name in GRAPH_TABLES},
-            Reads.from_dict(row["reads"]),
-            row["created_at"],
-        )
+        found = None
+        if row is not None:
+            found = ReuseEntry(
+                row["answer_id"],
+                row["reuse_key"],
+                AsOf(row["valid_at"], row["recorded_at"]),
+                {name: int(row["seen"].get(name, 0)) for name in GRAPH_TABLES},
+                Reads.from_dict(row["reads"]),
+                row["created_at"],
+            )
+        queue = queue_of(self._reader.engine)
+        queued = None if queue is None else queue.latest(key)
+        if queued is not None:
+            entry = ReuseEntry.from_json(queued)
+            if found is None or entry.created_at > found.created_at:
+                return entry
+        return found
 
     def all_reads(self) -> Iterator[tuple[str, Reads]]:
         """What every indexed answer read, by answer id (for the impact audit)."""

@@ -12,6 +12,7 @@ import os
 import uuid
 from collections import Counter
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import pytest
 import sqlalchemy as sa
@@ -20,6 +21,9 @@ from sqlalchemy.engine import Engine
 
 from data_plane import GraphReader, WriteGateway, connect, migrate
 from data_plane.testing import ManualClock
+
+if TYPE_CHECKING:
+    from control_plane.surfaces.runtime import Runtime
 
 POSTGRES_URL = os.environ.get("KG_TEST_POSTGRES_URL")
 ENGINES = ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)]
@@ -115,6 +119,19 @@ def sqlite_engine(tmp_path: os.PathLike[str]) -> Iterator[Engine]:
     migrate(eng)
     yield eng
     eng.dispose()
+
+
+@pytest.fixture
+def curriculum_runtime(tmp_path: os.PathLike[str]) -> Iterator[Runtime]:
+    """A runtime (offline synthesizer) over a fresh SQLite file holding the bundled curriculum."""
+    from control_plane.settings import Settings
+    from control_plane.surfaces.runtime import Runtime, ensure_initialised
+
+    url = f"sqlite:///{tmp_path}/kg.sqlite3"
+    ensure_initialised(url)
+    rt = Runtime(Settings(database_url=url, synthesizer="offline"), connect(url))
+    yield rt
+    rt.close()
 
 
 @pytest.fixture

@@ -205,6 +205,24 @@ def import_into(url: str, bundle: str, policy: str = "") -> None:
     sys.stdin.read()
 
 
+def paused_import(url: str, bundle: str, pause_at: int, go: str) -> None:
+    """Import a bundle in one transaction, and in its write pass, once ``pause_at`` rows are
+    written (the write lock held), print "writing" and wait until the file ``go`` exists; print
+    "done N" once the import has committed."""
+    import time
+
+    from data_plane.bundle import import_bundle
+
+    def progress(phase: str, done: int, total: int) -> None:
+        if phase == "apply" and done >= pause_at and not Path(go).exists():
+            print("writing", flush=True)
+            while not Path(go).exists():
+                time.sleep(0.05)
+
+    report = import_bundle(WriteGateway(connect(url)), bundle, progress=progress)
+    print(f"done {report.new_versions}", flush=True)
+
+
 if __name__ == "__main__":
     import structlog
 
@@ -214,5 +232,7 @@ if __name__ == "__main__":
         burst(sys.argv[2], int(sys.argv[3]))
     elif sys.argv[1] == "import":
         import_into(sys.argv[2], sys.argv[3], *sys.argv[4:5])
+    elif sys.argv[1] == "paused-import":
+        paused_import(sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5])
     else:
         raise SystemExit(f"unknown command {sys.argv[1]!r}")

@@ -44,6 +44,7 @@ def uvicorn_argv(port: int, workers: int) -> list[str]:
     return [
         sys.executable, "-m", "uvicorn", "--factory", APP, "--workers", str(workers),
         "--host", "127.0.0.1", "--port", str(port), "--no-access-log", "--log-level", "warning",
+        "--no-proxy-headers",
     ]  # fmt: skip
 
 

@@ -510,7 +510,7 @@ def graphs(draw: st.DrawFn) -> dict[str, Any]:
     ids = IDS[:n]
     concepts = {
         cid: {
-            "name": draw(TEXT),
+            "name": draw(TEXT).strip(),  # a name has no white space around it
             "aliases": draw(
                 st.lists(
                     st.text(alphabet="abc xy", min_size=1, max_size=4).map(str.strip).filter(bool), max_size=2

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -9,18 +10,17 @@ import pytest
 
 from data_plane import BundleError, GraphReader, WriteGateway
 from data_plane.bundle import export_bundle
-from data_plane.testing import build_graph
+from data_plane.testing import build_graph, grounding
 
 
 def test_refused_export_leaves_no_files(gateway: WriteGateway, reader: GraphReader, tmp_path: Path) -> None:
-    """An alias the format cannot hold is refused, naming the concept, and no bundle file
-    (not even a partial one) is left in the folder."""
+    """A summary longer than a bundle can read back (the CSV field limit) is refused, naming the
+    concept, and no bundle file (not even a partial one) is left in the folder. (An alias holding
+    '|', the other text the format cannot hold, is refused by the gateway already.)"""
     build_graph(
-        gateway,
-        ["a", ("b", "Beta", ["be|ta"]), "c"],
-        [("a", "b", "prerequisite")],
-        valid_at=datetime(2024, 1, 1, tzinfo=UTC),
+        gateway, ["a", "b", "c"], [("a", "b", "prerequisite")], valid_at=datetime(2024, 1, 1, tzinfo=UTC)
     )
+    gateway.revise_concept("b", summary="y" * (csv.field_size_limit() + 1), grounding=grounding("long"))
     with pytest.raises(BundleError, match="'b'"):
         export_bundle(reader, tmp_path / "out")
     assert list((tmp_path / "out").iterdir()) == []

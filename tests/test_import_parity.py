@@ -30,11 +30,14 @@ MANIFEST = {
 }
 
 
-def _bundle(folder: Path, concepts: list[list[str]]) -> Path:
+def _bundle(folder: Path, concepts: list[list[str]], manifest: dict[str, object] = MANIFEST) -> Path:
     folder.mkdir()
-    (folder / "manifest.json").write_text(json.dumps(MANIFEST))
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    rows = [[*row, "a" * 401 if row[0] == "long_alias" else ""] for row in concepts]
     with (folder / "concepts.csv").open("w", encoding="utf-8", newline="") as fh:
-        csv.writer(fh).writerows([["id", "name", "summary", "evidence"], ["rag", "RAG", "", ""], *concepts])
+        csv.writer(fh).writerows(
+            [["id", "name", "summary", "evidence", "aliases"], ["rag", "RAG", "", "", ""], *rows]
+        )
     return folder
 
 
@@ -60,6 +63,10 @@ def _versions(engine: Engine) -> int:
             "not valid UTF-8",
         ),
         (["x" * 201, "Long id", "", ""], "missing", "id", "at most 200"),
+        (["long_name", "n" * 3000, "", ""], "missing", "name", "at most 400"),
+        (["long_alias", "Long alias", "", ""], "missing", "aliases", "at most 400"),
+        (["a>b", "Edge-like id", "", ""], "missing", "id", "edge key"),
+        (["a/b", "Path-like id", "", ""], "missing", "id", "URL path"),
         (["deep", "Deep evidence", "", "[" * 5000 + "]" * 5000], "evidence", "evidence", "nested too deeply"),
     ],
 )
@@ -96,18 +103,66 @@ def test_a_cell_over_the_field_limit_names_the_limit_and_the_line(engine: Engine
 
 @pytest.mark.parametrize(
     ("field", "value"),
-    [("name", "a\x00b"), ("summary", "\ud800"), ("aliases", ["ok", "n\x00ul"])],
+    [
+        ("name", "a\x00b"),
+        ("summary", "\ud800"),
+        ("aliases", ["ok", "n\x00ul"]),
+        ("name", "n" * 3000),
+        ("aliases", ["a" * 401]),
+        ("aliases", ["this|that"]),
+        ("name", "Trailing "),
+    ],
 )
 def test_the_gateway_refuses_such_text_on_both_engines(
     gateway: WriteGateway, field: str, value: object
 ) -> None:
-    """Through the API too, NUL and lone surrogates are refused before any engine sees them."""
+    """Through the API too, NUL, lone surrogates, names longer than the name index takes and
+    names with white space around them are refused before any engine sees them."""
     from data_plane import InputError
     from data_plane.testing import grounding
 
     content = {"name": "Fine", "aliases": [], "summary": "", field: value}
-    with pytest.raises(InputError, match=field):
+    with pytest.raises(InputError) as refused:
         gateway.assert_concept("c", grounding=grounding(), **content)  # type: ignore[arg-type]
+    assert refused.value.field == field
+
+
+@pytest.mark.parametrize("ident", ["a>b", "lesson/1"])
+def test_an_id_holding_a_reserved_character_is_refused(gateway: WriteGateway, ident: str) -> None:
+    """An id holding ``>`` (it joins an edge key) or ``/`` (it ends a URL path segment) could not be
+    addressed, so it is refused, naming the character."""
+    from data_plane import InputError
+    from data_plane.testing import grounding
+
+    with pytest.raises(InputError, match="no id may hold"):
+        gateway.assert_concept(ident, name="Fine", grounding=grounding())
+    with pytest.raises(InputError, match="no id may hold"):
+        gateway.link_lesson(ident, "rag", grounding=grounding())
+
+
+@pytest.mark.parametrize("name", ["a\x00b", "\ud800"])
+@pytest.mark.parametrize("policy", ["set-aside", "invalidate-missing"])
+def test_the_check_refuses_a_manifest_name_the_import_would_write(
+    engine: Engine, tmp_path: Path, name: str, policy: str
+) -> None:
+    """The manifest's name goes into the grounding of set-aside records and of invalidations of
+    what a bundle lacks; one holding a NUL or a lone surrogate is a manifest problem of the check,
+    and the import with either option writes nothing."""
+    gateway = WriteGateway(engine)
+    import_bundle(gateway, _bundle(tmp_path / "first", [["old", "Old", "", ""]]))
+    before = _versions(engine)
+    folder = _bundle(tmp_path / "b", [["new", "New", "", ""]], {**MANIFEST, "name": name})
+    (folder / "concept_edges.csv").write_text("source_id,target_id,relation\nnew,ghost,related\n")
+    options = (
+        {"policy": ImportPolicy(set_aside=True)}
+        if policy == "set-aside"
+        else {"invalidate_missing": True, "reason": "the new syllabus"}
+    )
+    plan = check_bundle(GraphReader(engine), folder, policy=options.get("policy"))  # type: ignore[arg-type]
+    assert [(p.kind, p.column) for p in plan.problems if p.kind == "manifest"] == [("manifest", "name")]
+    with pytest.raises(BundleRejected):
+        import_bundle(gateway, folder, **options)  # type: ignore[arg-type]
+    assert _versions(engine) == before
 
 
 def test_a_lesson_whose_every_link_is_set_aside_is_not_created(engine: Engine, tmp_path: Path) -> None:

@@ -84,7 +84,16 @@ from data_plane.clock import Clock, ensure_utc, format_time, utc_now
 from data_plane.errors import InputError
 from data_plane.gateway import WriteGateway
 from data_plane.reads import GraphReader
-from data_plane.records import Concept, ConceptLike, Edge, EdgeLike, Grounding, Neighbour, Version
+from data_plane.records import (
+    Concept,
+    ConceptLike,
+    Edge,
+    EdgeLike,
+    Grounding,
+    Neighbour,
+    Version,
+    text_fault,
+)
 from data_plane.reuse import MAX_READS, AnswerIndex, Reads, ReuseEntry
 from data_plane.temporal import AsOf
 from data_plane.walks import Walk, lessons_for
@@ -459,6 +468,9 @@ class Planner:
                 field="question",
                 value=f"{len(question)} characters",
             )
+        fault = text_fault(question)  # refused before any round or model call, not when recorded
+        if fault is not None:
+            raise InputError(f"the question {fault}", field="question", value=question[:200])
         if record and self.gateway is None:
             raise InputError("record=True needs a WriteGateway; pass gateway= or record=False")
 

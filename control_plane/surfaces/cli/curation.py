@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Annotated
 
@@ -481,6 +482,13 @@ def concept_show(
         typer.echo(line)
 
 
+def _score(value: float) -> float:
+    """A score from 0 to 100 (NaN and infinities are not scores)."""
+    if not math.isfinite(value) or not 0 <= value <= 100:
+        raise typer.BadParameter(f"must be a number from 0 to 100, got {value:g}")
+    return value
+
+
 @concept_app.command("search")
 def concept_search(
     ctx: typer.Context,
@@ -489,7 +497,8 @@ def concept_search(
     ],
     limit: Annotated[int, typer.Option("--limit", min=1, max=1000, help="Most hits to show.")] = 10,
     cutoff: Annotated[
-        float, typer.Option("--min-score", min=0, max=100, help="Lowest score (0-100) shown.")
+        float,
+        typer.Option("--min-score", callback=_score, help="Lowest score (0-100) shown."),
     ] = 75.0,
     as_of: AsOfOpt = None,
     known_at: KnownAtOpt = None,

@@ -123,13 +123,23 @@ def serve(
         typer.echo(line, err=True)
     configure_logging(json_events=True)
     _announce_when_answering(host, port, workers)
+    # uvicorn's own X-Forwarded-For handling (on by default, trusting loopback) would let a client
+    # pick its own address; the app reads the header from KG_API_TRUSTED_PROXIES only.
     try:
         if workers == 1:
             app = create_app(chosen, config=ApiConfig.from_env(os.environ))
-            uvicorn.run(app, host=host, port=port, log_config=None)
+            uvicorn.run(app, host=host, port=port, log_config=None, proxy_headers=False)
             return
         with _worker_environment(root_db(ctx)):
-            uvicorn.run(APP_FACTORY, factory=True, workers=workers, host=host, port=port, log_config=None)
+            uvicorn.run(
+                APP_FACTORY,
+                factory=True,
+                workers=workers,
+                host=host,
+                port=port,
+                log_config=None,
+                proxy_headers=False,
+            )
     except SystemExit as exc:
         # uvicorn exits 3 when it cannot start (the port was taken after the check above, say):
         # that is this command's error (1), not an abstention (3).

@@ -116,6 +116,7 @@ class Command(TyperCommand):
     for ``--help`` or a usage error, which never load structlog.)"""
 
     def invoke(self, ctx: Any) -> Any:
+        _refuse_unstorable(ctx)
         configure_logging()
         return super().invoke(ctx)
 
@@ -129,6 +130,25 @@ class Command(TyperCommand):
                 name += "..." if param.nargs != 1 else ""
                 pieces.append(name if param.required else f"[{name}]")
         return pieces
+
+
+def _refuse_unstorable(ctx: Any) -> None:
+    """Every command refuses, before it runs, text arguments no database stores: a lone surrogate
+    (what undecodable bytes in argv become, PEP 383) or a NUL, naming the argument, whether or
+    not the command would have reached a database with it (``kg concept search`` would not)."""
+    from data_plane.records import text_fault
+
+    for param in ctx.command.params:
+        value = ctx.params.get(param.name)
+        for text in value if isinstance(value, list | tuple) else [value]:
+            fault = text_fault(text) if isinstance(text, str) else None
+            if fault is not None:
+                name = (
+                    param.opts[0]
+                    if param.opts and param.opts[0].startswith("-")
+                    else (param.name or "").upper()
+                )
+                raise InputError(f"{name} {fault}", field=param.name or "argument", value=text[:200])
 
 
 class _Typer(typer.Typer):

@@ -11,13 +11,14 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 from fastapi.routing import APIRoute
 from fastapi_offline import FastAPIOffline
 
 from control_plane.settings import Settings
 from control_plane.surfaces.http.config import ApiConfig
 from control_plane.surfaces.http.dependencies import open_reads
+from control_plane.surfaces.http.door import checked_input
 from control_plane.surfaces.http.metrics import Metrics
 from control_plane.surfaces.http.middleware import RequestLimitsAndLog
 from control_plane.surfaces.http.problems import install_handlers, problem_media
@@ -48,6 +49,8 @@ def create_app(
         "server requires one (`KG_API_READS_REQUIRE_TOKEN=1`) they declare it. A token that is "
         "unknown or revoked is refused with 401 wherever it is sent.",
         generate_unique_id_function=operation_id,
+        # Text no engine stores alike (NUL, lone surrogates) is refused before any route runs.
+        dependencies=[Depends(checked_input)],
     )
     rt = runtime or Runtime.build(settings)
     app.state.runtime = rt

@@ -6,15 +6,20 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from control_plane.settings import DEFAULT_ASK_RATE_PER_MIN, DEFAULT_MODEL_CALLS_PER_MIN, ServingSettings
+from control_plane.settings import (
+    DEFAULT_ASK_RATE_PER_MIN,
+    DEFAULT_MODEL_CALLS_PER_MIN,
+    Network,
+    ServingSettings,
+)
 
 __all__ = ["ApiConfig"]
 
 
 @dataclass(frozen=True)
 class ApiConfig:
-    """HTTP-only settings: whether reads need a token, the request body limit, and the rate limits
-    (on by default; see ``control_plane.settings.ServingSettings``)."""
+    """HTTP-only settings: whether reads need a token, the request body limit, the rate limits
+    (on by default; see ``control_plane.settings.ServingSettings``) and the trusted proxies."""
 
     reads_require_token: bool = False
     max_body_bytes: int = 64 * 1024
@@ -26,6 +31,8 @@ class ApiConfig:
     model_calls_per_min: float = DEFAULT_MODEL_CALLS_PER_MIN
     # Several processes serve (PROMETHEUS_MULTIPROC_DIR is set): /metrics sums every process's files.
     metrics_multiprocess: bool = False
+    # Proxies whose X-Forwarded-For names the client (none: the header is ignored; see proxies).
+    trusted_proxies: tuple[Network, ...] = ()
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> ApiConfig:
@@ -35,4 +42,5 @@ class ApiConfig:
             ask_rate_per_min=serving.ask_rate_per_min,
             model_calls_per_min=serving.model_calls_per_min,
             metrics_multiprocess=bool(env.get("PROMETHEUS_MULTIPROC_DIR", "").strip()),
+            trusted_proxies=serving.trusted_proxies,
         )

@@ -31,6 +31,7 @@ from control_plane.surfaces.http.config import ApiConfig
 from control_plane.surfaces.http.metrics import Metrics
 from control_plane.surfaces.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, next_headers
 from control_plane.surfaces.http.problems import problem_responses
+from control_plane.surfaces.http.proxies import HEADER, client_address
 from control_plane.surfaces.http.schemas import AS_OF, KNOWN_AT, Instant, WrittenOut
 from control_plane.surfaces.ratelimit import RateLimiter
 from control_plane.surfaces.runtime import Runtime
@@ -145,7 +146,9 @@ def _per_caller(request: Request, limiter: RateLimiter, token: Token | None, see
     if token is not None:
         key, who = f"ask:token:{token.token_id}", f"token {token.token_id}"
     else:
-        address = request.client.host if request.client else "unknown"
+        cfg: ApiConfig = request.app.state.config
+        peer = request.client.host if request.client else None
+        address = client_address(peer, request.headers.get(HEADER), cfg.trusted_proxies)
         key, who = f"ask:addr:{address}", f"client address {address} (no token was sent)"
     wait = limiter.check(key)
     if wait > 0:

@@ -4,7 +4,8 @@ A cursor is URL-safe base64 of a small JSON object: which listing it belongs to 
 query it continues (``q``: the filters the client gave), the point in time the first page was
 read at (``at``: so every page of one walk sees the same graph even while others write), and
 where the previous page stopped (``pos``: a last key, or per-section offsets). A cursor given
-with filters other than its own, or one that does not decode, is a 400 problem, never a guess.
+with filters other than its own, or one that does not decode to values this API could have
+written (text a database stores, integers within 64 bits), is a 400 problem, never a guess.
 """
 
 from __future__ import annotations
@@ -12,10 +13,12 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final, TypeVar
 
 from data_plane.errors import InputError
+from data_plane.records import text_fault
 
 __all__ = [
     "DEFAULT_LIMIT",
@@ -78,9 +81,14 @@ class Cursor:
             return None
         try:
             data = json.loads(base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)))
-        except (binascii.Error, ValueError, UnicodeDecodeError):
+        except (binascii.Error, ValueError, RecursionError):
             data = None
-        if not isinstance(data, dict) or data.get("kind") != kind or not isinstance(data.get("q"), dict):
+        if (
+            not isinstance(data, dict)
+            or data.get("kind") != kind
+            or not isinstance(data.get("q"), dict)
+            or not _storable(data)
+        ):
             raise InputError(
                 f"cursor is not a {kind} cursor; pass next_cursor back unchanged", field="cursor"
             )
@@ -88,6 +96,34 @@ class Cursor:
         if any(data["q"].get(k) != v for k, v in given.items()):
             raise InputError("cursor belongs to a query with other filters", field="cursor")
         return cls(kind, data["q"], data.get("at"), data.get("pos"))
+
+
+_INT64: Final = range(-(2**63), 2**63)
+
+
+def _storable(data: Any) -> bool:
+    """Whether every value a cursor decodes to could be one this API wrote: text a database
+    stores (no NUL, no lone surrogate), integers within 64 bits, no NaN (pure)."""
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if text_fault(item) is not None:
+                return False
+        elif isinstance(item, bool) or item is None:
+            continue
+        elif isinstance(item, int):
+            if item not in _INT64:
+                return False
+        elif isinstance(item, float):
+            if not math.isfinite(item):
+                return False
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return True
 
 
 # A section's position in a keyset walk: None (not started), END (exhausted) or the JSON key of

@@ -48,7 +48,12 @@ log = structlog.get_logger("control_plane.surfaces.http")
 
 PROBLEM: Final = "application/problem+json"
 # Titles that differ from Python's HTTPStatus phrases (which changed for 413 across versions).
-_TITLES: Final = {413: "Content too large", 415: "Unsupported media type", 429: "Too many requests"}
+_TITLES: Final = {
+    413: "Content too large",
+    415: "Unsupported media type",
+    422: "Unprocessable content",
+    429: "Too many requests",
+}
 _RETRY_AFTER: Final = {
     "Retry-After": {
         "description": "Seconds until the request may be retried (the limit that refused it says which).",
@@ -154,7 +159,7 @@ async def _invalid(_request: Request, exc: Exception) -> JSONResponse:
     details = "; ".join(
         f"{'.'.join(str(p) for p in e.get('loc', ()))}: {e.get('msg')}" for e in exc.errors()[:5]
     )
-    return problem(422, "Unprocessable content", details or "invalid request")
+    return problem(422, title(422), details or "invalid request")
 
 
 async def _unexpected(_request: Request, exc: Exception) -> JSONResponse:
