@@ -129,6 +129,28 @@ def connect(url: str, *, echo: bool = False) -> Engine:
     )
 
 
+def sqlite_path(url: str) -> Path | None:
+    """The file of a file-based SQLite URL (None for other databases and ``:memory:``)."""
+    try:
+        parsed = sa.make_url(url)
+    except ArgumentError as exc:
+        raise ConfigurationError(
+            "the database URL is not valid: use sqlite:///FILE or postgresql+psycopg://USER@HOST/DB"
+        ) from exc
+    if parsed.get_backend_name() != "sqlite" or not parsed.database or parsed.database == ":memory:":
+        return None
+    return Path(parsed.database).expanduser()
+
+
+def database_missing(url: str) -> Path | None:
+    """The SQLite file ``url`` names when it does not exist yet (or is empty), else None.
+    Opening it would create an empty file with no schema, so callers say so instead."""
+    path = sqlite_path(url)
+    if path is None or (path.is_file() and path.stat().st_size > 0):
+        return None
+    return path
+
+
 def _redact(url: str) -> str:
     try:
         return sa.make_url(url).render_as_string(hide_password=True)

@@ -3,7 +3,8 @@
 * ``loop`` — the planning loop (:class:`control_plane.planning.loop.Planner`), up to four rounds.
 * ``seed-only`` — the seeds' direct neighbourhood (one SQL read), one synthesizer call.
 * ``graphrag`` — one-shot GraphRAG: LlamaIndex ``PropertyGraphIndex`` retrieval over our
-  :class:`~control_plane.planning.graph_store.SQLPropertyGraphStore`, 2 hops, at most ``GRAPHRAG_LIMIT``
+  :class:`~control_plane.planning.graph_store.SQLPropertyGraphStore`, a depth-2 rel map (the seeds'
+  neighbourhood, then one needed-before step), at most ``GRAPHRAG_LIMIT``
   triplets (comparable to the loop's 12-24 concepts of evidence), one synthesizer call.
 * ``whole-graph`` — the whole graph as of the question's time in context, one synthesizer call;
   skipped (with a note) above ``WHOLE_GRAPH_MAX_EDGES`` edges.

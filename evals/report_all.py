@@ -410,6 +410,21 @@ def walks(ctx: Context) -> list[Section]:
     ]
 
 
+def graph_store(ctx: Context) -> list[Section]:
+    from evals.bench_graph_store import table
+
+    argv = _py("evals.bench_graph_store", "--sizes", "10000" if ctx.quick else "100000")
+    argv += ["--samples", "30" if ctx.quick else "100", "--out", str(ctx.out)]
+    _must(ctx, argv, ctx.out / "graph_store.json")
+    return [
+        Section(
+            "The LlamaIndex store's rel map beside the planner's statements",
+            [_shown(argv)],
+            table(_read(ctx.out / "graph_store.json")["results"]),
+        )
+    ]
+
+
 def dataplane(ctx: Context) -> list[Section]:
     from evals.bench_dataplane import table
 
@@ -609,6 +624,7 @@ STEPS: dict[str, tuple[str, Callable[[Context], list[Section]]]] = {
     "serving": ("load against several worker processes", serving),
     "bench": ("kg bench: import, loop, export beside the raw driver", bench),
     "walks": ("recursive walks beside networkx", walks),
+    "graph-store": ("the LlamaIndex store's rel map beside the planner's statements", graph_store),
     "dataplane": ("import rate and neighbourhood reads", dataplane),
     "import": ("streaming import beside a raw insert", imports),
     "startup": ("how fast kg starts", startup),

@@ -137,3 +137,31 @@ def test_reads_require_token_is_parsed_from_the_environment() -> None:
     """KG_API_READS_REQUIRE_TOKEN=1 turns token-protected reads on; unset leaves reads open."""
     assert ApiConfig.from_env({"KG_API_READS_REQUIRE_TOKEN": "1"}).reads_require_token
     assert not ApiConfig.from_env({}).reads_require_token
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body"),
+    [
+        ("get", "/concepts", None),
+        ("get", "/concepts/rag", None),
+        ("get", "/search/concepts?q=rag", None),
+        ("get", "/answers", None),
+        ("get", "/metrics", None),
+        ("post", "/ask", {"question": "What does RAG build on?"}),
+    ],
+)
+def test_an_unknown_or_revoked_token_is_refused_on_open_reads(
+    client: TestClient, runtime: Runtime, method: str, path: str, body: dict[str, Any] | None
+) -> None:
+    """Reads are open, but a token sent to them must be valid: unknown or revoked is 401, a valid one passes."""
+    token_id, secret = runtime.tokens.create("reader", "read")
+    sent = {"headers": {"Authorization": f"Bearer {secret}"}, **({"json": body} if body else {})}
+    assert client.request(method.upper(), path, **sent).status_code == 200
+    unknown = {**sent, "headers": {"Authorization": "Bearer kg_not-a-token"}}
+    r = client.request(method.upper(), path, **unknown)
+    assert r.status_code == 401 and r.headers["www-authenticate"] == "Bearer"
+    assert "unknown or revoked" in r.json()["detail"]
+    runtime.tokens.revoke(token_id)
+    assert client.request(method.upper(), path, **sent).status_code == 401
+    anonymous = {"json": body} if body else {}
+    assert client.request(method.upper(), path, **anonymous).status_code == 200

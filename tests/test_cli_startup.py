@@ -38,7 +38,13 @@ print(json.dumps({"code": code, "loaded": loaded}), file=sys.stderr)
 
 def run_kg(*argv: str) -> tuple[int, list[str]]:
     """Run `kg ARGV` in a fresh interpreter: its exit code, and which heavy modules it loaded."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "KG_DATABASE_URL": "", "COLUMNS": "100"}
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "KG_DATABASE_URL": "",
+        "COLUMNS": "100",
+        "KG_SYNTHESIZER": "offline",
+    }
     proc = subprocess.run(
         [sys.executable, "-c", PROBE, json.dumps(HEAVY), *argv],
         env=env,
@@ -86,3 +92,12 @@ def test_a_command_that_reads_the_graph_does_load_the_database_layer(tmp_path: P
     """The probe is not vacuous: a command that runs loads SQLAlchemy and structlog."""
     code, loaded = run_kg("--db", f"sqlite:///{tmp_path}/kg.sqlite3", "init", "--no-curriculum")
     assert code == 0 and {"sqlalchemy", "structlog"} <= set(loaded)
+
+
+def test_an_offline_ask_and_search_never_load_llama_index(tmp_path: Path) -> None:
+    """`kg ask` (offline, on a fresh database) and `kg concept search` run without LlamaIndex's 2-3 s import."""
+    url = f"sqlite:///{tmp_path}/kg.sqlite3"
+    code, loaded = run_kg("--db", url, "ask", "What does RAG build on?")
+    assert code == 0 and "sqlalchemy" in loaded and "llama_index" not in loaded
+    code, loaded = run_kg("--db", url, "concept", "search", "retrieval augmented")
+    assert code == 0 and "llama_index" not in loaded

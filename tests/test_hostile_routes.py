@@ -55,7 +55,8 @@ BODIES: dict[tuple[str, str], dict[str, Any]] = {
     ("POST", "/lessons/{lesson_id}/concepts"): {"concept_id": "hostile_a", "title": "Hostile", "grounding": GROUNDING},
     ("POST", "/lessons/{lesson_id}/concepts/unlink"): {"concept_id": "hostile_a", "grounding": GROUNDING},
 }  # fmt: skip
-QUERY = {"concept": "rag", "from": "2020-01-01", "limit": "2", "key": "rag"}  # required, and small pages
+# Required (and small pages).
+QUERY = {"concept": "rag", "from": "2020-01-01", "limit": "2", "q": "rag", "key": "rag>builds_on>embeddings"}
 
 URL_VALUES = {
     "nul": "%00",

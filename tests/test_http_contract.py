@@ -1,22 +1,36 @@
 """The HTTP contract: every route declares its request and response models in /openapi.json,
-and every list endpoint pages with a bounded limit and a cursor that walks the whole set once."""
+every list endpoint pages with a bounded limit and a cursor that walks the whole set once, and a
+client generated from the contract (openapi-python-client, slow) can use it: readable operation
+ids, open reads without a lock, times it can send as dates, concept search and the CLI's filters."""
 
 from __future__ import annotations
 
+import importlib
+import json
+import os
+import shutil
+import subprocess
+import sys
 import warnings
 from collections.abc import Callable, Iterator
+from datetime import date
+from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from kg_cli import ok
 
 from control_plane.settings import Settings
 from control_plane.surfaces.http import create_app
+from control_plane.surfaces.http.config import ApiConfig
 from control_plane.surfaces.http.pagination import MAX_LIMIT, Cursor, Section, keyset_sections
+from control_plane.surfaces.http.schemas import RelationName
 from control_plane.surfaces.runtime import Runtime, ensure_initialised
 from data_plane import InputError, connect
 from data_plane.clock import parse_time
+from data_plane.relations import RELATIONS
 
 with warnings.catch_warnings():
     # Starlette nudges towards its httpx fork; the TestClient itself works the same on httpx.
@@ -49,14 +63,18 @@ def writer(runtime: Runtime) -> dict[str, str]:
     return {"Authorization": f"Bearer {secret}"}
 
 
-@pytest.fixture(scope="module")
-def openapi() -> dict[str, Any]:
+def _openapi(config: ApiConfig | None = None) -> dict[str, Any]:
     rt = Runtime(Settings(database_url="sqlite://", synthesizer="offline"), connect("sqlite://"))
     try:
-        schema: dict[str, Any] = create_app(rt.settings, runtime=rt).openapi()
+        schema: dict[str, Any] = create_app(rt.settings, runtime=rt, config=config).openapi()
     finally:
         rt.close()
     return schema
+
+
+@pytest.fixture(scope="module")
+def openapi() -> dict[str, Any]:
+    return _openapi()
 
 
 def _operations(openapi: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
@@ -329,3 +347,207 @@ def test_a_cursor_decoding_to_what_no_page_writes_is_refused(pos: object) -> Non
     bits is refused as a cursor (400), before any query sees it."""
     with pytest.raises(InputError, match="cursor"):
         Cursor.resume(Cursor("answers", {}, None, pos).encode(), "answers", {})
+
+
+# ---------------------------------------------------------------------------------------------
+# What a generated client needs: operation ids, open reads without a lock, dates, search, filters
+
+TIMES = {"as_of", "known_at", "since", "from", "to", "valid_at", "invalid_at"}
+DATE_OR_DATETIME = [{"type": "string", "format": "date"}, {"type": "string", "format": "date-time"}]
+
+
+def test_operation_ids_are_the_route_names(openapi: dict[str, Any]) -> None:
+    """Every operation id is a short snake_case name, unique: what a generated client calls it."""
+    ids = [op["operationId"] for _, _, op in _operations(openapi)]
+    assert len(ids) == len(set(ids))
+    assert all(i.isidentifier() and i == i.lower() and not i.endswith(("_get", "_post")) for i in ids)
+    wanted = {"ask", "list_concepts", "get_concept", "search_concepts", "list_answers", "get_answer"}
+    assert wanted <= set(ids)
+    assert openapi["paths"]["/concepts/{concept_id}"]["get"]["operationId"] == "get_concept"
+
+
+def test_open_reads_declare_no_lock_and_writes_need_a_token(openapi: dict[str, Any]) -> None:
+    """With reads open, no read (nor /ask) declares a security requirement; every write declares the bearer token."""
+    for path, method, op in _operations(openapi):
+        if method == "get" or path == "/ask":
+            assert "security" not in op, f"{method.upper()} {path}"
+        else:
+            assert op["security"] == [{"HTTPBearer": []}], f"{method.upper()} {path}"
+    assert list(openapi["components"]["securitySchemes"]) == ["HTTPBearer"]
+
+
+def test_reads_that_require_a_token_declare_it() -> None:
+    """When the server requires a token for reads, every read and /ask declares the one bearer scheme."""
+    schema = _openapi(ApiConfig(reads_require_token=True))
+    for path, method, op in _operations(schema):
+        if path not in ("/healthz", "/readyz"):
+            assert op["security"] == [{"HTTPBearer": []}], f"{method.upper()} {path}"
+    assert list(schema["components"]["securitySchemes"]) == ["HTTPBearer"]
+
+
+def _time_schemas(openapi: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+    for path, method, op in _operations(openapi):
+        for p in op.get("parameters", []):
+            if p["name"] in TIMES:
+                yield f"{method.upper()} {path} {p['name']}", p["schema"]
+    for name, model in openapi["components"]["schemas"].items():
+        if name.endswith("In"):
+            for field, schema in model.get("properties", {}).items():
+                if field in TIMES:
+                    yield f"{name}.{field}", schema
+
+
+def test_every_time_a_client_sends_may_be_a_date(openapi: dict[str, Any]) -> None:
+    """Each time parameter and request field is typed date or date-time, so a typed client can send 2024-06-01."""
+    found = dict(_time_schemas(openapi))
+    assert len(found) >= 12
+    for where, schema in found.items():
+        options = [s for s in schema.get("anyOf", [schema]) if s.get("type") != "null"]
+        assert options == [{"anyOf": DATE_OR_DATETIME}] or options == DATE_OR_DATETIME, where
+
+
+def test_the_relation_filter_lists_every_relation() -> None:
+    """The relation enum a client sees is the data plane's relation list."""
+    assert tuple(RelationName) == RELATIONS
+
+
+# -- search and list filters, as the CLI ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text", ["retreival augmented", "embedings", "graph rag", "attention"])
+def test_concept_search_gives_the_clis_hits(client: TestClient, database_url: str, text: str) -> None:
+    """GET /search/concepts answers exactly what `kg concept search --format json` prints."""
+    cli = json.loads(ok(database_url, "concept", "search", text, "--format", "json").stdout)
+    r = client.get("/search/concepts", params={"q": text})
+    assert r.status_code == 200 and r.json() == cli and cli
+
+
+@pytest.mark.parametrize(
+    "filters",
+    [
+        {"relation": "contrasts_with"},
+        {"min_degree": 8},
+        {"max_degree": 1},
+        {"relation": "part_of", "min_degree": 3, "max_degree": 6},
+    ],
+)
+def test_list_filters_give_the_clis_listing(
+    client: TestClient, database_url: str, filters: dict[str, Any]
+) -> None:
+    """GET /concepts with kg concept list's filters, paged 7 at a time, lists exactly the CLI's concepts."""
+    flags = [f"--{k.replace('_', '-')}={v}" for k, v in filters.items()]
+    cli = json.loads(
+        ok(database_url, "concept", "list", "--limit", "1000", *flags, "--format", "json").stdout
+    )
+    expected = [c["concept_id"] for c in cli["concepts"]]
+    seen: list[str] = []
+    cursor: str | None = None
+    while True:
+        params = {"limit": 7, **({"cursor": cursor} if cursor else filters)}
+        r = client.get("/concepts", params=params)
+        assert r.status_code == 200, r.text
+        seen += [c["concept_id"] for c in r.json()]
+        cursor = r.headers.get("x-next-cursor")
+        if cursor is None:
+            break
+    assert seen == expected and expected
+
+
+def test_a_filtered_cursor_refuses_other_filters(client: TestClient) -> None:
+    """A cursor of a filtered walk, given with different filters, is a 400 problem."""
+    first = client.get("/concepts", params={"relation": "contrasts_with", "limit": 2})
+    cursor = first.headers["x-next-cursor"]
+    r = client.get("/concepts", params={"relation": "part_of", "cursor": cursor})
+    assert r.status_code == 400 and r.json()["detail"] == "cursor belongs to a query with other filters"
+
+
+@pytest.mark.parametrize("params", [{"relation": "depends_on"}, {"min_degree": -1}, {"q": ""}, {"limit": 0}])
+def test_bad_search_and_filter_values_are_422(client: TestClient, params: dict[str, Any]) -> None:
+    """An unknown relation, a negative degree, an empty query or a zero limit is a 422 problem."""
+    path = "/search/concepts" if "q" in params or "limit" in params else "/concepts"
+    r = client.get(path, params={"q": "rag", **params} if path == "/search/concepts" else params)
+    assert r.status_code == 422 and r.headers["content-type"].startswith("application/problem+json")
+
+
+# -- a generated client (slow) -----------------------------------------------------------------
+
+
+def _generator() -> str:
+    """openapi-python-client's command: KG_OPENAPI_PYTHON_CLIENT, else on PATH."""
+    found = os.environ.get("KG_OPENAPI_PYTHON_CLIENT") or shutil.which("openapi-python-client")
+    if found is None:
+        reason = (
+            "openapi-python-client not found: install it in its own virtualenv (it pins typer<0.28) "
+            "and set KG_OPENAPI_PYTHON_CLIENT to its command (.ci/run does)"
+        )
+        if os.environ.get("CI") == "true":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    return found
+
+
+@pytest.mark.slow
+def test_a_generated_client_asks_searches_lists_shows_and_pages(runtime: Runtime, tmp_path: Path) -> None:
+    """A client generated by openapi-python-client, with no credentials, calls ask, search, list
+    (filtered, with a date), show, and pages through the recorded answers."""
+    app = create_app(runtime.settings, runtime=runtime)
+    spec = tmp_path / "openapi.json"
+    spec.write_text(json.dumps(app.openapi()), encoding="utf-8")
+    done = subprocess.run(
+        [
+            _generator(),
+            "generate",
+            "--path",
+            str(spec),
+            "--output-path",
+            str(tmp_path / "kg_client"),
+            "--meta",
+            "none",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    sys.path.insert(0, str(tmp_path))
+    try:
+        _call_generated_client(importlib.import_module("kg_client"), app)
+    finally:
+        sys.path.remove(str(tmp_path))
+        for name in [m for m in sys.modules if m == "kg_client" or m.startswith("kg_client.")]:
+            del sys.modules[name]
+
+
+def _call_generated_client(pkg: Any, app: Any) -> None:
+    ask = importlib.import_module("kg_client.api.ask.ask")
+    graph = {
+        n: importlib.import_module(f"kg_client.api.graph.{n}")
+        for n in ("search_concepts", "list_concepts", "get_concept")
+    }
+    list_answers = importlib.import_module("kg_client.api.audit.list_answers")
+    models = importlib.import_module("kg_client.models")
+    with TestClient(app) as http:
+        api = pkg.Client(base_url="http://testserver")
+        api.set_httpx_client(http)
+        asked = [
+            ask.sync(client=api, body=models.AskIn(question=f"What does {name} build on?")).answer_id
+            for name in ("RAG", "embeddings", "vector search")
+        ]
+        hits = graph["search_concepts"].sync(client=api, q="retreival augmented")
+        assert hits[0].concept_id == "rag" and hits[0].field == "name"
+        before = graph["list_concepts"].sync(
+            client=api, relation=models.RelationName.BUILDS_ON, as_of=date(2024, 6, 1), limit=1000
+        )
+        assert before and all(c.concept_id for c in before)
+        rag = graph["get_concept"].sync("rag", client=api, as_of=date(2025, 6, 1))
+        assert rag.name == "Retrieval-augmented generation"
+        seen: list[str] = []
+        cursor: Any = pkg.types.UNSET
+        while True:
+            page = list_answers.sync_detailed(client=api, limit=2, cursor=cursor)
+            assert page.status_code == 200
+            seen += [a.answer_id for a in page.parsed]
+            cursor = page.headers.get("x-next-cursor", pkg.types.UNSET)
+            if cursor is pkg.types.UNSET:
+                break
+        assert seen == list(reversed(asked))

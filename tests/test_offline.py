@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -198,11 +199,43 @@ def test_answer_path_modules_do_not_import_llama_index() -> None:
     """Seeding, ranking, verify, offline and answer stay free of the slow LlamaIndex import."""
     code = (
         "import sys, control_plane.understanding.names, control_plane.planning.ranking, control_plane.planning.verify, "
-        "control_plane.synthesizers.offline, control_plane.planning.answer, control_plane.planning.loop; "
+        "control_plane.synthesizers.offline, control_plane.planning.answer, control_plane.planning.loop, "
+        "control_plane.planning.expansion, control_plane.planning.table_cache, control_plane.surfaces.http.app; "
         "print(any(m.startswith('llama_index') for m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+# Serves /ask, /search/concepts and /concepts offline on a fresh database, then says whether
+# LlamaIndex was imported (only building SQLPropertyGraphStore may import it).
+SERVE_OFFLINE = """
+import sys, warnings
+warnings.filterwarnings("ignore")
+from fastapi.testclient import TestClient
+from control_plane.settings import Settings
+from control_plane.surfaces.http import create_app
+from control_plane.surfaces.runtime import Runtime, ensure_initialised
+from data_plane import connect
+url = sys.argv[1]
+ensure_initialised(url)
+rt = Runtime(Settings(database_url=url, synthesizer="offline"), connect(url))
+with TestClient(create_app(rt.settings, runtime=rt)) as c:
+    assert c.post("/ask", json={"question": "What does RAG build on?"}).json()["abstained"] is False
+    assert c.get("/search/concepts", params={"q": "rag"}).status_code == 200
+    assert c.get("/concepts", params={"min_degree": 3}).status_code == 200
+print(any(m.startswith("llama_index") for m in sys.modules))
+"""
+
+
+def test_the_http_app_answers_offline_without_llama_index(tmp_path: Path) -> None:
+    """Serving offline (ask, search, list) never pays LlamaIndex's 2-3 s import."""
+    url = f"sqlite:///{tmp_path}/kg.sqlite3"
+    out = subprocess.run(
+        [sys.executable, "-c", SERVE_OFFLINE, url], capture_output=True, text=True, timeout=300
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "False"
 
 
 # -- question semantics: a small curriculum-shaped graph with made-up names ---------------------

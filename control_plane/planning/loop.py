@@ -45,7 +45,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from datetime import datetime
 from types import EllipsisType
 from typing import Any, Final
 
@@ -60,6 +60,7 @@ from control_plane.planning.expansion import Expander, ReaderExpander
 from control_plane.planning.ranking import Ranking, follows
 from control_plane.planning.reuse import ReusedAnswer, reuse_key, reused_payload
 from control_plane.planning.study_plan import StudyPlan, study_plan
+from control_plane.planning.table_cache import UNREAD, TableCache, Unread, name_cache
 from control_plane.planning.verify import Verdict, verify
 from control_plane.planning.walk_order import WalkOrder, walk_order
 from control_plane.synthesizers.base import (
@@ -114,78 +115,6 @@ UNSURE = "the question could not be read with confidence"
 _LESSON_INTENTS: Final = ("lessons_covering", "lessons_before")
 
 log = structlog.get_logger(__name__)
-
-
-@dataclass(frozen=True)
-class _IndexEntry:
-    """A cached name index, valid while the concepts table is unchanged (same max version id)
-    and the as-of point stays inside the box where no concept version changes state."""
-
-    max_version: int | None
-    valid_box: tuple[datetime | None, datetime | None]
-    recorded_box: tuple[datetime | None, datetime | None]
-    index: NameIndex
-
-    def covers(self, max_version: int | None, as_of: AsOf) -> bool:
-        def inside(t: datetime, box: tuple[datetime | None, datetime | None]) -> bool:
-            lo, hi = box
-            return (lo is None or lo <= t) and (hi is None or t < hi)
-
-        return (
-            max_version == self.max_version
-            and inside(as_of.valid_at, self.valid_box)
-            and inside(as_of.recorded_at, self.recorded_box)
-        )
-
-
-def _aware(t: datetime | None) -> datetime | None:
-    """Aggregates may come back naive on SQLite; the columns hold UTC."""
-    if t is None:
-        return None
-    return ensure_utc(t if t.tzinfo is not None else t.replace(tzinfo=UTC))
-
-
-def _time_box(
-    reader: GraphReader, as_of: AsOf, table: sa.Table = schema.concepts
-) -> tuple[tuple[Any, Any], tuple[Any, Any]]:
-    """The nearest version time stamps of ``table`` around ``as_of`` on both timelines (one query)."""
-    C = table
-    v, r = as_of.valid_at, as_of.recorded_at
-
-    def lo(col: Any, t: datetime) -> Any:
-        return sa.select(sa.func.max(col)).where(col <= t).scalar_subquery()
-
-    def hi(col: Any, t: datetime) -> Any:
-        return sa.select(sa.func.min(col)).where(col > t).scalar_subquery()
-
-    stmt = sa.select(
-        lo(C.c.valid_at, v),
-        lo(C.c.invalid_at, v),
-        hi(C.c.valid_at, v),
-        hi(C.c.invalid_at, v),
-        lo(C.c.recorded_at, r),
-        lo(C.c.expired_at, r),
-        hi(C.c.recorded_at, r),
-        hi(C.c.expired_at, r),
-    )
-    with reader.connection() as conn:
-        row = conn.execute(stmt).one()
-    vals = [_aware(x) for x in row]
-
-    def pick(a: datetime | None, b: datetime | None, f: Any) -> datetime | None:
-        present = [x for x in (a, b) if x is not None]
-        return f(present) if present else None
-
-    return (pick(vals[0], vals[1], max), pick(vals[2], vals[3], min)), (
-        pick(vals[4], vals[5], max),
-        pick(vals[6], vals[7], min),
-    )
-
-
-def _max_concept_version(reader: GraphReader, table: sa.Table = schema.concepts) -> int | None:
-    with reader.connection() as conn:
-        value = conn.execute(sa.select(sa.func.max(table.c.version_id))).scalar()
-    return None if value is None else int(value)
 
 
 def _tops(reader: GraphReader) -> tuple[int | None, int | None]:
@@ -271,7 +200,7 @@ class _Vocabulary:
     top_edge: int | None
 
     def names(self, as_of: AsOf) -> NameIndex:
-        return self.planner.name_index(as_of, top=self.top_concept).index
+        return self.planner.name_index(as_of, top=self.top_concept)
 
     def relation_counts(self, as_of: AsOf) -> Mapping[str, int]:
         counts = self.planner.relation_counts(as_of, top=self.top_edge)
@@ -301,13 +230,6 @@ class _Counts(Mapping[str, int]):
 
     def __len__(self) -> int:
         return len(self._counts)
-
-
-class _Unread:
-    """Marks a version id the caller did not read (None is a real value: an empty table)."""
-
-
-_UNREAD: Final = _Unread()
 
 
 class Planner:
@@ -348,41 +270,28 @@ class Planner:
         self.intent_model = default_model() if intent_model is ... else intent_model
         # Where recorded answers are looked up for reuse (``reply``); None: every reply is fresh.
         self.reuse = reuse
-        self._cache: _IndexEntry | None = None
-        # Active edges per relation, valid while concept_edges is unchanged and the as-of point
-        # stays in the box where no edge version changes state (the same rule as the index).
-        self._relations: tuple[_IndexEntry, dict[str, int]] | None = None
-        self.index_builds = 0  # how often the name index was (re)built; for tests and benchmarks
+        self._names = name_cache(reader)
+        # Active edges per relation, kept by the same rule as the name index.
+        self._relations = TableCache(
+            reader, schema.concept_edges, lambda as_of: reader.relation_counts(as_of=as_of)
+        )
+
+    @property
+    def index_builds(self) -> int:
+        """How often the name index was (re)built; for tests and benchmarks."""
+        return self._names.builds
 
     # -- seeding ----------------------------------------------------------------------------
 
-    def name_index(self, as_of: AsOf, *, top: int | _Unread | None = _UNREAD) -> _IndexEntry:
+    def name_index(self, as_of: AsOf, *, top: int | Unread | None = UNREAD) -> NameIndex:
         """The cached name index for ``as_of`` (rebuilt only when it may have changed); ``top`` is
         the newest concept version id when the caller already read it."""
-        if isinstance(top, _Unread):
-            top = _max_concept_version(self.reader)
-        if self._cache is not None and self._cache.covers(top, as_of):
-            return self._cache
-        # Only names and aliases are kept (streamed from SQL); the seeds' records are read per
-        # question, so the graph's concepts are never held in memory.
-        valid_box, recorded_box = _time_box(self.reader, as_of)
-        index = NameIndex.from_names(self.reader.concept_labels(as_of=as_of))
-        self._cache = _IndexEntry(top, valid_box, recorded_box, index)
-        self.index_builds += 1
-        return self._cache
+        return self._names.get(as_of, top=top)
 
-    def relation_counts(self, as_of: AsOf, *, top: int | _Unread | None = _UNREAD) -> dict[str, int]:
+    def relation_counts(self, as_of: AsOf, *, top: int | Unread | None = UNREAD) -> dict[str, int]:
         """Active edges per relation as of ``as_of``, cached like the name index (``top``: the
         newest edge version id when the caller already read it)."""
-        E = schema.concept_edges
-        if isinstance(top, _Unread):
-            top = _max_concept_version(self.reader, E)
-        if self._relations is not None and self._relations[0].covers(top, as_of):
-            return self._relations[1]
-        valid_box, recorded_box = _time_box(self.reader, as_of, E)
-        counts = self.reader.relation_counts(as_of=as_of)
-        self._relations = (_IndexEntry(top, valid_box, recorded_box, NameIndex({})), counts)
-        return counts
+        return self._relations.get(as_of, top=top)
 
     def read(
         self, question: str, point: AsOf, *, explicit: bool, now: datetime
@@ -448,7 +357,7 @@ class Planner:
 
     def seeds(self, question: str, as_of: AsOf) -> list[Concept]:
         """The concepts ``question`` names as of ``as_of`` (at most 3, most specific first)."""
-        return self._seeds(question, as_of, self.name_index(as_of).index)
+        return self._seeds(question, as_of, self.name_index(as_of))
 
     def _seeds(self, question: str, as_of: AsOf, index: NameIndex) -> list[Concept]:
         candidates = index.candidates(question)

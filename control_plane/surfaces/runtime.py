@@ -20,8 +20,15 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy.engine import Engine
 
 from data_plane.clock import Clock, utc_now
-from data_plane.database import WriteWait, connect, head_revision, migrate, schema_revision
-from data_plane.errors import ConfigurationError
+from data_plane.database import (
+    WriteWait,
+    connect,
+    database_missing,
+    head_revision,
+    migrate,
+    schema_revision,
+    sqlite_path,
+)
 from data_plane.gateway import WriteGateway
 from data_plane.names import normalise
 from data_plane.reads import GraphReader
@@ -64,30 +71,6 @@ def absolute_url(url: str) -> str:
     file actually used; any other URL unchanged."""
     path = sqlite_path(url)
     return url if path is None or path.is_absolute() else f"sqlite:///{path.resolve()}"
-
-
-def sqlite_path(url: str) -> Path | None:
-    """The file of a file-based SQLite URL (None for other databases and ``:memory:``)."""
-    import sqlalchemy as sa
-
-    try:
-        parsed = sa.make_url(url)
-    except sa.exc.ArgumentError as exc:
-        raise ConfigurationError(
-            "the database URL is not valid: use sqlite:///FILE or postgresql+psycopg://USER@HOST/DB"
-        ) from exc
-    if parsed.get_backend_name() != "sqlite" or not parsed.database or parsed.database == ":memory:":
-        return None
-    return Path(parsed.database).expanduser()
-
-
-def database_missing(url: str) -> Path | None:
-    """The SQLite file ``url`` names when it does not exist yet (or is empty), else None.
-    Opening it would create an empty file with no schema, so callers say so instead."""
-    path = sqlite_path(url)
-    if path is None or (path.is_file() and path.stat().st_size > 0):
-        return None
-    return path
 
 
 @dataclass(frozen=True)

@@ -9,12 +9,15 @@ in the ``fastapi-offline`` package, never from a CDN, so they work on an offline
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from fastapi import Depends, FastAPI
+from fastapi.routing import APIRoute
 from fastapi_offline import FastAPIOffline
 
 from control_plane.settings import Settings
 from control_plane.surfaces.http.config import ApiConfig
+from control_plane.surfaces.http.dependencies import open_reads
 from control_plane.surfaces.http.door import checked_input
 from control_plane.surfaces.http.metrics import Metrics
 from control_plane.surfaces.http.middleware import RequestLimitsAndLog
@@ -26,7 +29,7 @@ from control_plane.surfaces.ratelimit import ModelCallCap, RateLimiter, cap_synt
 from control_plane.surfaces.runtime import Runtime, build_synthesizer
 from data_plane.limits import LimitTable
 
-__all__ = ["app_from_env", "create_app"]
+__all__ = ["app_from_env", "create_app", "operation_id"]
 
 
 def create_app(
@@ -40,7 +43,12 @@ def create_app(
     app = FastAPIOffline(
         title="curriculum-kg",
         version="0.1.0",
-        description="Grounded answers over a bi-temporal curriculum knowledge graph, with their evidence.",
+        description="Grounded answers over a bi-temporal curriculum knowledge graph, with their evidence. "
+        "Writes need a bearer token with the write scope. Reads and `/ask` declare no security "
+        "requirement while the server keeps them open: a bearer token is optional there; when the "
+        "server requires one (`KG_API_READS_REQUIRE_TOKEN=1`) they declare it. A token that is "
+        "unknown or revoked is refused with 401 wherever it is sent.",
+        generate_unique_id_function=operation_id,
         # Text no engine stores alike (NUL, lone surrogates) is refused before any route runs.
         dependencies=[Depends(checked_input)],
     )
@@ -68,10 +76,20 @@ def create_app(
         app.include_router(router)
     install_handlers(app)
     generate = app.openapi
-    app.openapi = lambda: app.openapi_schema or problem_media(generate())  # type: ignore[method-assign]
+
+    def contract() -> dict[str, Any]:
+        return open_reads(problem_media(generate()), required=cfg.reads_require_token)
+
+    app.openapi = lambda: app.openapi_schema or contract()  # type: ignore[method-assign]
     routes = [route for router in ROUTERS for route in router.routes]
     app.add_middleware(RequestLimitsAndLog, max_body=cfg.max_body_bytes, metrics=metrics, routes=routes)
     return app
+
+
+def operation_id(route: APIRoute) -> str:
+    """An operation's id is its route function's name (``ask``, ``list_concepts``,
+    ``get_concept``, ``search_concepts`` ...): what a generated client names its calls."""
+    return route.name
 
 
 def app_from_env() -> FastAPI:

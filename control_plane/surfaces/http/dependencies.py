@@ -4,7 +4,9 @@ limit, as-of times and page limits.
 * Writes need ``Authorization: Bearer <secret>`` with a ``write`` token (401 without, or with an
   unknown or revoked token; 403 with a ``read`` token).
 * Reads are open unless ``ApiConfig.reads_require_token`` (``KG_API_READS_REQUIRE_TOKEN=1``);
-  then any active token.
+  then any active token. A token sent to an open read must be valid too (401 otherwise), and
+  ``/openapi.json`` declares open reads without a security requirement (:func:`open_reads`), so
+  Swagger shows no lock on them and generated clients call them without credentials.
 * ``/ask`` is rate limited per token (or per client address) when ``ask_rate_per_min`` is set:
   429 with ``Retry-After``; the server's model budget refuses at a question's first model call. The limits' state is shared by every process serving the database
   (``control_plane.surfaces.ratelimit``).
@@ -48,12 +50,19 @@ __all__ = [
     "RuntimeDep",
     "Times",
     "WriteToken",
+    "open_reads",
     "retry_after",
     "utc",
 ]
 
+BEARER: Final = "HTTPBearer"
+# The read routes' own name for the same scheme, so that /openapi.json can say whether their token
+# is optional or required (:func:`open_reads`); it never reaches the published contract.
+READ_BEARER: Final = "ReadBearer"
 bearer: Final = HTTPBearer(auto_error=False, description="An API token from `kg token create`.")
+read_bearer: Final = HTTPBearer(auto_error=False, scheme_name=READ_BEARER)
 Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
+ReadCredentials = Annotated[HTTPAuthorizationCredentials | None, Depends(read_bearer)]
 
 
 def runtime(request: Request) -> Runtime:
@@ -76,10 +85,18 @@ ConfigDep = Annotated[ApiConfig, Depends(config)]
 MetricsDep = Annotated[Metrics, Depends(metrics)]
 
 
-def _authenticate(rt: Runtime, creds: HTTPAuthorizationCredentials | None) -> Token | None:
+def _caller(rt: Runtime, creds: HTTPAuthorizationCredentials | None) -> Token | None:
+    """The token the caller sent, None when it sent none; 401 when it sent one that is unknown or
+    revoked, on any route that reads tokens (an open read too: a client with a stale token learns
+    it at once, not at its first write)."""
     if creds is None or creds.scheme.lower() != "bearer":
         return None
-    return rt.tokens.verify(creds.credentials)
+    token = rt.tokens.verify(creds.credentials)
+    if token is None:
+        raise HTTPException(
+            401, "the bearer token is unknown or revoked", headers={"WWW-Authenticate": "Bearer"}
+        )
+    return token
 
 
 def _unauthorized() -> HTTPException:
@@ -88,7 +105,7 @@ def _unauthorized() -> HTTPException:
 
 def write_token(rt: RuntimeDep, creds: Credentials) -> Token:
     """The caller's write token, or 401/403."""
-    token = _authenticate(rt, creds)
+    token = _caller(rt, creds)
     if token is None:
         raise _unauthorized()
     if not token.allows("write"):
@@ -96,12 +113,11 @@ def write_token(rt: RuntimeDep, creds: Credentials) -> Token:
     return token
 
 
-def read_token(rt: RuntimeDep, cfg: ConfigDep, creds: Credentials) -> Token | None:
-    """None when reads are open; else the caller's (any scope) token, or 401."""
-    if not cfg.reads_require_token:
-        return None
-    token = _authenticate(rt, creds)
-    if token is None:
+def read_token(rt: RuntimeDep, cfg: ConfigDep, creds: ReadCredentials) -> Token | None:
+    """The caller's (any scope) token, or None when it sent none and reads are open; 401 for an
+    unknown or revoked token, or for none when reads require one."""
+    token = _caller(rt, creds)
+    if token is None and cfg.reads_require_token:
         raise _unauthorized()
     return token
 
@@ -110,9 +126,7 @@ ReadToken = Annotated[Token | None, Depends(read_token)]
 WriteToken = Annotated[Token, Depends(write_token)]
 
 
-def ask_rate_limit(
-    request: Request, rt: RuntimeDep, token: ReadToken, creds: Credentials, seen: MetricsDep
-) -> None:
+def ask_rate_limit(request: Request, token: ReadToken, seen: MetricsDep) -> None:
     """Spend one /ask from the caller's limit, or 429 with ``Retry-After``.
 
     The server's model budget is not checked here: a question that needs no model call (a reused
@@ -120,7 +134,7 @@ def ask_rate_limit(
     refused at its first call (``ModelBudgetSpent``, also a 429; see ``problems``)."""
     limiter: RateLimiter | None = request.app.state.limiter
     if limiter is not None:
-        _per_caller(request, limiter, token or _authenticate(rt, creds), seen)
+        _per_caller(request, limiter, token, seen)
 
 
 def retry_after(seconds: float) -> str:
@@ -219,3 +233,23 @@ WRITE_ROUTE: Final[dict[str, Any]] = {
     "response_model": WrittenOut,
     "responses": problem_responses(403, 409),
 }
+
+
+def open_reads(openapi: dict[str, Any], *, required: bool) -> dict[str, Any]:
+    """The read token's security requirement as it is (in place): none on reads when they are
+    open (``required`` False: a token is optional there, so Swagger shows no lock on them and a
+    generated client calls them without credentials; OpenAPI's own "optional", ``[{}, {bearer}]``,
+    would still show a lock and make openapi-python-client demand an authenticated client), the
+    one bearer scheme when they need a token."""
+    for operation in (op for path in openapi.get("paths", {}).values() for op in path.values()):
+        needs = [
+            {BEARER: []} if READ_BEARER in r else r
+            for r in operation.get("security", [])
+            if required or READ_BEARER not in r
+        ]
+        if needs:
+            operation["security"] = needs
+        else:
+            operation.pop("security", None)
+    openapi.get("components", {}).get("securitySchemes", {}).pop(READ_BEARER, None)
+    return openapi

@@ -12,17 +12,20 @@ per page.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from control_plane.surfaces.http.pagination import Cursor, Section, keyset_sections
+from control_plane.surfaces.lookup import listing
 from data_plane.clock import ensure_utc, format_time, parse_time
 from data_plane.errors import InputError
 from data_plane.reads import DIFF_TABLES, GraphReader
 from data_plane.records import Version
+from data_plane.relations import RELATIONS
 from data_plane.temporal import AsOf
 
-__all__ = ["answers_page", "concepts_page", "diff_page", "edges_page", "snapshot_page"]
+__all__ = ["ConceptFilter", "answers_page", "concepts_page", "diff_page", "edges_page", "snapshot_page"]
 
 Page = tuple[Any, str | None]
 
@@ -54,17 +57,61 @@ def _key(cur: Cursor | None) -> str | None:
     return cur.pos
 
 
+@dataclass(frozen=True)
+class ConceptFilter:
+    """What ``kg concept list`` filters on: an edge of ``relation``, and a degree (active edges
+    touching the concept, in and out, any relation) of at least ``min_degree`` and at most
+    ``max_degree``. None: not asked."""
+
+    relation: str | None = None
+    min_degree: int | None = None
+    max_degree: int | None = None
+
+    def query(self) -> dict[str, Any]:
+        return {"relation": self.relation, "min_degree": self.min_degree, "max_degree": self.max_degree}
+
+    @classmethod
+    def of(cls, query: dict[str, Any]) -> ConceptFilter:
+        """The filters a cursor carries (its query, which a client could have forged)."""
+        relation, low, high = query.get("relation"), query.get("min_degree"), query.get("max_degree")
+        if (relation is not None and relation not in RELATIONS) or not all(
+            d is None or (type(d) is int and d >= 0) for d in (low, high)
+        ):
+            raise _bad("concepts")
+        return cls(relation, low, high)
+
+
 def concepts_page(
-    reader: GraphReader, as_of: datetime | None, known_at: datetime | None, limit: int, cursor: str | None
+    reader: GraphReader,
+    as_of: datetime | None,
+    known_at: datetime | None,
+    limit: int,
+    cursor: str | None,
+    only: ConceptFilter = ConceptFilter(),
 ) -> Page:
-    """Concepts in force, by id."""
-    query = {"as_of": format_time(as_of), "known_at": format_time(known_at)}
+    """Concepts in force, by id (with ``only``: those ``kg concept list`` would list; a cursor
+    carries its walk's filters, so a client need not repeat them)."""
+    query = {"as_of": format_time(as_of), "known_at": format_time(known_at), **only.query()}
     cur = Cursor.resume(cursor, "concepts", query)
     point = _point(reader, cur, as_of, known_at)
-    found = reader.all_concepts(as_of=point, after=_key(cur), limit=limit + 1)
-    items = found[:limit]
-    more = len(found) > limit
-    nxt = _pinned(cur, "concepts", query, point).advanced(items[-1].concept_id).encode() if more else None
+    if cur is not None:
+        only = ConceptFilter.of(cur.query)
+    if only != ConceptFilter():
+        page, after = listing(
+            reader,
+            point,
+            after=_key(cur),
+            limit=limit,
+            relation=only.relation,
+            min_degree=only.min_degree or 0,
+            max_degree=only.max_degree,
+        )
+        items = [item.concept for item in page]
+    else:
+        found = reader.all_concepts(as_of=point, after=_key(cur), limit=limit + 1)
+        items = found[:limit]
+        after = items[-1].concept_id if len(found) > limit else None
+    nxt = _pinned(cur, "concepts", query, point).advanced(after).encode() if after is not None else None
     return [c.to_dict() for c in items], nxt
 
 

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, date, datetime
+from enum import StrEnum
 from typing import Annotated, Any, Final
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, field_validator
 
 from data_plane.records import Grounding
 from data_plane.tokens import Token
@@ -24,6 +25,7 @@ from data_plane.tokens import Token
 __all__ = [
     "AnswerOut",
     "AskIn",
+    "ConceptHitOut",
     "ConceptIn",
     "ConceptOut",
     "ConceptReviseIn",
@@ -39,6 +41,7 @@ __all__ = [
     "LessonUnlinkIn",
     "Problem",
     "ReadyOut",
+    "RelationName",
     "ReplayOut",
     "SnapshotOut",
     "VersionOut",
@@ -71,7 +74,25 @@ def _bare_date(value: Any) -> Any:
 
 
 # A time in a request: a bare date or a datetime (a naive datetime is refused with 400 downstream).
-Instant = Annotated[datetime, BeforeValidator(_bare_date)]
+# Declared as either in /openapi.json, so a generated client takes a date as well as a datetime.
+Instant = Annotated[
+    datetime,
+    BeforeValidator(_bare_date),
+    WithJsonSchema(
+        {"anyOf": [{"type": "string", "format": "date"}, {"type": "string", "format": "date-time"}]}
+    ),
+]
+
+
+class RelationName(StrEnum):
+    """A relation type: ``data_plane.relations.RELATIONS`` (a test checks they agree), as an enum
+    a generated client can name."""
+
+    prerequisite = "prerequisite"
+    builds_on = "builds_on"
+    part_of = "part_of"
+    related = "related"
+    contrasts_with = "contrasts_with"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -238,6 +259,16 @@ class ConceptOut(_Stamped):
     aliases: list[str]
     summary: str
     grounding: GroundingOut
+
+
+class ConceptHitOut(BaseModel):
+    """A concept that matches a search (``kg concept search``): its best-matching field and text."""
+
+    concept_id: str
+    name: str
+    field: str = Field(description="name, alias or summary")
+    text: str = Field(description="The text of that field that matched.")
+    score: float = Field(ge=0.0, le=100.0, description="0-100; the best field's similarity")
 
 
 class EdgeOut(_Stamped):

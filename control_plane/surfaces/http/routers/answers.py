@@ -39,13 +39,13 @@ def list_answers(
 
 
 @router.get("/answers/{answer_id}", response_model=AnswerOut)
-def answer(answer_id: str, rt: RuntimeDep, _t: ReadToken) -> dict[str, Any]:
+def get_answer(answer_id: str, rt: RuntimeDep, _t: ReadToken) -> dict[str, Any]:
     """One recorded answer, exactly as it was given."""
     return dict(rt.reader.answer(answer_id).content["payload"])
 
 
 @router.get("/answers/{answer_id}/replay", response_model=ReplayOut)
-async def replay(answer_id: str, rt: RuntimeDep, _t: ReadToken) -> dict[str, Any]:
+async def replay_answer(answer_id: str, rt: RuntimeDep, _t: ReadToken) -> dict[str, Any]:
     """Re-run a recorded answer as of its own times and as of now, and say what changed."""
     rt.reader.answer(answer_id)
     return await run_in_threadpool(rt.replay, answer_id)

@@ -1,11 +1,11 @@
-"""Concepts: list and read them as of any (valid time, recorded time), their history, and
-curate them (write token)."""
+"""Concepts: list, search and read them as of any (valid time, recorded time), their history,
+and curate them (write token)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Response
+from fastapi import APIRouter, Query, Response
 
 from control_plane.surfaces.http.curation import DryRun, write
 from control_plane.surfaces.http.dependencies import (
@@ -17,16 +17,19 @@ from control_plane.surfaces.http.dependencies import (
     WriteToken,
     utc,
 )
-from control_plane.surfaces.http.listings import concepts_page
-from control_plane.surfaces.http.pagination import PAGED
+from control_plane.surfaces.http.listings import ConceptFilter, concepts_page
+from control_plane.surfaces.http.pagination import MAX_LIMIT, PAGED
 from control_plane.surfaces.http.problems import problem_responses
 from control_plane.surfaces.http.schemas import (
+    ConceptHitOut,
     ConceptIn,
     ConceptOut,
     ConceptReviseIn,
     InvalidateIn,
+    RelationName,
     VersionOut,
 )
+from control_plane.surfaces.lookup import search
 from data_plane.gateway import KEEP, Write
 
 __all__ = ["router"]
@@ -35,15 +38,56 @@ router = APIRouter(responses=problem_responses(400, 401, 404, 422))
 
 
 @router.get("/concepts", tags=["graph"], response_model=list[ConceptOut], responses=PAGED)
-def list_concepts(rt: RuntimeDep, _t: ReadToken, at: AsOfQuery, page: Page) -> list[dict[str, Any]]:
-    """Concepts in force as of (valid time, recorded time), by id; both times default to now."""
-    items, nxt = concepts_page(rt.reader, at.as_of, at.known_at, page.limit, page.cursor)
+def list_concepts(
+    rt: RuntimeDep,
+    _t: ReadToken,
+    at: AsOfQuery,
+    page: Page,
+    relation: Annotated[
+        RelationName | None, Query(description="Only concepts with an edge of this relation.")
+    ] = None,
+    min_degree: Annotated[
+        int | None,
+        Query(
+            ge=0,
+            description="Only concepts with at least this many edges (active edges touching "
+            "the concept, in and out, any relation; a symmetric edge counts once).",
+        ),
+    ] = None,
+    max_degree: Annotated[
+        int | None,
+        Query(ge=0, description="Only concepts with at most this many edges (as min_degree counts)."),
+    ] = None,
+) -> list[dict[str, Any]]:
+    """Concepts in force as of (valid time, recorded time), by id; both times default to now. The
+    filters are ``kg concept list``'s."""
+    only = ConceptFilter(relation.value if relation else None, min_degree, max_degree)
+    items, nxt = concepts_page(rt.reader, at.as_of, at.known_at, page.limit, page.cursor, only)
     page.next_page(nxt)
     return list(items)
 
 
+@router.get("/search/concepts", tags=["graph"], response_model=list[ConceptHitOut])
+def search_concepts(
+    rt: RuntimeDep,
+    _t: ReadToken,
+    at: AsOfQuery,
+    q: Annotated[
+        str,
+        Query(min_length=1, max_length=400, description="Words to find (typos and partial names are fine)."),
+    ],
+    limit: Annotated[int, Query(ge=1, le=MAX_LIMIT, description="Most hits to return.")] = 10,
+    min_score: Annotated[float, Query(ge=0, le=100, description="Lowest score (0-100) returned.")] = 75.0,
+) -> list[dict[str, Any]]:
+    """Concepts whose name, an alias or summary match ``q`` (fuzzy), best first: the hits of
+    ``kg concept search``."""
+    point = rt.reader.as_of(at.as_of, at.known_at)
+    hits = search(q, rt.reader.stream_concepts(point), limit=limit, cutoff=min_score)
+    return [h.to_dict() for h in hits]
+
+
 @router.get("/concepts/{concept_id}", tags=["graph"], response_model=ConceptOut)
-def concept(concept_id: str, rt: RuntimeDep, _t: ReadToken, at: AsOfQuery) -> dict[str, Any]:
+def get_concept(concept_id: str, rt: RuntimeDep, _t: ReadToken, at: AsOfQuery) -> dict[str, Any]:
     """One concept as of (valid time, recorded time)."""
     return rt.reader.concept(concept_id, as_of=rt.reader.as_of(at.as_of, at.known_at)).to_dict()
 
