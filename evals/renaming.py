@@ -203,11 +203,11 @@ def renamed_question(
             and m.concept_id not in wanted
             and m.end - m.start == 1
             and surface.islower()
-            and surface.endswith(("ing", "ed"))
+            and (surface.endswith(("ing", "ed")) or _is_word(surface))
         ):
-            continue  # a verb that happens to be a name ("I'm planning the next year"), not asked about
+            continue  # a word that happens to be a name ("I'm planning the next year", "tie in with")
         new = renaming.names[m.concept_id]
-        as_spelt = _is_word(new) or (style is not None and style.random() < 0.5)
+        as_spelt = _is_word(new) or len(new) == 1 or (style is not None and style.random() < 0.5)
         if surface == surface.lower() and not as_spelt:
             new = new.lower()
         if surface.endswith(("'s", "’s")):

@@ -89,6 +89,8 @@ def named_concepts(text: str, names: NameIndex, *, quoted: Iterable[str] = ()) -
             phrase = " ".join(t.text for t in tokens[m.start : m.end])
             if everyday(phrase) and not _written_as_name(piece, lo, hi):
                 continue
+            if len(phrase) == 1 and not piece[lo:hi].isupper():
+                continue  # a one-letter name is written as one ("C", "R"), not "c" in "c'est"
             found.add(m.concept_id)
     return frozenset(found)
 

@@ -123,7 +123,24 @@ def _opening(p: Parse) -> tuple[int, ...]:
     named = {p.sentence[i] for i in p.masked}
     sids = list(dict.fromkeys(p.sentence[i] for i in asking))
     sid = next((s for s in sids if s in named), sids[0])
-    return tuple(i for i in asking if p.sentence[i] == sid and p.toks[i] not in POLITE)
+    words = [i for i in asking if p.sentence[i] == sid and p.toks[i] not in POLITE]
+    return tuple(words[_label_end(p, words) :])
+
+
+def _label_end(p: Parse, words: Sequence[int]) -> int:
+    """How many of ``words`` are a short label before a colon that opens the sentence ("quick q:
+    do I need A before B?", "question: ..."), naming no concept: 0 when there is none."""
+    spans = _token_spans(p.question)
+    for k, i in enumerate(words[:_LABEL_WORDS]):
+        if i in p.masked:
+            return 0
+        if i + 1 < len(spans) and p.question[spans[i][1] : spans[i + 1][0]].strip() == ":":
+            return k + 1 if k + 1 < len(words) else 0
+    return 0
+
+
+# At most this many words make a label before a colon ("quick question:").
+_LABEL_WORDS: Final = 3
 
 
 def _has(p: Parse, positions: Sequence[int], phrases: Sequence[tuple[str, ...]]) -> bool:

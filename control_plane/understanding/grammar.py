@@ -1574,6 +1574,13 @@ def _foreign_modifier(token: str) -> bool:
     )
 
 
+# Verbs that report what someone says or thinks ("my teacher says X comes before Y").
+REPORTING_VERBS: Final = frozenset(
+    normalise("say says said tell tells told think thinks thought claim claims claimed believe believes "
+              "believed reckon reckons reckoned insist insists insisted suggest suggests suggested mention "
+              "mentions mentioned")
+)  # fmt: skip
+
 # Verbs taking an object and an "as" complement ("treat X as the base", "regard X as a tool").
 _AS_VERBS: Final = frozenset(
     normalise("treat regard consider view see picture imagine take count classify describe")
@@ -1624,6 +1631,8 @@ def _verb_before_name(question: str, toks: Sequence[str], i: int, m: Mention) ->
         return True  # a verb with an object and its "as" complement: "Treat X as the footing"
     if i >= 1 and toks[i - 1] in PERSONS - {"m"}:
         return True  # "I imagine X has ...": the word after a personal subject is its verb
+    if toks[i] in REPORTING_VERBS:
+        return True  # "my tutor said X comes before Y": reported speech
     name, word = _surface(question, m.start, m.end), _surface(question, i, i + 1)
     return name[:1].isupper() and not name.isupper() and word.islower()
 

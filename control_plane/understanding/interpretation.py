@@ -173,9 +173,9 @@ _JOINERS: Final = frozenset(normalise("and or vs versus"))
 
 
 def _unknown_in_a_slot(p: Parse) -> tuple[int, int] | None:
-    """Two or more words no vocabulary here explains, coordinated with a concept the question
-    names ("A and <words>", "<words> or A"): a topic the graph lacks, which an answer about the
-    named concepts alone would drop."""
+    """Two or more words no vocabulary here explains (one, ending the list), coordinated with a
+    concept the question names ("A and <words>", "<words> or A", "A and orchestration, ..."): a
+    topic the graph lacks, which an answer about the named concepts alone would drop."""
     toks, masked = p.toks, p.masked
     i = 0
     while i < len(toks):
@@ -192,10 +192,21 @@ def _unknown_in_a_slot(p: Parse) -> tuple[int, int] | None:
         before_name = j + 1 < len(toks) and toks[j] in _JOINERS and j + 1 in masked
         # "X and keep seeing it": a verb and its object, not a name
         verb_phrase = j < len(toks) and toks[j] in _OBJECT_WORDS
-        if j - i >= 2 and (after_name or before_name) and not verb_phrase:
+        # one such word ends a list item too when the list ends with it ("A and orchestration,
+        # which first?"): the gap after it is punctuation or the end
+        one_ends = j - i == 1 and len(toks[i]) >= 4 and after_name and _list_ends(p, j)
+        if (j - i >= 2 or one_ends) and (after_name or before_name) and not verb_phrase:
             return (i, j)
         i = j
     return None
+
+
+def _list_ends(p: Parse, j: int) -> bool:
+    """Does the list item ending before token ``j`` end at a comma, a question mark or the end?"""
+    spans = _token_spans(p.question)
+    if j >= len(spans):
+        return True
+    return p.question[spans[j - 1][1] : spans[j][0]].strip()[:1] in (",", "?", ";", ".")
 
 
 def _two_questions(p: Parse) -> bool:

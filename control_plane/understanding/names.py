@@ -111,9 +111,13 @@ def _spellings(text: str) -> Iterator[tuple[str, ...]]:
     bare = _PARENTHETICAL.sub(" ", text).strip()
     if bare and bare != text:
         yield normalise(bare)
-        for inner in _PARENTHETICAL.findall(text):
+        for found in _PARENTHETICAL.finditer(text):
+            inner = found.group(1)
             if _ABBREVIATION.fullmatch(inner.strip()):
                 yield normalise(inner)
+                rest = text[found.end() :].strip()
+                if rest:  # "Expectation-Maximization (EM) Algorithm": "EM algorithm"
+                    yield normalise(f"{inner} {rest}")
     for base in dict.fromkeys((text, bare)):
         if re.search(r"\w-\w", base):
             yield normalise(re.sub(r"(?<=\w)-(?=\w)", "", base))

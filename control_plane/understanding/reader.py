@@ -38,6 +38,7 @@ from control_plane.understanding.lexicon import (
     KNOWN_VERBS,
     VOCABULARY,
     everyday,
+    nameless,
     respelt,
 )
 from control_plane.understanding.names import MAX_SEEDS, NameIndex, Suggestion, normalise, token_spans
@@ -118,7 +119,11 @@ def understand(
     ids = index.find(question, degrees, limit=MAX_NAMED)
     records = vocabulary.concepts(ids, point) if ids else {}
     names = {cid: records[cid].name for cid in ids if cid in records}
-    every = [replace(m, name=names[m.concept_id]) for m in mentions_in(question, index, names)]
+    every = [
+        replace(m, name=names[m.concept_id])
+        for m in mentions_in(question, index, names)
+        if not _letter_in_another_case(question, m, names[m.concept_id])
+    ]
     mentions, reading = _read_names(question, every, now, vocabulary.relation_counts(point), model)
     names = {cid: name for cid, name in names.items() if any(m.concept_id == cid for m in mentions)}
     # The seeds are what the reading is about (the subject first, then the other concepts and
@@ -158,6 +163,15 @@ def understand(
     return Understanding(reading, point, seeds, index, names)
 
 
+def _letter_in_another_case(question: str, m: Mention, name: str) -> bool:
+    """Is ``m`` a one-letter name written in another case than the graph's ("q" in "quick q:" is
+    no concept "Q"; "C", "R" are written as they are)?"""
+    if m.end - m.start != 1 or len(name.strip()) != 1:
+        return False
+    a, b = token_spans(question)[m.start]
+    return question[a:b][:1] != name.strip()  # "C's": the letter, not its possessive
+
+
 def _ambiguous(question: str, m: Mention, mentions: Sequence[Mention]) -> bool:
     """Is the mention ``m`` a name only perhaps: every word of it one the reader reads or the
     system's answers use (``lexicon.everyday``: a concept called "Order", "Next", "Graph" or
@@ -186,6 +200,15 @@ def _opens(before: str) -> bool:
     """Does a word after the text ``before`` open a sentence (where a capital says nothing)?"""
     before = before.rstrip()
     return not before or before[-1] in ".?!:\n"
+
+
+def _in_a_longer_name(question: str, m: Mention) -> bool:
+    """Is the mention ``m`` followed, a space apart, by a word no vocabulary here explains ("time
+    series forecasting"), so that it is the first word of a longer name the graph lacks?"""
+    spans, toks = token_spans(question), normalise(question)
+    return (
+        m.end < len(toks) and question[spans[m.end - 1][1] : spans[m.end][0]] == " " and nameless(toks[m.end])
+    )
 
 
 def _listed_with_a_name(
@@ -256,7 +279,13 @@ def _read_names(
     that leaves a named concept out is a problem); else a word. The question is read with the most
     such names that give a sure reading, else with none of them (with all, when none leaves the
     question naming nothing)."""
-    ambiguous = [m for m in mentions if _ambiguous(question, m, mentions)]
+    ambiguous = [
+        m for m in mentions if _ambiguous(question, m, mentions) and not _in_a_longer_name(question, m)
+    ]
+    # the word of a longer name the graph lacks ("time series forecasting"): a word
+    mentions = [
+        m for m in mentions if not (_ambiguous(question, m, mentions) and _in_a_longer_name(question, m))
+    ]
     listed = [m for m in ambiguous if _listed_with_a_name(question, m, mentions, ambiguous)]
     sure = [m for m in mentions if m not in ambiguous]
     maybe = [m for m in ambiguous if m not in listed and _in_slot(question, m, sure)]
