@@ -7,6 +7,7 @@ Alembic's head. The schema is never created any other way.
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
@@ -62,11 +63,36 @@ def _tune_sqlite(dbapi_connection: sqlite3.Connection, _record: Any) -> None:
     # WAL lets readers proceed while one writer writes; NORMAL sync is durable at checkpoint
     # boundaries under WAL and much faster than FULL; foreign keys are off by default in SQLite.
     cursor = dbapi_connection.cursor()
-    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+    # Two connections opening a fresh file at once both want its exclusive lock to switch the
+    # journal; SQLite fails one at once rather than waiting (that would deadlock): it retries.
+    _execute_retrying(cursor.execute, "PRAGMA journal_mode=WAL", SQLITE_BUSY_TIMEOUT_MS / 1000, busy_too=True)
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
     cursor.close()
+
+
+# Busy codes SQLite returns without calling the busy handler: another connection is recovering
+# the WAL after opening the file, or this one's snapshot is stale. Both pass in milliseconds.
+_BUSY_WITHOUT_WAITING: Final = frozenset({sqlite3.SQLITE_BUSY_RECOVERY, sqlite3.SQLITE_BUSY_SNAPSHOT})
+
+
+def _execute_retrying(
+    execute: Callable[[str], object], sql: str, seconds: float, *, busy_too: bool = False
+) -> None:
+    """Run ``sql``, retrying for up to ``seconds`` while SQLite says busy without having waited
+    (and, with ``busy_too``, on a plain busy as well)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            execute(sql)
+            return
+        except sqlite3.OperationalError as exc:
+            code = exc.sqlite_errorcode
+            again = code in _BUSY_WITHOUT_WAITING or (busy_too and code == sqlite3.SQLITE_BUSY)
+            if not again or time.monotonic() > deadline:
+                raise
+            time.sleep(0.005)
 
 
 def _sqlite_begin(conn: sa.Connection) -> None:
@@ -87,14 +113,14 @@ def _sqlite_begin(conn: sa.Connection) -> None:
             raw.execute("BEGIN IMMEDIATE")
             return
         except sqlite3.OperationalError as exc:
-            if exc.sqlite_errorcode != sqlite3.SQLITE_BUSY:
+            if exc.sqlite_errorcode & 0xFF != sqlite3.SQLITE_BUSY:
                 raise
         wait.waiting()
         raw.execute(f"PRAGMA busy_timeout={round(wait.seconds * 1000)}")
         try:
-            raw.execute("BEGIN IMMEDIATE")
+            _execute_retrying(raw.execute, "BEGIN IMMEDIATE", wait.seconds)
         except sqlite3.OperationalError as exc:
-            if exc.sqlite_errorcode == sqlite3.SQLITE_BUSY:
+            if exc.sqlite_errorcode & 0xFF == sqlite3.SQLITE_BUSY:
                 raise wait.timed_out() from exc
             raise
     finally:

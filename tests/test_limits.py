@@ -93,18 +93,25 @@ def test_concurrent_checks_admit_exactly_the_burst(database_url: str, threads: i
     clock = Ticker()
     engines = [connect(database_url) for _ in range(threads)]
     admitted: list[bool] = []
+    failures: list[BaseException] = []
     lock = threading.Lock()
-    start = threading.Barrier(threads)
+    # A timeout, so that one client failing before the barrier fails the test instead of
+    # leaving the others waiting for ever (and the interpreter with them, at exit).
+    start = threading.Barrier(threads, timeout=60)
 
     def client(engine: Engine) -> None:
-        limiter = RateLimiter(10, clock=clock, store=LimitTable(engine))
-        start.wait()
-        for _ in range(30 // threads + 1):
-            ok = limiter.check("ask:token:t1") == 0.0
-            with lock:
-                admitted.append(ok)
+        try:
+            limiter = RateLimiter(10, clock=clock, store=LimitTable(engine))
+            start.wait()
+            for _ in range(30 // threads + 1):
+                ok = limiter.check("ask:token:t1") == 0.0
+                with lock:
+                    admitted.append(ok)
+        except BaseException as exc:
+            start.abort()
+            failures.append(exc)
 
-    workers = [threading.Thread(target=client, args=(e,)) for e in engines]
+    workers = [threading.Thread(target=client, args=(e,), daemon=True) for e in engines]
     try:
         for w in workers:
             w.start()
@@ -113,6 +120,7 @@ def test_concurrent_checks_admit_exactly_the_burst(database_url: str, threads: i
     finally:
         for e in engines:
             e.dispose()
+    assert not failures, failures
     assert len(admitted) >= 30 and sum(admitted) == 10
 
 
