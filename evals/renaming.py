@@ -12,7 +12,7 @@ subjects and their roles, direction, scope, time, sureness) and the answer (abst
 answer set mapped back, the finding). Any difference is a bug in a mechanism.
 
     python -m evals.renaming --questions evals/questions/curriculum_dev.jsonl.gz [--bundle DIR]
-                             [--seeds 3] [--limit N] [--show]
+                             [--seeds 3] [--first-seed 0] [--limit N] [--show]
 
 ``--show`` prints the differing questions (use it on dev files only: a test split is scored,
 never read); without it, differences are counted by what differs. ``tests/test_renaming.py``
@@ -391,7 +391,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--questions", type=Path, required=True)
     parser.add_argument("--bundle", type=Path, default=_BUNDLED)
     parser.add_argument("--corpus")
-    parser.add_argument("--seeds", type=int, default=1)
+    parser.add_argument("--seeds", type=int, default=1, help="how many renamings to draw")
+    parser.add_argument("--first-seed", type=int, default=0, help="draw seeds from this one on")
     parser.add_argument("--limit", type=int)
     parser.add_argument("--show", action="store_true", help="print the differing questions (dev files only)")
     args = parser.parse_args(argv)
@@ -402,7 +403,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.limit:
         questions = questions[: args.limit]
     renamings = []
-    for seed in range(args.seeds):
+    for seed in range(args.first_seed, args.first_seed + args.seeds):
         rng = random.Random(seed)
         renamings.append((draw_renaming(args.bundle, questions, rng), random.Random(seed)))
     report = run(args.bundle, questions, renamings)

@@ -27,6 +27,11 @@ CONCEPTS = [
     ("ml_zh", "机器学习", ""),
     ("attention_mechanism", "Attention mechanism", ""),
     ("self_attention", "Self-attention", ""),
+    ("web2", "Web 2.0", ""),
+    ("path", "Path", ""),
+    ("year", "Year", ""),
+    ("lesson", "Lesson", ""),
+    ("r", "R", ""),
 ]
 EDGES = [
     ("algebra", "calculus"),
@@ -40,6 +45,11 @@ EDGES = [
     ("multiple_integrals", "change_of_variables"),
     ("algebra", "ml_zh"),
     ("attention_mechanism", "self_attention"),
+    ("web2", "path"),
+    ("path", "year"),
+    ("year", "lesson"),
+    ("web2", "r"),
+    ("algebra", "r"),
 ]
 
 
@@ -110,6 +120,14 @@ def members(url: str, question: str) -> set[str]:
         ),
         ("What comes directly after multiple integrals?", {"change_of_variables"}),
         ("What do I need before 机器学习?", {"algebra"}),
+        # a number's dot is no sentence end; a sentence's dot after a number is
+        ("I'm new to Web 2.0. What do I need before Year?", {"web2", "path"}),
+        # an everyday name opening the question, before a verb of the learnt phrasings
+        ("Year serves as a direct foundation for how many concepts?", {"lesson"}),
+        # a path runs in the question's order, whichever name is an everyday word
+        ("Which concepts connect Path to Lesson in learning order?", {"path", "year", "lesson"}),
+        # a one-letter name ends its sentence before a capital
+        ("Aiming for R. Got Web 2.0 under control. Which topics are left, all the way down?", {"algebra"}),
     ],
 )
 def test_each_question_is_answered_about_the_concept_it_names(
@@ -145,3 +163,16 @@ def test_search_finds_a_name_as_learners_type_it(real_map: str) -> None:
     assert json.loads(hooke.stdout)[0]["concept_id"] == "hooke"
     cpp = ok(real_map, "concept", "search", "c++", "--format", "json")
     assert json.loads(cpp.stdout)[0]["concept_id"] == "cpp"
+
+
+def test_an_everyday_name_written_twice_alike_is_one_name_twice(real_map: str) -> None:
+    """ "Lesson then Path, or Path then Lesson?": both "Lesson" are the concept, so the question
+    asks which of two concepts comes first, not which lessons cover Path."""
+    a = answer(real_map, "Lesson then Path, or Path then Lesson?")
+    assert not a["abstained"], a["abstain_reason"]
+    assert a["result"]["first"] == "path"
+
+
+def test_a_bracketed_name_is_quoted_whole_in_the_reading(real_map: str) -> None:
+    a = answer(real_map, "What comes before Motion (physics)?")
+    assert [s["words"] for s in a["reading"]["subjects"]] == ["Motion (physics)"]

@@ -3,9 +3,10 @@
 Every concept of a graph is renamed (new ids and names drawn from adversarial pools: everyday
 words the reader and answers use, symbols, apostrophes, qualifiers, digits, one letter, other
 scripts, names inside names), the questions are rewritten with the new names, and every reading
-and answer must stay the same, mapped back. Hypothesis draws the renaming: one fixed example per
-question set in the default run, two fresh ones per set in the slow run (every set, test and holdout splits
-too).
+and answer must stay the same, mapped back. Hypothesis draws the renamings, fixed so that a run
+fails only when the code changes: one per question set in the default run (a sample of the
+larger sets), two others per set in the slow run (every question). Fresh draws are for
+exploring: ``python -m evals.renaming --seeds N --first-seed S``.
 A difference is reported by question id and what differs; the texts of a test or holdout split
 are not printed (they are scored, never read)."""
 
@@ -33,8 +34,8 @@ DEFAULT = [
     ("curriculum_dev.jsonl.gz", CURRICULUM, 240),
     ("prereqmap_dev.jsonl.gz", PREREQMAP, 240),
 ]
-# Every set with no difference today. Two are left out, with what differs (docs/evals.md,
-# "Names"): the musicstats holdout (2 of 588 renamed questions: reported speech put up for
+# Every set with no difference today. Two are left out, with what differs (docs/names.md,
+# "The guard"): the musicstats holdout (2 of 588 renamed questions: reported speech put up for
 # confirmation in the next sentence, "My tutor said A comes before B. Is that right?", read with
 # some names and not others) and the prerequisite map's test split (3 of 778; a test split is
 # not read).
@@ -88,7 +89,13 @@ def test_renaming_every_concept_changes_no_reading_or_answer(
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("name", "bundle"), SLOW, ids=[d[0] for d in SLOW])
-@settings(max_examples=2, deadline=None, suppress_health_check=list(HealthCheck), phases=[Phase.generate])
+@settings(
+    max_examples=2,
+    derandomize=True,
+    deadline=None,
+    suppress_health_check=list(HealthCheck),
+    phases=[Phase.generate],
+)
 @given(seed=st.integers(0, 2**32 - 1))
 def test_renaming_every_question_set_many_times(name: str, bundle: Path, seed: int) -> None:
     """Every question set, renamed with many draws: no reading or answer changes."""

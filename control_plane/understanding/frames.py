@@ -163,7 +163,9 @@ def _path_between(p: Parse) -> Reading | None:
         or ARROW in toks
     ):
         return None
-    a, b2 = main, second
+    # unmarked, a path runs in the question's order ("what connects A to B", "how does A lead to
+    # B"), whichever of the two a cue governs
+    a, b2 = sorted((main, second), key=lambda m: m.start)
     for m in subjects:
         bb = _skip_back(toks, m.start, masked)
         other = next(x for x in subjects if x is not m)

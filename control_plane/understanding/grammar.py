@@ -225,15 +225,16 @@ _NEW_QUESTION: Final = frozenset({"so", "now", "then", "but"}) | WH | (AUX_START
 
 def _abbreviation(word: str) -> bool:
     """A word a dot after it does not end a sentence with: one letter, or letters of one or two
-    between dots ("e.g", "i.e", "A.I", "Ph.D"; not "Node.js")."""
-    return all(len(part) <= 2 for part in word.split(".")) and (len(word) == 1 or "." in word)
+    between dots ("e.g", "i.e", "A.I", "Ph.D"; not "Node.js", nor a number: "Web 2.0. What ...")."""
+    parts = word.split(".")
+    return all(p.isalpha() and len(p) <= 2 for p in parts) and (len(word) == 1 or len(parts) > 1)
 
 
 def _sentences(question: str) -> tuple[list[int], list[bool]]:
     """Per token, the index of its sentence; per sentence, whether it asks (ends with "?", or
     starts, after a greeting or "kindly", with a question word, an auxiliary or a request). A dot
-    after a one-letter token or an abbreviation ("e.g.", "i.e.", "A.I.") ends nothing, and a "sentence" of fewer than three
-    words ("Hi!") joins the next one; punctuation every few words is noise (one sentence)."""
+    after a one-letter word or an abbreviation ("e.g.", "i.e.", "A.I.") ends nothing, and a
+    "sentence" of fewer than three words ("Hi!") joins the next one; punctuation every few words is noise (one sentence)."""
     low = question.lower()
     spans: list[list[str]] = [[]]
     marks: list[bool] = []
@@ -244,7 +245,9 @@ def _sentences(question: str) -> tuple[list[int], list[bool]]:
         stops += ends
         # "e.g. X", "I? know": no end; "after C? X" (a one-letter name): an end
         named_letter = len(prev) == 1 and prev.isupper() and prev not in "AI"
-        dotted = _abbreviation(prev) and not (named_letter and re.search(r"[?!;]", gap))
+        # "Aiming for C. Got X" (a capital after the dot): an end too
+        ends_a_name = named_letter and (re.search(r"[?!;]", gap) or question[t.start].isupper())
+        dotted = _abbreviation(prev) and not ends_a_name
         if spans[-1] and ends and not dotted and len(spans[-1]) >= 3:
             marks.append("?" in gap)
             spans.append([])
@@ -1436,7 +1439,11 @@ def _surface(question: str, start: int, end: int) -> str:
     spans = _token_spans(question)
     if start >= len(spans) or end > len(spans) or start >= end:
         return ""
-    return question[spans[start][0] : spans[end - 1][1]]
+    lo, hi = spans[start][0], spans[end - 1][1]
+    # a bracket the words open is closed with them: "Motion (physics)", not "Motion (physics"
+    while question.count("(", lo, hi) > question.count(")", lo, hi) and question[hi : hi + 1] == ")":
+        hi += 1
+    return question[lo:hi]
 
 
 def _hops(toks: Sequence[str]) -> int:

@@ -429,7 +429,8 @@ INVERTING_AUX: Final = frozenset(normalise("does do did can could would will mig
 
 SLOT_END: Final = frozenset({"in", "for", "?", ".", ",", "!", ";", ":"})
 
-SENTENCE_END: Final = re.compile(r"[.?!;]+(?:\s|$)")
+# (in the gap between two words: a dot with no space after it is inside a word: "2.0", "Node.js")
+SENTENCE_END: Final = re.compile(r"[.?!;]+\s|[?!;]+$")
 # A dash set off by spaces before a new question ("In a mix everything sits on the low end — so
 # what is X based on?") ends a sentence too; before an apposition ("first — the ones that...")
 # it does not, and neither does a hyphen ("X - prerequisites?").

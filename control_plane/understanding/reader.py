@@ -22,6 +22,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
+from functools import cache
 from itertools import combinations
 from types import EllipsisType
 from typing import Final, Protocol
@@ -29,7 +30,7 @@ from typing import Final, Protocol
 from rapidfuzz import fuzz
 
 from control_plane.understanding.grammar import _surface, _token_spans
-from control_plane.understanding.intent_model import IntentModel
+from control_plane.understanding.intent_model import IntentModel, default_model
 from control_plane.understanding.interpretation import interpret
 from control_plane.understanding.lexicon import (
     ADVERBS,
@@ -204,11 +205,20 @@ def _opens(before: str) -> bool:
 
 def _in_a_longer_name(question: str, m: Mention) -> bool:
     """Is the mention ``m`` followed, a space apart, by a word no vocabulary here explains ("time
-    series forecasting"), so that it is the first word of a longer name the graph lacks?"""
+    series forecasting"), so that it is the first word of a longer name the graph lacks? The words
+    of the phrasings the intent model learnt from are explained too ("Year serves as ...")."""
     spans, toks = token_spans(question), normalise(question)
-    return (
-        m.end < len(toks) and question[spans[m.end - 1][1] : spans[m.end][0]] == " " and nameless(toks[m.end])
-    )
+    if m.end >= len(toks) or question[spans[m.end - 1][1] : spans[m.end][0]] != " ":
+        return False
+    word = toks[m.end]
+    return nameless(word) and respelt(word) not in _phrasing_words()
+
+
+@cache
+def _phrasing_words() -> frozenset[str]:
+    """The single-word features of the committed intent model: words its phrasings use."""
+    model = default_model()
+    return frozenset() if model is None else frozenset(f for f in model.weights if " " not in f)
 
 
 def _listed_with_a_name(
@@ -253,8 +263,14 @@ def _in_slot(question: str, m: Mention, names: Sequence[Mention]) -> bool:
         return False  # "want to reach X", "build the X": a verb and its object
     if before == "to" and not gap.strip():
         return False  # "to reach", "to build": an infinitive, unless it ends the clause ("leads to order?")
-    if after == "to" or any(n.concept_id == m.concept_id for n in names):
-        return False  # "lessons to do before X"; "lessons to do before Lesson": named surely elsewhere
+    if after == "to":
+        return False  # "lessons to do before X"
+    written = question[spans[m.start][0] : spans[m.end - 1][1]]
+    again = [question[spans[n.start][0] : spans[n.end - 1][1]] for n in names if n.concept_id == m.concept_id]
+    if again:
+        # written as a sure name elsewhere is written ("Lesson then X, or X then Lesson?"); written
+        # otherwise it is the word ("which lessons cover Lesson?")
+        return written in again
     return (
         before is None
         or before in _ARGUMENT_PREPOSITIONS
