@@ -44,6 +44,7 @@ EDGES = [
     ("calculus", "multiple_integrals"),
     ("multiple_integrals", "change_of_variables"),
     ("algebra", "ml_zh"),
+    ("web2", "ml_zh"),
     ("attention_mechanism", "self_attention"),
     ("web2", "path"),
     ("path", "year"),
@@ -119,13 +120,15 @@ def members(url: str, question: str) -> set[str]:
             {"multiple_integrals"},
         ),
         ("What comes directly after multiple integrals?", {"change_of_variables"}),
-        ("What do I need before 机器学习?", {"algebra"}),
+        ("What do I need before 机器学习?", {"algebra", "web2"}),
         # a number's dot is no sentence end; a sentence's dot after a number is
         ("I'm new to Web 2.0. What do I need before Year?", {"web2", "path"}),
         # an everyday name opening the question, before a verb of the learnt phrasings
         ("Year serves as a direct foundation for how many concepts?", {"lesson"}),
         # a path runs in the question's order, whichever name is an everyday word
         ("Which concepts connect Path to Lesson in learning order?", {"path", "year", "lesson"}),
+        # a name in ideographs ends its sentence with a dot
+        ("i want to get to 机器学习. already studied Web 2.0. what remains?", {"algebra"}),
         # a one-letter name ends its sentence before a capital
         ("Aiming for R. Got Web 2.0 under control. Which topics are left, all the way down?", {"algebra"}),
     ],
@@ -176,3 +179,14 @@ def test_an_everyday_name_written_twice_alike_is_one_name_twice(real_map: str) -
 def test_a_bracketed_name_is_quoted_whole_in_the_reading(real_map: str) -> None:
     a = answer(real_map, "What comes before Motion (physics)?")
     assert [s["words"] for s in a["reading"]["subjects"]] == ["Motion (physics)"]
+
+
+def test_a_long_name_does_not_push_the_learners_own_time_away(real_map: str) -> None:
+    """ "I covered <a seven-word name> last year": the learner's time, not the graph's, however
+    long the name between the verb and the time words."""
+    a = answer(
+        real_map,
+        "Self-taught. I covered Evaluating multiple integrals: change of variables last year. "
+        "What comes directly after Algebra?",
+    )
+    assert not a["reading"].get("time"), a["reading"]

@@ -324,7 +324,7 @@ def _words(question: str, mentions: Sequence[Mention], now: datetime) -> _Words 
     model_toks = question_tokens(toks, [(m.start, m.end) for m in mentions])
     toks = _particle_before_pronoun(toks, masked)
     when = find_time(question, now, [(m.start, m.end) for m in mentions])
-    if when is not None and _learners_own_time(toks, when):
+    if when is not None and _learners_own_time(toks, when, masked):
         when = None  # "my study group finished X last week": when they studied, not the graph's time
     words = [t for i, t in enumerate(toks) if i not in masked and not t.isdigit()]
     english = sum(1 for w in words if w in VOCABULARY)

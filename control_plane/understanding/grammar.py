@@ -227,7 +227,10 @@ def _abbreviation(word: str) -> bool:
     """A word a dot after it does not end a sentence with: one letter, or letters of one or two
     between dots ("e.g", "i.e", "A.I", "Ph.D"; not "Node.js", nor a number: "Web 2.0. What ...")."""
     parts = word.split(".")
-    return all(p.isalpha() and len(p) <= 2 for p in parts) and (len(word) == 1 or len(parts) > 1)
+    # (Latin letters: an ideograph is a word of its own, "学习. Already ..." ends a sentence)
+    return all(p.isascii() and p.isalpha() and len(p) <= 2 for p in parts) and (
+        len(word) == 1 or len(parts) > 1
+    )
 
 
 def _sentences(question: str) -> tuple[list[int], list[bool]]:
@@ -588,18 +591,20 @@ _DID: Final = (
 )
 
 
-def _learners_own_time(toks: Sequence[str], when: TimePoint) -> bool:
+def _learners_own_time(toks: Sequence[str], when: TimePoint, masked: frozenset[int] = frozenset()) -> bool:
     """Does the time phrase date something the learner did recently ("I finished X last week",
     "my group completed X yesterday"), rather than the graph the question asks about? Yes when a
-    verb of studying with a personal subject stands in the few words before it."""
+    verb of studying with a personal subject stands in the few words before it (a name, however
+    long, counts as one word)."""
     said = normalise(when.words)
     if not _RECENT.intersection(said):
         return False  # "when I studied it in 2018" may well ask for the graph of 2018
     first = said[:1]
-    at = next((i for i in range(len(toks)) if first and toks[i] == first[0]), None)
+    at = next((i for i in range(len(toks)) if first and toks[i] == first[0] and i not in masked), None)
     if at is None:
         return False
-    window = toks[max(0, at - 6) : at]
+    words = [t for i, t in enumerate(toks[:at]) if not (i in masked and i - 1 in masked)]
+    window = words[-6:]
     verb = next((k for k in range(len(window) - 1, -1, -1) if window[k] in _DID), None)
     return verb is not None and any(w in PERSONS or w in {"my", "our"} or w in PEOPLE for w in window[:verb])
 
