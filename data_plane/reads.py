@@ -39,7 +39,7 @@ from data_plane.rows import (
     record_from_values,
     version_from_row,
 )
-from data_plane.sidecar import queued_answer
+from data_plane.sidecar import queued_answer, side_path
 from data_plane.temporal import AS_OF_PARAMS, AsOf, in_force
 
 _CHUNK = 500
@@ -746,12 +746,25 @@ class GraphReader:
         """A recorded answer; also one recorded while the write lock was held and still queued
         in the SQLite side file (``data_plane.sidecar``; its version id is 0 until it is moved)."""
         A = schema.answers
+        # The queue first: a move commits to ``answers`` before it leaves the queue, so an answer
+        # not in the queue now is in ``answers`` by the time it is read (the other order could
+        # miss one moved in between).
+        queued = queued_answer(self._engine, answer_id)
         stmt = sa.select(A).where(A.c.answer_id == answer_id, A.c.expired_at.is_(None))
         with self.connection() as conn:
             row = conn.execute(stmt).mappings().first()
+        if (
+            row is None
+            and queued is None
+            and self._pinned_connection() is not None
+            and side_path(self._engine)
+        ):
+            # the pinned snapshot predates a move that has emptied the queue since: a recorded
+            # answer never changes, so it is read from a connection of its own
+            with self._engine.connect() as conn:
+                row = conn.execute(stmt).mappings().first()
         if row is not None:
             return version_from_row("answers", row)
-        queued = queued_answer(self._engine, answer_id)
         if queued is None:
             raise NotFound(f"no recorded answer {answer_id!r}", key=answer_id)
         return queued

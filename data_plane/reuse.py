@@ -148,6 +148,9 @@ class AnswerIndex:
     def latest(self, key: str) -> ReuseEntry | None:
         """The newest reusable answer recorded under ``key``, if any (one still queued in the
         side file included: it is recorded, only not moved into ``answers`` yet)."""
+        # The queue first (as GraphReader.answer): an entry moved in between is then in the table.
+        queue = queue_of(self._reader.engine)
+        queued = None if queue is None else queue.latest(key)
         stmt = (
             sa.select(A).where(A.c.reuse_key == key).order_by(A.c.created_at.desc(), A.c.answer_id).limit(1)
         )
@@ -163,8 +166,6 @@ class AnswerIndex:
                 Reads.from_dict(row["reads"]),
                 row["created_at"],
             )
-        queue = queue_of(self._reader.engine)
-        queued = None if queue is None else queue.latest(key)
         if queued is not None:
             entry = ReuseEntry.from_json(queued)
             if found is None or entry.created_at > found.created_at:
