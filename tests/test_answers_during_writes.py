@@ -153,6 +153,24 @@ def test_moving_queued_answers_again_adds_nothing(sqlite_engine: Engine, clock: 
     assert _count(sqlite_engine, schema.answers) == 1
 
 
+def test_an_answer_moved_while_a_snapshot_is_pinned_is_found(
+    sqlite_engine: Engine, clock: ManualClock
+) -> None:
+    """A question pins one snapshot for its reads; an answer queued before it and moved into
+    ``answers`` by another process after it is in neither place that snapshot sees, and is
+    found all the same (two workers reusing one answer got 404s)."""
+    queue = queue_of(sqlite_engine, create=True)
+    assert queue is not None
+    content = {"question": "q", "answer_text": "t", "abstained": False, "payload": {"x": 1}}
+    queue.put(QueuedAnswer("a1", content, grounding(), None, clock()))
+    reader = GraphReader(sqlite_engine, clock=clock)
+    with reader.pinned():
+        assert reader.answer("a1").stamp.version_id == 0  # queued: the snapshot starts here
+        assert WriteGateway(sqlite_engine, clock=clock).move_queued_answers() == 1
+        assert reader.answer("a1").stamp.version_id > 0  # moved since
+    assert not queue.pending(10)
+
+
 def test_processes_opening_a_fresh_side_file_at_once_all_get_it(tmp_path: Path) -> None:
     """Workers that start together open a side file none has created yet: each switches it to
     WAL and creates its tables at the same moment, and none fails with "database is locked"
