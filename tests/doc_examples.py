@@ -72,7 +72,9 @@ _NORMAL: Final = (
     (re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z?|\d{4}-\d\d-\d\dT[\d:.]*…"), "<time>"),
     (re.compile(r"\b\d+(\.\d+)? s\b"), "<n> s"),
     (re.compile(r"\bcli:[\w.-]+"), "cli:<user>"),
-    (re.compile(r"\bkg_(?=[\w-]*[A-Z0-9])[\w-]{3,}"), "kg_<secret>"),  # not a metric's name
+    # A secret, or its first characters before "..." (which may all be lower case, like a
+    # metric's name: "kg_baw..."); not a metric's name ("kg_answers_total").
+    (re.compile(r"\bkg_(?:(?=[\w-]*[A-Z0-9])[\w-]{3,}|[\w-]{3,}(?=\.\.\.))"), "kg_<secret>"),
     (re.compile(r"(?i)^retry-after: \d+"), "retry-after: <n>"),
 )
 
