@@ -27,6 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 QUESTIONS = ROOT / "evals" / "questions"
 CURRICULUM = ROOT / "data_plane" / "curriculum"
 PREREQMAP = ROOT / "evals" / "bundles" / "prereqmap"
+MUSICSTATS = ROOT / "evals" / "bundles" / "musicstats"
 
 # (question file, bundle, questions in the default run: None for all)
 DEFAULT = [
@@ -34,16 +35,15 @@ DEFAULT = [
     ("curriculum_dev.jsonl.gz", CURRICULUM, 240),
     ("prereqmap_dev.jsonl.gz", PREREQMAP, 240),
 ]
-# Every set with no difference today. Two are left out, with what differs (docs/names.md,
-# "The guard"): the musicstats holdout (2 of 588 renamed questions: reported speech put up for
-# confirmation in the next sentence, "My tutor said A comes before B. Is that right?", read with
-# some names and not others) and the prerequisite map's test split (3 of 778; a test split is
-# not read).
+# Every set with no difference today under these draws. One is left out: the prerequisite map's
+# test split (1 of 389 questions differs; a test split is scored, never read, so it is counted
+# in docs/names.md, not fixed here).
 SLOW = [
     ("curriculum.jsonl", CURRICULUM),
     ("curriculum_dev.jsonl.gz", CURRICULUM),
     ("curriculum_test.jsonl.gz", CURRICULUM),
     ("prereqmap_dev.jsonl.gz", PREREQMAP),
+    ("musicstats_holdout.jsonl.gz", MUSICSTATS),
 ]
 _ANSWERS: dict[str, dict[str, dict[str, Any]]] = {}
 
