@@ -591,7 +591,7 @@ _DID: Final = (
 )
 
 
-def _learners_own_time(toks: Sequence[str], when: TimePoint, masked: frozenset[int] = frozenset()) -> bool:
+def _learners_own_time(toks: Sequence[str], when: TimePoint, masked: frozenset[int]) -> bool:
     """Does the time phrase date something the learner did recently ("I finished X last week",
     "my group completed X yesterday"), rather than the graph the question asks about? Yes when a
     verb of studying with a personal subject stands in the few words before it (a name, however

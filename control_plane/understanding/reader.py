@@ -265,8 +265,8 @@ def _in_slot(question: str, m: Mention, names: Sequence[Mention]) -> bool:
         return False  # "to reach", "to build": an infinitive, unless it ends the clause ("leads to order?")
     if after == "to":
         return False  # "lessons to do before X"
-    written = question[spans[m.start][0] : spans[m.end - 1][1]]
-    again = [question[spans[n.start][0] : spans[n.end - 1][1]] for n in names if n.concept_id == m.concept_id]
+    written = _surface(question, m.start, m.end)
+    again = [_surface(question, n.start, n.end) for n in names if n.concept_id == m.concept_id]
     if again:
         # written as a sure name elsewhere is written ("Lesson then X, or X then Lesson?"); written
         # otherwise it is the word ("which lessons cover Lesson?")
