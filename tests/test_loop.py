@@ -14,14 +14,8 @@ from structlog.testing import capture_logs
 from control_plane.errors import LLMUnavailable
 from control_plane.planning.answer import Answer
 from control_plane.planning.graph_store import SQLPropertyGraphStore
-from control_plane.planning.loop import (
-    MAX_QUESTION_CHARS,
-    NO_SEED,
-    NOTHING_MORE,
-    PARTIAL,
-    PARTIAL_CLOSURE,
-    Planner,
-)
+from control_plane.planning.loop import MAX_QUESTION_CHARS, NO_SEED, NOTHING_MORE, Planner
+from control_plane.planning.round import PARTIAL, PARTIAL_CLOSURE
 from control_plane.planning.walk_order import WalkOrder, walk_order
 from control_plane.synthesizers.base import Focus
 from control_plane.synthesizers.offline import OfflineSynthesizer

@@ -1,6 +1,10 @@
 """The planning loop: seed, then up to four rounds of expand → synthesize → verify; answer or abstain.
 
-One question runs like this (all rules but the I/O live in pure modules):
+:meth:`Planner._ask` seeds a :class:`~control_plane.planning.round.LoopState` and runs
+:meth:`Planner._round` until an answer, a reason to stop or ``max_rounds``; a round is the named
+steps of ``planning.round`` over that state (``expand``, ``read_lessons``, ``request``,
+``synthesize``, ``judge``, ``decide``, ``refocus``); :meth:`Planner._finish` turns the final
+state into the answer. One question runs like this (all rules but the I/O live in pure modules):
 
 1. **Seed** (``seeding``): the concepts named in the question, at most 3, most specific first.
    None: abstain at once ("no known concept is named"), no model call. The name index is cached
@@ -53,22 +57,31 @@ import sqlalchemy as sa
 import structlog
 
 from control_plane.errors import LLMUnavailable, ModelBudgetSpent
-from control_plane.evidence import EvidenceGraph, LessonLink, edge_ref
 from control_plane.learning_order import needs_from_edges
 from control_plane.planning.answer import Answer, RoundTrace
 from control_plane.planning.expansion import Expander, ReaderExpander
-from control_plane.planning.ranking import Ranking, follows
 from control_plane.planning.reuse import ReusedAnswer, reuse_key, reused_payload
+from control_plane.planning.round import (
+    MODEL_UNAVAILABLE,
+    NO_SEED,
+    NOTHING_MORE,
+    LoopState,
+    decide,
+    expand,
+    ground,
+    judge,
+    read_lessons,
+    refocus,
+    request,
+    synthesize,
+    trace,
+)
 from control_plane.planning.study_plan import StudyPlan, study_plan
 from control_plane.planning.table_cache import UNREAD, TableCache, Unread, name_cache
-from control_plane.planning.verify import Verdict, verify
 from control_plane.planning.walk_order import WalkOrder, walk_order
 from control_plane.synthesizers.base import (
-    Draft,
-    Focus,
     QuestionReader,
     Result,
-    SynthesisRequest,
     Synthesizer,
     Usage,
 )
@@ -87,32 +100,20 @@ from data_plane.gateway import WriteGateway
 from data_plane.reads import GraphReader
 from data_plane.records import (
     Concept,
-    ConceptLike,
-    Edge,
-    EdgeLike,
     Grounding,
-    Neighbour,
     Version,
     text_fault,
 )
 from data_plane.reuse import MAX_READS, AnswerIndex, Reads, ReuseEntry
 from data_plane.temporal import AsOf
-from data_plane.walks import Walk, lessons_for
+from data_plane.walks import lessons_for
 
 __all__ = ["MAX_QUESTION_CHARS", "MODEL_UNAVAILABLE", "NOTHING_MORE", "NO_SEED", "UNSURE", "Planner"]
 
 # The same limit as the HTTP API: longer text is refused before any work (and keeps the
 # memoised normalisation in ``seeding`` small).
 MAX_QUESTION_CHARS: Final = 2000
-NO_SEED = "no known concept is named"
-# How an abstention because the model stayed unavailable begins (``kg ask`` exits 3 on it).
-MODEL_UNAVAILABLE = "the model is unavailable"
-NOTHING_MORE = "the graph has nothing more to offer"
-PARTIAL = "the closure is partial: a walk stopped at its row budget"
-# The confidence an answer over a partial closure may keep at most.
-PARTIAL_CLOSURE: Final = 0.7
 UNSURE = "the question could not be read with confidence"
-_LESSON_INTENTS: Final = ("lessons_covering", "lessons_before")
 
 log = structlog.get_logger(__name__)
 
@@ -133,46 +134,6 @@ def _tops_statement() -> sa.Select[Any]:
         for t in (schema.concepts, schema.concept_edges)
     ]
     return sa.select(*latest)
-
-
-class _Reserve:
-    """Neighbours seen but not chosen (no place left), by concept: they compete again in later
-    rounds, and their edges join the evidence if their concept does.
-
-    It also keeps, as it changes, which expanded concepts still have reserved neighbours along
-    the question's ``relations`` (and ``direction``, see ``ranking.follows``): those concepts
-    are not fully in the evidence, and the synthesizer is told so."""
-
-    __slots__ = ("_along", "_by_concept", "_direction", "_relations")
-
-    def __init__(self, relations: tuple[str, ...], direction: str) -> None:
-        self._relations, self._direction = relations, direction
-        self._by_concept: dict[str, list[Neighbour]] = {}
-        self._along: dict[str, int] = {}  # expanded concept -> its reserved neighbours that follow
-
-    def add(self, n: Neighbour) -> None:
-        self._by_concept.setdefault(n.concept.concept_id, []).append(n)
-        if follows(n, self._relations, self._direction):
-            self._along[n.from_id] = self._along.get(n.from_id, 0) + 1
-
-    def pop(self, concept_id: str) -> list[Neighbour]:
-        """Take out the neighbours of ``concept_id`` (none if it has none)."""
-        taken = self._by_concept.pop(concept_id, [])
-        along = self._along
-        for n in taken:
-            if follows(n, self._relations, self._direction):
-                if along[n.from_id] == 1:
-                    del along[n.from_id]
-                else:
-                    along[n.from_id] -= 1
-        return taken
-
-    def neighbours(self) -> list[Neighbour]:
-        return [n for ns in self._by_concept.values() for n in ns]
-
-    def incomplete(self) -> set[str]:
-        """Expanded concepts with reserved neighbours along the question's relations."""
-        return set(self._along)
 
 
 @dataclass(frozen=True)
@@ -537,371 +498,89 @@ class Planner:
         return replace(start, reading=reading, seeds=tuple(seeds), reading_usage=reading_usage)
 
     def _ask(self, start: _Start, question: str, explicit: bool) -> tuple[Answer, Reads | None]:
-        """The rounds, from a read question; the answer, and what it read (None: not reusable)."""
-        started, created_at, point, answer_id = start.started, start.created_at, start.point, start.answer_id
-        reading, seeds, names = start.reading, list(start.seeds), start.names
-        read_as = reading.to_dict()
-        log.info("loop.reading", question_id=answer_id, **read_as)
-        # Thin rows while the loop runs; full records only for the answer (``_ground``).
-        evidence: EvidenceGraph[ConceptLike, EdgeLike] = EvidenceGraph(
-            seeds=tuple(c.concept_id for c in seeds)
-        )
-        for c in seeds:
-            evidence.add_concept(c)
-        traces: list[RoundTrace] = []
-        accepted: Draft | None = None
-        best: tuple[float, Draft | None, str] = (0.0, None, NO_SEED)
-        reason: str | None = NO_SEED if not seeds else None
-        if seeds and not reading.sure:
-            reason = _unsure(reading)
-        # The relations the question needs, fixed per question, from its reading.
-        asked = reading.relations if reading.intent not in ("neighbours", "about") else ()
-        direction = "after" if reading.direction == "after" else ""
-        focus = Focus(relations=asked, direction=direction)
-        lessons_read: set[str] = set()
-        frontier = list(evidence.seeds)
+        """The rounds, from a read question (seeded state, then :meth:`_round` until an answer, a
+        reason to stop, or ``max_rounds``); the answer, and what it read (None: not reusable)."""
+        reading = start.reading
+        log.info("loop.reading", question_id=start.answer_id, **reading.to_dict())
         order = self.walk_order(reading) if self.walks else None
-        visited: set[str] = set()  # expanded one hop, every relation
-        walked: set[str] = set()  # expanded by a walk, along the walked relations
-        budget_open: set[str] = set()  # boundary of walks cut by their row budget
-        walks = 0
-        # Concepts whose neighbourhoods were read (for answer reuse); False once the answer
-        # cannot be reused (a walk cut by its budget, a model that stayed unavailable).
-        read_from: set[str] = set()
-        reusable = True
-        # Gathered but not yet expanded concepts, with the neighbour record that reached them.
-        pending: dict[str, Neighbour] = {}
-        # Neighbours seen but not chosen (no place left): they compete again in later rounds,
-        # and their edges join the evidence if the concept does.
-        reserve = _Reserve(asked, direction)
-        ranking = Ranking(question)
-        round_no = 0
-        # Relations a walked question turns to that its walk does not follow ("how are A and B
-        # related", when no learning link joins them): that round expands one hop over them.
-        hop_over: tuple[str, ...] = ()
-        while seeds and reason is None and round_no < self.max_rounds:
-            round_no += 1
-            t0 = time.perf_counter()
-            if not frontier:
-                traces.append(
-                    self._trace(round_no, focus, [], [], None, t0, best[0], NOTHING_MORE, "stop-empty")
-                )
-                reason = self._stopped(best)
-                break
-            if order is not None and not hop_over:
-                # A learning-order round: one recursive walk from the frontier gathers the
-                # closure as evidence; the frontier itself stays capped.
-                walk = self.store.walk(
-                    frontier,
-                    as_of=point,
-                    direction=order.direction,
-                    relations=order.relations,
-                    max_depth=order.max_depth,
-                    budget=order.budget,
-                    exclude=walked,
-                )
-                added, edges_added = self._gather(evidence, walk, pending, reserve)
-                walked.update(frontier, walk.expanded)
-                read_from.update(frontier, walk.expanded, (r.from_id for r in walk.rows))
-                reusable = reusable and not walk.partial
-                # Nothing walked stays pending (a later walk may report an excluded, already
-                # walked concept on its boundary); the check runs over pending, not over walked.
-                for cid in pending.keys() & walked:
-                    del pending[cid]
-                walks += 1
-                if walk.partial:
-                    budget_open |= walk.unexpanded
-                budget_open -= walked
-            else:
-                found = self.store.neighbours(
-                    frontier, as_of=point, exclude=visited, relations=hop_over or None
-                )
-                visited.update(frontier)
-                read_from.update(frontier)
-                for cid in frontier:
-                    pending.pop(cid, None)
-                added, edges_added = self._grow(evidence, found, focus, ranking, pending, reserve)
-            expanded = len(frontier)
-            # An expanded concept whose relevant neighbours did not all win a place is not fully
-            # in the evidence: the synthesizer must not treat it as explored.
-            incomplete = reserve.incomplete()
-            if reading.intent in _LESSON_INTENTS:
-                self._read_lessons(reading, evidence, point, lessons_read)
-            request = SynthesisRequest(
-                question=question,
-                focus=focus,
-                # "why do I need X for Y" tells the reasons on the chain's edges: full records
-                evidence=self._ground(evidence) if reading.form == "why" else evidence,
-                round_no=round_no,
-                max_rounds=self.max_rounds,
-                as_of=point,
-                unexpanded=frozenset((set(evidence.concepts) - visited - walked) | incomplete),
-                reading=reading,
-                visited=frozenset(visited),
+        state = LoopState.seeded(question, reading, start.seeds, start.point, start.names, order)
+        if start.seeds and not reading.sure:
+            state.reason = _unsure(reading)
+        while state.reason is None and state.accepted is None and state.round_no < self.max_rounds:
+            self._round(state, start.answer_id)
+        return self._finish(state, start, explicit)
+
+    def _round(self, state: LoopState, answer_id: str) -> None:
+        """One round (``planning.round``): expand, read lessons, synthesize, judge, decide; then,
+        unless it answered, refocus, and say why the loop stops if it does."""
+        state.round_no += 1
+        started = time.perf_counter()
+        if not state.frontier:
+            best = state.best
+            state.traces.append(
+                trace(state, None, None, started, best.confidence, NOTHING_MORE, "stop-empty")
             )
-            unavailable: LLMUnavailable | None = None
-            try:
-                draft = self.synthesizer.synthesize(request)
-            except LLMUnavailable as exc:
-                if isinstance(exc, ModelBudgetSpent) and not any(t.llm_calls for t in traces):
-                    # The server's budget was spent before this question made any model call:
-                    # refused like the rest of the request (HTTP 429), nothing to record.
-                    raise
-                # The model stayed down after its own bounded retries: abstain with the reason
-                # rather than fail the question (a rejected request, LLMRejected, still raises).
-                unavailable = exc
-                reusable = False
-                draft = Draft("", 0.0, (), (), "", focus, Usage(calls=max(1, exc.attempts)), error=str(exc))
-            verdict = verify(draft, request.evidence, threshold=self.threshold, reading=reading, names=names)
-            if verdict.accepted and budget_open:
-                # A walk stopped at its row budget: the closure is partial whatever the draft says.
-                verdict = Verdict(
-                    False,
-                    min(verdict.confidence, PARTIAL_CLOSURE),
-                    f"{PARTIAL} ({len(budget_open)} concepts on its boundary)",
-                )
-            if verdict.accepted:
-                accepted = verdict.draft or draft
-                decision = "answer"
-            elif unavailable is not None or round_no >= self.max_rounds:
-                decision = "abstain"
-            else:
-                decision = "continue"
-            if verdict.confidence >= best[0] or best[1] is None:
-                best = (verdict.confidence, draft, verdict.reason)
-            traces.append(
-                self._trace(
-                    round_no,
-                    focus,
-                    added,
-                    edges_added,
-                    draft,
-                    t0,
-                    verdict.confidence,
-                    verdict.reason
-                    + (
-                        f" (cited what it left out for: {', '.join(verdict.repaired)})"
-                        if verdict.repaired
-                        else ""
-                    ),
-                    decision,
-                )
+            self._log_round(answer_id, state.traces[-1], 0)
+            state.reason = (
+                NOTHING_MORE
+                if best.draft is None
+                else (f"{NOTHING_MORE} (best confidence {best.confidence:.2f}: {best.missing()})")
             )
-            self._log_round(answer_id, traces[-1], expanded)
-            if accepted is not None:
-                break
-            focus = self._next_focus(
-                draft, (*verdict.unknown_concepts, *verdict.uncited), verdict.unknown_edges
+            return
+        grown = expand(state, self.store, self.frontier_cap)
+        read_lessons(state, self.reader)
+        req = request(state, self.reader, self.max_rounds)
+        draft, unavailable = synthesize(state, self.synthesizer, req)
+        verdict = judge(state, draft, req, self.threshold)
+        decision = decide(state, draft, verdict, unavailable, self.max_rounds, grown, started)
+        self._log_round(answer_id, state.traces[-1], grown.expanded)
+        if state.accepted is not None:
+            return
+        refocus(state, draft, verdict, self.reader, self.frontier_cap)
+        if unavailable is not None:
+            state.reason = f"{MODEL_UNAVAILABLE}: {unavailable}"
+        elif decision == "abstain":
+            best = state.best
+            state.reason = (
+                f"confidence stayed below {self.threshold:.2f} after {self.max_rounds} rounds "
+                f"(best {best.confidence:.2f}): {best.missing()}"
             )
-            if direction and not focus.direction:
-                focus = replace(focus, direction=direction)
-            if budget_open and not set(focus.concept_ids) & budget_open and order is not None:
-                relations = tuple(dict.fromkeys((*focus.relations, *order.relations)))
-                focus = Focus(relations, tuple(sorted(budget_open)), f"continue: {PARTIAL}", focus.direction)
-            hop_over = ()
-            # a concept the draft needs that no round has read yet (a known concept of a
-            # "what is left" question beyond the seeds): the walk starts from it
-            unread = [c for c in focus.concept_ids if c not in evidence.concepts and c not in visited]
-            if order is not None and focus.relations and not set(focus.relations) <= set(order.relations):
-                hop_over = focus.relations
-                frontier = [c for c in focus.concept_ids if c not in visited][: self.frontier_cap]
-            elif order is not None and unread:
-                frontier = unread[: self.frontier_cap]
-                for c in self.reader.concepts(frontier, as_of=point).values():
-                    evidence.add_concept(c)
-            else:
-                frontier = [
-                    n.concept.concept_id
-                    for n in ranking.rank(pending.values(), focus, limit=self.frontier_cap)
-                ]
-            if unavailable is not None:
-                reason = f"{MODEL_UNAVAILABLE}: {unavailable}"
-                break
-            if decision == "abstain":
-                reason = (
-                    f"confidence stayed below {self.threshold:.2f} after {self.max_rounds} rounds "
-                    f"(best {best[0]:.2f}): {best[1].missing if best[1] and best[1].missing else best[2]}"
-                )
-        if traces:
-            traces[0] = replace(traces[0], reading=read_as)
-        if traces and traces[-1].decision == "stop-empty":
-            self._log_round(answer_id, traces[-1], 0)
-        answer = self._answer(
-            answer_id,
-            question,
-            accepted,
-            best,
-            reason,
-            self._ground(evidence),
-            point,
-            traces,
-            created_at,
-            started,
-        )
-        answer = _with_reading(answer, reading, explicit=explicit)
+
+    def _finish(self, state: LoopState, start: _Start, explicit: bool) -> tuple[Answer, Reads | None]:
+        """The answer from the final state: grounded evidence, the reading and its model call,
+        the closure a walk gathered, the study plan; and what it read, when it may be reused."""
+        if state.traces:
+            state.traces[0] = replace(state.traces[0], reading=state.reading.to_dict())
+        answer = _with_reading(self._answer(state, start), state.reading, explicit=explicit)
         if start.reading_usage.calls:
             answer = replace(answer, reading_usage=start.reading_usage)
         answer.extra["reused_from"] = None
-        if walks:
-            answer.extra["closure"] = {
-                "walks": walks,
-                "partial": bool(budget_open),
-                "open": sorted(budget_open),
-            }
-        if seeds and reading.intent == "study_plan" and reading.subject is not None:
-            unexplored = set(evidence.concepts) - visited - walked
-            plan = self._study_plan(reading.subject, reading.known, evidence, point, unexplored | budget_open)
+        if state.walks:
+            answer.extra["closure"] = _closure(state)
+        plan = self._study_plan(state)
+        if plan is not None:
             answer.extra["study_plan"] = plan.to_dict()
-            lessons_read.update(plan.concepts)
-        if not reusable:
+            state.lessons_read.update(plan.concepts)
+        if not state.reusable:
             return answer, None
-        concepts = frozenset(evidence.concepts) | {c.concept_id for c in seeds}
-        return answer, Reads(frozenset(read_from), concepts, frozenset(lessons_read))
+        concepts = frozenset(state.evidence.concepts) | {c.concept_id for c in start.seeds}
+        return answer, Reads(frozenset(state.read_from), concepts, frozenset(state.lessons_read))
 
     # -- steps ------------------------------------------------------------------------------
 
-    def _ground(self, evidence: EvidenceGraph[ConceptLike, EdgeLike]) -> EvidenceGraph[Concept, Edge]:
-        """The evidence with full records (grounding, stamps): one statement for whatever the
-        walk gathered as thin rows."""
-        edge_versions, concept_versions = evidence.thin_versions()
-        edges, concepts = (
-            self.reader.records(edge_versions=edge_versions, concept_versions=concept_versions)
-            if edge_versions or concept_versions
-            else ({}, {})
-        )
-        return evidence.grounded(edges, concepts)
-
-    def _read_lessons(
-        self, reading: Reading, evidence: EvidenceGraph[ConceptLike, EdgeLike], point: AsOf, done: set[str]
-    ) -> None:
-        """Lesson questions read the active lesson links of the concepts they are about: the
-        subject ("which lessons cover X"), or everything gathered ("lessons before X")."""
-        wanted = [reading.subject] if reading.intent == "lessons_covering" else list(evidence.concepts)
-        ids = [c for c in wanted if c is not None and c not in done]
-        if not ids:
-            return
-        done.update(ids)
-        for version, title in self.reader.lesson_links(ids, as_of=point):
-            lesson_id, concept_id = version.key
-            evidence.add_lesson_link(LessonLink(lesson_id, title, concept_id, version))
-
-    def _study_plan(
-        self,
-        subject: str,
-        known: tuple[str, ...],
-        evidence: EvidenceGraph[Any, Any],
-        point: AsOf,
-        unexplored: set[str],
-    ) -> StudyPlan:
-        """The layered needed-before closure of ``subject`` in the evidence, without what the
-        learner knows, each concept with the lessons in force that cover it."""
+    def _study_plan(self, state: LoopState) -> StudyPlan | None:
+        """A study-plan question's layered needed-before closure of its subject in the evidence,
+        without what the learner knows, each concept with the lessons in force that cover it."""
+        reading, evidence = state.reading, state.evidence
+        subject = reading.subject
+        if not state.evidence.seeds or reading.intent != "study_plan" or subject is None:
+            return None
         needs = needs_from_edges((e.source_id, e.target_id, e.relation) for e in evidence.edges.values())
-        draft = study_plan(subject, needs, known=known)
+        draft = study_plan(subject, needs, known=reading.known)
         with self.reader.connection() as conn:
-            lessons = lessons_for(conn, draft.concepts, as_of=point) if draft.concepts else {}
-        complete = not ({subject, *draft.concepts} & unexplored)
-        return study_plan(subject, needs, known=known, lessons=lessons, complete=complete)
-
-    @staticmethod
-    def _gather(
-        evidence: EvidenceGraph[ConceptLike, EdgeLike],
-        walk: Walk,
-        pending: dict[str, Neighbour],
-        reserve: _Reserve,
-    ) -> tuple[list[str], list[str]]:
-        """Add everything a walk gathered to the evidence (concepts are not capped: the walk's
-        bounds are its depth and row budget); its unexpanded boundary becomes pending."""
-        added: list[str] = []
-        edges_added: list[str] = []
-        reached = list(walk.neighbours)
-        for n in walk.neighbours:
-            cid = n.concept.concept_id
-            if evidence.add_concept(n.concept):
-                added.append(cid)
-                reached.extend(reserve.pop(cid))
-            if cid in walk.unexpanded:
-                pending.setdefault(cid, n)
-        for n in reached:
-            if evidence.add_edge(n.edge):
-                edges_added.append(edge_ref(n.edge))
-        return added, edges_added
-
-    def _grow(
-        self,
-        evidence: EvidenceGraph[ConceptLike, EdgeLike],
-        found: list[Neighbour],
-        focus: Focus,
-        ranking: Ranking,
-        pending: dict[str, Neighbour],
-        reserve: _Reserve,
-    ) -> tuple[list[str], list[str]]:
-        """Add the best new concepts (at most ``frontier_cap``, from this round's neighbours and
-        the reserve) and every edge that reaches a gathered concept; return (concepts added,
-        edge ids added). Unchosen neighbours go to the reserve."""
-        for n in found:
-            if n.concept.concept_id not in evidence.concepts:
-                reserve.add(n)
-        candidates = reserve.neighbours()
-        chosen = ranking.rank(candidates, focus, limit=self.frontier_cap)
-        added = []
-        reached: list[Neighbour] = [n for n in found if n.concept.concept_id in evidence.concepts]
-        for n in chosen:
-            cid = n.concept.concept_id
-            evidence.add_concept(n.concept)
-            pending[cid] = n
-            added.append(cid)
-            reached.extend(reserve.pop(cid))
-        edges_added = []
-        for n in reached:
-            if evidence.add_edge(n.edge):
-                edges_added.append(edge_ref(n.edge))
-        return added, edges_added
-
-    @staticmethod
-    def _next_focus(draft: Draft, unknown_concepts: tuple[str, ...], unknown_edges: tuple[str, ...]) -> Focus:
-        nf = draft.next_focus
-        if not unknown_concepts and not unknown_edges:
-            return nf
-        # The draft cited outside the evidence: look for what it named.
-        text = " ".join(x for x in (nf.text, *unknown_concepts) if x)
-        return Focus(nf.relations, tuple(dict.fromkeys((*nf.concept_ids, *unknown_concepts))), text)
-
-    def _stopped(self, best: tuple[float, Draft | None, str]) -> str:
-        if best[1] is None:
-            return NOTHING_MORE
-        return f"{NOTHING_MORE} (best confidence {best[0]:.2f}: {best[1].missing or best[2]})"
-
-    def _trace(
-        self,
-        round_no: int,
-        focus: Focus,
-        added: list[str],
-        edges_added: list[str],
-        draft: Draft | None,
-        t0: float,
-        confidence: float,
-        verdict: str,
-        decision: str,
-    ) -> RoundTrace:
-        usage = draft.usage if draft is not None else None
-        return RoundTrace(
-            round=round_no,
-            focus=focus,
-            frontier_added=tuple(added),
-            edges_added=tuple(edges_added),
-            llm_calls=usage.calls if usage else 0,
-            prompt_tokens=usage.prompt_tokens if usage else 0,
-            completion_tokens=usage.completion_tokens if usage else 0,
-            latency_ms=(time.perf_counter() - t0) * 1000.0,
-            model_confidence=draft.confidence if draft is not None else None,
-            confidence=confidence,
-            verdict=verdict,
-            decision=decision,
-            reasoning_tokens=usage.reasoning_tokens if usage else 0,
-            cache_hit_tokens=usage.cache_hit_tokens if usage else 0,
-            cache_miss_tokens=usage.cache_miss_tokens if usage else 0,
-            cost_usd=usage.cost_usd if usage else 0.0,
-        )
+            lessons = lessons_for(conn, draft.concepts, as_of=state.point) if draft.concepts else {}
+        complete = not ({subject, *draft.concepts} & (state.unexplored | state.budget_open))
+        return study_plan(subject, needs, known=reading.known, lessons=lessons, complete=complete)
 
     @staticmethod
     def _log_round(answer_id: str, t: RoundTrace, frontier_size: int) -> None:
@@ -918,19 +597,11 @@ class Planner:
             decision=t.decision,
         )
 
-    def _answer(
-        self,
-        answer_id: str,
-        question: str,
-        accepted: Draft | None,
-        best: tuple[float, Draft | None, str],
-        reason: str | None,
-        evidence: EvidenceGraph[Concept, Edge],
-        point: AsOf,
-        traces: list[RoundTrace],
-        created_at: datetime,
-        started: float,
-    ) -> Answer:
+    def _answer(self, state: LoopState, start: _Start) -> Answer:
+        """The accepted draft as an answer over the grounded evidence, or the abstention with the
+        reason and the best partial draft."""
+        evidence = ground(state.evidence, self.reader)
+        accepted, best = state.accepted, state.best
         extra: dict[str, Any] = {}
         if accepted is not None:
             text, conf, abstained, why = accepted.answer, accepted.confidence, False, None
@@ -941,21 +612,21 @@ class Planner:
             if accepted.names is not None:
                 extra["names"] = [span.to_dict() for span in accepted.names]
         else:
-            text, conf, abstained = "", best[0], True
-            why = reason or NOTHING_MORE
+            text, conf, abstained = "", best.confidence, True
+            why = state.reason or NOTHING_MORE
             cited, edges, lessons = (), (), ()
-            partial = best[1]
+            partial = best.draft
             if partial is not None:
                 extra["partial"] = {
                     "text": partial.answer,
-                    "confidence": best[0],
+                    "confidence": best.confidence,
                     "concept_ids": [c for c in partial.concept_ids if c in evidence.concepts],
                     "edge_ids": [e for e in partial.edge_ids if e in evidence.edges],
                     "missing": partial.missing,
                 }
         return Answer(
-            answer_id=answer_id,
-            question=question,
+            answer_id=start.answer_id,
+            question=state.question,
             text=text,
             abstained=abstained,
             abstain_reason=why,
@@ -966,11 +637,11 @@ class Planner:
             result=accepted.result if accepted is not None else None,
             seeds=evidence.seeds,
             evidence=evidence,
-            as_of=point,
-            rounds=tuple(traces),
+            as_of=state.point,
+            rounds=tuple(state.traces),
             synthesizer=self.synthesizer.info,
-            created_at=created_at,
-            latency_ms=(time.perf_counter() - started) * 1000.0,
+            created_at=start.created_at,
+            latency_ms=(time.perf_counter() - start.started) * 1000.0,
             extra=extra,
         )
 
@@ -999,6 +670,12 @@ class Planner:
             grounding=grounding,
             reuse=reuse,
         )
+
+
+def _closure(state: LoopState) -> dict[str, Any]:
+    """What the walks of a learning-order question gathered: how many, and whether a row budget
+    left the closure partial (and the concepts on its open boundary)."""
+    return {"walks": state.walks, "partial": bool(state.budget_open), "open": sorted(state.budget_open)}
 
 
 def _noted(reading: Reading, note: str) -> Reading:
