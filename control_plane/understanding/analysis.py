@@ -49,8 +49,6 @@ from control_plane.understanding.grammar import (
     _skip_forward,
     _stranded,
     _suggestions,
-    _surface,
-    _token_spans,
     _unknown_argument,
     _verb_before_name,
 )
@@ -117,6 +115,7 @@ from control_plane.understanding.reading import (
     Reading,
     Subject,
 )
+from control_plane.understanding.text import Text
 from control_plane.understanding.timewords import TimePoint, find_time
 
 DOUBTED: Final = 0.5
@@ -155,7 +154,7 @@ def checked(reading: Reading, tokens: Sequence[str], model: IntentModel | None) 
 class Parse:
     """What every frame reads: the analysed question (module docstring)."""
 
-    question: str
+    text: Text  # the question, tokenised once (``text.Text``)
     counts: Mapping[str, int] | None
     model: IntentModel | None
     toks: tuple[str, ...]
@@ -188,6 +187,11 @@ class Parse:
     names: tuple[tuple[str, str], ...]
     mentions: tuple[Mention, ...]  # every name read, repeats included, in order
     said_known: frozenset[str]  # concepts the learner says they know (even when nothing else is named)
+
+    @property
+    def question(self) -> str:
+        """The question as written."""
+        return self.text.raw
 
     @property
     def second(self) -> Mention | None:
@@ -270,7 +274,7 @@ class Parse:
 
 
 def analyse(
-    question: str,
+    text: Text,
     mentions: Sequence[Mention],
     now: datetime,
     counts: Mapping[str, int] | None,
@@ -278,19 +282,19 @@ def analyse(
 ) -> Parse | Reading:
     """The parse of ``question``, or the reading that ends it early (module docstring): its words,
     then its sentences, then names the graph lacks, then its cues, then each concept's role."""
-    words = _words(question, mentions, now)
+    words = _words(text, mentions, now)
     if isinstance(words, Reading):
         return words
-    situation = _situation(question, words, mentions)
+    situation = _situation(text, words, mentions)
     if isinstance(situation, Reading):
         return situation
-    lacking = _longer_name(question, words, situation)
+    lacking = _longer_name(text, words, situation)
     if lacking is not None:
         return lacking
-    cues = _cues(question, words, situation)
+    cues = _cues(text, words, situation)
     if isinstance(cues, Reading):
         return cues
-    return _roles(question, counts, model, words, situation, cues)
+    return _roles(text, counts, model, words, situation, cues)
 
 
 @dataclass(frozen=True)
@@ -304,26 +308,24 @@ class _Words:
     words: list[str]  # tokens outside names, no numbers
 
 
-def _words(question: str, mentions: Sequence[Mention], now: datetime) -> _Words | Reading:
+def _words(text: Text, mentions: Sequence[Mention], now: datetime) -> _Words | Reading:
     """Tokens and time words; a text that is empty, too long, not English or names nothing ends here."""
-    if not isinstance(question, str) or not question.strip():
+    if not text.raw.strip():
         return Reading("", "unknown", problem="the question is empty", read_by="none")
-    if len(question) > MAX_READ_CHARS:
+    if len(text.raw) > MAX_READ_CHARS:
         return Reading(
-            question[:80],
+            text.raw[:80],
             "unknown",
             problem=f"the question is longer than {MAX_READ_CHARS} characters",
             read_by="none",
         )
     masked = frozenset(i for m in mentions for i in range(m.start, m.end))
-    toks = you_respelt(
-        tuple(t if i in masked else respelt(t) for i, t in enumerate(normalise(question))), masked
-    )
+    toks = you_respelt(tuple(t if i in masked else respelt(t) for i, t in enumerate(text.words)), masked)
     # what the learnt check reads (the words as written, as its training phrasings are): every
     # name (context ones too) one token
     model_toks = question_tokens(toks, [(m.start, m.end) for m in mentions])
     toks = _particle_before_pronoun(toks, masked)
-    when = find_time(question, now, [(m.start, m.end) for m in mentions])
+    when = find_time(text, now, [(m.start, m.end) for m in mentions])
     if when is not None and _learners_own_time(toks, when, masked):
         when = None  # "my study group finished X last week": when they studied, not the graph's time
     words = [t for i, t in enumerate(toks) if i not in masked and not t.isdigit()]
@@ -331,19 +333,19 @@ def _words(question: str, mentions: Sequence[Mention], now: datetime) -> _Words 
     cue_words = bool(_occurrences(toks, masked, VERBS) or _occurrences(toks, masked, NOUNS))
     if len(words) >= 4 and english < 0.25 * len(words) and not cue_words:
         return Reading(
-            question, "unknown", time=when, problem="the question does not read as English", read_by="none"
+            text.raw, "unknown", time=when, problem="the question does not read as English", read_by="none"
         )
-    named = {i for lo, hi in (_token_spans(question)[i] for i in masked) for i in range(lo, hi)}
-    if sum(1 for i, ch in enumerate(question) if ch.isalpha() and ord(ch) > 0x24F and i not in named) >= 3:
+    named = {i for lo, hi in (text.spans[i] for i in masked) for i in range(lo, hi)}
+    if sum(1 for i, ch in enumerate(text.raw) if ch.isalpha() and ord(ch) > 0x24F and i not in named) >= 3:
         return Reading(
-            question,
+            text.raw,
             "unknown",
             time=when,
             problem="the question mixes in text that is not English",
             read_by="none",
         )
     if not mentions:
-        return Reading(question, "unknown", time=when, read_by="none")
+        return Reading(text.raw, "unknown", time=when, read_by="none")
     return _Words(toks, masked, tuple(model_toks), when, words)
 
 
@@ -361,12 +363,12 @@ class _Situation:
     naming: frozenset[int]  # the sentences that name a concept (before context was set aside)
 
 
-def _situation(question: str, w: _Words, mentions: Sequence[Mention]) -> _Situation | Reading:
+def _situation(text: Text, w: _Words, mentions: Sequence[Mention]) -> _Situation | Reading:
     """Several sentences, some asking: the others are context ("backend dev here, pivoting into
     ML. For X, what are the prerequisites?"). Their concepts are not asked about when the asking
     sentences name one; their lesson and plan words do not make the question about lessons."""
     toks, masked, when = w.toks, w.masked, w.when
-    sentence, asks = _sentences(question)
+    sentence, asks = _sentences(text)
     naming = {sentence[m.start] for m in mentions} if len(sentence) == len(toks) else set()
     context: frozenset[int] = frozenset()
     asking_only: frozenset[int] = frozenset()  # when the asking sentences only point back: theirs
@@ -419,16 +421,16 @@ def _situation(question: str, w: _Words, mentions: Sequence[Mention]) -> _Situat
             slot = _unknown_argument(toks, context, masked)
             if slot is not None:
                 return Reading(
-                    question,
+                    text.raw,
                     "unknown",
                     time=when,
-                    problem=f"the question asks about {_surface(question, *slot)!r}, which is not a concept in this graph",
+                    problem=f"the question asks about {text.surface(*slot)!r}, which is not a concept in this graph",
                     read_by="none",
                 )
     return _Situation(sentence, asks, context, asking_only, mentions, frozenset(naming))
 
 
-def _longer_name(question: str, w: _Words, s: _Situation) -> Reading | None:
+def _longer_name(text: Text, w: _Words, s: _Situation) -> Reading | None:
     """A request to make something ("write me a poem about X"), or a name inside a longer name the
     graph lacks ("Vector-borne diseases", "support vector machines"): nothing the graph answers."""
     toks, masked, when, sentence, asks, mentions = w.toks, w.masked, w.when, s.sentence, s.asks, s.mentions
@@ -437,22 +439,22 @@ def _longer_name(question: str, w: _Words, s: _Situation) -> Reading | None:
     asking = {sid for sid, a in enumerate(asks) if a or not any(asks)}
     if len(sentence) == len(toks) and (made := _made_thing(toks, masked, sentence, asking)) is not None:
         return Reading(
-            question,
+            text.raw,
             "unknown",
             time=when,
-            problem=f"the question asks for {_surface(question, *made)!r} to be made, which the graph cannot give",
+            problem=f"the question asks for {text.surface(*made)!r} to be made, which the graph cannot give",
             read_by="none",
         )
 
     # "Vector-borne diseases" (where only "vectors" is known): a name joined by a hyphen to a word
     # no vocabulary here explains is part of a longer name the graph lacks.
-    spans = _token_spans(question)
+    spans = text.spans
     for m in mentions if len(spans) == len(toks) else ():
         joined = [
             k
             for k, gap in ((m.end, (spans[m.end - 1][1], spans[m.end][0]) if m.end < len(toks) else None),
                            (m.start - 1, (spans[m.start - 1][1], spans[m.start][0]) if m.start > 0 else None))
-            if gap is not None and question[gap[0] : gap[1]] == "-"
+            if gap is not None and text.raw[gap[0] : gap[1]] == "-"
         ]  # fmt: skip
         for k in joined:
             if k in masked or toks[k].isdigit():
@@ -461,7 +463,7 @@ def _longer_name(question: str, w: _Words, s: _Situation) -> Reading | None:
             compound = toks[k] in COMPOUND_SUFFIXES and 0 < head < len(toks) and head not in masked
             if toks[k] not in VOCABULARY or (compound and toks[head] not in VOCABULARY):
                 lo, hi = min(k, m.start), max(k + 1 + compound, m.end)
-                return _names_unknown(question, (lo, hi), when)
+                return _names_unknown(text, (lo, hi), when)
     # "support vector machines", "agentic RAG" (where only "vector", "RAG" are known): a one-word
     # name modified by words no vocabulary here explains names something bigger the graph lacks.
     for m in mentions:
@@ -472,15 +474,15 @@ def _longer_name(question: str, w: _Words, s: _Situation) -> Reading | None:
             and lo - 1 not in masked
             and (len(sentence) != len(toks) or sentence[lo - 1] == sentence[m.start])  # "weekends. X"
             and _foreign_modifier(toks[lo - 1])
-            and _spaced(question, lo)  # "pls confirm: X": a label's colon ends the modifiers
-            and not _verb_before_name(question, toks, lo - 1, m)
-            and not _quoted(question, m)  # 'worksheet entry "X"': the quotes delimit the name
+            and _spaced(text, lo)  # "pls confirm: X": a label's colon ends the modifiers
+            and not _verb_before_name(text, toks, lo - 1, m)
+            and not _quoted(text, m)  # 'worksheet entry "X"': the quotes delimit the name
         ):
             lo -= 1
         if lo < m.start:
-            return _names_unknown(question, (lo, m.end), when)
-    if (span := _capitalised_compound(question, spans, toks, sentence, mentions, masked)) is not None:
-        return _names_unknown(question, span, when)
+            return _names_unknown(text, (lo, m.end), when)
+    if (span := _capitalised_compound(text, spans, toks, sentence, mentions, masked)) is not None:
+        return _names_unknown(text, span, when)
     return None
 
 
@@ -497,7 +499,7 @@ class _Cues:
     briefing: bool
 
 
-def _cues(question: str, w: _Words, s: _Situation) -> _Cues | Reading:
+def _cues(text: Text, w: _Words, s: _Situation) -> _Cues | Reading:
     """The cues; a statement that asks for nothing ends here."""
     toks, masked, when, words = w.toks, w.masked, w.when, w.words
     sentence, asks, context, naming = s.sentence, s.asks, s.context, s.naming
@@ -576,7 +578,7 @@ def _cues(question: str, w: _Words, s: _Situation) -> _Cues | Reading:
             or (
                 # "I finished my RAG course yesterday.": a full stop, nothing asked, no relation named.
                 # ("Lessons that teach X." is a query as a noun phrase; "Fill me in on X." asks.)
-                question.rstrip().endswith(".")
+                text.raw.rstrip().endswith(".")
                 and not any(asks)
                 and not (verbs or nouns or plan or markers or briefing)
                 and not (lesson and set(toks[_skip_forward(toks, 0) :][:1]) & LESSON)  # "Lessons on X."
@@ -584,16 +586,16 @@ def _cues(question: str, w: _Words, s: _Situation) -> _Cues | Reading:
                 and not any(w in WH for w in words)
             )
         )
-        or _name_soup(question, toks, s.mentions, words, relational or markers or briefing)
+        or _name_soup(text, toks, s.mentions, words, relational or markers or briefing)
     ):
         return Reading(
-            question, "unknown", time=when, problem="this does not read as a question", read_by="none"
+            text.raw, "unknown", time=when, problem="this does not read as a question", read_by="none"
         )
     return _Cues(verbs, nouns, lesson, plan, relational, briefing)
 
 
 def _roles(
-    question: str,
+    text: Text,
     counts: Mapping[str, int] | None,
     model: IntentModel | None,
     w: _Words,
@@ -605,9 +607,9 @@ def _roles(
     toks, masked, when = w.toks, w.masked, w.when
     sentence, asks, context, mentions = s.sentence, s.asks, s.context, s.mentions
     verbs, nouns, lesson, relational = c.verbs, c.nouns, c.lesson, c.relational
-    if when is not None and _in_an_aside(question, when, sentence, context, masked):
+    if when is not None and _in_an_aside(text, when, sentence, context, masked):
         when = None  # "What does X build on? Also, who won the world cup in 2018?": the aside's time
-    ordered, words_of, tags, roles = _tag_mentions(question, w, s, c)
+    ordered, words_of, tags, roles = _tag_mentions(text, w, s, c)
     # "what's left before Y if I know X", "since I know X, what comes before Y": a condition on
     # what the learner knows is what they know, when another concept is what comes after
     if any(r is not None and r.role == DEP and r.cue != KNOWN_CONDITION for r in roles.values()):
@@ -621,19 +623,19 @@ def _roles(
     # (what the learner knows, what is shared) with words no vocabulary here explains in it names
     # something the graph lacks.
     knowns = [m for m in ordered if tags.get(m.concept_id) == "known" or _after_opener(toks, masked, m)]
-    listed = _listed_unknown(question, toks, masked, knowns, commas=True)
+    listed = _listed_unknown(text, toks, masked, knowns, commas=True)
     if listed is None and _any(toks, BOTH, masked):
-        listed = _listed_unknown(question, toks, masked, ordered, commas=False, any_start=True)
+        listed = _listed_unknown(text, toks, masked, ordered, commas=False, any_start=True)
     if listed is not None:
-        return _names_unknown(question, listed, when)
+        return _names_unknown(text, listed, when)
     if not subjects and said_known and (slot := _unknown_goal(toks, masked, context)) is not None:
         # "Got A and B covered. What else before <words>?": every name is known, and the words
         # where the goal stands name nothing the graph has
-        return _names_unknown(question, slot, when)
+        return _names_unknown(text, slot, when)
     if not subjects:
         subjects = [m for m in ordered if tags.get(m.concept_id) != "example"]
         if not subjects:  # only an example or a name used as a verb: nothing is asked about
-            return Reading(question, "unknown", time=when, read_by="none")
+            return Reading(text.raw, "unknown", time=when, read_by="none")
         for m in subjects:
             tags[m.concept_id] = ""
     # The subject is the first concept a cue governs ("I'm planning to study X": not "planning").
@@ -678,7 +680,7 @@ def _roles(
     excluded = [m for m in ordered if tags.get(m.concept_id) == "excluded"]
     names = tuple((m.concept_id, m.name) for m in ordered)
     return Parse(
-        question=question,
+        text=text,
         counts=counts,
         model=model,
         toks=toks,
@@ -715,15 +717,15 @@ def _roles(
 
 
 def _in_an_aside(
-    question: str, when: TimePoint, sentence: Sequence[int], context: frozenset[int], masked: frozenset[int]
+    text: Text, when: TimePoint, sentence: Sequence[int], context: frozenset[int], masked: frozenset[int]
 ) -> bool:
     """Are the time words ``when`` came from in a sentence set aside as context that names no
     concept (an aside about something else), while the question names concepts elsewhere? A time
     word counts only in the part of the question it belongs to."""
-    at = question.find(when.words)
-    if at < 0 or len(sentence) != len(_token_spans(question)) or not masked:
+    at = text.raw.find(when.words)
+    if at < 0 or len(sentence) != len(text.spans) or not masked:
         return False
-    spans = _token_spans(question)
+    spans = text.spans
     inside = [i for i, (a, b) in enumerate(spans) if a < at + len(when.words) and b > at]
     sids = {sentence[i] for i in inside}
     aside = {i for i, sid in enumerate(sentence) if sid in sids}
@@ -731,7 +733,7 @@ def _in_an_aside(
 
 
 def _tag_mentions(
-    question: str, w: _Words, s: _Situation, c: _Cues
+    text: Text, w: _Words, s: _Situation, c: _Cues
 ) -> tuple[list[Mention], dict[str, str], dict[str, str], dict[str, _Role | None]]:
     """Each mention in order: its surface words, its tag (known / excluded / an example, or ""
     for a concept asked about) and the role a cue gives it. A concept coordinated with the one
@@ -742,7 +744,7 @@ def _tag_mentions(
     for m in sorted(s.mentions, key=lambda m: m.start):
         first.setdefault(m.concept_id, m)  # a later alias ("X like <alias of X>") does not replace it
     ordered = sorted(first.values(), key=lambda m: m.start)
-    words_of = {m.concept_id: _surface(question, m.start, m.end) or m.name or m.concept_id for m in ordered}
+    words_of = {m.concept_id: text.surface(m.start, m.end) or m.name or m.concept_id for m in ordered}
     tags: dict[str, str] = {}
     roles: dict[str, _Role | None] = {}
     prev: Mention | None = None
@@ -760,7 +762,7 @@ def _tag_mentions(
                 )
             )
             # "I know A, B and C": a comma (or a slash, an ampersand) lists the names
-            or (not gap and _listed(question, prev, m))
+            or (not gap and _listed(text, prev, m))
         )
         opens = m.start == 0 or (len(sentence) == len(toks) and sentence[m.start - 1] != sentence[m.start])
         if (
@@ -777,12 +779,12 @@ def _tag_mentions(
                 # "planning a 6 month self-study ...", "Planning next term's scheme", "Limit the
                 # list to ...": a sentence opening with a verb (a gerund, an imperative) and its
                 # object, the name and the object's determiner apart by one space only
-                (opens or _after_colon(question, m.start))
+                (opens or _after_colon(text, m.start))
                 and m.end - m.start == 1
                 and toks[m.end : m.end + 1] in _OBJECT_OPENERS
-                and (toks[m.start].endswith("ing") or _spaced(question, m.end))
+                and (toks[m.start].endswith("ing") or _spaced(text, m.end))
             )
-            or _name_as_verb(question, toks, m, sentence)  # "what should we benchmark X against"
+            or _name_as_verb(text, toks, m, sentence)  # "what should we benchmark X against"
         ):
             tags[m.concept_id] = "example"
         elif any(_ends_with(window, len(window) - k, EXCEPT) for k in range(min(3, len(window)) + 1)) or _any(
@@ -803,7 +805,7 @@ def _tag_mentions(
             or _ends_with(window, len(window), [normalise("familiar with"), normalise("comfortable with")])
             # "given my knowledge of A", "I already have A", "just wrapped up A", "picked up A"
             or _ends_with(window, len(window), [f for f in (*KNOWN_FRAMES, *KNOWN_LEADS) if len(f) > 1])
-            or (not coordinated and _known_by_clause(question, toks, masked, sentence, m, b))
+            or (not coordinated and _known_by_clause(text, toks, masked, sentence, m, b))
         ):
             tags[m.concept_id] = "known"
         elif coordinated and prev is not None:
@@ -820,21 +822,21 @@ def _tag_mentions(
 _OBJECT_OPENERS: Final = (("a",), ("an",), ("the",), ("my",), ("our",), ("your",), ("next",), ("this",))
 
 
-def _spaced(question: str, end: int) -> bool:
+def _spaced(text: Text, end: int) -> bool:
     """The token ending at ``end`` and the next one are apart by one space (no punctuation:
     "Tokenization: the basics" is a name and a heading)."""
-    spans = _token_spans(question)
-    return end < len(spans) and question[spans[end - 1][1] : spans[end][0]] == " "
+    spans = text.spans
+    return end < len(spans) and text.raw[spans[end - 1][1] : spans[end][0]] == " "
 
 
-def _after_colon(question: str, start: int) -> bool:
+def _after_colon(text: Text, start: int) -> bool:
     """The token at ``start`` opens a clause after a colon ("Request 2: Limit the list")."""
-    spans = _token_spans(question)
-    return 0 < start < len(spans) and ":" in question[spans[start - 1][1] : spans[start][0]]
+    spans = text.spans
+    return 0 < start < len(spans) and ":" in text.raw[spans[start - 1][1] : spans[start][0]]
 
 
 def _known_by_clause(
-    question: str, toks: Sequence[str], masked: frozenset[int], sentence: Sequence[int], m: Mention, b: int
+    text: Text, toks: Sequence[str], masked: frozenset[int], sentence: Sequence[int], m: Mention, b: int
 ) -> bool:
     """Is the name ``m`` (its words start after ``b``) one the learner says they know, in a clause
     of their own with no subject ("have A and B", "finished A", "Known: A", "my background: A"),
@@ -845,11 +847,11 @@ def _known_by_clause(
         return True  # "have A and B", "Known: A", "already studied A" (as "already" is an adverb)
     if lead[-2:] == ["my", "background"] or lead[-3:] == ["my", "background", "is"]:
         return True
-    spans = _token_spans(question)
+    spans = text.spans
     if (
         0 < b < len(spans)
         and toks[b - 1] in OWN_CLAUSE | {"background"}
-        and ":" in question[spans[b - 1][1] : spans[b][0]]
+        and ":" in text.raw[spans[b - 1][1] : spans[b][0]]
     ):
         return True  # a label: "Known: A", "Background: A"
     end = m.end
@@ -896,7 +898,7 @@ def _unknown_goal(
 
 
 def _name_soup(
-    question: str, toks: Sequence[str], mentions: Sequence[Mention], words: Sequence[str], cued: bool
+    text: Text, toks: Sequence[str], mentions: Sequence[Mention], words: Sequence[str], cued: bool
 ) -> bool:
     """Names said over and over with nothing that asks ("A B A B A"): no question word, no
     question mark, no relation word, a name repeated."""
@@ -904,7 +906,7 @@ def _name_soup(
     return (
         len(ids) > len(set(ids))
         and not cued
-        and "?" not in question
+        and "?" not in text.raw
         and not any(w in WH or w in AUX_START or w in REQUESTS for w in words)
         and not _any(toks, ABOUT, frozenset(i for m in mentions for i in range(m.start, m.end)))
     )
@@ -917,7 +919,7 @@ def _after_opener(toks: Sequence[str], masked: frozenset[int], m: Mention) -> bo
 
 
 def _listed_unknown(
-    question: str,
+    text: Text,
     toks: Sequence[str],
     masked: frozenset[int],
     mentions: Sequence[Mention],
@@ -929,13 +931,13 @@ def _listed_unknown(
     ``mentions``: joined to it by "and"/"or" (or a comma, with ``commas``), and ending the list or
     followed by its next item ("A and <words>?", "<words>, A and B", "A, <words> and B"), not a
     clause that goes on ("A, bless it", "A and dreams of B")."""
-    spans = _token_spans(question)
+    spans = text.spans
     if len(spans) != len(toks):
         return None
 
     def gap(a: int, b: int) -> str:  # the text between token a and token b (a name's own brackets aside)
-        text = question[spans[a][1] : spans[b][0]].strip()
-        return text.lstrip(")]").strip() if a + 1 in masked or a in masked else text
+        between = text.raw[spans[a][1] : spans[b][0]].strip()
+        return between.lstrip(")]").strip() if a + 1 in masked or a in masked else between
 
     def unknown(k: int) -> bool:
         return 0 <= k < len(toks) and k not in masked and nameless(toks[k])
@@ -986,13 +988,13 @@ def _coordinated(toks: Sequence[str], a: Mention, b: Mention) -> bool:
     return b.start >= a.end and all(t in {"and", "or", "plus", "the"} for t in toks[a.end : b.start])
 
 
-def _listed(question: str, a: Mention, b: Mention) -> bool:
+def _listed(text: Text, a: Mention, b: Mention) -> bool:
     """Are the adjacent names ``a`` and ``b`` items of a list ("A, B and C", "A/B")?"""
-    spans = _token_spans(question)
+    spans = text.spans
     if b.start >= len(spans) or a.end - 1 >= len(spans):
         return False
     # a name's own closing bracket or quote, and the next one's opening one, are not the list's
-    gap = question[spans[a.end - 1][1] : spans[b.start][0]]
+    gap = text.raw[spans[a.end - 1][1] : spans[b.start][0]]
     return re.fullmatch(r"[)\]\"'”’]*\s*[,;/&]\s*[(\[\"'“‘]*", gap.strip()) is not None and gap.strip() != ""
 
 

@@ -54,8 +54,6 @@ from control_plane.understanding.grammar import (
     _between,
     _intent_of,
     _Role,
-    _surface,
-    _token_spans,
 )
 from control_plane.understanding.lexicon import (
     ABOUT,
@@ -130,7 +128,7 @@ def _opening(p: Parse) -> tuple[int, ...]:
 def _label_end(p: Parse, words: Sequence[int]) -> int:
     """How many of ``words`` are a short label before a colon that opens the sentence ("quick q:
     do I need A before B?", "question: ..."), naming no concept: 0 when there is none."""
-    spans = _token_spans(p.question)
+    spans = p.text.spans
     for k, i in enumerate(words[:_LABEL_WORDS]):
         if i in p.masked:
             return 0
@@ -312,7 +310,7 @@ def _joined_to_unknown(
 ) -> bool:
     """Is a joining word (or, with ``commas``, a comma) next to both a known name and words that
     name nothing ("X or <words>", "<words> and X", "X, <words>")?"""
-    spans = _token_spans(p.question)
+    spans = p.text.spans
     if commas and len(spans) == len(p.toks):
         for i in range(len(p.toks) - 1):
             if p.question[spans[i][1] : spans[i + 1][0]].strip() != ",":
@@ -364,7 +362,7 @@ def _unexplained_words(p: Parse) -> str:
             if run and run[-1] != i - 1:
                 break
             run.append(i)
-    return _surface(p.question, run[0], run[-1] + 1) if run else ""
+    return p.text.surface(run[0], run[-1] + 1) if run else ""
 
 
 def _relate(p: Parse) -> Reading | None:

@@ -30,7 +30,6 @@ from control_plane.understanding.grammar import (
     _Role,
     _skip_back,
     _split_by_name,
-    _surface,
     _unexplained_anywhere,
     _unknown_cue_object,
     _unknown_known,
@@ -85,7 +84,7 @@ def _other_place_unknown(p: Parse) -> Reading | None:
         _unknown_slot(toks, masked, p.sentence)
         or _unknown_subject(toks, masked, p.verbs)
         or _unknown_object(toks, masked, p.verbs, p.sentence)
-        or _unknown_cue_object(p.question, toks, masked, [*p.verbs, *p.nouns], p.sentence)
+        or _unknown_cue_object(p.text, toks, masked, [*p.verbs, *p.nouns], p.sentence)
     )
     # A plan or a path that leaves out what the learner knows needs to know what that is; other
     # questions ("I studied philosophy; what does X rest on?") are answered the same either way.
@@ -98,7 +97,7 @@ def _other_place_unknown(p: Parse) -> Reading | None:
         unknown = _unexplained_anywhere(toks, masked)  # "<words the graph lacks> -> X"
     if unknown is None:
         return None
-    unknown_words = _surface(p.question, *unknown)
+    unknown_words = p.text.surface(*unknown)
     return replace(
         p.build(
             "path" if _any(toks, PATH, masked) else "about",

@@ -94,12 +94,13 @@ from control_plane.understanding.lexicon import (
     nameless,
     respelt,
 )
-from control_plane.understanding.names import ARROW, normalise, token_spans, tokenize
+from control_plane.understanding.names import ARROW, normalise
 from control_plane.understanding.reading import (
     LEARNING,
     Mention,
     Reading,
 )
+from control_plane.understanding.text import Text
 from control_plane.understanding.timewords import TimePoint
 from data_plane.relations import BUILDS_ON, PART_OF, PREREQUISITE
 
@@ -233,16 +234,17 @@ def _abbreviation(word: str) -> bool:
     )
 
 
-def _sentences(question: str) -> tuple[list[int], list[bool]]:
+def _sentences(text: Text) -> tuple[list[int], list[bool]]:
     """Per token, the index of its sentence; per sentence, whether it asks (ends with "?", or
     starts, after a greeting or "kindly", with a question word, an auxiliary or a request). A dot
     after a one-letter word or an abbreviation ("e.g.", "i.e.", "A.I.") ends nothing, and a
     "sentence" of fewer than three words ("Hi!") joins the next one; punctuation every few words is noise (one sentence)."""
+    question = text.raw
     low = question.lower()
     spans: list[list[str]] = [[]]
     marks: list[bool] = []
     pos, prev, stops = 0, "", 0
-    for t in tokenize(question):
+    for t in text.tokens:
         gap = question[pos : t.start]
         ends = bool(SENTENCE_END.search(gap)) or (bool(DASH_END.search(gap)) and t.text in _NEW_QUESTION)
         stops += ends
@@ -797,7 +799,7 @@ def _unknown_object(
 
 
 def _unknown_cue_object(
-    question: str,
+    text: Text,
     toks: Sequence[str],
     masked: frozenset[int],
     cues: Sequence[tuple[int, int, Cue]],
@@ -808,14 +810,14 @@ def _unknown_cue_object(
     the clause names a known concept: a topic the graph lacks in the relation's other place. Only
     learning-order words count; an indefinite article before the words ("underpins a great
     deal") makes them no name."""
-    spans = _token_spans(question)
+    spans = text.spans
 
     def ends_clause(k: int) -> bool:
         if k >= len(toks) or k >= len(spans):
             return True
         if sentence and sentence[k] != sentence[k - 1]:
             return True
-        return any(c in ",;:?.!()" for c in question[spans[k - 1][1] : spans[k][0]])
+        return any(c in ",;:?.!()" for c in text.raw[spans[k - 1][1] : spans[k][0]])
 
     for s, e, cue in cues:
         if cue.family not in (LEARN, PREREQ, BUILD) or ends_clause(e):
@@ -1435,22 +1437,6 @@ def _intent_of(role: _Role) -> tuple[str, tuple[str, ...]]:
     return ("needed_before" if role.role == DEP else "dependents"), LEARNING
 
 
-def _token_spans(question: str) -> list[tuple[int, int]]:
-    """Where each token of ``question`` stands in it (characters), in token order."""
-    return token_spans(question)
-
-
-def _surface(question: str, start: int, end: int) -> str:
-    spans = _token_spans(question)
-    if start >= len(spans) or end > len(spans) or start >= end:
-        return ""
-    lo, hi = spans[start][0], spans[end - 1][1]
-    # a bracket the words open is closed with them: "Motion (physics)", not "Motion (physics"
-    while question.count("(", lo, hi) > question.count(")", lo, hi) and question[hi : hi + 1] == ")":
-        hi += 1
-    return question[lo:hi]
-
-
 def _hops(toks: Sequence[str]) -> int:
     for i, tok in enumerate(toks):
         if tok == "hop" and i > 0:
@@ -1632,7 +1618,7 @@ def _in_sentence_of(
     return [v for v in verbs if sentence[v[0]] == sid], [n for n in nouns if sentence[n[0]] == sid]
 
 
-def _verb_before_name(question: str, toks: Sequence[str], i: int, m: Mention) -> bool:
+def _verb_before_name(text: Text, toks: Sequence[str], i: int, m: Mention) -> bool:
     """Is the unknown word at ``i``, before the one-word name ``m``, a verb taking the name as its
     object rather than part of a longer name? Yes after an infinitive's "to" ("I'd like to revise
     X"), and when the name is capitalised as a title ("Chunking") but the word is not ("heard
@@ -1645,17 +1631,17 @@ def _verb_before_name(question: str, toks: Sequence[str], i: int, m: Mention) ->
         return True  # "I imagine X has ...": the word after a personal subject is its verb
     if toks[i] in REPORTING_VERBS:
         return True  # "my tutor said X comes before Y": reported speech
-    name, word = _surface(question, m.start, m.end), _surface(question, i, i + 1)
+    name, word = text.surface(m.start, m.end), text.surface(i, i + 1)
     return name[:1].isupper() and not name.isupper() and word.islower()
 
 
-def _quoted(question: str, m: Mention) -> bool:
+def _quoted(text: Text, m: Mention) -> bool:
     """Is the name ``m`` written between quotation marks?"""
-    spans = _token_spans(question)
+    spans = text.spans
     if m.end > len(spans):
         return False
     lo, hi = spans[m.start][0], spans[m.end - 1][1]
-    return question[lo - 1 : lo] in _QUOTES and question[hi : hi + 1] in _QUOTES
+    return text.raw[lo - 1 : lo] in _QUOTES and text.raw[hi : hi + 1] in _QUOTES
 
 
 _QUOTES: Final = frozenset("\"'“”‘’«»")
@@ -1667,35 +1653,30 @@ def _between(toks: Sequence[str], a: Mention, b: Mention) -> bool:
     return toks[first.start - 1 : first.start] == ("between",) and toks[first.end : last.start] == ("and",)
 
 
-def _name_as_verb(question: str, toks: Sequence[str], m: Mention, sentence: Sequence[int]) -> bool:
+def _name_as_verb(text: Text, toks: Sequence[str], m: Mention, sentence: Sequence[int]) -> bool:
     """A one-word name written in lower case right after a personal subject that an auxiliary
     inverts or that opens the clause ("what should we benchmark X against", "we benchmark X") is
     that subject's verb, not the concept."""
     i = m.start
-    if (
-        m.end - i != 1
-        or i == 0
-        or toks[i - 1] not in PERSONS - {"m"}
-        or not _surface(question, i, i + 1).islower()
-    ):
+    if m.end - i != 1 or i == 0 or toks[i - 1] not in PERSONS - {"m"} or not text.surface(i, i + 1).islower():
         return False
     clause_start = i == 1 or (len(sentence) == len(toks) and sentence[i - 2] != sentence[i - 1])
     return clause_start or toks[i - 2] in INVERTING_AUX
 
 
-def _names_unknown(question: str, span: tuple[int, int], when: TimePoint | None) -> Reading:
+def _names_unknown(text: Text, span: tuple[int, int], when: TimePoint | None) -> Reading:
     """The reading of a question that names ``span``, a longer name this graph does not have."""
     return Reading(
-        question,
+        text.raw,
         "unknown",
         time=when,
-        problem=f"the question names {_surface(question, *span)!r}, which is not a concept in this graph",
+        problem=f"the question names {text.surface(*span)!r}, which is not a concept in this graph",
         read_by="none",
     )
 
 
 def _capitalised_compound(
-    question: str,
+    text: Text,
     spans: Sequence[tuple[int, int]],
     toks: Sequence[str],
     sentence: Sequence[int],
@@ -1708,7 +1689,7 @@ def _capitalised_compound(
     ("What Must I Learn Before Vector Spaces"), where a capital says nothing."""
     if len(spans) != len(toks) or len(sentence) != len(toks):
         return None
-    capital = [question[a].isupper() for a, _ in spans]
+    capital = [text.raw[a].isupper() for a, _ in spans]
     words = [i for i, t in enumerate(toks) if i not in masked and t.isalpha()]
     if not words or sum(capital[i] for i in words) > len(words) / 3:
         return None

@@ -77,7 +77,6 @@ from typing import Final
 from control_plane.understanding.analysis import Parse, analyse
 from control_plane.understanding.forms import FORM_FRAMES
 from control_plane.understanding.frames import FRAMES, read_frames
-from control_plane.understanding.grammar import _surface, _token_spans
 from control_plane.understanding.intent_model import IntentModel, default_model
 from control_plane.understanding.lexicon import (
     ANSWER_WORDS,
@@ -91,12 +90,13 @@ from control_plane.understanding.lexicon import (
 )
 from control_plane.understanding.names import normalise
 from control_plane.understanding.reading import SURE, Mention, Reading, Subject, mentions_in
+from control_plane.understanding.text import Text
 
 __all__ = ["SURE", "Mention", "Reading", "Subject", "interpret", "mentions_in"]
 
 
 def interpret(
-    question: str,
+    question: str | Text,
     mentions: Sequence[Mention],
     *,
     now: datetime,
@@ -111,10 +111,13 @@ def interpret(
     ``intent_model.json.gz``; None: no check)."""
     checker = default_model() if model is ... else model
     try:
-        return _interpret(question, mentions, now, relations, checker)
+        # a text that is not a string reads as empty (the first rule says so)
+        text = Text.of(question) if isinstance(question, str | Text) else Text("", ())
+        return _interpret(text, mentions, now, relations, checker)
     except Exception as exc:  # a reading must never take the question down
+        raw = question.raw if isinstance(question, Text) else question
         return Reading(
-            question if isinstance(question, str) else "",
+            raw if isinstance(raw, str) else "",
             "unknown",
             problem=f"could not read the question ({type(exc).__name__})",
             read_by="none",
@@ -127,13 +130,13 @@ READING_ORDER: Final = (*FRAMES[:1], *FORM_FRAMES, *FRAMES[1:])
 
 
 def _interpret(
-    question: str,
+    text: Text,
     mentions: Sequence[Mention],
     now: datetime,
     counts: Mapping[str, int] | None,
     model: IntentModel | None,
 ) -> Reading:
-    parsed = analyse(question, mentions, now, counts, model)
+    parsed = analyse(text, mentions, now, counts, model)
     if isinstance(parsed, Reading):
         return parsed
     return _accounted(parsed, read_frames(parsed, READING_ORDER))
@@ -150,7 +153,7 @@ def _accounted(p: Parse, reading: Reading) -> Reading:
     if slot is not None:
         return replace(
             reading,
-            problem=f"the question also names {_surface(p.question, *slot)!r}, which is not a concept in this graph",
+            problem=f"the question also names {p.text.surface(*slot)!r}, which is not a concept in this graph",
         )
     if _two_questions(p):
         return replace(reading, problem="the message asks two questions at once; ask them one at a time")
@@ -203,7 +206,7 @@ def _unknown_in_a_slot(p: Parse) -> tuple[int, int] | None:
 
 def _list_ends(p: Parse, j: int) -> bool:
     """Does the list item ending before token ``j`` end at a comma, a question mark or the end?"""
-    spans = _token_spans(p.question)
+    spans = p.text.spans
     if j >= len(spans):
         return True
     return p.question[spans[j - 1][1] : spans[j][0]].strip()[:1] in (",", "?", ";", ".")
@@ -271,7 +274,7 @@ def _asking_clauses(p: Parse) -> list[list[int]]:
     toks = p.toks
     if len(p.sentence) != len(toks):
         return []
-    spans = _token_spans(p.question)
+    spans = p.text.spans
     clauses: list[list[int]] = []
     last = None
     for i in range(len(toks)):

@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from control_plane.understanding.text import Text
 from data_plane.names import ARROW, Token, normalise, singular, tokenize
 from data_plane.records import Concept
 
@@ -342,13 +343,14 @@ class NameIndex:
                 ambiguous[phrase] = tuple(sorted(ids))
         return cls(phrases, longest, ambiguous, breaks)
 
-    def matches(self, question: str, *, breaks: bool = False) -> list[Match]:
-        """Every occurrence of every known phrase in ``question``. With ``breaks``, a phrase never
-        runs across list or clause punctuation unless its name has that punctuation there (for
-        texts that list names: "Embeddings, Vector search" is not "embedding vector")."""
-        tokens = tokenize(question)
-        toks = tuple(t.text for t in tokens)
-        gaps = _break_gaps(question, tokens) if breaks else frozenset()
+    def matches(self, question: str | Text, *, breaks: bool = False) -> list[Match]:
+        """Every occurrence of every known phrase in ``question`` (a text, or a question's
+        :class:`Text`, tokenised already). With ``breaks``, a phrase never runs across list or
+        clause punctuation unless its name has that punctuation there (for texts that list names:
+        "Embeddings, Vector search" is not "embedding vector")."""
+        text = Text.of(question)
+        tokens, toks = text.tokens, text.words
+        gaps = _break_gaps(text.raw, tokens) if breaks else frozenset()
         out: list[Match] = []
         for start in range(len(toks)):
             for n in range(1, min(self.longest, len(toks) - start) + 1):
@@ -366,7 +368,7 @@ class NameIndex:
         return out
 
     def find(
-        self, question: str, degrees: Mapping[str, int] | None = None, *, limit: int = MAX_SEEDS
+        self, question: str | Text, degrees: Mapping[str, int] | None = None, *, limit: int = MAX_SEEDS
     ) -> list[str]:
         """The concepts named in ``question``, most specific first (see the module docstring).
 
@@ -462,7 +464,7 @@ class NameIndex:
             object.__setattr__(self, "_phrases_listed", cached)
         return cached
 
-    def candidates(self, question: str) -> list[str]:
+    def candidates(self, question: str | Text) -> list[str]:
         """Concepts that survive the containment rule, before the degree tie-break (for degrees)."""
         found = self.matches(question)
         return sorted({m.concept_id for m in found if not any(m.inside(o) for o in found)})

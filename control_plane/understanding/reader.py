@@ -29,7 +29,6 @@ from typing import Final, Protocol
 
 from rapidfuzz import fuzz
 
-from control_plane.understanding.grammar import _surface, _token_spans
 from control_plane.understanding.intent_model import IntentModel, default_model
 from control_plane.understanding.interpretation import interpret
 from control_plane.understanding.lexicon import (
@@ -42,8 +41,9 @@ from control_plane.understanding.lexicon import (
     nameless,
     respelt,
 )
-from control_plane.understanding.names import MAX_SEEDS, NameIndex, Suggestion, normalise, token_spans
+from control_plane.understanding.names import MAX_SEEDS, NameIndex, Suggestion, normalise
 from control_plane.understanding.reading import Mention, Reading, mentions_in
+from control_plane.understanding.text import Text
 from control_plane.understanding.timewords import find_time
 from data_plane.records import Concept
 from data_plane.temporal import AsOf
@@ -108,24 +108,25 @@ def understand(
     """Read ``question`` (module docstring). ``explicit``: the valid time was given, so time words
     do not move it; ``now`` resolves "today" and "two years ago"."""
     entry_point = point
+    text = Text.of(question)  # the one tokenisation every rule reads
     index = vocabulary.names(point)
-    found = mentions_in(question, index)
-    plain = [(m.start, m.end) for m in found if not _ambiguous(question, m, found)]
-    when = find_time(question, now, plain)
+    found = mentions_in(text, index)
+    plain = [(m.start, m.end) for m in found if not _ambiguous(text, m, found)]
+    when = find_time(text, now, plain)
     if when is not None and not explicit:
         point = AsOf(when.valid_at, point.recorded_at)
         index = vocabulary.names(point)  # the names in force at the time the question names
-    candidates = index.candidates(question)
+    candidates = index.candidates(text)
     degrees = vocabulary.degrees(candidates, point) if len(candidates) > 1 else {}
-    ids = index.find(question, degrees, limit=MAX_NAMED)
+    ids = index.find(text, degrees, limit=MAX_NAMED)
     records = vocabulary.concepts(ids, point) if ids else {}
     names = {cid: records[cid].name for cid in ids if cid in records}
     every = [
         replace(m, name=names[m.concept_id])
-        for m in mentions_in(question, index, names)
-        if not _letter_in_another_case(question, m, names[m.concept_id])
+        for m in mentions_in(text, index, names)
+        if not _letter_in_another_case(text, m, names[m.concept_id])
     ]
-    mentions, reading = _read_names(question, every, now, vocabulary.relation_counts(point), model)
+    mentions, reading = _read_names(text, every, now, vocabulary.relation_counts(point), model)
     names = {cid: name for cid, name in names.items() if any(m.concept_id == cid for m in mentions)}
     # The seeds are what the reading is about (the subject first, then the other concepts and
     # what the learner knows), at most MAX_SEEDS; a concept named only in the learner's
@@ -133,7 +134,7 @@ def understand(
     about = [cid for cid in dict.fromkeys(reading.ids()) if cid in records] or list(names)
     seeds = tuple(records[cid] for cid in about[:MAX_SEEDS])
     if point.valid_at < now and entry_point.valid_at < now:  # asked of the past: compare with the names now
-        found = mentions_in(question, vocabulary.names(AsOf(now, entry_point.recorded_at)))
+        found = mentions_in(text, vocabulary.names(AsOf(now, entry_point.recorded_at)))
     if point.valid_at < now and reading.problem is None and (gone := _shadowed(found, mentions)):
         # "what was LLM router grounded in, in January 2025?" when "LLM router" came later:
         # "LLM" alone, a name in force then, is not what the question names.
@@ -145,7 +146,7 @@ def understand(
             problem=f"the question names {name!r}, which is not a concept in this graph "
             f"as of {point.valid_at.date().isoformat()}",
         )
-    close = _close_names(question, mentions, index, reading)
+    close = _close_names(text, mentions, index, reading)
     if close:
         words, suggested = close
         concepts = vocabulary.concepts([s.concept_id for s in suggested], point)
@@ -164,26 +165,26 @@ def understand(
     return Understanding(reading, point, seeds, index, names)
 
 
-def _letter_in_another_case(question: str, m: Mention, name: str) -> bool:
+def _letter_in_another_case(text: Text, m: Mention, name: str) -> bool:
     """Is ``m`` a one-letter name written in another case than the graph's ("q" in "quick q:" is
     no concept "Q"; "C", "R" are written as they are)?"""
     if m.end - m.start != 1 or len(name.strip()) != 1:
         return False
-    a, b = token_spans(question)[m.start]
-    return question[a:b][:1] != name.strip()  # "C's": the letter, not its possessive
+    a, b = text.spans[m.start]
+    return text.raw[a:b][:1] != name.strip()  # "C's": the letter, not its possessive
 
 
-def _ambiguous(question: str, m: Mention, mentions: Sequence[Mention]) -> bool:
+def _ambiguous(text: Text, m: Mention, mentions: Sequence[Mention]) -> bool:
     """Is the mention ``m`` a name only perhaps: every word of it one the reader reads or the
     system's answers use (``lexicon.everyday``: a concept called "Order", "Next", "Graph" or
     "Build", "A"), and the question does not set it apart as a name (a capital
     where its sentence does not begin, unless the question capitalises its other words too;
     quotes; a label's colon after it)?"""
-    spans = token_spans(question)
-    if not everyday(" ".join(normalise(question)[m.start : m.end])):
+    spans = text.spans
+    if not everyday(" ".join(text.words[m.start : m.end])):
         return False
     lo, hi = spans[m.start][0], spans[m.end - 1][1]
-    before, after = question[:lo].rstrip(" "), question[hi:]
+    before, after = text.raw[:lo].rstrip(" "), text.raw[hi:]
     at_start = not before or before[-1] in ".?!\n"  # after a label's colon a capital names ("Goal: Order")
     if (before[-1:] in _QUOTES and after[:1] in _QUOTES) or (at_start and after.startswith(":")):
         return False  # quoted, or a label ("C: do I need it for X?"; not "what order: ...")
@@ -191,10 +192,10 @@ def _ambiguous(question: str, m: Mention, mentions: Sequence[Mention]) -> bool:
     inner = [
         t
         for i, (a, b) in enumerate(spans)
-        if i not in named and (t := question[a:b])[:1].isalpha() and not _opens(question[:a])
+        if i not in named and (t := text.raw[a:b])[:1].isalpha() and not _opens(text.raw[:a])
     ]
     headline = len(inner) >= 2 and sum(t[0].isupper() for t in inner) * 2 > len(inner)
-    return headline or at_start or not any(ch.isupper() for ch in question[lo:hi])
+    return headline or at_start or not any(ch.isupper() for ch in text.raw[lo:hi])
 
 
 def _opens(before: str) -> bool:
@@ -203,12 +204,12 @@ def _opens(before: str) -> bool:
     return not before or before[-1] in ".?!:\n"
 
 
-def _in_a_longer_name(question: str, m: Mention) -> bool:
+def _in_a_longer_name(text: Text, m: Mention) -> bool:
     """Is the mention ``m`` followed, a space apart, by a word no vocabulary here explains ("time
     series forecasting"), so that it is the first word of a longer name the graph lacks? The words
     of the phrasings the intent model learnt from are explained too ("Year serves as ...")."""
-    spans, toks = token_spans(question), normalise(question)
-    if m.end >= len(toks) or question[spans[m.end - 1][1] : spans[m.end][0]] != " ":
+    spans, toks = text.spans, text.words
+    if m.end >= len(toks) or text.raw[spans[m.end - 1][1] : spans[m.end][0]] != " ":
         return False
     word = toks[m.end]
     return nameless(word) and respelt(word) not in _phrasing_words()
@@ -222,18 +223,18 @@ def _phrasing_words() -> frozenset[str]:
 
 
 def _listed_with_a_name(
-    question: str, m: Mention, mentions: Sequence[Mention], ambiguous: Sequence[Mention]
+    text: Text, m: Mention, mentions: Sequence[Mention], ambiguous: Sequence[Mention]
 ) -> bool:
     """Is ``m`` an item of a list with a name that is surely one ("Relation and Talrix", "Edge,
     Zork")? Then it is a name too."""
-    spans = token_spans(question)
+    spans = text.spans
     for n in mentions:
-        if n in ambiguous or (m.end - m.start == 1 and normalise(question)[m.start] in _ADVERBS):
+        if n in ambiguous or (m.end - m.start == 1 and text.words[m.start] in _ADVERBS):
             continue  # "X first or Y first": an adverb, not a list item
         a, b = (m, n) if m.end <= n.start else (n, m)
         if a.end > b.start:
             continue
-        gap = question[spans[a.end - 1][1] : spans[b.start][0]].strip().lower()
+        gap = text.raw[spans[a.end - 1][1] : spans[b.start][0]].strip().lower()
         if gap in ("and", "or", "&", ",", "/", "vs", "vs.", "versus") or re.fullmatch(
             r"[)\]]?\s*[,;&/]", gap
         ):
@@ -241,7 +242,7 @@ def _listed_with_a_name(
     return False
 
 
-def _in_slot(question: str, m: Mention, names: Sequence[Mention]) -> bool:
+def _in_slot(text: Text, m: Mention, names: Sequence[Mention]) -> bool:
     """Does the mention ``m`` stand where a concept stands: at the question's start, after a
     preposition, an auxiliary or a verb of learning ("before order", "how does build lead to X",
     "is set ...", "about to start lesson"; "learn first" is an adverb), before a possessive, or
@@ -249,24 +250,24 @@ def _in_slot(question: str, m: Mention, names: Sequence[Mention]) -> bool:
     order": a common noun), nor right before a name or a determiner ("to reach X": a verb and its
     object). Elsewhere a word the reader reads is that word ("learning path", "what builds on X",
     "in what order")."""
-    toks = normalise(question)
-    spans = token_spans(question)
+    toks = text.words
+    spans = text.spans
     before = toks[m.start - 1] if m.start > 0 else None
     if before in _DETERMINERS:
         return False  # "the graph", "this order": a common noun
     after = toks[m.end] if m.end < len(toks) else None
-    surface = question[spans[m.start][0] : spans[m.end - 1][1] + 2]
+    surface = text.raw[spans[m.start][0] : spans[m.end - 1][1] + 2]
     joined = {n.end for n in names if n is not m} | {n.start for n in names if n is not m}
     adverb = m.end - m.start == 1 and toks[m.start] in _ADVERBS
-    gap = question[spans[m.end - 1][1] : spans[m.end][0]] if m.end < len(spans) else "?"
+    gap = text.raw[spans[m.end - 1][1] : spans[m.end][0]] if m.end < len(spans) else "?"
     if gap.isspace() and (m.end in {n.start for n in names} or after in _DETERMINERS):
         return False  # "want to reach X", "build the X": a verb and its object
     if before == "to" and not gap.strip():
         return False  # "to reach", "to build": an infinitive, unless it ends the clause ("leads to order?")
     if after == "to":
         return False  # "lessons to do before X"
-    written = _surface(question, m.start, m.end)
-    again = [_surface(question, n.start, n.end) for n in names if n.concept_id == m.concept_id]
+    written = text.surface(m.start, m.end)
+    again = [text.surface(n.start, n.end) for n in names if n.concept_id == m.concept_id]
     if again:
         # written as a sure name elsewhere is written ("Lesson then X, or X then Lesson?"); written
         # otherwise it is the word ("which lessons cover Lesson?")
@@ -283,7 +284,7 @@ def _in_slot(question: str, m: Mention, names: Sequence[Mention]) -> bool:
 
 
 def _read_names(
-    question: str,
+    text: Text,
     mentions: Sequence[Mention],
     now: datetime,
     relations: Mapping[str, int],
@@ -295,16 +296,12 @@ def _read_names(
     that leaves a named concept out is a problem); else a word. The question is read with the most
     such names that give a sure reading, else with none of them (with all, when none leaves the
     question naming nothing)."""
-    ambiguous = [
-        m for m in mentions if _ambiguous(question, m, mentions) and not _in_a_longer_name(question, m)
-    ]
+    ambiguous = [m for m in mentions if _ambiguous(text, m, mentions) and not _in_a_longer_name(text, m)]
     # the word of a longer name the graph lacks ("time series forecasting"): a word
-    mentions = [
-        m for m in mentions if not (_ambiguous(question, m, mentions) and _in_a_longer_name(question, m))
-    ]
-    listed = [m for m in ambiguous if _listed_with_a_name(question, m, mentions, ambiguous)]
+    mentions = [m for m in mentions if not (_ambiguous(text, m, mentions) and _in_a_longer_name(text, m))]
+    listed = [m for m in ambiguous if _listed_with_a_name(text, m, mentions, ambiguous)]
     sure = [m for m in mentions if m not in ambiguous]
-    maybe = [m for m in ambiguous if m not in listed and _in_slot(question, m, sure)]
+    maybe = [m for m in ambiguous if m not in listed and _in_slot(text, m, sure)]
     mentions = [m for m in mentions if m not in ambiguous or m in maybe or m in listed]  # the rest: words
     options = (
         [c for k in range(len(maybe), -1, -1) for c in combinations(maybe, k)]
@@ -314,7 +311,7 @@ def _read_names(
     tried: list[tuple[list[Mention], Reading]] = []
     for taken in options:
         kept = [m for m in mentions if m not in maybe or m in taken]
-        reading = interpret(question, kept, now=now, relations=relations, model=model)
+        reading = interpret(text, kept, now=now, relations=relations, model=model)
         if reading.sure:
             return kept, reading
         tried.append((kept, reading))
@@ -324,11 +321,11 @@ def _read_names(
 
 
 def _close_names(
-    question: str, mentions: Sequence[Mention], index: NameIndex, reading: Reading
+    text: Text, mentions: Sequence[Mention], index: NameIndex, reading: Reading
 ) -> tuple[str, list[Suggestion]] | None:
     """(the words, the concepts close to them) when the question writes a name the graph does not
     have but nearly has; None otherwise (module docstring)."""
-    toks = normalise(question)
+    toks = text.words
     masked = {i for m in mentions for i in range(m.start, m.end)}
     unexplained = [
         i for i, t in enumerate(toks) if i not in masked and t.isalpha() and respelt(t) not in VOCABULARY
@@ -336,16 +333,16 @@ def _close_names(
     if reading.problem is None and reading.subjects:
         # A name the question did find, with an unexplained word written right after it that is
         # close to the rest of a longer name ("Fisher information matric": "matric" ~ "matrix").
-        spans = _token_spans(question)
+        spans = text.spans
         for m in mentions:
             end = m.end
             if (
                 end not in unexplained
                 or end >= len(spans)
-                or question[spans[end - 1][1] : spans[end][0]] != " "
+                or text.raw[spans[end - 1][1] : spans[end][0]] != " "
             ):
                 continue
-            words = _surface(question, m.start, end + 1)
+            words = text.surface(m.start, end + 1)
             own = " ".join(toks[m.start : m.end])
             close = [
                 s
@@ -360,13 +357,13 @@ def _close_names(
     for lo, hi in _runs(unexplained):
         # a slip in one word of a longer name ("reinforcment learning"): the words next to it,
         # when they are words and no name, are tried with it
-        spans = [
+        tried = [
             (lo, hi),
             *((a, b) for a, b in _widened(lo, hi, len(toks)) if masked.isdisjoint(range(a, b))),
         ]
         best: tuple[float, str, list[Suggestion]] | None = None
-        for a, b in spans:
-            words = _surface(question, a, b)
+        for a, b in tried:
+            words = text.surface(a, b)
             close = index.suggest(words, limit=SUGGESTIONS)
             if close and (best is None or close[0].score > best[0]):
                 best = (close[0].score, words, close)

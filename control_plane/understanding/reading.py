@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from control_plane.understanding.names import NameIndex
+from control_plane.understanding.text import Text
 from control_plane.understanding.timewords import TimePoint
 from data_plane.relations import BUILDS_ON, CONTRASTS_WITH, PART_OF, PREREQUISITE, RELATED, RELATIONS
 
@@ -245,7 +246,7 @@ class Reading:
         }
 
 
-def mentions_in(question: str, index: NameIndex, ids: Iterable[str] | None = None) -> list[Mention]:
+def mentions_in(question: str | Text, index: NameIndex, ids: Iterable[str] | None = None) -> list[Mention]:
     """Where the concepts ``ids`` (all, by default) are named in ``question`` (outermost spans)."""
     wanted = None if ids is None else set(ids)
     found = index.matches(question)

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from control_plane.understanding.names import token_spans
+from control_plane.understanding.text import Text
 
 __all__ = ["TimePoint", "find_time"]
 
@@ -162,15 +162,15 @@ class TimePoint:
         return {"valid_at": self.valid_at.isoformat().replace("+00:00", "Z"), "words": self.words}
 
 
-def _mask(text: str, masked: Iterable[tuple[int, int]]) -> str:
+def _mask(text: Text, masked: Iterable[tuple[int, int]]) -> str:
     """``text`` with each masked token span (a concept's name) written as the neutral word "thing":
     its digits are no date ("GPT-4", "Llama 3"), and the parser's search still sees a word there
     (with only blanks, "before <blank> on 3 June 2023" was read as "June" and "2023" apart)."""
     spans = list(masked)
     if not spans:
-        return text
-    tokens = token_spans(text)  # the same words as the names'
-    chars = list(text)
+        return text.raw
+    tokens = text.spans  # the same words as the names'
+    chars = list(text.raw)
     for start, end in spans:
         for lo, hi in tokens[start:end]:
             for i in range(lo, hi):
@@ -227,11 +227,12 @@ def _parse_one(text: str, now: datetime) -> datetime | None:
         return None
 
 
-def find_time(text: str, now: datetime, masked: Iterable[tuple[int, int]] = ()) -> TimePoint | None:
-    """The valid time ``text`` names, if any (module docstring); never raises on any text."""
-    if not text or not text.strip():
+def find_time(text: str | Text, now: datetime, masked: Iterable[tuple[int, int]] = ()) -> TimePoint | None:
+    """The valid time ``text`` names, if any (module docstring); never raises on any text.
+    ``masked``: token spans (of ``text``'s words) that are names, not time words."""
+    if not (text.raw if isinstance(text, Text) else text).strip():
         return None
-    plain = _mask(text, masked)
+    plain = _mask(Text.of(text), masked)
     # "mid-2024", "mid-March" are one token to the parser; split the period word off.
     plain = re.sub(r"\b(mid|early|late)-(?=\w)", r"\1 ", plain, flags=re.IGNORECASE)
     plain = _SPELT_YEAR.sub(_digits, plain)  # "back in twenty nineteen" -> "back in 2019"
