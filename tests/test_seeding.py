@@ -151,15 +151,21 @@ def _merged(pairs: list[tuple[str, str]]) -> dict[str, str | tuple[str, ...]]:
         max_size=40,
     ),
     colliding=st.booleans(),
+    built=st.integers(min_value=0, max_value=40),
 )
 def test_the_packed_phrase_table_is_the_mapping_a_dict_would_be(
-    pairs: list[tuple[str, str]], colliding: bool
+    pairs: list[tuple[str, str]], colliding: bool, built: int
 ) -> None:
     """The name index's packed table answers exactly as a dict: merged ids, membership, misses,
-    iteration; a hash that sends every phrase to one bucket never yields a false match."""
-    table = PhraseTable(pairs, hasher=(lambda _: 7) if colliding else hash)
+    iteration and entries in the order phrases first came, whether built from the pairs or added
+    to afterwards (``built``: how many pairs it is built from); a hash that sends every phrase to
+    one bucket never yields a false match."""
+    table = PhraseTable(pairs[:built], hasher=(lambda _: 7) if colliding else hash)
+    for phrase, cid in pairs[built:]:
+        table.add(phrase, cid)
     want = _merged(pairs)
     assert dict(table) == want and len(table) == len(want)
+    assert list(table.entries()) == list(want.items())
     assert all(table[p] == v and p in table for p, v in want.items())
     missing = "\u2603" * 7  # longer than any generated phrase
     assert table.get(missing) is None and missing not in table

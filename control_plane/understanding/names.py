@@ -162,7 +162,7 @@ class Match:
 
 
 class PhraseTable(Mapping[str, "str | tuple[str, ...]"]):
-    """A read-only mapping phrase → concept id(s), packed into flat arrays.
+    """A mapping phrase → concept id(s), packed into flat arrays (phrases are added, never removed).
 
     A dict of 400,000 short strings costs ~190 bytes a phrase (key object, hash slot, entry, the id
     string); here a phrase costs its UTF-8 bytes plus ~20 (its hash, offset, value and an
@@ -174,7 +174,7 @@ class PhraseTable(Mapping[str, "str | tuple[str, ...]"]):
     """
 
     __slots__ = (
-        "_extra", "_hash", "_hashes", "_id_starts", "_id_text", "_key_starts", "_key_text", "_multi",
+        "_hash", "_hashes", "_id_starts", "_id_text", "_key_starts", "_key_text", "_last", "_multi",
         "_slots", "_values",
     )  # fmt: skip
 
@@ -188,29 +188,32 @@ class PhraseTable(Mapping[str, "str | tuple[str, ...]"]):
         self._key_text, self._key_starts = bytearray(), array("I", [0])
         self._id_text, self._id_starts = bytearray(), array("I", [0])
         self._multi: list[tuple[str, ...]] = []
-        self._extra: dict[str, str | tuple[str, ...]] = {}
         self._slots = array("i", [-1]) * 8
-        last_cid, n = None, -1
-        hashes, values, key_text, key_starts = self._hashes, self._values, self._key_text, self._key_starts
+        self._last: str | None = None  # the id of the last id entry
         for phrase, cid in entries:
-            if cid != last_cid:  # a concept's phrases come together: one id entry per run
-                self._id_text += cid.encode()
-                self._id_starts.append(len(self._id_text))
-                last_cid, n = cid, n + 1
-            h = hasher(phrase)
-            encoded = phrase.encode()
-            slot = self._probe(h, encoded)
-            found = self._slots[slot]
-            if found >= 0:
-                self._merge(found, n)
-                continue
-            self._slots[slot] = len(hashes)
-            hashes.append(h)
-            values.append(n)
-            key_text += encoded
-            key_starts.append(len(key_text))
-            if 3 * len(hashes) > 2 * len(self._slots):
-                self._grow()
+            self.add(phrase, cid)
+
+    def add(self, phrase: str, cid: str) -> None:
+        """``phrase`` names ``cid`` (too, when it names others already)."""
+        if cid != self._last:  # a concept's phrases come together: one id entry per run
+            self._id_text += cid.encode()
+            self._id_starts.append(len(self._id_text))
+            self._last = cid
+        n = len(self._id_starts) - 2
+        h = self._hash(phrase)
+        encoded = phrase.encode()
+        slot = self._probe(h, encoded)
+        found = self._slots[slot]
+        if found >= 0:
+            self._merge(found, n)
+            return
+        self._slots[slot] = len(self._hashes)
+        self._hashes.append(h)
+        self._values.append(n)
+        self._key_text += encoded
+        self._key_starts.append(len(self._key_text))
+        if 3 * len(self._hashes) > 2 * len(self._slots):
+            self._grow()
 
     def _probe(self, h: int, encoded: bytes) -> int:
         """The slot holding ``encoded`` (hash ``h``), or the empty slot where it would go."""
@@ -255,29 +258,36 @@ class PhraseTable(Mapping[str, "str | tuple[str, ...]"]):
         """The entry number of ``phrase``, or -1."""
         return self._slots[self._probe(self._hash(phrase), phrase.encode())]
 
-    def add_missing(self, phrase: str, value: str | tuple[str, ...]) -> None:
-        """Add ``phrase`` unless the table has it (for the few derived phrases, such as heads)."""
+    def add_missing(self, phrase: str, cid: str) -> None:
+        """Add ``phrase`` for ``cid`` unless the table has it (the derived spellings, added after
+        the names: held as compactly as they are)."""
         if phrase not in self:
-            self._extra[phrase] = value
+            self.add(phrase, cid)
 
     def __getitem__(self, phrase: str) -> str | tuple[str, ...]:
         e = self._entry(phrase)
-        return self._value(e) if e >= 0 else self._extra[phrase]
+        if e < 0:
+            raise KeyError(phrase)
+        return self._value(e)
 
     def __contains__(self, phrase: object) -> bool:
-        return isinstance(phrase, str) and (self._entry(phrase) >= 0 or phrase in self._extra)
+        return isinstance(phrase, str) and self._entry(phrase) >= 0
 
     def get(self, phrase: str, default: Any = None) -> Any:  # the hot path: no exception
         e = self._entry(phrase)
-        return self._value(e) if e >= 0 else self._extra.get(phrase, default)
+        return self._value(e) if e >= 0 else default
 
     def __iter__(self) -> Iterator[str]:
         for e in range(len(self._hashes)):
             yield self._key(e).decode()
-        yield from self._extra
+
+    def entries(self) -> Iterator[tuple[str, str | tuple[str, ...]]]:
+        """``(phrase, what it names)`` in the order the phrases were first added."""
+        for e in range(len(self._hashes)):
+            yield self._key(e).decode(), self._value(e)
 
     def __len__(self) -> int:
-        return len(self._hashes) + len(self._extra)
+        return len(self._hashes)
 
 
 @dataclass(frozen=True)
@@ -307,7 +317,9 @@ class NameIndex:
         """From ``(concept id, name, aliases)``; the id with underscores as spaces is a name too,
         and so is each other spelling of a name or alias (:func:`_spellings`) that no other
         concept could be written as."""
-        derived: dict[str, set[str]] = {}
+        # The other spellings, with the concept(s) each spells, held as compactly as the names (a
+        # dict of sets here doubled the index's peak memory).
+        derived = PhraseTable()
         breaks: dict[str, frozenset[int]] = {}
         longest = 0
 
@@ -325,7 +337,7 @@ class NameIndex:
                         breaks[phrase] = breaks.get(phrase, frozenset()) | gaps
                     for variant in _spellings(text):
                         if variant:
-                            derived.setdefault(" ".join(variant), set()).add(cid)
+                            derived.add(" ".join(variant), cid)
                 toks = normalise(cid.replace("_", " "))
                 if toks:
                     yield " ".join(toks), cid
@@ -333,14 +345,14 @@ class NameIndex:
 
         phrases = PhraseTable(pairs())
         ambiguous: dict[str, tuple[str, ...]] = {}
-        for phrase, ids in derived.items():
+        for phrase, ids in derived.entries():
             if phrase in phrases:
                 continue
-            if len(ids) == 1:
-                phrases.add_missing(phrase, next(iter(ids)))
+            if isinstance(ids, str):
+                phrases.add_missing(phrase, ids)
                 longest = max(longest, phrase.count(" ") + 1)
             else:
-                ambiguous[phrase] = tuple(sorted(ids))
+                ambiguous[phrase] = ids
         return cls(phrases, longest, ambiguous, breaks)
 
     def matches(self, question: str | Text, *, breaks: bool = False) -> list[Match]:
