@@ -13,7 +13,8 @@ timings, which differ run to run).
     python -m evals.answer_dump --out /tmp/after.jsonl       # on the code after
     python -m evals.answer_dump --compare /tmp/before.jsonl /tmp/after.jsonl
 
-``--compare`` prints the first differing questions and exits 1 if any differs.
+``--compare`` prints which questions differ (set, configuration, id) and where in the answer,
+never a question's text, and exits 1 if any differs.
 """
 
 from __future__ import annotations
@@ -162,8 +163,16 @@ def dump(out: Path, *, only: Sequence[str] = (), workers: int = 2) -> int:
     return count
 
 
-def compare(before: Path, after: Path, *, show: int = 5) -> int:
-    """Print the questions whose dump lines differ; return how many differ."""
+def _differing(a: Any, b: Any, at: str = "") -> list[str]:
+    """The paths (``reading.intent``, ``rounds``) at which ``a`` and ``b`` differ."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return [p for k in sorted(a.keys() | b.keys()) for p in _differing(a.get(k), b.get(k), f"{at}{k}.")]
+    return [] if a == b else [at.rstrip(".") or "(whole)"]
+
+
+def compare(before: Path, after: Path, *, show: int = 20) -> int:
+    """Print which questions differ (set, configuration, id) and where in the answer, never the
+    question's text (a test or holdout split is compared, not read); return how many differ."""
     with before.open(encoding="utf-8") as a, after.open(encoding="utf-8") as b:
         old, new = a.read().splitlines(), b.read().splitlines()
     differing = 0
@@ -171,7 +180,9 @@ def compare(before: Path, after: Path, *, show: int = 5) -> int:
         if x != y:
             differing += 1
             if differing <= show:
-                print(f"- {x[:2000]}\n+ {y[:2000]}\n")
+                rx, ry = json.loads(x), json.loads(y)
+                where = ", ".join(_differing(rx["answer"], ry["answer"]))
+                print(f"{rx['set']} {rx['config']} {rx['id']}: {where}")
     if len(old) != len(new):
         print(f"line counts differ: {len(old)} before, {len(new)} after")
         differing += abs(len(old) - len(new))
