@@ -108,6 +108,13 @@ def test_names_in_any_script_have_words() -> None:
     assert question[-4:] == normalise("机器学习")
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=40) | st.text(alphabet="aA é-'.+#C机→ 1", max_size=20))
+def test_normalise_gives_the_words_tokenize_gives(text: str) -> None:
+    """``normalise`` (words alone, the fast path) and ``tokenize`` (words and spans) agree."""
+    assert normalise(text) == tuple(t.text for t in tokenize(text))
+
+
 def test_tokens_keep_their_place_in_the_text() -> None:
     """Every word's span is where it stands in the original text, folding or not."""
     text = "Was brauche ich vor Gödel's Sätzen und Ｃ＋＋?"

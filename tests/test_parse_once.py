@@ -1,7 +1,7 @@
 """One parse: the reader tokenises a question once, and every rule reads that one ``Text``.
 
-Counted, not assumed: a profile hook counts the calls of ``data_plane.names.tokenize`` on the
-question's own text while the planner reads it (names, time words, the grammar's sentences,
+Counted, not assumed: a profile hook counts the calls of ``data_plane.names.tokenize`` and of
+``normalise`` (its words alone) on the question's own text while the planner reads it (names, time words, the grammar's sentences,
 cues and roles, each reading tried for a name that is also a word). A rule that tokenised the
 raw question again would be counted here."""
 
@@ -37,13 +37,13 @@ EXTRA = (
 
 
 def _tokenised(question: str, read: Callable[[], Any]) -> int:
-    """How often ``tokenize`` ran on ``question`` itself while ``read`` ran."""
-    code = data_names.tokenize.__code__
+    """How often ``question`` itself was tokenised (``tokenize``, ``normalise``) while ``read`` ran."""
+    codes = (data_names.tokenize.__code__, data_names.normalise.__wrapped__.__code__)
     count = 0
 
     def profile(frame: FrameType, event: str, arg: Any) -> None:
         nonlocal count
-        if event == "call" and frame.f_code is code and frame.f_locals.get("text") == question:
+        if event == "call" and frame.f_code in codes and frame.f_locals.get("text") == question:
             count += 1
 
     data_names.normalise.cache_clear()  # a memoised normalise(question) would hide a tokenisation
