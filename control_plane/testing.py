@@ -3,6 +3,9 @@ in-memory records.
 
 ``ScriptedSynthesizer`` implements the ``Synthesizer`` protocol from a list of drafts (one per
 call; the last repeats) or from a function of the request, and records every request it saw.
+A draft is a claim (``draft(claim=...)``); ``truthful(confidence)`` is a script that claims what
+the evidence gives (the offline meaning's claim) at a confidence of its own, for tests of the
+loop's mechanics; ``cite_all`` claims every evidence concept as the answer set.
 ``make_evidence`` builds an ``EvidenceGraph`` from ids and ``(source, target, relation)`` triples
 without a database, for pure tests of synthesizers, ranking and verification.
 """
@@ -14,9 +17,9 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from control_plane.evidence import EvidenceGraph
-from control_plane.synthesizers.base import Draft, Focus, SynthesisRequest, SynthesizerInfo, Usage
-from data_plane.records import Concept, Edge, Grounding, Neighbour, Stamp
+from control_plane.evidence import EvidenceGraph, LessonLink
+from control_plane.synthesizers.base import Claim, Draft, Focus, SynthesisRequest, SynthesizerInfo, Usage
+from data_plane.records import Concept, Edge, Grounding, Neighbour, Stamp, Version
 from data_plane.temporal import AsOf
 from data_plane.walks import Walk
 
@@ -31,8 +34,10 @@ __all__ = [
     "make_concept",
     "make_edge",
     "make_evidence",
+    "make_lesson_link",
     "make_neighbour",
     "make_request",
+    "truthful",
 ]
 
 _T0 = datetime(2025, 1, 1, tzinfo=UTC)
@@ -72,18 +77,28 @@ def make_neighbour(
     return Neighbour(make_edge(s, t, relation, confidence).row(), c.row(), from_id, direction)
 
 
+def make_lesson_link(lesson_id: str, concept_id: str, title: str = "") -> LessonLink:
+    """An in-memory active link: lesson ``lesson_id`` covers ``concept_id`` (unique ``l`` ref)."""
+    version = Version("lesson_concepts", (lesson_id, concept_id), {}, _grounding(), _stamp())
+    return LessonLink(lesson_id, title or lesson_id, concept_id, version)
+
+
 def make_evidence(
     concepts: Iterable[str | Concept],
     edges: Iterable[tuple[str, str, str]] = (),
     *,
     seeds: Sequence[str] = (),
+    lessons: Iterable[tuple[str, str]] = (),
 ) -> EvidenceGraph[Concept, Edge]:
-    """An evidence graph from ids (or concepts) and ``(source, target, relation)`` triples."""
+    """An evidence graph from ids (or concepts), ``(source, target, relation)`` triples and
+    ``(lesson id, concept id)`` links."""
     ev: EvidenceGraph[Concept, Edge] = EvidenceGraph(seeds=tuple(seeds))
     for c in concepts:
         ev.add_concept(make_concept(c) if isinstance(c, str) else c)
     for s, t, r in edges:
         ev.add_edge(make_edge(s, t, r))
+    for lesson, concept in lessons:
+        ev.add_lesson_link(make_lesson_link(lesson, concept))
     return ev
 
 
@@ -116,8 +131,10 @@ def draft(
     missing: str = "",
     next_focus: Focus | None = None,
     error: str | None = None,
+    claim: Claim | None = None,
 ) -> Draft:
-    """A draft with sensible defaults (one call, no tokens)."""
+    """A draft with sensible defaults (one call, no tokens); without a ``claim`` it states none
+    (and is never an answer)."""
     return Draft(
         answer=answer,
         confidence=confidence,
@@ -127,15 +144,37 @@ def draft(
         next_focus=next_focus or Focus(),
         usage=Usage(calls=1),
         error=error,
+        claim=claim,
     )
 
 
 def cite_all(confidence: float) -> Callable[[SynthesisRequest], Draft]:
-    """A script that cites every concept and edge of the evidence with ``confidence``."""
+    """A script that claims every concept of the evidence as a complete answer set (citing every
+    edge) with ``confidence``: right only when that is the answer."""
 
     def script(request: SynthesisRequest) -> Draft:
         ev = request.evidence
-        return draft(confidence, concept_ids=sorted(ev.concepts), edge_ids=sorted(ev.edges))
+        members = tuple(sorted(ev.concepts))
+        return draft(
+            confidence,
+            concept_ids=members,
+            edge_ids=sorted(ev.edges),
+            claim=Claim("set", True, members=members),
+        )
+
+    return script
+
+
+def truthful(confidence: float, *, missing: str = "") -> Callable[[SynthesisRequest], Draft]:
+    """A script that claims what the evidence gives (the claim of the one meaning the offline
+    synthesizer answers with, complete or not as the evidence is) at ``confidence``."""
+    from control_plane.synthesizers.offline import OfflineSynthesizer
+
+    offline = OfflineSynthesizer()
+
+    def script(request: SynthesisRequest) -> Draft:
+        d = offline.synthesize(request)
+        return replace(d, confidence=confidence, usage=Usage(calls=1), missing=missing or d.missing)
 
     return script
 

@@ -21,13 +21,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Final, Protocol
 
 from control_plane.evidence import EvidenceGraph
 from control_plane.planning.coverage import quoted_records
 from control_plane.planning.verify import verify
 from control_plane.synthesizers.base import Focus, SynthesisRequest, Synthesizer
+from control_plane.synthesizers.offline import read_request
 from control_plane.understanding.names import NameIndex
 from data_plane.reads import GraphReader
 from data_plane.records import EdgeLike, EdgeRow
@@ -131,8 +132,11 @@ class _OneShot:
             as_of=as_of,
             unexpanded=self._unexpanded(evidence, as_of),
         )
+        # read the way the offline synthesizer reads a request without one, and checked by it
+        request = replace(request, reading=read_request(request))
+        assert request.reading is not None
         draft = self.synthesizer.synthesize(request)
-        verdict = verify(draft, evidence, threshold=self.threshold)
+        verdict = verify(draft, request, reading=request.reading, threshold=self.threshold)
         if verdict.accepted and verdict.draft is not None:
             draft = verdict.draft
         result = draft.result if verdict.accepted else None

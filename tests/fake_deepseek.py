@@ -23,8 +23,8 @@ completion is rewritten from the request itself, ``prompt_tokens`` being the pro
 
 ``responder``: a function from a chat request's JSON body to a ``Reply``, used when the queue is
 empty (for servers that answer any number of requests, e.g. behind several worker processes);
-``cite_the_reading`` is one: it answers confidently, citing the concepts the question was read as
-being about.
+``honest_model`` is one: it answers the claim the prompt's evidence gives (``evals.liar``).
+``claim_reply`` scripts one reply from a claim object.
 """
 
 from __future__ import annotations
@@ -44,9 +44,10 @@ __all__ = [
     "RecordedRequest",
     "Reply",
     "approx_tokens",
-    "cite_the_reading",
+    "claim_reply",
     "closed_port",
     "completion",
+    "honest_model",
 ]
 
 PATHS = ("/chat/completions", "/v1/chat/completions")
@@ -288,34 +289,31 @@ class FakeDeepSeek:
         return Handler
 
 
-READING_HEADER = "How the question was read"
+def honest_model(body: Any) -> Reply:
+    """What an honest model replies: the claim the prompt's evidence gives for its reading,
+    computed from the prompt alone (``evals.liar``); asked to read a question itself, it says it
+    did not understand it, so the grammar's reading stands."""
+    from evals.liar import Liar
+
+    return Reply(body=Liar().completion(body))
 
 
-READ_REQUEST = "You read a learner's question"
-
-
-def cite_the_reading(body: Any) -> Reply:
-    """A confident draft citing the subjects of the reading the prompt carries; asked to read a
-    question itself (a reading request), it says it did not understand it, so the grammar's
-    reading stands."""
-    if any(READ_REQUEST in str(m.get("content")) for m in body["messages"] if m.get("role") == "system"):
-        refusal = {"understood": False, "intent": "", "form": "", "transitive": False, "subjects": []}
-        return Reply(body=completion(json.dumps(refusal)))
-    user = next(m["content"] for m in body["messages"] if m.get("role") == "user")
-    lines = user.splitlines()
-    at = next(i for i, line in enumerate(lines) if line.startswith(READING_HEADER))
-    reading = json.loads(lines[at + 1])
-    cited = [s["concept_id"] for s in reading.get("subjects", []) if s.get("role") in ("subject", "target")]
-    draft = {
-        "answer": "Answered from the evidence.",
-        "confidence": 0.95,
-        "concept_ids": cited[:1],
-        "edge_ids": [],
-        "lesson_link_ids": [],
-        "missing": "",
-        "next_focus": {"relations": [], "concept_ids": [], "text": ""},
+def claim_reply(
+    claim: dict[str, Any],
+    *,
+    confidence: float = 0.95,
+    missing: str = "",
+    focus: dict[str, Any] | None = None,
+    **usage: Any,
+) -> Reply:
+    """A 200 completion whose reply is ``claim`` in the reply object the system prompt asks for."""
+    body = {
+        "claim": claim,
+        "confidence": confidence,
+        "missing": missing,
+        "next_focus": focus or {"relations": [], "concept_ids": [], "text": ""},
     }
-    return Reply(body=completion(json.dumps(draft)))
+    return Reply(body=completion(json.dumps(body), **usage))
 
 
 def closed_port() -> int:

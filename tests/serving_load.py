@@ -39,7 +39,7 @@ from typing import Any
 
 import httpx
 import structlog
-from fake_deepseek import FakeDeepSeek, cite_the_reading
+from fake_deepseek import FakeDeepSeek, honest_model
 from serving_harness import served
 
 from control_plane.surfaces.runtime import ensure_initialised
@@ -125,7 +125,7 @@ def run(url: str, args: argparse.Namespace) -> dict[str, Any]:
         engine.dispose()
     questions = pick_questions(30)
     shares = [args.requests // args.clients + (i < args.requests % args.clients) for i in range(args.clients)]
-    with FakeDeepSeek(responder=cite_the_reading) as fake:
+    with FakeDeepSeek(responder=honest_model) as fake:
         env = {
             "KG_SYNTHESIZER": "deepseek",
             "DEEPSEEK_API_KEY": "sk-load",

@@ -4,13 +4,12 @@ synthesizer and for DeepSeek drafts alike; ``kg eval`` measures it as citation c
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import replace
 from itertools import pairwise
 
 import pytest
-from fake_deepseek import FakeDeepSeek, Reply, completion
+from fake_deepseek import FakeDeepSeek, claim_reply
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sqlalchemy.engine import Engine
@@ -19,9 +18,9 @@ from test_offline import CONCEPTS, EDGES, SEEDS, WORKED
 
 from control_plane.evidence import EvidenceGraph
 from control_plane.planning.coverage import evidence_names, named_concepts, quoted_records
-from control_plane.planning.verify import verify
-from control_plane.synthesizers.base import Draft, Result, Usage
-from control_plane.synthesizers.findings import LONG_LIST
+from control_plane.planning.verify import Verdict, verify
+from control_plane.semantics.findings import LONG_LIST
+from control_plane.synthesizers.base import Claim, Draft
 from control_plane.synthesizers.offline import OfflineSynthesizer, read_request
 from control_plane.testing import draft, make_concept, make_evidence, make_request
 from control_plane.understanding.interpretation import Reading
@@ -141,42 +140,32 @@ def test_an_everyday_word_names_a_concept_only_where_the_text_writes_it_as_a_nam
     assert named_concepts("a plan: C before C++, as a rule", index) == {"c", "cpp"}
 
 
-# -- the verifier ------------------------------------------------------------------------------
+# -- the verifier: claims, and the words of the verified claim -----------------------------------
 
 
-def test_a_draft_naming_a_concept_outside_the_evidence_is_rejected() -> None:
-    """Naming a concept the evidence does not hold is never repaired: there is nothing to cite."""
-    ev, reading = worked()
-    names = NameIndex.from_names([(c, c.replace("_", " "), ()) for c in [*CONCEPTS, "transformers"]])
-    d = draft(
-        0.95,
-        answer="RAG builds on prompting fundamentals and transformers.",
-        concept_ids=["prompting_fundamentals", "rag"],
-        edge_ids=[ref(ev, "rag", "prompting_fundamentals", "builds_on")],
-    )
-    verdict = verify(d, ev, reading=reading, names=names)
-    assert not verdict.accepted and verdict.uncited == ("transformers",)
-    assert "names concepts outside the evidence: transformers" in verdict.reason
+def _verify(d: Draft, question: str, ev: EvidenceGraph[Concept, Edge]) -> Verdict:
+    request = make_request(question, ev)
+    return verify(d, request, reading=read_request(request))
 
 
-def test_the_old_worked_example_draft_is_repaired_to_cite_every_named_concept_and_its_path() -> None:
-    """The draft that named the whole closure but cited only the three answers (and no path for
-    the rest) is accepted only once every named concept and a path for each is cited."""
-    ev, reading = worked()
-    old = Draft(
-        "Before agent orchestration a learner must master agent memory, function calling, prompting "
-        "fundamentals. Of those, rag builds on: prompting fundamentals.",
-        0.9,
-        ("prompting_fundamentals",),
-        (ref(ev, "rag", "prompting_fundamentals", "builds_on"),),
-        "",
-        draft(0.9).next_focus,
-        Usage(calls=1),
-        result=Result("before_uses", ("prompting_fundamentals",)),
-    )
-    verdict = verify(old, ev, reading=reading)
+def test_a_claim_naming_a_concept_outside_the_evidence_is_a_fault() -> None:
+    """Claiming a concept the evidence does not hold is never an answer, however confident."""
+    ev, _ = worked()
+    d = draft(0.95, claim=Claim("set", True, members=("prompting_fundamentals", "transformers")))
+    verdict = _verify(d, WORKED, ev)
+    assert not verdict.accepted and verdict.fault
+    assert verdict.reason == "cites ids outside the evidence: transformers"
+
+
+def test_an_accepted_claim_is_answered_in_the_words_of_the_evidence_with_every_path_cited() -> None:
+    """The worked example's claim (only what RAG builds on) is accepted; the learner reads the
+    closure and the answer in the offline words, and every concept named is cited with its path."""
+    ev, _ = worked()
+    d = draft(0.9, claim=Claim("set", True, members=("prompting_fundamentals",)))
+    verdict = _verify(d, WORKED, ev)
     assert verdict.accepted and verdict.draft is not None
     fixed = verdict.draft
+    assert fixed.answer.startswith("Before agent orchestration a learner must master")
     assert set(fixed.concept_ids) == {
         "agent_orchestration",
         "rag",
@@ -187,42 +176,36 @@ def test_the_old_worked_example_draft_is_repaired_to_cite_every_named_concept_an
     cited = {(ev.edges[r].source_id, ev.edges[r].target_id) for r in fixed.edge_ids}
     assert {("agent_memory", "agent_orchestration"), ("function_calling", "agent_orchestration")} <= cited
     assert ("function_calling", "prompting_fundamentals") in cited  # prompting fundamentals' path to X
-    assert {"agent_memory", "function_calling", "agent_orchestration", "rag"} <= set(verdict.repaired)
+    assert fixed.usage == d.usage and fixed.result is not None
+    assert fixed.result.members == ("prompting_fundamentals",)
 
 
-def test_a_named_concept_outside_the_asked_relation_is_rejected() -> None:
+def test_a_member_outside_the_asked_relation_is_a_fault() -> None:
     """Prompting fundamentals is in the evidence but is no direct prerequisite of agent
-    orchestration: naming it in that answer is not something a path can back."""
+    orchestration: claiming it is something the evidence does not give."""
     ev = make_evidence(CONCEPTS, EDGES, seeds=SEEDS)
-    request = make_request("What are the prerequisites of agent orchestration?", ev)
-    d = draft(
-        0.95,
-        answer="Agent orchestration needs function calling and prompting fundamentals.",
-        concept_ids=["function_calling", "agent_orchestration"],
-    )
-    verdict = verify(d, ev, reading=read_request(request))
-    assert not verdict.accepted and "names or cites concepts that are not" in verdict.reason
-    assert verdict.reason.endswith(": prompting_fundamentals")
+    d = draft(0.95, claim=Claim("set", True, members=("function_calling", "prompting_fundamentals")))
+    verdict = _verify(d, "What are the prerequisites of agent orchestration?", ev)
+    assert not verdict.accepted and verdict.fault
+    assert "states 1 the evidence does not give (prompting fundamentals)" in verdict.reason
 
 
 def test_a_member_must_stand_in_every_part_of_a_compound_question() -> None:
     """ "Which of those does RAG build on": function calling is needed before agent orchestration
-    but RAG does not build on it, so stating it as an answer is rejected."""
-    ev, reading = worked()
-    d = replace(
-        draft(0.95, answer="RAG builds on function calling.", concept_ids=["function_calling"]),
-        result=Result("before_uses", ("function_calling",)),
-    )
-    verdict = verify(d, ev, reading=reading)
-    assert not verdict.accepted and "states function_calling as an answer" in verdict.reason
-
-
-def test_without_a_reading_an_uncited_name_is_rejected() -> None:
-    """With no reading there is no relation to cite a path in: a named, uncited concept rejects."""
+    but RAG does not build on it, so claiming it (for prompting fundamentals) is a fault."""
     ev, _ = worked()
-    d = draft(0.95, answer="It is chunking.", concept_ids=["rag"])
-    assert not verify(d, ev).accepted
-    assert verify(replace(d, concept_ids=("rag", "chunking")), ev).accepted
+    d = draft(0.95, claim=Claim("set", True, members=("function_calling",)))
+    verdict = _verify(d, WORKED, ev)
+    assert not verdict.accepted and verdict.fault
+    assert "leaves out 1 of the 1" in verdict.reason and "function calling" in verdict.reason
+
+
+def test_a_draft_without_a_claim_is_never_an_answer() -> None:
+    """Prose alone, however well it cites, is not an answer: there is no claim to check."""
+    ev, _ = worked()
+    d = draft(0.95, answer="RAG builds on prompting fundamentals.", concept_ids=["prompting_fundamentals"])
+    verdict = _verify(d, WORKED, ev)
+    assert not verdict.accepted and not verdict.fault and verdict.reason.startswith("states no claim")
 
 
 # -- the offline synthesizer: text and citations from one source ------------------------------
@@ -277,9 +260,9 @@ def test_offline_text_names_only_what_it_cites_and_needs_no_repair(
     assert d.names is not None and all(d.answer[s.start : s.end] == ev.name(s.concept_id) for s in d.names)
     assert {s.concept_id for s in d.names} <= set(d.concept_ids)
     assert d.result is not None and set(d.result.members) <= set(d.concept_ids)
-    verdict = verify(d, ev, reading=read_request(request))
+    verdict = verify(d, request, reading=read_request(request))
     if verdict.accepted:
-        assert verdict.repaired == () and verdict.draft == d, verdict.repaired
+        assert verdict.draft == d  # the verified claim's words are the offline synthesizer's
 
 
 def test_offline_answers_on_a_graph_of_everyday_names_are_accepted() -> None:
@@ -301,19 +284,24 @@ def test_offline_answers_on_a_graph_of_everyday_names_are_accepted() -> None:
     d = OfflineSynthesizer().synthesize(request)
     assert d.names is not None and {s.concept_id for s in d.names} == {"algebra", "calculus"}
     assert all(d.answer[s.start : s.end] == ev.name(s.concept_id) for s in d.names)
-    verdict = verify(d, ev, reading=read_request(request), names=evidence_names(ev))
+    verdict = verify(d, request, reading=read_request(request))
     assert verdict.accepted, verdict.reason
 
 
-def test_a_draft_whose_name_spans_do_not_hold_names_is_rejected() -> None:
-    """A span that does not hold its concept's name is no claim the verifier can trust."""
+def test_a_drafts_own_text_never_reaches_the_learner() -> None:
+    """Whatever text and name spans a draft carries (here a forged span and other words), the
+    accepted answer's words are the verified claim's, rendered from the evidence."""
     ev, reading = worked()
-    d = OfflineSynthesizer().synthesize(make_request(WORKED, ev))
+    request = make_request(WORKED, ev)
+    d = OfflineSynthesizer().synthesize(request)
     assert d.names
     first = d.names[0]
-    forged = replace(d, names=(replace(first, end=first.end - 1), *d.names[1:]))
-    verdict = verify(forged, ev, reading=reading)
-    assert not verdict.accepted and "is not the name of" in verdict.reason
+    forged = replace(
+        d, answer="No: nothing is needed.", names=(replace(first, end=first.end - 1), *d.names[1:])
+    )
+    verdict = verify(forged, request, reading=reading)
+    assert verdict.accepted and verdict.draft is not None
+    assert verdict.draft.answer == d.answer and verdict.draft.names == d.names
 
 
 def test_a_long_closure_is_written_in_at_most_four_learning_stages() -> None:
@@ -356,75 +344,55 @@ def graph(sqlite_engine: Engine) -> tuple[GraphReader, ManualClock]:
     return GraphReader(sqlite_engine, clock=clock), clock
 
 
-def _reply(answer: str, concepts: list[str], edges: list[str], answer_ids: list[str] | None) -> Reply:
-    body: dict[str, object] = {
-        "answer": answer,
-        "confidence": 0.95,
-        "concept_ids": concepts,
-        "edge_ids": edges,
-        "missing": "",
-        "next_focus": {"relations": [], "concept_ids": [], "text": ""},
-    }
-    if answer_ids is not None:
-        body["answer_ids"] = answer_ids
-    return Reply(body=completion(json.dumps(body)))
-
-
-def test_a_deepseek_draft_naming_a_concept_outside_the_evidence_never_passes(
+def test_a_deepseek_claim_naming_a_concept_outside_the_evidence_never_passes(
     graph: tuple[GraphReader, ManualClock], fake: FakeDeepSeek
 ) -> None:
-    """Statistics is a concept of the graph but not of the evidence: however confident, a draft
-    naming it is rejected round after round and the question is abstained on (once the loop has
-    read statistics, because the rejection put it in focus, for not being needed before
-    optimisation)."""
+    """Statistics is a concept of the graph but not of the evidence: a claim naming it is a fault,
+    the loop does not go looking for it, and the second such claim ends the question (two calls)."""
     reader, clock = graph
-    fake.enqueue(
-        *[
-            _reply(
-                "Before optimisation: calculus, algebra and statistics.",
-                ["calculus", "algebra"],
-                [],
-                ["calculus", "algebra"],
-            )
-        ]
-        * 4
-    )
+    claim = {"members": ["calculus", "algebra", "statistics"], "complete": True}
+    fake.enqueue(*[claim_reply(claim)] * 4)
     a = _ask(reader, clock, fake, "What do I need to learn before optimisation?")
-    assert a["abstained"] and a["result"] is None
+    assert a["abstained"] and a["result"] is None and len(fake.requests) == 2
     verdicts = [r["verdict"] for r in a["rounds"] if r["llm_calls"]]
-    assert verdicts and "names concepts outside the evidence: statistics" in verdicts[0]
-    assert all(v.endswith(": statistics") and v != "accepted" for v in verdicts), verdicts
+    assert verdicts == ["cites ids outside the evidence: statistics"] * 2
+    assert "contradicted the evidence 2 times" in str(a["abstain_reason"])
 
 
-def test_a_deepseek_draft_is_repaired_to_cite_the_path_of_what_it_names(
+def test_a_true_deepseek_claim_is_answered_in_the_evidences_words(
     graph: tuple[GraphReader, ManualClock], fake: FakeDeepSeek
 ) -> None:
-    """A reply that names algebra and the subject but cites only calculus is accepted with
-    algebra's path and the subject cited; its answer_ids are the answer's result."""
+    """A claim of the whole closure is accepted: the learner reads the closure in the offline
+    words, with every named concept and its path cited; the claim's members are the result."""
     reader, clock = graph
-    fake.enqueue(
-        _reply("Before optimisation: calculus and algebra.", ["calculus"], [], ["calculus", "algebra"])
-    )
+    fake.enqueue(claim_reply({"members": ["calculus", "algebra"], "complete": True}))
     a = _ask(reader, clock, fake, "What do I need to learn before optimisation?")
     assert not a["abstained"], a["abstain_reason"]
-    assert a["result"] == {"intent": "needed_before", "members": ["calculus", "algebra"]}
+    assert a["result"] == {"intent": "needed_before", "members": ["algebra", "calculus"]}
+    assert a["text"].startswith("Before optimisation a learner must master algebra, calculus")
     assert {c["id"] for c in a["cited_concepts"]} == {"optimisation", "calculus", "algebra"}
     keys = {e["key"] for e in a["evidence"]["edges"] if e["edge_id"] in a["cited_edges"]}
     assert keys == {"algebra>prerequisite>calculus", "calculus>prerequisite>optimisation"}
-    assert "cited what it left out for" in a["rounds"][0]["verdict"]
     system = fake.requests[0].json()["messages"][0]["content"]
-    assert '"answer_ids"' in system and "names a concept it does not cite" in system
+    user = fake.requests[0].json()["messages"][1]["content"]
+    assert (
+        '"claim"' in system
+        and 'Claim contract for this question: set, with exactly "members", "complete".' in user
+    )
 
 
-def test_deepseek_answer_ids_outside_the_asked_relation_are_rejected(
+def test_deepseek_members_outside_the_asked_relation_are_a_fault(
     graph: tuple[GraphReader, ManualClock], fake: FakeDeepSeek
 ) -> None:
-    """Stating optimisation as something needed before calculus (it comes after) is never accepted."""
+    """Claiming optimisation as something needed before calculus (it comes after) is never
+    accepted; the refusal is told to the model in the next round's prompt."""
     reader, clock = graph
-    fake.enqueue(*[_reply("Before calculus: optimisation.", ["optimisation"], [], ["optimisation"])] * 4)
+    fake.enqueue(*[claim_reply({"members": ["optimisation"], "complete": True})] * 4)
     a = _ask(reader, clock, fake, "What do I need to learn before calculus?")
-    assert a["abstained"]
+    assert a["abstained"] and len(fake.requests) == 2
     assert "optimisation" in a["rounds"][0]["verdict"]
+    second = fake.requests[1].json()["messages"][1]["content"]
+    assert "Your previous claim was refused: " in second and "optimisation" in second
 
 
 # -- kg eval -----------------------------------------------------------------------------------

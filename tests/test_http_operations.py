@@ -18,7 +18,7 @@ from control_plane.surfaces.http.problems import json_error, kg_status
 from control_plane.surfaces.ratelimit import ModelCallCap, cap_synthesizer
 from control_plane.surfaces.runtime import Runtime, ensure_initialised
 from control_plane.synthesizers.base import SynthesizerInfo
-from control_plane.testing import ScriptedSynthesizer, draft
+from control_plane.testing import ScriptedSynthesizer, truthful
 from data_plane import connect
 from data_plane.database import downgrade
 from data_plane.limits import LimitTable
@@ -118,9 +118,7 @@ def test_metrics_count_requests_answers_model_use_and_refusals(runtime: Runtime)
     """/metrics (Prometheus text) counts requests by route template, answers, reuse hits, model calls,
     tokens and 429s of each limit."""
     online = SynthesizerInfo("scripted", "online-script", "test", offline=False)
-    runtime.synthesizer = ScriptedSynthesizer(
-        lambda r: draft(0.95, concept_ids=r.evidence.seeds), info=online
-    )
+    runtime.synthesizer = ScriptedSynthesizer(truthful(0.95), info=online)
     with _client(runtime, ask_rate_per_min=3, model_calls_per_min=60) as c:
         codes = [c.post("/ask", json={"question": QUESTION}).status_code for _ in range(4)]
         c.get("/concepts/rag")
@@ -306,7 +304,7 @@ def test_a_budget_spent_before_the_first_model_call_is_refused_and_records_nothi
     online = SynthesizerInfo("scripted", "online-script", "test", offline=False)
     cap = ModelCallCap(1, clock=Ticker(), store=LimitTable(runtime.engine))
     assert cap.take() == 0.0  # the budget is spent
-    inner = ScriptedSynthesizer(lambda r: draft(0.95, concept_ids=r.evidence.seeds), info=online)
+    inner = ScriptedSynthesizer(truthful(0.95), info=online)
     runtime.synthesizer = cap_synthesizer(inner, cap)
     before = len(runtime.reader.answers(limit=1000))
     with pytest.raises(ModelBudgetSpent) as refused:
@@ -319,9 +317,7 @@ def test_a_spent_budget_still_serves_answers_that_need_no_model_call(runtime: Ru
     """Once the model budget is spent, a repeated question is still answered by reuse (and one naming
     no concept by its abstention); only a question that needs the model is refused."""
     online = SynthesizerInfo("scripted", "online-script", "test", offline=False)
-    runtime.synthesizer = ScriptedSynthesizer(
-        lambda r: draft(0.95, concept_ids=r.evidence.seeds), info=online
-    )
+    runtime.synthesizer = ScriptedSynthesizer(truthful(0.95), info=online)
     with _client(runtime, ask_rate_per_min=0, model_calls_per_min=1) as c:
         first = c.post("/ask", json={"question": QUESTION})
         reused = c.post("/ask", json={"question": QUESTION})

@@ -1,6 +1,6 @@
 """Lessons through DeepSeek: the prompt shows the lesson links a lesson question read (both
-evidence forms), the reply's ``lesson_link_ids`` become the answer's cited lessons, and the
-verifier refuses lesson links that do not answer the reading."""
+evidence forms), the lessons claim's ``lesson_link_ids`` become the answer's cited lessons, and
+the verifier refuses lesson links that do not answer the reading."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 
 import pytest
-from fake_deepseek import FakeDeepSeek, Reply, completion
+from fake_deepseek import FakeDeepSeek, Reply, claim_reply
 from sqlalchemy.engine import Engine
 
 from control_plane.planning.loop import Planner
@@ -46,17 +46,8 @@ def graph(sqlite_engine: Engine) -> tuple[GraphReader, ManualClock]:
     return GraphReader(sqlite_engine, clock=clock), clock
 
 
-def _reply(answer: str, concepts: list[str], links: list[str], confidence: float = 0.9) -> Reply:
-    body = {
-        "answer": answer,
-        "confidence": confidence,
-        "concept_ids": concepts,
-        "edge_ids": [],
-        "lesson_link_ids": links,
-        "missing": "",
-        "next_focus": {"relations": [], "concept_ids": [], "text": ""},
-    }
-    return Reply(body=completion(json.dumps(body)))
+def _reply(links: list[str], confidence: float = 0.9) -> Reply:
+    return claim_reply({"lesson_link_ids": links, "complete": True}, confidence=confidence)
 
 
 def _link(reader: GraphReader, lesson: str, concept: str) -> str:
@@ -76,11 +67,11 @@ def test_a_cited_lesson_link_becomes_the_answers_cited_lesson(
     answer's cited lesson."""
     reader, clock = graph
     ref = _link(reader, "L1", "calculus")
-    fake.enqueue(_reply("Lesson L1 covers calculus.", ["calculus"], [ref]))
+    fake.enqueue(_reply([ref]))
     a = _ask(reader, clock, fake, "Which lessons cover calculus?")
     assert not a["abstained"] and a["cited_lessons"] == ["L1"]
     prompt = fake.requests[-1].json()["messages"][1]["content"]
-    assert f"{ref} | L1" in prompt and "lesson_link_ids" in fake.requests[-1].json()["messages"][0]["content"]
+    assert f"{ref} | L1" in prompt and "lesson_link_ids" in prompt
 
 
 @pytest.mark.parametrize(
@@ -93,13 +84,14 @@ def test_a_cited_lesson_link_becomes_the_answers_cited_lesson(
 def test_a_lesson_link_that_does_not_answer_the_reading_is_refused(
     graph: tuple[GraphReader, ManualClock], fake: FakeDeepSeek, question: str, lesson: str, concept: str
 ) -> None:
-    """Citing a lesson of the wrong concept is not an answer at any confidence."""
+    """Citing a lesson of the wrong concept is not an answer at any confidence: a fault, twice."""
     reader, clock = graph
     ref = _link(reader, lesson, concept)
-    fake.enqueue(*[_reply(f"Take {lesson}.", [concept], [ref], confidence=0.95)] * 4)
+    fake.enqueue(*[_reply([ref], confidence=0.95)] * 4)
     a = _ask(reader, clock, fake, question)
-    assert a["abstained"] and a["cited_lessons"] == []
-    assert ref in json.dumps(a["rounds"])  # the refusal names the link
+    assert a["abstained"] and a["cited_lessons"] == [] and len(fake.requests) == 2
+    verdicts = [r["verdict"] for r in a["rounds"]]
+    assert all(ref in v and ("do not answer it" in v or "outside the evidence" in v) for v in verdicts)
 
 
 def test_the_compact_closure_form_lists_lesson_links(graph: tuple[GraphReader, ManualClock]) -> None:
@@ -117,26 +109,19 @@ def test_the_compact_closure_form_lists_lesson_links(graph: tuple[GraphReader, M
 @pytest.mark.parametrize(
     ("links", "refs", "error"),
     [
-        (None, (), None),
         (["l3", "l9"], ("l3", "l9"), None),
         ("l3", (), "lesson_link_ids must be a list of strings"),
         ([3], (), "lesson_link_ids[0] must be a string"),
     ],
 )
-def test_lesson_link_ids_are_optional_and_strictly_typed(
-    links: object, refs: tuple[str, ...], error: str | None
-) -> None:
-    """Replies to older prompts have no lesson_link_ids; when present they are a list of strings."""
+def test_lesson_link_ids_are_strictly_typed(links: object, refs: tuple[str, ...], error: str | None) -> None:
+    """A lessons claim's lesson_link_ids are a list of strings (and the draft's cited links)."""
     body: dict[str, object] = {
-        "answer": "a",
+        "claim": {"lesson_link_ids": links, "complete": True},
         "confidence": 0.9,
-        "concept_ids": ["x"],
-        "edge_ids": [],
         "missing": "",
         "next_focus": {"relations": [], "concept_ids": [], "text": ""},
     }
-    if links is not None:
-        body["lesson_link_ids"] = links
-    draft = parse_draft(json.dumps(body), Usage())
+    draft = parse_draft(json.dumps(body), Usage(), contract="lessons")
     assert draft.lesson_refs == refs
     assert (draft.error is None) if error is None else (error in str(draft.error))

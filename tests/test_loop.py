@@ -15,11 +15,11 @@ from control_plane.errors import LLMUnavailable
 from control_plane.planning.answer import Answer
 from control_plane.planning.graph_store import SQLPropertyGraphStore
 from control_plane.planning.loop import MAX_QUESTION_CHARS, NO_SEED, NOTHING_MORE, Planner
-from control_plane.planning.round import PARTIAL, PARTIAL_CLOSURE
+from control_plane.planning.round import FAULTY, PARTIAL_CLOSURE
 from control_plane.planning.walk_order import WalkOrder, walk_order
-from control_plane.synthesizers.base import Focus
+from control_plane.synthesizers.base import Claim, Focus
 from control_plane.synthesizers.offline import OfflineSynthesizer
-from control_plane.testing import RecordingExpander, ScriptedSynthesizer, cite_all, draft
+from control_plane.testing import RecordingExpander, ScriptedSynthesizer, cite_all, draft, truthful
 from control_plane.understanding.interpretation import Reading
 from data_plane import Concept, Edge, GraphReader, InputError, WriteGateway
 from data_plane.testing import ManualClock, build_graph, grounding
@@ -125,7 +125,7 @@ def test_abstains_after_max_rounds_when_confidence_stays_low(
 ) -> None:
     """A synthesizer stuck at 0.6 makes the loop abstain after 4 rounds, with the reason."""
     chain(lgateway, 8)
-    synth = ScriptedSynthesizer(cite_all(0.6))
+    synth = ScriptedSynthesizer(truthful(0.6))
     answer = planner(lreader, synth, loop_clock).ask("what is connected to node0?", record=False)
     assert answer.abstained and len(answer.rounds) == 4 and synth.calls == 4
     assert answer.abstain_reason is not None and "after 4 rounds (best 0.60)" in answer.abstain_reason
@@ -166,7 +166,7 @@ def test_no_concept_is_expanded_twice_and_one_call_per_round(
     for question in (WORKED, "Which concepts are connected to agent memory?"):
         store.calls.clear()
         store.walks.clear()
-        synth = ScriptedSynthesizer(cite_all(0.5))
+        synth = ScriptedSynthesizer(truthful(0.5))
         answer = planner(lreader, synth, loop_clock, store=store).ask(question, record=False)
         expanded: set[str] = set()
         for ids, exclude in store.calls:
@@ -213,15 +213,19 @@ def test_a_walk_cut_by_its_budget_is_partial_until_completed(
 def test_a_partial_closure_is_never_answered_with_high_confidence(
     lgateway: WriteGateway, lreader: GraphReader, loop_clock: ManualClock
 ) -> None:
-    """Even a model claiming 0.99 is not accepted while a budget-cut walk's boundary is open."""
+    """A model claiming, at 0.99, the complete closure from a walk cut by its row budget makes a
+    claim the evidence cannot settle: refused as a fault, never answered; the closure says it is
+    partial. A truthful model at 0.99 says its claim is partial, and is not answered either."""
     chain(lgateway, 40)
-    synth = ScriptedSynthesizer(cite_all(0.99))
-    answer = planner(lreader, synth, loop_clock, walk_order=_small_walks(budget=2), max_rounds=2).ask(
-        "What do I need to learn before node39?", record=False
-    )
-    assert answer.abstained and answer.confidence <= PARTIAL_CLOSURE
-    assert answer.abstain_reason is not None and PARTIAL in answer.abstain_reason
-    assert answer.to_dict()["closure"]["partial"] is True
+    closure = Claim("set", True, members=tuple(f"node{i}" for i in range(39)))
+    for synth in (ScriptedSynthesizer([draft(0.99, claim=closure)]), ScriptedSynthesizer(truthful(0.99))):
+        answer = planner(lreader, synth, loop_clock, walk_order=_small_walks(budget=2), max_rounds=2).ask(
+            "What do I need to learn before node39?", record=False
+        )
+        assert answer.abstained and answer.confidence < 0.8
+        assert answer.to_dict()["closure"]["partial"] is True
+    assert answer.rounds[0].verdict.startswith("states a partial answer")
+    assert PARTIAL_CLOSURE < 0.8
 
 
 def test_frontier_never_exceeds_twelve(
@@ -321,13 +325,17 @@ def test_question_without_a_learning_path_is_abstained_on(
 def test_citation_outside_evidence_is_rejected_and_refocused(
     lgateway: WriteGateway, lreader: GraphReader, loop_clock: ManualClock
 ) -> None:
-    """A confident draft citing an unknown id is capped below 0.80, and the focus moves to that id."""
+    """A confident draft claiming an id outside the evidence is a fault: capped below 0.80, and
+    the next round reads nothing more for it (no search for a made-up concept); a second such
+    draft ends the question in an abstention that says so, after two model calls."""
     chain(lgateway, 4)
-    synth = ScriptedSynthesizer([draft(0.95, concept_ids=["ghost"]), draft(0.5)])
+    synth = ScriptedSynthesizer([draft(0.95, claim=Claim("set", True, members=("ghost",)))])
     answer = planner(lreader, synth, loop_clock).ask("node0?", record=False)
-    first = answer.rounds[0]
-    assert first.confidence < 0.8 and "ghost" in first.verdict and first.decision == "continue"
-    assert "ghost" in answer.rounds[1].focus.concept_ids
+    first, second = answer.rounds
+    assert first.confidence < 0.8 and "outside the evidence: ghost" in first.verdict
+    assert first.decision == "continue" and second.decision == "abstain" and synth.calls == 2
+    assert second.frontier_added == () and "ghost" not in second.focus.concept_ids
+    assert answer.abstained and answer.abstain_reason is not None and FAULTY in answer.abstain_reason
 
 
 def test_error_draft_is_never_an_answer(

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from fake_deepseek import FakeDeepSeek, Reply, completion
+from fake_deepseek import FakeDeepSeek, Reply, completion, honest_model
 from sqlalchemy.engine import Engine
 
 from control_plane.planning.loop import Planner
@@ -31,7 +31,8 @@ ODD = "does triads lean on rhythm?"
 
 @pytest.fixture
 def fake() -> Iterator[FakeDeepSeek]:
-    with FakeDeepSeek() as server:
+    """A fake gateway: scripted reading replies first, then an honest model (``evals.liar``)."""
+    with FakeDeepSeek(responder=honest_model) as server:
         yield server
 
 
@@ -56,12 +57,6 @@ def reading(**fields: Any) -> Reply:
     return Reply(body=completion(json.dumps(body)))
 
 
-def answer_reply(text: str, concepts: list[str], edges: list[str]) -> Reply:
-    body = {"answer": text, "confidence": 0.95, "concept_ids": concepts, "edge_ids": edges, "answer_ids": [],
-            "missing": "", "next_focus": {"relations": [], "concept_ids": [], "text": ""}}  # fmt: skip
-    return Reply(body=completion(json.dumps(body)))
-
-
 def ask(graph: GraphReader, clock: ManualClock, fake: FakeDeepSeek, question: str) -> dict[str, Any]:
     synth = DeepSeekSynthesizer(LLMSettings(api_key=Secret(KEY), base_url=fake.url), sleep=lambda _: None)
     return Planner(graph, synth, clock=clock).ask(question, record=False).to_dict()
@@ -78,7 +73,7 @@ def test_a_valid_model_reading_is_used_marked_and_counted(
 ) -> None:
     """One reading call, then the round's synthesis: the answer says the model read it, and both
     calls count."""
-    fake.enqueue(reading(), answer_reply("Yes, through meter.", ["rhythm", "meter", "triads"], []))
+    fake.enqueue(reading())
     a = ask(graph, clock, fake, ODD)
     assert a["reading"]["read_by"] == "model" and a["reading"]["form"] == "yes_no"
     assert a["reading_call"]["llm_calls"] == 1 and a["llm_calls"] == a["reading_call"]["llm_calls"] + sum(
@@ -100,14 +95,14 @@ def test_a_reused_answer_to_a_model_read_question_costs_no_call_at_all(
     synth = DeepSeekSynthesizer(LLMSettings(api_key=Secret(KEY), base_url=fake.url), sleep=lambda _: None)
     gateway = WriteGateway(sqlite_engine, clock=clock)
     planner = Planner(graph, synth, gateway=gateway, clock=clock, reuse=AnswerIndex(graph))
-    fake.enqueue(reading(), answer_reply("Yes, through meter.", ["rhythm", "meter", "triads"], []))
+    fake.enqueue(reading())
     first = planner.reply(ODD).to_dict()
     assert first["reading"]["read_by"] == "model" and len(fake.requests) == 2
     again = planner.reply(ODD).to_dict()
     assert again["reused_from"] == first["answer_id"] and again["llm_calls"] == 0
     assert again["reading"] == first["reading"] and len(fake.requests) == 2
     build_graph(gateway, ["modes"], [("modes", "scales", "part_of")])
-    fake.enqueue(reading(), answer_reply("Yes, through meter.", ["rhythm", "meter", "triads"], []))
+    fake.enqueue(reading())
     afresh = planner.reply(ODD).to_dict()
     assert afresh["reused_from"] is None and len(fake.requests) == 4
 
@@ -154,9 +149,6 @@ def test_a_malformed_or_hostile_reading_abstains_saying_why(
 def test_a_sure_grammar_reading_makes_no_reading_call(
     graph: GraphReader, clock: ManualClock, fake: FakeDeepSeek
 ) -> None:
-    fake.enqueue(
-        answer_reply("Before triads: meter, rhythm, scales.", ["meter", "rhythm", "scales", "triads"], [])
-    )
     ask(graph, clock, fake, "What do I need before triads?")
     assert all(
         "You read a learner's question" not in r.json()["messages"][0]["content"] for r in fake.requests
@@ -209,7 +201,7 @@ def test_the_reading_call_is_spent_from_the_servers_model_budget(
     inner = DeepSeekSynthesizer(LLMSettings(api_key=Secret(KEY), base_url=fake.url), sleep=lambda _: None)
     capped = cap_synthesizer(inner, ModelCallCap(1))
     assert isinstance(capped, QuestionReader)
-    fake.enqueue(reading(), answer_reply("Yes.", ["rhythm", "meter", "triads"], []))
+    fake.enqueue(reading())
     with pytest.raises(ModelBudgetSpent):
         Planner(graph, capped, clock=clock).ask(ODD, record=False)
     assert len(fake.requests) == 1  # the reading reached the model; the synthesis did not

@@ -71,7 +71,8 @@ def test_complete_closure_answers_with_high_confidence() -> None:
     """With everything expanded, the intersection is answered at 0.9: the answer set is what Y
     builds on, and the citations cover every concept the text names (the whole closure)."""
     ev = make_evidence(CONCEPTS, EDGES, seeds=SEEDS)
-    d = OfflineSynthesizer().synthesize(make_request(WORKED, ev))
+    req = make_request(WORKED, ev)
+    d = OfflineSynthesizer().synthesize(req)
     assert d.confidence >= 0.9 and d.result is not None
     assert d.result.intent == "before_uses" and d.result.members == ("prompting_fundamentals",)
     assert set(d.concept_ids) == {
@@ -82,7 +83,7 @@ def test_complete_closure_answers_with_high_confidence() -> None:
         "prompting_fundamentals",
     }
     assert "Prompting fundamentals".lower() in d.answer.lower()
-    assert verify(d, ev).accepted
+    assert verify(d, req, reading=read_request(req)).accepted
 
 
 def test_cited_edges_justify_the_answer() -> None:
@@ -174,10 +175,11 @@ def test_path_between_two_seeds() -> None:
     """'How does X lead to Y' answers with a learning-order path of evidence edges from X to Y."""
     ev = make_evidence(CONCEPTS, EDGES, seeds=("prompting_fundamentals", "agent_orchestration"))
     question = "how does prompting fundamentals lead to agent orchestration?"
-    d = OfflineSynthesizer().synthesize(make_request(question, ev))
+    req = make_request(question, ev)
+    d = OfflineSynthesizer().synthesize(req)
     assert d.confidence >= 0.8 and d.result is not None
     assert d.result.members == ("prompting_fundamentals", "function_calling", "agent_orchestration")
-    assert verify(d, ev).accepted
+    assert verify(d, req, reading=read_request(req)).accepted
 
 
 def test_no_model_call_no_tokens_and_offline_info() -> None:
@@ -259,8 +261,9 @@ SEM_EDGES = [
 def sem(question: str, *seeds: str, unexpanded: frozenset[str] = frozenset()) -> tuple[str, ...]:
     """The answer set the offline synthesizer states for ``question`` on the semantic graph, if accepted."""
     ev = make_evidence(SEM_CONCEPTS, SEM_EDGES, seeds=seeds)
-    d = OfflineSynthesizer().synthesize(make_request(question, ev, unexpanded=unexpanded))
-    accepted = verify(d, ev).accepted and d.result is not None
+    req = make_request(question, ev, unexpanded=unexpanded)
+    d = OfflineSynthesizer().synthesize(req)
+    accepted = verify(d, req, reading=read_request(req)).accepted and d.result is not None
     return tuple(sorted(d.result.members)) if accepted and d.result else ("<not accepted>",)
 
 

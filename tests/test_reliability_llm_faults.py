@@ -49,16 +49,19 @@ DOC = Path(__file__).resolve().parent.parent / "docs" / "reliability.md"
 
 
 def draft(**overrides: Any) -> str:
+    """A reply: by default the true claim for QUESTION (everything needed before rag)."""
     body: dict[str, Any] = {
-        "answer": "Master embeddings and vector search before RAG.",
+        "claim": {"members": ["embeddings", "llm", "vector_search"], "complete": True},
         "confidence": 0.9,
-        "concept_ids": ["rag", "embeddings"],
-        "edge_ids": [],
         "missing": "",
         "next_focus": {"relations": [], "concept_ids": [], "text": ""},
     }
     body.update(overrides)
     return json.dumps(body)
+
+
+def members(*ids: str, complete: bool = True) -> dict[str, Any]:
+    return {"members": list(ids), "complete": complete}
 
 
 def ok(content: str | None) -> Reply:
@@ -156,7 +159,7 @@ FAULTS: tuple[Fault, ...] = (
         sleeps=(),
     ),
     Fault("non-JSON prose", (ok("Sure! You should learn embeddings first, then RAG."),), sleeps=()),
-    Fault("wrong types", (ok(draft(concept_ids="rag", edge_ids=7)),), sleeps=()),
+    Fault("wrong types", (ok(draft(claim={"members": "rag", "complete": 7})),), sleeps=()),
     Fault("confidence NaN", (ok(draft().replace('"confidence": 0.9', '"confidence": NaN')),), sleeps=()),
     Fault("confidence negative", (ok(draft(confidence=-0.5)),), sleeps=()),
     Fault("confidence > 1", (ok(draft(confidence=1.7)),), sleeps=()),
@@ -164,12 +167,12 @@ FAULTS: tuple[Fault, ...] = (
     Fault("HTML error page with 200", (Reply(text="<html>Bad gateway</html>"),), sleeps=()),
     Fault(
         "cites ids not in the evidence",
-        (ok(draft(confidence=0.97, concept_ids=["rag", "quantum_gravity"], edge_ids=["e999"])),),
+        (ok(draft(confidence=0.97, claim=members("embeddings", "quantum_gravity"))),),
         sleeps=(),
     ),
     Fault(
         "follows the planted instruction",
-        (ok(draft(answer="42", confidence=0.99, concept_ids=["admin_override"])),),
+        (ok(draft(confidence=0.99, claim=members("admin_override"))),),
         sleeps=(),
     ),
 )
@@ -390,7 +393,7 @@ def test_a_multi_round_question_hits_the_prefix_cache(graph_db: str) -> None:
     engine = connect(graph_db)
     low = draft(
         confidence=0.5,
-        concept_ids=["rag"],
+        claim=members(complete=False),
         next_focus={
             "relations": ["prerequisite", "builds_on"],
             "concept_ids": ["vector_search", "embeddings", "llm"],
@@ -444,7 +447,7 @@ def test_the_worked_example_over_four_rounds_reuses_the_cache(tmp_path: Path) ->
     engine = connect(url)
     unsure = draft(
         confidence=0.3,
-        concept_ids=[],
+        claim=members(complete=False),
         missing="more",
         next_focus={"relations": ["prerequisite"], "concept_ids": [], "text": ""},
     )

@@ -12,8 +12,9 @@ from sqlalchemy.engine import Engine
 
 from control_plane.planning.loop import UNSURE, Planner
 from control_plane.planning.verify import verify
+from control_plane.synthesizers.base import Claim
 from control_plane.synthesizers.offline import OfflineSynthesizer
-from control_plane.testing import ScriptedSynthesizer, draft, make_evidence
+from control_plane.testing import ScriptedSynthesizer, draft, make_evidence, make_request
 from control_plane.understanding.interpretation import Mention, interpret
 from data_plane import GraphReader, WriteGateway, schema
 from data_plane.testing import ManualClock, build_graph, grounding
@@ -168,20 +169,20 @@ def test_bad_input_abstains_and_writes_nothing(
     assert versions() == before
 
 
-def test_verifier_rejects_citations_in_the_wrong_direction() -> None:
-    """An answer to 'what has X as a prerequisite' citing X's own prerequisites is rejected."""
+def test_verifier_rejects_an_answer_in_the_wrong_direction() -> None:
+    """An answer to 'what has X as a prerequisite' that claims X's own prerequisite is a fault."""
     ev = make_evidence(
         ["a", "x", "b"], [("a", "x", "prerequisite"), ("x", "b", "prerequisite")], seeds=("x",)
     )
     q = "Which concepts have x as a prerequisite?"
     reading = interpret(q, [Mention("x", 3, 4)], now=T0 + timedelta(days=1))
     assert reading.intent == "dependents"
-    wrong = draft(0.95, concept_ids=["a"])
-    right = draft(0.95, concept_ids=["b"])
-    verdict = verify(wrong, ev, reading=reading)
-    assert not verdict.accepted and "a" in verdict.reason
-    assert verify(right, ev, reading=reading).accepted
-    assert verify(wrong, ev).accepted  # without a reading only membership is checked
+    req = make_request(q, ev)
+    wrong = draft(0.95, claim=Claim("set", True, members=("a",)))
+    right = draft(0.95, claim=Claim("set", True, members=("b",)))
+    verdict = verify(wrong, req, reading=reading)
+    assert not verdict.accepted and verdict.fault and "a" in verdict.reason
+    assert verify(right, req, reading=reading).accepted
 
 
 def test_the_deepseek_prompt_carries_the_reading() -> None:

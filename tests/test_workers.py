@@ -17,7 +17,7 @@ from typing import Any
 
 import httpx
 import pytest
-from fake_deepseek import FakeDeepSeek, cite_the_reading, closed_port
+from fake_deepseek import FakeDeepSeek, closed_port, honest_model
 from serving_harness import ROOT, served
 
 from data_plane import WriteGateway, connect, migrate
@@ -79,7 +79,7 @@ def test_limits_are_exact_across_worker_processes(database_url: str, workers: in
     at once under a budget of 5 model calls a minute: exactly 5 answered, 15 refused, and the model
     gateway sees exactly 5 calls, though the requests were served by several processes."""
     secrets = _graph(database_url)
-    with FakeDeepSeek(responder=cite_the_reading) as fake:
+    with FakeDeepSeek(responder=honest_model) as fake:
         env = {
             "KG_SYNTHESIZER": "deepseek",
             "DEEPSEEK_API_KEY": "sk-test",

@@ -65,6 +65,7 @@ from control_plane.planning.round import (
     MODEL_UNAVAILABLE,
     NO_SEED,
     NOTHING_MORE,
+    Expansion,
     LoopState,
     decide,
     expand,
@@ -146,7 +147,6 @@ class _Start:
     answer_id: str
     reading: Reading
     seeds: tuple[Concept, ...]
-    names: NameIndex  # the names in force at the question's time (what an answer may name)
     reading_usage: Usage  # the model call that read the question, if any
     understanding: Understanding  # the grammar's reading, names and seeds
 
@@ -260,16 +260,8 @@ class Planner:
         """Read ``question`` before round 1 (``understanding.reader``, one pass): the reading, the
         time point to answer at (time words move the valid time unless it was given
         explicitly) and the seeds as of that time."""
-        reading, point, seeds, _ = self._read(question, point, explicit=explicit, now=now)
-        return reading, point, seeds
-
-    def _read(
-        self, question: str, point: AsOf, *, explicit: bool, now: datetime
-    ) -> tuple[Reading, AsOf, list[Concept], NameIndex]:
-        """:meth:`read`, and the name index in force at the question's time (what the verifier
-        looks for in a draft's text)."""
         u = self._understand(question, point, explicit=explicit, now=now)
-        return u.reading, u.point, list(u.seeds), u.names
+        return u.reading, u.point, list(u.seeds)
 
     def _understand(self, question: str, point: AsOf, *, explicit: bool, now: datetime) -> Understanding:
         top_concept, top_edge = _tops(self.reader)
@@ -479,9 +471,7 @@ class Planner:
         created_at = ensure_utc(self.clock(), field="clock")
         point = AsOf(as_of or created_at, known_at or created_at)
         u = self._understand(question, point, explicit=as_of is not None, now=created_at)
-        start = _Start(
-            started, created_at, u.point, uuid.uuid4().hex, u.reading, tuple(u.seeds), u.names, Usage(), u
-        )
+        start = _Start(started, created_at, u.point, uuid.uuid4().hex, u.reading, tuple(u.seeds), Usage(), u)
         return self._read_by_model(question, start) if model else start
 
     def _read_by_model(self, question: str, start: _Start) -> _Start:
@@ -503,7 +493,7 @@ class Planner:
         reading = start.reading
         log.info("loop.reading", question_id=start.answer_id, **reading.to_dict())
         order = self.walk_order(reading) if self.walks else None
-        state = LoopState.seeded(question, reading, start.seeds, start.point, start.names, order)
+        state = LoopState.seeded(question, reading, start.seeds, start.point, order)
         if start.seeds and not reading.sure:
             state.reason = _unsure(reading)
         while state.reason is None and state.accepted is None and state.round_no < self.max_rounds:
@@ -515,7 +505,7 @@ class Planner:
         unless it answered, refocus, and say why the loop stops if it does."""
         state.round_no += 1
         started = time.perf_counter()
-        if not state.frontier:
+        if not state.frontier and not state.retry:
             best = state.best
             state.traces.append(
                 trace(state, None, None, started, best.confidence, NOTHING_MORE, "stop-empty")
@@ -527,7 +517,9 @@ class Planner:
                 else (f"{NOTHING_MORE} (best confidence {best.confidence:.2f}: {best.missing()})")
             )
             return
-        grown = expand(state, self.store, self.frontier_cap)
+        # after a fault over evidence that settles the question: read nothing, ask again
+        grown = Expansion([], [], 0) if state.retry else expand(state, self.store, self.frontier_cap)
+        state.retry = False
         read_lessons(state, self.reader)
         req = request(state, self.reader, self.max_rounds)
         draft, unavailable = synthesize(state, self.synthesizer, req)
@@ -539,7 +531,7 @@ class Planner:
         refocus(state, draft, verdict, self.reader, self.frontier_cap)
         if unavailable is not None:
             state.reason = f"{MODEL_UNAVAILABLE}: {unavailable}"
-        elif decision == "abstain":
+        elif decision == "abstain" and state.reason is None:
             best = state.best
             state.reason = (
                 f"confidence stayed below {self.threshold:.2f} after {self.max_rounds} rounds "
@@ -615,7 +607,7 @@ class Planner:
             text, conf, abstained = "", best.confidence, True
             why = state.reason or NOTHING_MORE
             cited, edges, lessons = (), (), ()
-            partial = best.draft
+            partial = best.truth or best.draft  # what the evidence answered, never a model's prose
             if partial is not None:
                 extra["partial"] = {
                     "text": partial.answer,

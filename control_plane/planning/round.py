@@ -16,6 +16,14 @@ each a small function over the state (``planning.loop.Planner`` runs them):
 5. :func:`decide`: answer, continue or abstain; the round's trace and the best draft so far;
 6. :func:`refocus`: what was missing becomes the next focus, and the next frontier is chosen
    for it (the concepts a draft needs that no round read, or the best pending ones).
+
+**Faults.** A draft whose claim contradicts the evidence (``Verdict.fault``: a "no" the evidence
+disproves, a set with members left out, an edge that does not say what the claim says) is not a
+reason to read more of the graph: the next round looks only where the evidence itself is
+incomplete (the evidence's own finding's focus), or, when the evidence settles the question,
+reads nothing and asks again, telling the synthesizer why its claim was refused
+(``SynthesisRequest.rejected``). The :data:`MAX_FAULTS`-th fault ends the question in an
+abstention that says so, so a model that lies costs at most that many calls.
 """
 
 from __future__ import annotations
@@ -32,14 +40,15 @@ from control_plane.planning.verify import Verdict, verify
 from control_plane.planning.walk_order import WalkOrder
 from control_plane.synthesizers.base import Draft, Focus, SynthesisRequest, Synthesizer, Usage
 from control_plane.understanding.interpretation import Reading
-from control_plane.understanding.names import NameIndex
 from data_plane.reads import GraphReader
 from data_plane.records import Concept, ConceptLike, Edge, EdgeLike, Neighbour
 from data_plane.temporal import AsOf
 from data_plane.walks import Walk
 
 __all__ = [
+    "FAULTY",
     "LESSON_INTENTS",
+    "MAX_FAULTS",
     "MODEL_UNAVAILABLE",
     "NOTHING_MORE",
     "NO_SEED",
@@ -64,6 +73,9 @@ NO_SEED = "no known concept is named"
 # How an abstention because the model stayed unavailable begins (``kg ask`` exits 3 on it).
 MODEL_UNAVAILABLE = "the model is unavailable"
 NOTHING_MORE = "the graph has nothing more to offer"
+# A question ends in an abstention at its second draft that contradicts the evidence.
+MAX_FAULTS = 2
+FAULTY = "the synthesizer's claims contradicted the evidence"
 PARTIAL = "the closure is partial: a walk stopped at its row budget"
 # The confidence an answer over a partial closure may keep at most.
 PARTIAL_CLOSURE = 0.7
@@ -112,11 +124,13 @@ class Reserve:
 
 @dataclass(frozen=True)
 class Best:
-    """The best verdict so far: its confidence, the draft it judged, and its reason."""
+    """The best verdict so far: its confidence, the draft it judged, its reason, and what the
+    evidence itself answered then (what an abstention shows as its partial answer)."""
 
     confidence: float = 0.0
     draft: Draft | None = None
     reason: str = NO_SEED
+    truth: Draft | None = None
 
     def missing(self) -> str:
         """What the best draft still lacked, in its words or the verdict's."""
@@ -139,7 +153,6 @@ class LoopState:
     question: str
     reading: Reading
     point: AsOf
-    names: NameIndex  # the names in force at the question's time (what a draft may name)
     order: WalkOrder | None  # None: every round expands one hop
     evidence: EvidenceGraph[ConceptLike, EdgeLike]  # thin rows; full records only for the answer
     focus: Focus
@@ -162,6 +175,9 @@ class LoopState:
     # related", when no learning link joins them): that round expands one hop over them.
     hop_over: tuple[str, ...] = ()
     round_no: int = 0
+    faults: int = 0  # drafts whose claims contradicted the evidence
+    retry: bool = False  # the next round reads nothing and asks again (after a fault)
+    rejected: str = ""  # why the last draft's claim was refused, when it was a fault
     best: Best = Best()
     accepted: Draft | None = None
     reason: str | None = None  # why the loop stops without an answer
@@ -174,7 +190,6 @@ class LoopState:
         reading: Reading,
         seeds: tuple[Concept, ...],
         point: AsOf,
-        names: NameIndex,
         order: WalkOrder | None,
     ) -> LoopState:
         """The state before round 1: the seeds are the evidence and the frontier; the relations
@@ -190,7 +205,6 @@ class LoopState:
             question,
             reading,
             point,
-            names,
             order,
             evidence,
             Focus(relations=asked, direction=direction),
@@ -342,6 +356,7 @@ def request(state: LoopState, reader: GraphReader, max_rounds: int) -> Synthesis
         unexpanded=frozenset(state.unexplored | state.reserve.incomplete()),
         reading=reading,
         visited=frozenset(state.visited),
+        rejected=state.rejected,
     )
 
 
@@ -366,12 +381,13 @@ def synthesize(
 def judge(state: LoopState, draft: Draft, req: SynthesisRequest, threshold: float) -> Verdict:
     """The verifier's verdict on ``draft``; a walk stopped at its row budget leaves the closure
     partial whatever the draft says."""
-    verdict = verify(draft, req.evidence, threshold=threshold, reading=state.reading, names=state.names)
+    verdict = verify(draft, req, reading=state.reading, threshold=threshold)
     if verdict.accepted and state.budget_open:
         return Verdict(
             False,
             min(verdict.confidence, PARTIAL_CLOSURE),
             f"{PARTIAL} ({len(state.budget_open)} concepts on its boundary)",
+            truth=verdict.truth,
         )
     return verdict
 
@@ -388,21 +404,23 @@ def decide(
     expansion: Expansion,
     started: float,
 ) -> str:
-    """Answer (the verdict accepts), abstain (the model is down, or the last round) or continue;
-    the best draft so far and the round's trace follow."""
+    """Answer (the verdict accepts), abstain (the model is down, its claims contradicted the
+    evidence :data:`MAX_FAULTS` times, or the last round) or continue; the best draft so far and
+    the round's trace follow."""
+    state.faults += verdict.fault
+    state.rejected = verdict.reason if verdict.fault else ""
     if verdict.accepted:
         state.accepted = verdict.draft or draft
         decision = "answer"
-    elif unavailable is not None or state.round_no >= max_rounds:
+    elif unavailable is not None or state.round_no >= max_rounds or state.faults >= MAX_FAULTS:
         decision = "abstain"
     else:
         decision = "continue"
+    if state.faults >= MAX_FAULTS and not verdict.accepted:
+        state.reason = f"{FAULTY} {state.faults} times (last: {verdict.reason})"
     if verdict.confidence >= state.best.confidence or state.best.draft is None:
-        state.best = Best(verdict.confidence, draft, verdict.reason)
-    repaired = f" (cited what it left out for: {', '.join(verdict.repaired)})" if verdict.repaired else ""
-    state.traces.append(
-        trace(state, expansion, draft, started, verdict.confidence, verdict.reason + repaired, decision)
-    )
+        state.best = Best(verdict.confidence, draft, verdict.reason, verdict.truth)
+    state.traces.append(trace(state, expansion, draft, started, verdict.confidence, verdict.reason, decision))
     return decision
 
 
@@ -438,11 +456,18 @@ def trace(
 
 
 def refocus(state: LoopState, draft: Draft, verdict: Verdict, reader: GraphReader, cap: int) -> None:
-    """The next round's focus (what the draft missed, or cited outside the evidence) and
-    frontier: the concepts of a focus on relations the walk does not follow (one hop over them),
-    else concepts the draft needs that no round read yet (a known concept of a "what is left"
-    question beyond the seeds: the walk starts from them), else the best pending concepts."""
-    focus = _next_focus(draft, (*verdict.unknown_concepts, *verdict.uncited), verdict.unknown_edges)
+    """The next round's focus (what the draft missed) and frontier: the concepts of a focus on
+    relations the walk does not follow (one hop over them), else concepts the draft needs that no
+    round read yet (a known concept of a "what is left" question beyond the seeds: the walk
+    starts from them), else the best pending concepts. After a fault the focus is what the
+    evidence's own answer still lacks, or, when it lacks nothing, the next round reads nothing
+    and asks again (module docstring)."""
+    focus = draft.next_focus
+    if verdict.fault and verdict.truth is not None:
+        if verdict.truth.claim is not None and verdict.truth.claim.complete:
+            state.retry = True
+            return
+        focus = verdict.truth.next_focus
     if state.direction and not focus.direction:
         focus = replace(focus, direction=state.direction)
     order, budget_open = state.order, state.budget_open
@@ -462,12 +487,3 @@ def refocus(state: LoopState, draft: Draft, verdict: Verdict, reader: GraphReade
         state.frontier = [
             n.concept.concept_id for n in state.ranking.rank(state.pending.values(), focus, limit=cap)
         ]
-
-
-def _next_focus(draft: Draft, unknown_concepts: tuple[str, ...], unknown_edges: tuple[str, ...]) -> Focus:
-    nf = draft.next_focus
-    if not unknown_concepts and not unknown_edges:
-        return nf
-    # The draft cited outside the evidence: look for what it named.
-    text = " ".join(x for x in (nf.text, *unknown_concepts) if x)
-    return Focus(nf.relations, tuple(dict.fromkeys((*nf.concept_ids, *unknown_concepts))), text)

@@ -72,6 +72,8 @@ class SynthesisRequest:
     reading: Reading | None = None
     # Concepts expanded one hop over every relation (a walk follows the learning relations only).
     visited: frozenset[str] = frozenset()
+    # Why the previous round's claim was refused as contradicting the evidence ("": it was not).
+    rejected: str = ""
 
 
 @dataclass(frozen=True)
@@ -92,6 +94,52 @@ class Result:
 
 
 @dataclass(frozen=True)
+class Step:
+    """One explained step of an answer: ``source -relation-> target`` is evidence edge ``edge``."""
+
+    source: str
+    relation: str
+    target: str
+    edge: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"source": self.source, "relation": self.relation, "target": self.target, "edge_id": self.edge}
+
+
+@dataclass(frozen=True)
+class Claim:
+    """What an answer asserts, as data, in the fields of its question form's contract
+    (``control_plane.semantics.claims.CONTRACTS``: ``contract`` names it; the fields a contract
+    does not have keep their defaults). ``complete`` says the claim is the whole answer the
+    evidence gives, not a part of it.
+
+    The verifier recomputes the claim from the evidence with the same meaning the offline
+    synthesizer answers with, and the words a learner reads are rendered from the claim it
+    verified, never from a model's prose."""
+
+    contract: str
+    complete: bool
+    members: tuple[str, ...] = ()
+    holds: bool | None = None
+    count: int | None = None
+    first: str | None = None
+    path: tuple[str, ...] = ()  # edge refs, in order
+    steps: tuple[Step, ...] = ()
+    how: str | None = None
+    lessons: tuple[str, ...] = ()  # lesson link refs
+
+    def concept_ids(self) -> tuple[str, ...]:
+        """Every concept id the claim names (members, the first, the ends of its steps)."""
+        ids = [*self.members, *([self.first] if self.first else [])]
+        ids += [c for s in self.steps for c in (s.source, s.target)]
+        return tuple(dict.fromkeys(ids))
+
+    def edge_ids(self) -> tuple[str, ...]:
+        """Every edge ref the claim cites (its path, its steps)."""
+        return tuple(dict.fromkeys([*self.path, *(s.edge for s in self.steps)]))
+
+
+@dataclass(frozen=True)
 class NameSpan:
     """Where an answer's text names a concept: characters ``[start, end)`` are its name."""
 
@@ -105,13 +153,14 @@ class NameSpan:
 
 @dataclass(frozen=True)
 class Draft:
-    """A synthesizer's proposal. ``error`` is set when the model's output could not be used
-    (malformed JSON, wrong types); such a draft has confidence 0 and cites nothing.
+    """A synthesizer's proposal: its ``claim`` (what it asserts, by the question form's
+    contract), its confidence, what is missing and where to look next. ``error`` is set when the
+    model's output could not be used (malformed JSON, wrong types, a claim without its form's
+    fields); such a draft has confidence 0 and cites nothing.
 
-    ``names`` says where the text names which concept, when the synthesizer wrote the text from
-    structured data and knows (the offline synthesizer): the text's claims are then those spans,
-    and the rest of it is the synthesizer's own words. None: free text (a model's), which the
-    verifier reads for the names in it."""
+    ``answer`` is text written from the claim (the offline synthesizer writes it, with ``names``
+    saying where it named which concept); a model's draft has none: the verifier renders the
+    text a learner reads from the claim it verified (``planning.verify``)."""
 
     answer: str
     confidence: float
@@ -124,6 +173,7 @@ class Draft:
     lesson_refs: tuple[str, ...] = ()  # cited lesson links ("l" + version id), all in the evidence
     result: Result | None = None  # what the answer states (None: a synthesizer that does not say)
     names: tuple[NameSpan, ...] | None = None
+    claim: Claim | None = None  # None: states no claim, so it is never an answer
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,7 @@ import httpx
 import structlog
 
 from control_plane.errors import LLMRejected, LLMUnavailable
+from control_plane.semantics.claims import contract_of
 from control_plane.settings import LLMSettings, Settings
 from control_plane.synthesizers.base import Draft, SynthesisRequest, Synthesizer, SynthesizerInfo, Usage
 from control_plane.synthesizers.parsing import parse_draft
@@ -198,12 +199,12 @@ class DeepSeekSynthesizer:
         messages = build_closure_messages(request) if compact else build_messages(request)
         replies: list[_Reply] = []
         draft: Draft | None = None
-        intent = request.reading.intent if request.reading is not None else "unknown"
+        contract = contract_of(request.reading) if request.reading is not None else "set"
         for calls in (1, 2):  # the first call, and at most one repair call
             reply = self._call(messages)
             replies.append(reply)
             usage = self._usage(replies, started)
-            draft = parse_draft(reply.content, usage, intent=intent)
+            draft = parse_draft(reply.content, usage, contract=contract)
             if draft.error is None:
                 return draft
             error = draft.error

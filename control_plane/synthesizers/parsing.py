@@ -1,10 +1,12 @@
 """Strict parsing of a model reply into a ``Draft``. Pure: text in, value out.
 
 The reply must be exactly one JSON object with exactly the keys the system prompt asks for, each
-of exactly the right type. The only leniency is a single ```json (or bare ```) code fence around
+of exactly the right type, and a ``claim`` with exactly the fields of the question's contract
+(``semantics.claims.CONTRACTS``: a check's ``holds``, ``path`` and ``complete``, a count's
+``count``, ``members`` and ``complete``, ...). The only leniency is a single ```json (or bare ```) code fence around
 the whole object, which DeepSeek sometimes adds despite ``response_format``. Anything else
 (prose around the object, a missing or extra key, ``"0.8"`` or ``true`` or ``NaN`` for a confidence,
-an unknown relation type, a duplicated key) yields a ``Draft`` with confidence 0, no citations and
+an unknown relation type, a duplicated key, a claim with another contract's fields) yields a ``Draft`` with confidence 0, no citations and
 ``error`` saying what was wrong. Model content never raises.
 """
 
@@ -13,19 +15,18 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import replace
 from typing import Any, Final
 
-from control_plane.synthesizers.base import Draft, Focus, Result, Usage
+from control_plane.semantics.claims import CONTRACTS
+from control_plane.synthesizers.base import Claim, Draft, Focus, Step, Usage
 from data_plane.relations import RELATIONS
 
 __all__ = ["MalformedReading", "error_draft", "parse_draft", "parse_reading"]
 
-TOP_KEYS: Final = frozenset({"answer", "confidence", "concept_ids", "edge_ids", "missing", "next_focus"})
-# Keys a reply may leave out: replies to prompts older than lesson citations have no
-# lesson_link_ids, and replies to prompts older than the answer contract no answer_ids.
-OPTIONAL_KEYS: Final = frozenset({"lesson_link_ids", "answer_ids"})
+TOP_KEYS: Final = frozenset({"claim", "confidence", "missing", "next_focus"})
 FOCUS_KEYS: Final = frozenset({"relations", "concept_ids", "text"})
+STEP_KEYS: Final = frozenset({"source", "relation", "target", "edge_id"})
 _FENCE_RE: Final = re.compile(r"```(?:json|JSON)?[ \t]*\n(.*)\n[ \t]*```", re.DOTALL)
 
 
@@ -101,19 +102,66 @@ def _confidence(value: Any) -> float:
     return float(value)
 
 
-@dataclass(frozen=True)
-class _Reply:
-    answer: str
-    confidence: float
-    concept_ids: tuple[str, ...]
-    edge_ids: tuple[str, ...]
-    missing: str
-    focus: Focus
-    lesson_refs: tuple[str, ...]
-    answer_ids: tuple[str, ...] | None
+def _bool(value: Any, where: str, *, null: bool = False) -> bool | None:
+    if value is None and null:
+        return None
+    if not isinstance(value, bool):
+        allowed = "true, false or null" if null else "true or false"
+        raise _Malformed(f"{where} must be {allowed}, got {type(value).__name__}")
+    return value
 
 
-def _parse(text: str) -> _Reply:
+def _count(value: Any, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise _Malformed(f"{where} must be a whole number >= 0, got {value!r}"[:200])
+    return value
+
+
+def _id_or_null(value: Any, where: str) -> str | None:
+    return None if value is None else _str(value, where)
+
+
+def _steps(value: Any, where: str) -> tuple[Step, ...]:
+    if not isinstance(value, list):
+        raise _Malformed(f"{where} must be a list of steps, got {type(value).__name__}")
+    out = []
+    for i, item in enumerate(value):
+        at = f"{where}[{i}]"
+        if not isinstance(item, dict):
+            raise _Malformed(f"{at} must be an object, got {type(item).__name__}")
+        _keys(item, STEP_KEYS, at)
+        relation = _str(item["relation"], f"{at}.relation")
+        if relation not in RELATIONS:
+            raise _Malformed(f"{at}.relation is not a relation type: {relation!r}"[:200])
+        out.append(
+            Step(_str(item["source"], f"{at}.source"), relation, _str(item["target"], f"{at}.target"),
+                 _str(item["edge_id"], f"{at}.edge_id"))
+        )  # fmt: skip
+    return tuple(out)
+
+
+def _claim(value: Any, contract: str) -> Claim:
+    """The claim object of ``contract``: exactly its fields (``claims.CONTRACTS``), each typed."""
+    if not isinstance(value, dict):
+        raise _Malformed(f"claim must be an object, got {type(value).__name__}")
+    fields = CONTRACTS[contract].fields
+    _keys(value, frozenset(fields), f"the claim ({contract})")
+    get = value.get
+    return Claim(
+        contract,
+        bool(_bool(value["complete"], "claim.complete")),
+        members=_str_list(get("members", []), "claim.members"),
+        holds=_bool(get("holds"), "claim.holds", null=True),
+        count=_count(value["count"], "claim.count") if "count" in fields else None,
+        first=_id_or_null(get("first"), "claim.first"),
+        path=_str_list(get("path", []), "claim.path"),
+        steps=_steps(get("steps", []), "claim.steps"),
+        how=_str(value["how"], "claim.how") if "how" in fields else None,
+        lessons=_str_list(get("lesson_link_ids", []), "claim.lesson_link_ids"),
+    )
+
+
+def _parse(text: str, contract: str) -> Draft:
     body = _unfence(text)
     if not body:
         raise _Malformed("the reply is empty")
@@ -127,7 +175,7 @@ def _parse(text: str) -> _Reply:
         raise _Malformed(f"the reply is not usable JSON ({exc})") from None
     if not isinstance(obj, dict):
         raise _Malformed(f"the reply must be a JSON object, got {type(obj).__name__}")
-    _keys(obj, TOP_KEYS, "the reply", OPTIONAL_KEYS)
+    _keys(obj, TOP_KEYS, "the reply")
     focus = obj["next_focus"]
     if not isinstance(focus, dict):
         raise _Malformed(f"next_focus must be an object, got {type(focus).__name__}")
@@ -136,45 +184,34 @@ def _parse(text: str) -> _Reply:
     unknown = [r for r in relations if r not in RELATIONS]
     if unknown:
         raise _Malformed(f"next_focus.relations has unknown relation type(s) {', '.join(map(repr, unknown))}")
-    return _Reply(
-        _str(obj["answer"], "answer"),
-        _confidence(obj["confidence"]),
-        _str_list(obj["concept_ids"], "concept_ids"),
-        _str_list(obj["edge_ids"], "edge_ids"),
-        _str(obj["missing"], "missing"),
-        Focus(
+    claim = _claim(obj["claim"], contract)
+    return Draft(
+        answer="",  # a model writes no text: the learner reads the verified claim's words
+        confidence=_confidence(obj["confidence"]),
+        concept_ids=claim.concept_ids(),
+        edge_ids=claim.edge_ids(),
+        missing=_str(obj["missing"], "missing"),
+        next_focus=Focus(
             relations=relations,
             concept_ids=_str_list(focus["concept_ids"], "next_focus.concept_ids"),
             text=_str(focus["text"], "next_focus.text"),
         ),
-        _str_list(obj.get("lesson_link_ids", []), "lesson_link_ids"),
-        _str_list(obj["answer_ids"], "answer_ids") if "answer_ids" in obj else None,
+        lesson_refs=claim.lessons,
+        claim=claim,
     )
 
 
-def parse_draft(text: str, usage: Usage, *, intent: str = "unknown") -> Draft:
-    """The ``Draft`` in ``text``, or an error draft (confidence 0, no citations) saying what is wrong.
-
-    The reply's ``answer_ids`` become the draft's result (``Result(intent, answer_ids)``); a reply
-    without them states no result. Whether they are cited, in the evidence and in the asked
-    relation is the verifier's business, not the parser's."""
+def parse_draft(text: str, usage: Usage, *, contract: str = "set") -> Draft:
+    """The ``Draft`` in ``text``, whose claim is in ``contract`` (``semantics.claims.CONTRACTS``:
+    the reading's), or an error draft (confidence 0, no citations) saying what is wrong. Whether
+    the claim is true of the evidence is the verifier's business, not the parser's."""
     try:
-        reply = _parse(text)
+        draft = _parse(text, contract)
     except _Malformed as exc:
         return error_draft(f"malformed model reply: {exc}", usage)
     except RecursionError:
         return error_draft("malformed model reply: nested too deeply", usage)
-    return Draft(
-        answer=reply.answer,
-        confidence=reply.confidence,
-        concept_ids=reply.concept_ids,
-        edge_ids=reply.edge_ids,
-        missing=reply.missing,
-        next_focus=reply.focus,
-        usage=usage,
-        lesson_refs=reply.lesson_refs,
-        result=None if reply.answer_ids is None else Result(intent, reply.answer_ids),
-    )
+    return replace(draft, usage=usage)
 
 
 READING_KEYS: Final = frozenset({"understood", "intent", "form", "subjects", "transitive"})

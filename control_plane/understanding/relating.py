@@ -22,7 +22,7 @@ from control_plane.evidence import EvidenceGraph
 from control_plane.understanding.interpretation import Reading
 from data_plane.relations import BUILDS_ON, PART_OF, PREREQUISITE
 
-__all__ = ["Walk", "adjacency", "mode_of", "standing", "walk"]
+__all__ = ["Adjacency", "Walk", "adjacency", "asked_adjacency", "mode_of", "standing", "walk"]
 
 Adjacency = dict[str, list[tuple[str, str]]]
 
@@ -92,6 +92,15 @@ def mode_of(reading: Reading) -> str | None:
     if reading.direction in ("before", "forward"):
         return "before"
     return None
+
+
+def asked_adjacency(reading: Reading, evidence: EvidenceGraph[Any, Any]) -> tuple[Adjacency, str]:
+    """The steps a reading's relation takes over the evidence, and their mode: its relations (any,
+    for a neighbourhood) in its direction ("before" when it has none). The answer is walked over
+    it and a claimed path is checked against it."""
+    mode = mode_of(reading) or "before"
+    relations = () if reading.intent == "neighbours" else reading.relations
+    return adjacency(evidence, relations, mode), mode
 
 
 def standing(reading: Reading, evidence: EvidenceGraph[Any, Any]) -> frozenset[str] | None:

@@ -18,7 +18,7 @@ next        what a learner who knows K can take up next: the concepts not in K a
             before anything in K, whose every need is in K or needed before it (at least one)
 ==========  ====================================================================================
 
-Each answer is a :class:`~control_plane.synthesizers.findings.Finding` whose ``facts`` carry the
+Each answer is a :class:`~control_plane.semantics.findings.Finding` whose ``facts`` carry the
 form's result keys (``holds``, ``direct``, ``count``, ``first``, ``how``), so the answer's text,
 result and citations come from one place.
 """
@@ -30,8 +30,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Final
 
 from control_plane.evidence import EvidenceGraph
-from control_plane.synthesizers.base import Focus
-from control_plane.synthesizers.findings import (
+from control_plane.semantics.findings import (
     NOTHING,
     Ask,
     Finding,
@@ -41,8 +40,10 @@ from control_plane.synthesizers.findings import (
     by_name,
     by_ref,
     partial,
+    unsettled,
 )
-from control_plane.understanding.relating import Walk, adjacency, mode_of, walk
+from control_plane.synthesizers.base import Focus
+from control_plane.understanding.relating import Walk, adjacency, asked_adjacency, mode_of, walk
 from data_plane.relations import BUILDS_ON, CONTRASTS_WITH, PART_OF, PREREQUISITE, RELATED
 
 __all__ = ["FORMS", "check", "count", "next_concepts", "order", "relate", "shortest_chains", "why"]
@@ -106,10 +107,7 @@ def _open(ask: Ask, w: Walk, depth: int | None = None) -> list[str]:
 def _walk_from(
     ask: Ask, start: str, *, depth: int | None = None
 ) -> tuple[Walk, dict[str, list[tuple[str, str]]]]:
-    reading = ask.reading
-    mode = mode_of(reading) or "before"
-    relations = reading.relations if reading.intent != "neighbours" else ()
-    adj = adjacency(ask.ev, relations, mode)
+    adj, _ = asked_adjacency(ask.reading, ask.ev)
     return walk(start, adj, depth=depth), adj
 
 
@@ -127,7 +125,7 @@ def check(ask: Ask) -> Finding:
     ev, reading, y, x = ask.ev, ask.reading, ask.reading.subject, ask.reading.candidate
     assert y is not None
     if x is None or x not in ev.concepts:
-        return Finding((), ("The question names no second concept to check.",), confidence=NOTHING)
+        return unsettled(("The question names no second concept to check.",))
     depth = None if reading.transitive else 1
     w, adj = _walk_from(ask, y, depth=depth)
     mode = mode_of(reading) or "before"
@@ -146,7 +144,13 @@ def check(ask: Ask) -> Finding:
             ]
         else:
             says = ["Yes, through ", Names(tuple(chain[1:-1])), ": ", *_chain_pieces(chain), "."]
-        return Finding((), tuple(says), refs, facts={"holds": True, "direct": len(chain) == 2})
+        return Finding(
+            (),
+            tuple(says),
+            refs,
+            facts={"holds": True, "direct": len(chain) == 2},
+            path=tuple(w.path_edges(x)),
+        )
     open_ = _open(ask, w, depth)
     if open_:
         found = Finding((), ("Not found yet: ", Name(x), " is not among what has been read so far."))
@@ -155,15 +159,17 @@ def check(ask: Ask) -> Finding:
     scope = "" if depth is None else " directly"
     says = ["No: ", Name(x), f" is not among the {n} concept{'s' if n != 1 else ''}{scope} ",
             _RELATION_WORDS.get(mode, "linked to"), " ", Name(y)]  # fmt: skip
-    back_refs: tuple[str, ...] = ()
+    back_path: tuple[str, ...] = ()
     if mode in ("before", "after"):
         back, back_adj = _walk_from(ask, x)
         if y in back.parent:  # the other way round: Y comes before X
             chain = shortest_chains(back, y, back_adj)[0]
-            back_refs = by_ref(back.path_edges(y))
+            back_path = tuple(back.path_edges(y))
             says += ["; it is the other way round: ", *_chain_pieces(chain)]
     says.append(".")
-    return Finding((), tuple(says), back_refs, facts={"holds": False, "direct": False})
+    return Finding(
+        (), tuple(says), by_ref(back_path), facts={"holds": False, "direct": False}, path=back_path
+    )
 
 
 def _direct_words(mode: str) -> str:
@@ -196,7 +202,7 @@ def why(ask: Ask) -> Finding:
     ev, reading, y, x = ask.ev, ask.reading, ask.reading.subject, ask.reading.candidate
     assert y is not None
     if x is None or x not in ev.concepts:
-        return Finding((), ("The question names no second concept.",), confidence=NOTHING)
+        return unsettled(("The question names no second concept.",))
     w, adj = _walk_from(ask, y)
     if x not in w.parent:
         open_ = _open(ask, w)
@@ -262,7 +268,7 @@ def order(ask: Ask) -> Finding:
     """Which of A and B comes first in learning order, with the path between them."""
     two = _two(ask)
     if two is None:
-        return Finding((), ("The question names only one of the two concepts.",), confidence=NOTHING)
+        return unsettled(("The question names only one of the two concepts.",))
     a, b, wa, wb, adj_a, adj_b = two
     for first, then, w, adj in ((a, b, wb, adj_b), (b, a, wa, adj_a)):
         if first in w.parent:
@@ -272,6 +278,7 @@ def order(ask: Ask) -> Finding:
                 ("Learn ", Name(first), " first: ", Name(then), " needs it (", *_chain_pieces(chain), ")."),
                 by_ref(w.path_edges(first)),
                 facts={"first": first},
+                path=tuple(w.path_edges(first)),
             )
     open_ = sorted(set(_open(ask, wa)) | set(_open(ask, wb)))
     found = Finding(
@@ -286,7 +293,7 @@ def relate(ask: Ask) -> Finding:
     """How A and B relate: a learning path, else nearest shared foundations, else other links."""
     two = _two(ask)
     if two is None:
-        return Finding((), ("The question names only one of the two concepts.",), confidence=NOTHING)
+        return unsettled(("The question names only one of the two concepts.",))
     ev, reading = ask.ev, ask.reading
     a, b, wa, wb, adj_a, adj_b = two
     relations = reading.relations or _LEARNING
@@ -341,6 +348,7 @@ def relate(ask: Ask) -> Finding:
             confidence=NOTHING,
             missing="the other relations of " + " and ".join(ev.name(c) for c in unread),
             focus=Focus(_OTHER, tuple(unread), "other links between the two"),
+            complete=False,
         )
     return Finding(
         (a, b),
@@ -369,7 +377,7 @@ def next_concepts(ask: Ask) -> Finding:
     ev, reading = ask.ev, ask.reading
     known = [k for k in reading.known if k in ev.concepts]
     if not known:
-        return Finding((), ("The question names nothing known.",), confidence=NOTHING)
+        return unsettled(("The question names nothing known.",))
     relations = reading.relations or _LEARNING
     before = adjacency(ev, relations, "before")
     after = adjacency(ev, relations, "after")

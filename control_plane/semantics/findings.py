@@ -1,11 +1,13 @@
 """Findings: an answer over the evidence before it is put into words, and how it is put into words.
 
-A synthesizer's intent function computes a :class:`Finding`: the answer set (``members``, the
-draft's ``result``), the sub-graph that backs it (``edges``, ``lessons``) and the text as pieces
-in which concepts are references (:class:`Name`, :class:`Names`), not words. :func:`render` turns
-the pieces into the text and says which concepts it named; :func:`draft_of` cites exactly those,
-every end of a cited edge, and the members. So the text never names a concept the draft does not
-cite. Pure: no I/O.
+Each reading's meaning (``semantics.sets``, ``semantics.forms``) computes a :class:`Finding`: the
+answer set (``members``, the draft's ``result``), whether the evidence settles it
+(``complete``), the sub-graph that backs it (``edges``, the ordered proof ``path``, ``lessons``)
+and the text as pieces in which concepts are references (:class:`Name`, :class:`Names`), not
+words. :func:`render` turns the pieces into the text and says which concepts it named;
+:func:`draft_of` cites exactly those, every end of a cited edge, and the members, and states the
+finding's claim (``semantics.claims``). So the text never names a concept the draft does not
+cite, and says nothing its claim does not. Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -13,12 +15,12 @@ from __future__ import annotations
 import math
 import string
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
 from control_plane.evidence import EvidenceGraph
 from control_plane.learning_order import layers, needs_from_edges
-from control_plane.synthesizers.base import Draft, Focus, NameSpan, Result, SynthesisRequest, Usage
+from control_plane.synthesizers.base import Focus, NameSpan, SynthesisRequest
 from control_plane.understanding.interpretation import Reading
 
 __all__ = [
@@ -35,11 +37,11 @@ __all__ = [
     "Piece",
     "by_name",
     "by_ref",
-    "draft_of",
     "fill",
     "partial",
     "relations_used",
     "render",
+    "unsettled",
 ]
 
 COMPLETE: Final = 0.9
@@ -87,6 +89,17 @@ class Finding:
     missing: str = ""
     focus: Focus = field(default_factory=Focus)
     facts: Mapping[str, Any] = field(default_factory=dict)
+    # Whether the evidence settles the finding: False while something it depends on is unread
+    # (a partial finding) or when the question names too little to answer.
+    complete: bool = True
+    # The proof path's edge refs in order (a check, a which-first, a learning path), else ().
+    path: tuple[str, ...] = ()
+
+
+def unsettled(says: tuple[Piece, ...], missing: str = "", focus: Focus | None = None) -> Finding:
+    """A finding that answers nothing yet: the question names too little, or what it needs is
+    not read."""
+    return Finding((), says, confidence=NOTHING, missing=missing, focus=focus or Focus(), complete=False)
 
 
 @dataclass(frozen=True)
@@ -183,24 +196,6 @@ def fill(template: str, **slots: Sequence[Piece] | str) -> tuple[Piece, ...]:
     return tuple(out)
 
 
-def draft_of(finding: Finding, ev: EvidenceGraph[Any, Any], intent: str) -> Draft:
-    text, spans = render(finding.says, ev)
-    ends = [c for ref in finding.edges for c in (ev.edges[ref].source_id, ev.edges[ref].target_id)]
-    cited = tuple(dict.fromkeys([*(s.concept_id for s in spans), *ends, *finding.members]))
-    return Draft(
-        text,
-        finding.confidence,
-        cited,
-        finding.edges,
-        finding.missing,
-        finding.focus,
-        Usage(),  # answered from the graph: no model call
-        lesson_refs=finding.lessons,
-        result=Result(intent, finding.members, finding.facts),
-        names=spans,
-    )
-
-
 def by_ref(refs: Iterable[str]) -> tuple[str, ...]:
     return tuple(sorted(set(refs), key=lambda r: int(r[1:])))
 
@@ -216,15 +211,12 @@ def partial(
     n = len(finding.members)
     share = n / (n + len(open_)) if n or open_ else 0.0
     names = ", ".join(ev.name(c) for c in open_)
-    return Finding(
-        finding.members,
-        finding.says,
-        finding.edges,
-        finding.lessons,
-        round(min(PARTIAL_MAX, 0.3 + 0.4 * share) if n else NOTHING, 2),
-        f"unexplored: {names}",
-        Focus(relations, tuple(open_), f"expand {names}"),
-        finding.facts,
+    return replace(
+        finding,
+        confidence=round(min(PARTIAL_MAX, 0.3 + 0.4 * share) if n else NOTHING, 2),
+        missing=f"unexplored: {names}",
+        focus=Focus(relations, tuple(open_), f"expand {names}"),
+        complete=False,
     )
 
 
