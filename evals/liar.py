@@ -58,6 +58,7 @@ class PromptView:
     unexpanded: set[str] = field(default_factory=set)
     unexpanded_more: bool = False  # the prompt counted more unexpanded concepts than it listed
     rejected: str = ""
+    waits_on: set[str] = field(default_factory=set)  # unexpanded concepts the honest claim depends on
 
     def ids(self, *roles: str) -> list[str]:
         return [s["concept_id"] for s in self.reading.get("subjects", []) if not roles or s["role"] in roles]
@@ -245,6 +246,8 @@ def _known_closure(view: PromptView, known: Iterable[str]) -> set[str]:
 
 
 def _complete(view: PromptView, depends: set[str]) -> bool:
+    """Whether nothing ``depends`` holds is unexpanded (what is, the next focus asks for)."""
+    view.waits_on |= depends & view.unexpanded
     return not (depends & view.unexpanded) and not view.unexpanded_more
 
 
@@ -587,7 +590,11 @@ class Liar:
             "claim": claim,
             "confidence": self.confidence,
             "missing": "" if claim.get("complete") else "more of the graph",
-            "next_focus": {"relations": [], "concept_ids": sorted(view.unexpanded)[:12], "text": ""},
+            "next_focus": {
+                "relations": list(view.reading.get("relations") or ()),
+                "concept_ids": sorted(view.waits_on)[:12],
+                "text": "",
+            },
         }
         return json.dumps(reply)
 
@@ -619,6 +626,58 @@ class Liar:
 MODES: Final = ("honest", *LIES)
 
 
+def score_modes(
+    questions: Sequence[Any],
+    url: str,
+    modes: Sequence[str] = MODES,
+    *,
+    systems: Sequence[str] = ("loop", "loop-onehop"),
+) -> list[dict[str, Any]]:
+    """Per model (the offline synthesizer first, for reference; then each mode of :class:`Liar`)
+    and loop configuration (``loop``: walks; ``loop-onehop``: one hop a round, so drafts meet
+    incomplete evidence): questions, lies told, answered, wrong answers emitted, of those the ones
+    the offline synthesizer does not also get wrong (``new_wrong``: what a lie got through), and
+    model calls per question, over the database at ``url``."""
+    import httpx
+
+    from control_plane.settings import LLMSettings, Secret
+    from control_plane.synthesizers.deepseek import DeepSeekSynthesizer
+    from control_plane.synthesizers.offline import OfflineSynthesizer
+    from evals.runner import run_eval
+
+    rows: list[dict[str, Any]] = []
+    offline_wrong: dict[str, set[str]] = {}
+    for mode in ("offline", *modes):
+        liar = Liar(mode if mode != "offline" else "honest")
+        if mode == "offline":
+            synth: Any = OfflineSynthesizer()
+        else:
+            client = httpx.Client(transport=httpx.MockTransport(liar.handler))
+            settings = LLMSettings(api_key=Secret("sk-liar-0123456789"), base_url="http://127.0.0.1:9")
+            synth = DeepSeekSynthesizer(settings, http_client=client, sleep=lambda _: None)
+        report = run_eval(questions, url=url, synthesizer=synth, systems=systems)
+        for system in systems:
+            results = {q["id"]: q["results"][system] for q in report["questions"]}
+            answered = {i for i, r in results.items() if not r["abstained"]}
+            wrong = {i for i in answered if not results[i]["exact_match"]}
+            if mode == "offline":
+                offline_wrong[system] = wrong
+            calls = sum(r["llm_calls"] for r in results.values())
+            rows.append(
+                {
+                    "mode": mode,
+                    "system": system,
+                    "questions": len(results),
+                    "lies": liar.told,
+                    "answered": sorted(answered),
+                    "wrong": sorted(wrong),
+                    "new_wrong": sorted(wrong - offline_wrong[system]),
+                    "calls_per_question": round(calls / max(1, len(results)), 2),
+                }
+            )
+    return rows
+
+
 def measure(
     questions_file: Path,
     bundle: Path | None,
@@ -628,54 +687,15 @@ def measure(
     corpus: str | None = None,
     systems: Sequence[str] = ("loop", "loop-onehop"),
 ) -> list[dict[str, Any]]:
-    """Per mode and loop configuration (``loop``: walks; ``loop-onehop``: one hop a round, so
-    drafts meet incomplete evidence): questions, lies told, answered, wrong answers emitted, of
-    those the ones the offline synthesizer does not also get wrong (``new_wrong``: what a lie got
-    through), and model calls per question. The first row of each system is the offline
-    synthesizer's, for reference."""
-    import httpx
-
-    from control_plane.settings import LLMSettings, Secret
-    from control_plane.synthesizers.deepseek import DeepSeekSynthesizer
-    from control_plane.synthesizers.offline import OfflineSynthesizer
+    """:func:`score_modes` over a question file, on a fresh SQLite database holding ``bundle``
+    (None: the bundled curriculum)."""
     from evals.questions import load_questions, select
-    from evals.runner import _database, _quiet_logs, run_eval
+    from evals.runner import _database, _quiet_logs
 
     _quiet_logs()
     questions = select(load_questions(questions_file), corpus=corpus)
-    rows: list[dict[str, Any]] = []
-    offline_wrong: dict[str, set[str]] = {}
     with _database(None, bundle, set_aside=set_aside) as url:
-        for mode in ("offline", *modes):
-            liar = Liar(mode if mode != "offline" else "honest")
-            if mode == "offline":
-                synth: Any = OfflineSynthesizer()
-            else:
-                client = httpx.Client(transport=httpx.MockTransport(liar.handler))
-                settings = LLMSettings(api_key=Secret("sk-liar-0123456789"), base_url="http://127.0.0.1:9")
-                synth = DeepSeekSynthesizer(settings, http_client=client, sleep=lambda _: None)
-            report = run_eval(questions, url=url, synthesizer=synth, systems=systems)
-            for system in systems:
-                results = {q["id"]: q["results"][system] for q in report["questions"]}
-                answered = {i for i, r in results.items() if not r["abstained"]}
-                wrong = {i for i in answered if not results[i]["exact_match"]}
-                if mode == "offline":
-                    offline_wrong[system] = wrong
-                rows.append(
-                    {
-                        "mode": mode,
-                        "system": system,
-                        "questions": len(results),
-                        "lies": liar.told,
-                        "answered": len(answered),
-                        "wrong": len(wrong),
-                        "new_wrong": sorted(wrong - offline_wrong[system]),
-                        "calls_per_question": round(
-                            sum(r["llm_calls"] for r in results.values()) / max(1, len(results)), 2
-                        ),
-                    }
-                )
-    return rows
+        return score_modes(questions, url, modes, systems=systems)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -339,3 +339,17 @@ def test_the_sweep_counts_what_the_check_would_have_caught(
     out = capsys.readouterr().out
     assert f"selective accuracy at {DISAGREE}: 0.500 -> 1.000" in out
     assert re.search(rf"{DISAGREE}\s+1\s+0\s+1\s+1\s", out)
+
+
+def test_scores_do_not_depend_on_the_order_features_arrive_in() -> None:
+    """A question's features are a set, whose order follows the process's hash seed: the scores
+    (and the doubt's rounded log-odds an abstention quotes) are the same whatever that order.
+    Float addition is not associative: 1e16 + 1 - 1e16 is 0 one way and 1 the other."""
+    model = IntentModel(
+        labels=("a", "b"),
+        bias=(0.0, 0.0),
+        weights={"big": (1e16, 0.0), "one": (1.0, 0.0), "minus": (-1e16, 0.0)},
+        documents={"big": 1, "one": 1, "minus": 1},
+    )
+    orders = [["big", "one", "minus"], ["big", "minus", "one"], ["one", "minus", "big"]]
+    assert len({model.scores(order)["a"] for order in orders}) == 1

@@ -24,9 +24,11 @@ from data_plane.reuse import AnswerIndex
 from data_plane.testing import ManualClock, build_graph
 
 KEY = "sk-test-model-reading"
-# A question the grammar cannot read with confidence: "lean on" names no relation it knows, so it
-# sees a yes/no question about two concepts but not which one depends on the other.
-ODD = "does triads lean on rhythm?"
+# A question the grammar cannot read with confidence (it cannot tell what "a thing I should get
+# to" asks), though its words place triads: "before triads" makes it the later concept.
+ODD = "before triads, is rhythm a thing I should get to?"
+# Nothing in these words says which of the two depends on the other ("lean on" is no cue).
+UNPLACED = "does triads lean on rhythm?"
 
 
 @pytest.fixture
@@ -205,3 +207,50 @@ def test_the_reading_call_is_spent_from_the_servers_model_budget(
     with pytest.raises(ModelBudgetSpent):
         Planner(graph, capped, clock=clock).ask(ODD, record=False)
     assert len(fake.requests) == 1  # the reading reached the model; the synthesis did not
+
+
+def test_a_model_reading_that_swaps_the_roles_the_question_gives_is_refused(
+    graph: GraphReader, clock: ManualClock, fake: FakeDeepSeek
+) -> None:
+    """ "before triads" makes triads the later concept: a reading that asks whether triads is
+    needed before rhythm contradicts the question and is not used (one reading call, no round)."""
+    swapped = [{"concept_id": "rhythm", "role": "subject"}, {"concept_id": "triads", "role": "candidate"}]
+    fake.enqueue(reading(subjects=swapped))
+    a = ask(graph, clock, fake, ODD)
+    assert a["abstained"] and a["rounds"] == [] and a["llm_calls"] == 1
+    assert "the question's words put it after the other" in a["abstain_reason"]
+
+
+def test_a_model_reading_of_two_concepts_the_words_do_not_order_is_refused(
+    graph: GraphReader, clock: ManualClock, fake: FakeDeepSeek
+) -> None:
+    """With no cue placing either concept, the model's reading and its swap are equally likely:
+    abstain rather than guess which one the learner meant."""
+    fake.enqueue(reading())
+    a = ask(graph, clock, fake, UNPLACED)
+    assert a["abstained"] and a["rounds"] == []
+    assert "do not say which of its two concepts comes first" in a["abstain_reason"]
+
+
+@pytest.mark.parametrize(
+    ("payload_roles", "placed", "ok"),
+    [
+        ((("x", "subject"),), (("x", "dependent", 3),), True),  # "what do I need before X"
+        ((("x", "subject"),), (("x", "foundation", 3),), False),  # "what comes after X" read as before
+        ((("y", "subject"), ("x", "candidate")), (("x", "foundation", 2),), True),
+        ((("x", "subject"), ("y", "candidate")), (("x", "foundation", 2),), False),
+        ((("x", "known"),), (("x", "foundation", 3),), True),
+    ],
+)
+def test_checked_reading_holds_roles_to_the_questions_placements(
+    payload_roles: tuple[tuple[str, str], ...], placed: tuple[tuple[str, str, int], ...], ok: bool
+) -> None:
+    """Each role a needed-before reading gives is held to where the words put the concept."""
+    form = "yes_no" if any(role == "candidate" for _, role in payload_roles) else ""
+    intent = "next" if payload_roles[0][1] == "known" else "needed_before"
+    payload = {"understood": True, "intent": intent, "form": form, "transitive": True,
+               "subjects": [{"concept_id": c, "role": r} for c, r in payload_roles]}  # fmt: skip
+    r = checked_reading(
+        payload, question="q", named={"x": "X", "y": "Y"}, relations={"prerequisite": 1}, placed=placed
+    )
+    assert r.sure is ok, r.problem

@@ -301,7 +301,12 @@ class Planner:
         except MalformedReading as exc:
             payload = str(exc)
         model = checked_reading(
-            payload, question=question, named=u.named, relations=relations, time=reading.time
+            payload,
+            question=question,
+            named=u.named,
+            relations=relations,
+            time=reading.time,
+            placed=reading.placed,
         )
         log.info("loop.model_reading", used=model.sure, problem=model.problem, intent=model.intent)
         if model.sure:

@@ -125,9 +125,11 @@ class IntentModel:
 
     def scores(self, feats: Iterable[str]) -> dict[str, float]:
         """Log-odds score (up to a shared constant) of every label for these features: the bias
-        plus the weights of the features the model has seen; unseen features add nothing."""
+        plus the weights of the features the model has seen; unseen features add nothing. They are
+        added in sorted order: a set's order changes with the process's hash seed, and a float sum
+        in another order can round the other way (a doubt's "log-odds 3.7" or "3.8")."""
         total = list(self.bias)
-        for f in feats:
+        for f in sorted(feats):
             row = self.weights.get(f)
             if row is not None:
                 total = [a + b for a, b in zip(total, row, strict=True)]

@@ -80,8 +80,13 @@ from control_plane.understanding.frames import FRAMES, read_frames
 from control_plane.understanding.intent_model import IntentModel, default_model
 from control_plane.understanding.lexicon import (
     ANSWER_WORDS,
+    BUILD,
+    DEP,
     DETERMINERS,
+    FOUND,
+    LEARN,
     POLITE,
+    PREREQ,
     PRONOUNS,
     REQUESTS,
     WH,
@@ -127,6 +132,8 @@ def interpret(
 # The frames in the order they are tried: words standing where a concept stands but naming none
 # first (so an unknown concept is named as such), then the question forms, then the relations.
 READING_ORDER: Final = (*FRAMES[:1], *FORM_FRAMES, *FRAMES[1:])
+# The role families that place a concept in learning order.
+LEARNING_FAMILIES: Final = frozenset({LEARN, PREREQ, BUILD})
 
 
 def _interpret(
@@ -139,7 +146,18 @@ def _interpret(
     parsed = analyse(text, mentions, now, counts, model)
     if isinstance(parsed, Reading):
         return parsed
-    return _accounted(parsed, read_frames(parsed, READING_ORDER))
+    reading = _accounted(parsed, read_frames(parsed, READING_ORDER))
+    return replace(reading, placed=_placed(parsed))
+
+
+def _placed(p: Parse) -> tuple[tuple[str, str, int], ...]:
+    """Where the question's words put each concept in learning order (``Reading.placed``): the
+    role rules' learning-family roles, and what the learner says they know (a foundation)."""
+    out = [(k.concept_id, FOUND, 3) for k in p.known]
+    for cid, role in p.roles.items():
+        if role is not None and role.family in LEARNING_FAMILIES and role.role in (DEP, FOUND):
+            out.append((cid, role.role, role.strength))
+    return tuple(dict.fromkeys(out))
 
 
 def _accounted(p: Parse, reading: Reading) -> Reading:

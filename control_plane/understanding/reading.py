@@ -120,6 +120,10 @@ class Reading:
     problem: str | None = None
     doubt: str = ""  # what the learnt second reading (intent_model) finds more likely
     names: tuple[tuple[str, str], ...] = field(default=(), compare=False)
+    # Where the question's own words put each named concept in learning order, whatever the
+    # reading: (id, "dependent" | "foundation", strength: 3 a preposition, 2 a noun, 1 a verb)
+    # by the grammar's role rules. A model's reading must not contradict the strong ones.
+    placed: tuple[tuple[str, str, int], ...] = field(default=(), compare=False)
     form: str = ""  # one of FORMS
     # (id, name) of known concepts close to a name the question wrote that matches none
     did_you_mean: tuple[tuple[str, str], ...] = ()
