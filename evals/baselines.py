@@ -25,7 +25,6 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Final, Protocol
 
 from control_plane.evidence import EvidenceGraph
-from control_plane.planning.coverage import quoted_records
 from control_plane.planning.verify import verify
 from control_plane.synthesizers.base import Focus, SynthesisRequest, Synthesizer
 from control_plane.synthesizers.offline import read_request
@@ -33,6 +32,7 @@ from control_plane.understanding.names import NameIndex
 from data_plane.reads import GraphReader
 from data_plane.records import EdgeLike, EdgeRow
 from data_plane.temporal import AsOf
+from evals.coverage import quoted_records
 from evals.metrics import Response
 from evals.questions import Question
 

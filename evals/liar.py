@@ -716,13 +716,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     questions = args.questions or default_questions()
     rows = measure(questions, args.bundle, args.modes, set_aside=args.set_aside, corpus=args.corpus)
     print(
-        "| mode | loop | questions | lies told (both loops) | answered | wrong emitted | model calls / question |"
+        "| model | loop | questions | lies told (both loops) | answered | wrong | wrong the offline "
+        "synthesizer gets right | model calls / question |"
     )
-    print("|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|")
     for r in rows:
         print(
-            f"| {r['mode']} | {r['system']} | {r['questions']} | {r['lies']} | {r['answered']} | {r['wrong']} "
-            f"| {r['calls_per_question']} |"
+            f"| {r['mode']} | {r['system']} | {r['questions']} | {r['lies']} | {len(r['answered'])} "
+            f"| {len(r['wrong'])} | {len(r['new_wrong'])} | {r['calls_per_question']} |"
         )
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)

@@ -34,7 +34,7 @@ Scoring rules (also in docs/evals.md):
 * **Crash**: a system that raises something other than a ``KGError`` on a question has answered
   it wrongly (not abstained): bad input must give a clear abstention or error, never a traceback.
 * **Citation coverage**: of the concepts an answer's text names (``Response.named``, found by
-  ``control_plane.planning.coverage``), the share it cites; summed over answered questions
+  ``evals.coverage``), the share it cites; summed over answered questions
   (named and cited / named), ``None`` when no answer names a concept.
 * **Calibration** (ECE): over answered questions, confidence against exact-match correctness, in
   equal-width bins; the reliability diagram plots the same bins.

@@ -35,13 +35,13 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from control_plane.planning.coverage import named_concepts
 from control_plane.understanding.names import NameIndex
 from data_plane.clock import parse_time
 from data_plane.database import connect
 from data_plane.errors import InputError, KGError
 from data_plane.reads import GraphReader
 from evals.baselines import BASELINES, build_systems
+from evals.coverage import named_concepts
 from evals.metrics import Response, Score, score, summarise
 from evals.questions import Question, load_questions, select
 from evals.report import (

@@ -17,7 +17,6 @@ from test_lesson_citations import T0, _ask
 from test_offline import CONCEPTS, EDGES, SEEDS, WORKED
 
 from control_plane.evidence import EvidenceGraph
-from control_plane.planning.coverage import evidence_names, named_concepts, quoted_records
 from control_plane.planning.verify import Verdict, verify
 from control_plane.semantics.findings import LONG_LIST
 from control_plane.synthesizers.base import Claim, Draft
@@ -27,6 +26,7 @@ from control_plane.understanding.interpretation import Reading
 from control_plane.understanding.names import NameIndex
 from data_plane import Concept, Edge, GraphReader, WriteGateway
 from data_plane.testing import ManualClock, build_graph
+from evals.coverage import evidence_names, named_concepts, quoted_records
 from evals.metrics import Response, score, summarise
 
 

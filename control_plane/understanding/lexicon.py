@@ -699,7 +699,7 @@ def everyday(phrase: str) -> bool:
     """Is the normalised ``phrase`` (a concept's name) one a text may use as plain words: every
     word of it a word of the reader's vocabulary or of the system's answers ("Edge", "Order",
     "Next step", "A")? Such a name is taken as a name only where the text sets it apart as one
-    (``planning.coverage``, ``reader``). Other one-letter names ("C", "R", "x") are names."""
+    (``evals.coverage``, ``reader``). Other one-letter names ("C", "R", "x") are names."""
     words = phrase.split()
     return bool(words) and all(w in VOCABULARY or w in ANSWER_WORDS or w in ONE_LETTER_WORDS for w in words)
 

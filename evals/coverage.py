@@ -1,13 +1,9 @@
-"""Which concepts an answer's text names, and whether its citations cover them: pure, no I/O.
+"""Which concepts a text names, read from the text alone: the evals' independent check of citation coverage.
 
-An answer's claims about concepts are the spans where it names them. A synthesizer that writes
-its text from structured data (the offline synthesizer) says where those are
-(``Draft.names``): :func:`spans_named` checks each span really holds the concept's name and
-takes them as they are; the rest of such a text is the synthesizer's own words ("(from
-prerequisite edges)") and names nothing, whatever the graph calls its concepts.
-
-Free text (a model's draft) is read for names (:func:`named_concepts`) by the graph's name index,
-by these rules:
+An answer's words are written from its verified claim (``control_plane.semantics``), which says
+where it named each concept (``Draft.names``). ``kg eval`` does not take that on trust: it reads
+every answer's text for the names in it with the graph's name index, by these rules, and scores
+citation coverage (named concepts that are cited / named concepts):
 
 * whole names only, the longest first: a name inside a longer one it is part of does not count
   ("Agent orchestration" names agent orchestration, not "agent"; "Evaluating multiple integrals:
@@ -21,9 +17,6 @@ by these rules:
 * text quoted verbatim from a cited record (the summary of a cited concept, the reason on a cited
   edge, the title or id of a cited lesson) is that record's own words, not a claim of the answer,
   and is left out.
-
-Used by the verifier (every named concept must be cited) and by ``kg eval`` (citation coverage:
-named concepts that are cited / named concepts).
 """
 
 from __future__ import annotations
@@ -33,11 +26,10 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Final
 
 from control_plane.evidence import EvidenceGraph
-from control_plane.synthesizers.base import NameSpan
 from control_plane.understanding.lexicon import everyday
 from control_plane.understanding.names import Match, NameIndex, tokenize
 
-__all__ = ["evidence_names", "named_concepts", "quoted_records", "spans_named"]
+__all__ = ["evidence_names", "named_concepts", "quoted_records"]
 
 # Quotes and emphasis a text may set a name in.
 _MARKS: Final = "\"'`*“”‘’«»_"
@@ -93,21 +85,6 @@ def named_concepts(text: str, names: NameIndex, *, quoted: Iterable[str] = ()) -
                 continue  # a one-letter name is written as one ("C", "R"), not "c" in "c'est"
             found.add(m.concept_id)
     return frozenset(found)
-
-
-def spans_named(
-    text: str, spans: Iterable[NameSpan], evidence: EvidenceGraph[Any, Any]
-) -> frozenset[str] | str:
-    """The concepts a structured text names (its spans), or why the spans are not its names: a
-    span outside the text, or one that does not hold the name of its concept."""
-    out: set[str] = set()
-    for s in spans:
-        if not 0 <= s.start < s.end <= len(text):
-            return f"its name span {s.start}..{s.end} lies outside its text"
-        if s.concept_id in evidence.concepts and text[s.start : s.end] != evidence.name(s.concept_id):
-            return f"its text at {s.start}..{s.end} is not the name of {s.concept_id}"
-        out.add(s.concept_id)
-    return frozenset(out)
 
 
 def evidence_names(evidence: EvidenceGraph[Any, Any]) -> NameIndex:
