@@ -78,6 +78,7 @@ __all__ = [
     "shortest_chain",
     "start_gold",
     "starting_points",
+    "unique_chain",
     "unique_path",
     "wholes",
     "why_gold",
@@ -174,7 +175,11 @@ def related(view: GraphView, x: str) -> set[str]:
 def unique_path(view: GraphView, a: str, b: str) -> list[str] | None:
     """The concepts on the shortest "before" path from ``a`` to ``b`` (both included), if there is
     exactly one shortest path; None when there is no path or the shortest one is ambiguous."""
-    g = before_graph(view)
+    return unique_chain(before_graph(view), a, b)
+
+
+def unique_chain(g: nx.DiGraph, a: str, b: str) -> list[str] | None:
+    """:func:`unique_path` on an order graph already built (``u -> v``: u comes before v)."""
     if a not in g or b not in g or not nx.has_path(g, a, b):
         return None
     paths = list(nx.all_shortest_paths(g, a, b))

@@ -95,6 +95,15 @@ def test_starting_points_are_the_roots_before_x(g: nx.DiGraph) -> None:
     assert gold.start_gold(g, "n") == gold.FormGold(concepts=frozenset("m"))
 
 
+def test_unique_chain_is_unique_path_on_a_built_graph(g: nx.DiGraph) -> None:
+    assert gold.unique_chain(g, "a", "f") == ["a", "c", "e", "f"]
+    assert gold.unique_chain(g, "f", "a") is None and gold.unique_chain(g, "a", "zz") is None
+    diamond = gold.before_graph(
+        gold.GraphView.of("wxyz", [("w", "x", P), ("w", "y", P), ("x", "z", P), ("y", "z", P)])
+    )
+    assert gold.unique_chain(diamond, "w", "z") is None  # two shortest paths: no unique one
+
+
 # -- requirement groups -----------------------------------------------------------------------------
 
 
