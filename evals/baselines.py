@@ -51,6 +51,7 @@ __all__ = [
     "build_systems",
     "cited_lessons",
     "did_you_mean",
+    "set_aside_parts",
 ]
 
 THRESHOLD: Final = 0.80
@@ -337,6 +338,7 @@ class LoopSystem:
             as_of_valid=answer.as_of.to_dict()["valid_at"],
             result=answer_result(answer_dict),
             did_you_mean=did_you_mean(answer_dict),
+            set_aside=set_aside_parts(answer_dict),
             named=_named_spans(answer_dict.get("names")),
             quoted=quoted_records(
                 answer.evidence,
@@ -380,6 +382,15 @@ def did_you_mean(answer: dict[str, Any]) -> tuple[str, ...]:
     """The concept ids an answer dict offers for a name that matched nothing (``did_you_mean``:
     objects with an ``id``, or ids)."""
     return _ids(answer.get("did_you_mean"))
+
+
+def set_aside_parts(answer: dict[str, Any]) -> tuple[str, ...]:
+    """The parts of the question an answer dict says it did not answer (its top-level
+    ``set_aside`` list of strings); empty when it has none."""
+    parts = answer.get("set_aside")
+    if not isinstance(parts, list):
+        return ()
+    return tuple(p for p in parts if isinstance(p, str) and p.strip())
 
 
 def build_systems(

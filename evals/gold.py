@@ -5,11 +5,17 @@ follow ``data_plane.relations``: ``prerequisite`` source comes before target; ``
 builds on target (so the target comes first); ``part_of`` source is a part of target;
 ``related`` and ``contrasts_with`` are symmetric.
 
-The question forms (check, count, why, order, relate, next, remaining, shared; docs/evals.md,
-"Question forms corpus") are read off the learning order: an order graph ``g`` (:func:`before_graph`)
+The question forms (check, count, why, order, relate, next, remaining, shared, ready, opens, start;
+docs/evals.md, "Question forms corpus") are read off the learning order: an order graph ``g`` (:func:`before_graph`)
 has ``u -> v`` when ``u`` must come before ``v``; ``pred(y)`` is what comes directly before ``y``,
 ``anc(y)`` everything before it. Each ``*_gold`` function returns a :class:`FormGold`: the finding
 the answer's ``result`` must carry and the concept set it is scored on.
+
+Course catalogues state requirements with alternatives ("one of CSE 21, MATH 154"): a bundle's
+``requirements.json`` holds them, its edges only the required courses. :func:`requirement_groups`
+reads which courses such groups constrain and name, and the ``group_free_*`` tests say when a
+gold read off the edges cannot change once the groups become part of the graph (see
+:class:`RequirementGroups` for the assumption they rest on).
 """
 
 from __future__ import annotations
@@ -30,9 +36,11 @@ from data_plane.relations import BUILDS_ON, CONTRASTS_WITH, PART_OF, PREREQUISIT
 __all__ = [
     "FormGold",
     "GraphView",
+    "RequirementGroups",
     "before_graph",
     "builds_on_x",
     "check_gold",
+    "closure",
     "comes_after",
     "contrasts",
     "count_gold",
@@ -40,6 +48,9 @@ __all__ = [
     "direct_prerequisites",
     "first_of",
     "foundations",
+    "group_free_after",
+    "group_free_before",
+    "group_free_next",
     "holds_before",
     "learn_next",
     "left_before",
@@ -47,21 +58,31 @@ __all__ = [
     "lessons_covering",
     "load_bundle_lessons",
     "load_bundle_view",
+    "load_requirements",
+    "missing_for",
     "nearest_shared_foundations",
     "needed_before",
     "next_gold",
+    "opened_by",
+    "opens_gold",
     "order_gold",
     "parts",
+    "ready_gold",
     "relate_gold",
     "related",
     "relation_between",
     "remaining_gold",
+    "requirement_groups",
     "shared_gold",
     "shared_needs",
     "shortest_chain",
+    "start_gold",
+    "starting_points",
+    "unique_chain",
     "unique_path",
     "wholes",
     "why_gold",
+    "with_groups",
 ]
 
 Triple = tuple[str, str, str]
@@ -154,7 +175,11 @@ def related(view: GraphView, x: str) -> set[str]:
 def unique_path(view: GraphView, a: str, b: str) -> list[str] | None:
     """The concepts on the shortest "before" path from ``a`` to ``b`` (both included), if there is
     exactly one shortest path; None when there is no path or the shortest one is ambiguous."""
-    g = before_graph(view)
+    return unique_chain(before_graph(view), a, b)
+
+
+def unique_chain(g: nx.DiGraph, a: str, b: str) -> list[str] | None:
+    """:func:`unique_path` on an order graph already built (``u -> v``: u comes before v)."""
     if a not in g or b not in g or not nx.has_path(g, a, b):
         return None
     paths = list(nx.all_shortest_paths(g, a, b))
@@ -261,6 +286,32 @@ def _known(g: nx.DiGraph, known: Iterable[str]) -> set[str]:
     return out
 
 
+def closure(g: nx.DiGraph, known: Iterable[str]) -> set[str]:
+    """K*: the knowns and everything before each of them."""
+    return _known(g, known)
+
+
+def missing_for(g: nx.DiGraph, known: Iterable[str], x: str) -> set[str]:
+    """What a learner who has done ``known`` still lacks for ``x``: anc(x) minus K*. (The set of
+    :func:`left_before`; named for the readiness question "can I take x, having done K?")."""
+    return _before(g, x) - _known(g, known)
+
+
+def opened_by(g: nx.DiGraph, x: str) -> set[str]:
+    """What knowing ``x`` opens: the direct dependents ``d`` of ``x`` whose every direct
+    prerequisite is ``x`` or before ``x`` (pred(d) within K* of {x}), i.e. what becomes possible
+    because of ``x`` alone. A dependent that also needs something unrelated to ``x`` is not opened."""
+    if x not in g:
+        return set()
+    have = _known(g, (x,))
+    return {d for d in g.successors(x) if set(g.predecessors(d)) <= have}
+
+
+def starting_points(g: nx.DiGraph, x: str) -> set[str]:
+    """Where to start towards ``x``: the concepts before ``x`` that have nothing before them."""
+    return {a for a in _before(g, x) if g.in_degree(a) == 0}
+
+
 def shared_needs(g: nx.DiGraph, x: str, y: str, *, direct: bool) -> set[str]:
     """What ``x`` and ``y`` both need: directly (pred(x) & pred(y)) or at all (anc(x) & anc(y))."""
     if direct:
@@ -315,6 +366,23 @@ def next_gold(g: nx.DiGraph, known: Iterable[str]) -> FormGold:
 def remaining_gold(g: nx.DiGraph, known: Iterable[str], y: str) -> FormGold:
     """ "I know K, what is left before y": :func:`left_before`, no finding."""
     return FormGold(concepts=frozenset(left_before(g, known, y)))
+
+
+def ready_gold(g: nx.DiGraph, known: Iterable[str], x: str) -> FormGold:
+    """ "Can I take x, having done K?": ``holds`` when nothing is missing; the concepts are what is
+    missing (:func:`missing_for`, empty when ready)."""
+    missing = frozenset(missing_for(g, known, x))
+    return FormGold({"holds": not missing}, missing)
+
+
+def opens_gold(g: nx.DiGraph, x: str) -> FormGold:
+    """ "What opens up once I know x": :func:`opened_by`, no finding."""
+    return FormGold(concepts=frozenset(opened_by(g, x)))
+
+
+def start_gold(g: nx.DiGraph, x: str) -> FormGold:
+    """ "Where do I start if I want x": :func:`starting_points`, no finding."""
+    return FormGold(concepts=frozenset(starting_points(g, x)))
 
 
 def shared_gold(g: nx.DiGraph, x: str, y: str, *, direct: bool) -> FormGold:
@@ -386,3 +454,134 @@ def load_bundle_lessons(directory: str | Path, *, at: datetime | None = None) ->
             ):
                 out.setdefault(r["lesson_id"], set()).add(r["concept_id"])
     return {lesson: frozenset(covered) for lesson, covered in out.items()}
+
+
+# -- requirements with alternatives (course catalogues) -----------------------------------------------
+
+
+GROUP_TYPES = ("one", "two")
+"""Requirement expression types that offer alternatives (any one of, any two of)."""
+
+
+@dataclass(frozen=True)
+class RequirementGroups:
+    """What a catalogue's one-of/two-of groups touch.
+
+    ``targets``: the courses whose requirement holds such a group anywhere in its expression;
+    ``options``: every course named anywhere inside such a group (nested all-of parts included);
+    ``mentions``: each course's whole expression as the set of course names it holds.
+
+    The ``group_free_*`` tests assume the one thing a change that brings the groups into the graph
+    may do: rewrite the requirement (the incoming edges) of a group target in any way, with new
+    nodes (a group, a course the catalogue does not list) and new edges out of the courses that
+    expression names; the incoming edges of every other course stay as they are. Under that
+    assumption a course that is not a target keeps its direct prerequisites, and a course named in
+    no target's expression keeps its direct dependents.
+    """
+
+    targets: frozenset[str]
+    options: frozenset[str]
+    mentions: Mapping[str, frozenset[str]]
+    expressions: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def named_by_targets(self) -> frozenset[str]:
+        """Every course named in the requirement of some group target (option or required part)."""
+        return frozenset(c for t in self.targets for c in self.mentions.get(t, ()))
+
+
+def requirement_groups(requirements: Mapping[str, Any]) -> RequirementGroups:
+    """Read requirement expressions (course -> a course name, or ``{"type": "all"|"one"|"two",
+    "courses": [...]}``, nested) into :class:`RequirementGroups`."""
+    targets: set[str] = set()
+    options: set[str] = set()
+    mentions: dict[str, frozenset[str]] = {}
+
+    def walk(expr: Any, inside: bool, named: set[str]) -> bool:
+        if isinstance(expr, str):
+            named.add(expr)
+            if inside:
+                options.add(expr)
+            return False
+        if not isinstance(expr, Mapping) or expr.get("type") not in ("all", *GROUP_TYPES):
+            raise ValueError(f"not a requirement expression: {expr!r}")
+        group = expr["type"] in GROUP_TYPES
+        found = group
+        for part in expr.get("courses") or ():
+            found = walk(part, inside or group, named) or found
+        return found
+
+    for course, expr in requirements.items():
+        named: set[str] = set()
+        if walk(expr, False, named):
+            targets.add(course)
+        mentions[course] = frozenset(named)
+    return RequirementGroups(frozenset(targets), frozenset(options), mentions, dict(requirements))
+
+
+def load_requirements(directory: str | Path) -> RequirementGroups | None:
+    """A bundle's ``requirements.json`` (``{"requirements": {course: expression}}``) read with
+    :func:`requirement_groups`; None when the bundle has none."""
+    path = Path(directory) / "requirements.json"
+    if not path.exists():
+        return None
+    return requirement_groups(json.loads(path.read_text(encoding="utf-8"))["requirements"])
+
+
+def group_free_before(g: nx.DiGraph, groups: RequirementGroups, x: str) -> bool:
+    """anc(x) (and so pred(x), the paths into x, the starting points of x) is the same with the
+    groups: neither x nor anything before it is a group target."""
+    return not (({x} | _before(g, x)) & groups.targets)
+
+
+def group_free_after(g: nx.DiGraph, groups: RequirementGroups, x: str, *, direct: bool) -> bool:
+    """succ(x) (``direct``) or desc(x) is the same with the groups: no group target's requirement
+    names x (so x is no option and no dependent of x is a target), nor, for desc, any course after x."""
+    named = groups.named_by_targets
+    after = set(g.successors(x)) if direct else (set(nx.descendants(g, x)) if x in g else set())
+    ends = {x} if direct else {x} | after
+    return not (ends & named) and not (after & groups.targets)
+
+
+def group_free_next(g: nx.DiGraph, groups: RequirementGroups, known: Iterable[str]) -> bool:
+    """ "What next, having done K" reads the same with the groups: K* holds no group target (each
+    known is :func:`group_free_before`), and no group target outside K* names a course of K* (a
+    target naming none of K* is not next either way)."""
+    known = list(known)
+    if not all(group_free_before(g, groups, k) for k in known):
+        return False
+    have = _known(g, known)
+    return not any(t not in have and groups.mentions.get(t, frozenset()) & have for t in groups.targets)
+
+
+def with_groups(g: nx.DiGraph, groups: RequirementGroups, *, style: str) -> nx.DiGraph:
+    """``g`` as two ways of bringing the groups in might leave it, to test a gold against:
+
+    * ``nodes``: every group target's requirement rebuilt as nodes (``t#0``, ``t#1``, ...: one per
+      all/one/two expression, each part -> its expression's node, the top node -> ``t``), its old
+      incoming edges dropped; a course the graph does not hold becomes a node;
+    * ``flat``: every course named in a target's expression gets an edge to the target (each
+      alternative read as required), the old edges kept.
+
+    New nodes' names hold ``#`` or are the catalogue's own names of unlisted courses."""
+    if style not in ("nodes", "flat"):
+        raise ValueError(f"style must be 'nodes' or 'flat', not {style!r}")
+    out = g.copy()
+    for t in sorted(groups.targets):
+        if style == "flat":
+            out.add_edges_from((c, t) for c in sorted(groups.mentions.get(t, ())) if c != t)
+            continue
+        out.remove_edges_from(list(out.in_edges(t)))
+        out.add_edge(_expression_nodes(out, t, groups.expressions[t], []), t)
+    return out
+
+
+def _expression_nodes(out: nx.DiGraph, t: str, expr: Any, made: list[str]) -> str:
+    """Add ``expr`` (part of target ``t``'s requirement) to ``out`` as nodes; its top node's name."""
+    if isinstance(expr, str):
+        return expr
+    node = f"{t}#{len(made)}"
+    made.append(node)
+    for part in expr.get("courses") or ():
+        out.add_edge(_expression_nodes(out, t, part, made), node)
+    return node

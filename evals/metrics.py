@@ -25,6 +25,11 @@ Scoring rules (also in docs/evals.md):
   the concepts the answer is about, its cited ones or its seeds (``extra["seeds"]``: an "about X"
   answer often cites X's neighbours and not X); P = R = F1 = the share of gold ids found there,
   exact match when all are (and the finding, if any, is right).
+* **Set aside** (``expect.set_aside`` true: answer the graph question and say what part of the
+  question was not answered): an answered such question is an exact match only if the response's
+  ``set_aside`` (the answer's top-level ``set_aside`` list) is non-empty, besides the set and
+  finding match; F1 is still the sets'. *Set-aside accuracy* is the share of answered such
+  questions whose list is non-empty (``None`` when there are none).
 * **Suggestions** (``expect.suggest``, misspelt names): *suggestion recall* is the share of such
   questions whose ``did_you_mean`` holds every suggested id; the correct response is still to
   abstain (exact match as for any abstain question).
@@ -94,6 +99,8 @@ class Response:
     # The concepts the text names (the runner fills this in); None: not computed.
     named: tuple[str, ...] | None = None
     syntheses: int = 0  # synthesis steps run, offline or by a model
+    # The parts of the question the answer says it did not answer (the answer's ``set_aside``).
+    set_aside: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -126,6 +133,7 @@ class Score:
     finding_ok: bool | None = None  # every expect.finding key stated right (None: no finding)
     suggest_ok: bool | None = None  # did_you_mean holds every expect.suggest id (None: none asked)
     syntheses: int = 0
+    set_aside_ok: bool | None = None  # answered, set aside something, as asked (None: not asked)
 
     @property
     def answered(self) -> bool:
@@ -155,6 +163,7 @@ class Score:
             "finding_ok": self.finding_ok,
             "suggest_ok": self.suggest_ok,
             "syntheses": self.syntheses,
+            "set_aside_ok": self.set_aside_ok,
         }
 
 
@@ -202,6 +211,13 @@ def _suggest_ok(suggest: Sequence[str], response: Response) -> bool | None:
     return set(suggest) <= set(response.did_you_mean) if suggest else None
 
 
+def _set_aside_ok(set_aside: bool, response: Response) -> bool | None:
+    """An answered ``expect.set_aside`` question: does the answer say it set something aside?"""
+    if not set_aside or response.abstained:
+        return None
+    return any(isinstance(part, str) and part.strip() for part in response.set_aside)
+
+
 def score(
     question_id: str,
     qtype: str,
@@ -215,6 +231,7 @@ def score(
     time_window: tuple[datetime, datetime] | None = None,
     finding: Mapping[str, Any] | None = None,
     suggest: Sequence[str] = (),
+    set_aside: bool = False,
 ) -> Score:
     """Score ``response`` by the rules in the module docstring."""
     if response.crashed:  # a traceback is a wrong answer, not an abstention
@@ -248,6 +265,7 @@ def score(
         "suggest_ok": _suggest_ok(suggest, response),
     }
     finding_ok = _finding_ok(finding or {}, response)
+    set_aside_ok = None if expect_abstain else _set_aside_ok(set_aside, response)
     if expect_abstain:
         return Score(
             precision=None,
@@ -279,9 +297,10 @@ def score(
             precision=share,
             recall=share,
             f1=share,
-            exact_match=set(gold) <= about and finding_ok is not False,
+            exact_match=set(gold) <= about and finding_ok is not False and set_aside_ok is not False,
             evidence_recall=evidence_recall,
             finding_ok=finding_ok,
+            set_aside_ok=set_aside_ok,
             **common,
         )
     p, r, f = prf(stated, gold)
@@ -289,9 +308,10 @@ def score(
         precision=p,
         recall=r,
         f1=f,
-        exact_match=set(stated) == set(gold) and finding_ok is not False,
+        exact_match=set(stated) == set(gold) and finding_ok is not False and set_aside_ok is not False,
         evidence_recall=evidence_recall,
         finding_ok=finding_ok,
+        set_aside_ok=set_aside_ok,
         **common,
     )
 
@@ -375,6 +395,9 @@ def summarise(scores: Sequence[Score]) -> dict[str, Any]:
         "named_uncited": named - sum(s.named_cited or 0 for s in scores),
         "time_accuracy": _mean(None if s.time_ok is None else float(s.time_ok) for s in scores),
         "suggestion_recall": _mean(None if s.suggest_ok is None else float(s.suggest_ok) for s in scores),
+        "set_aside_accuracy": _mean(
+            None if s.set_aside_ok is None else float(s.set_aside_ok) for s in scores
+        ),
         "crashes": sum(1 for s in scores if s.crashed),
         "mean_rounds": _mean(float(s.rounds) for s in scores),
         "mean_llm_calls": _mean(float(s.llm_calls) for s in scores),

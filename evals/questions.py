@@ -30,6 +30,12 @@ Optional fields (the paraphrase corpus uses them; older files leave them out):
   forms: check, count, why, order, relate; docs/evals.md, "Question forms corpus").
 * ``expect.suggest``: concept ids the system should offer ("did you mean ...") when it abstains
   because a name is misspelt; only on a question that must be abstained on.
+* ``expect.set_aside``: ``true`` when the right answer answers the graph question AND says it set
+  aside a part it could not answer (an off-topic aside or second request: "... Also, any tips for
+  finals week?"); the gold is the graph part's answer. Such an answer is an exact match only if its
+  top-level ``set_aside`` list (the parts of the question it did not answer, as text) is non-empty,
+  besides the usual set and finding match (:mod:`evals.metrics`). ``false`` (the default) asks
+  nothing of that list. Only on a question that is answered (``expect.abstain`` false).
 * ``question`` may be empty or blank only for a ``bad_input`` question that must be abstained on.
 * ``corpus``: which corpus the question belongs to, in a file that holds several (``paraphrase``
   or ``forms`` in ``evals/questions/{graph}_{split}.jsonl.gz``); ``round``: the blind round a
@@ -121,6 +127,7 @@ class Question:
     suggest: tuple[str, ...] = ()
     corpus: str | None = None
     round: int | None = None
+    set_aside: bool = False
 
     @property
     def findings(self) -> dict[str, Any]:
@@ -158,6 +165,8 @@ class Question:
             expect["finding"] = self.findings
         if self.suggest:
             expect["suggest"] = list(self.suggest)
+        if self.set_aside:
+            expect["set_aside"] = True
         expect["abstain"] = self.abstain
         if self.expect_as_of is not None:
             expect["as_of"] = self.expect_as_of
@@ -218,6 +227,14 @@ def parse_question(obj: Any, *, where: str = "question") -> Question:
             f"{where}: expect.suggest is only for a question that must be abstained on",
             field="expect.suggest",
         )
+    set_aside = expect.get("set_aside", False)
+    if not isinstance(set_aside, bool):
+        raise InputError(f"{where}: expect.set_aside must be true or false", field="expect.set_aside")
+    if set_aside and abstain:
+        raise InputError(
+            f"{where}: expect.set_aside is only for a question that is answered (abstain false)",
+            field="expect.set_aside",
+        )
     if not abstain and not concepts and not lessons and not finding:
         raise InputError(
             f"{where}: an answerable question needs at least one gold concept, lesson or finding",
@@ -256,6 +273,7 @@ def parse_question(obj: Any, *, where: str = "question") -> Question:
         suggest=tuple(dict.fromkeys(suggest)),
         corpus=corpus,
         round=blind,
+        set_aside=set_aside,
     )
 
 

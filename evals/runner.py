@@ -181,6 +181,7 @@ def run_eval(
                     time_window=q.time_window,
                     finding=q.findings,
                     suggest=q.suggest,
+                    set_aside=q.set_aside,
                 )
                 scores[system.name].append(sc)
                 results[system.name] = {
@@ -195,6 +196,7 @@ def run_eval(
                     "as_of_valid": resp.as_of_valid,
                     "result": None if resp.result is None else dict(resp.result),
                     "did_you_mean": list(resp.did_you_mean),
+                    "set_aside": list(resp.set_aside),
                     **resp.extra,
                 }
             rows.append({**q.to_dict(), "results": results})
