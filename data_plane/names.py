@@ -12,6 +12,10 @@ What it **folds** (a learner cannot tell these apart, or does not type them):
 * a possessive or ``'s`` ("Hooke's law" = "Hookes law" = "Hooke law"); any other apostrophe,
   hyphen, slash, bracket or punctuation is a word boundary ("k-means" = "k means");
 * a dot inside an abbreviation or a file-like name ("A.I." = "AI", "Node.js" = "nodejs");
+* where two or more letters meet digits, a word boundary: a course code as students type it
+  ("cse100", "CSE-100", "cse 100" = "CSE 100"; "math20c" = "MATH 20C"; "GPT4" = "GPT-4"); digits
+  followed by letters stay one word ("20C", "3D", "1st"), and so does one letter before digits
+  ("B12", "F1");
 * the regular English plural of a word in Latin letters ("embeddings" = "embedding"; "loss",
   "bus", "analysis", "bias" stay).
 
@@ -27,6 +31,7 @@ like another ("RАG" with a Cyrillic А). Pure; no I/O.
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -162,15 +167,35 @@ def _word(raw: str) -> str:
     return singular(core.replace(".", "")) + raw[len(raw.rstrip("+#")) :]
 
 
+# Where a word's letters (two or more) end and its digits begin ("cse|100", "gpt|4"): a word
+# boundary. One letter and digits stay one word ("B12", "Q1", "F1", chat's "b4").
+_LETTER_DIGIT: Final = re.compile(r"(?<=[^\W\d_]{2})(?=\d)")
+
+
+def _pieces(raw: str, at: int) -> list[tuple[str, int, int]]:
+    """``raw`` (a word as matched, starting at ``at``) split where letters meet digits: each piece
+    normalised, with where it starts and ends."""
+    cuts = [m.start() for m in _LETTER_DIGIT.finditer(raw)]
+    if not cuts:
+        word = _word(raw)
+        return [(word, at, at + len(raw))] if word else []
+    bounds = [0, *cuts, len(raw)]
+    out = []
+    for lo, hi in itertools.pairwise(bounds):
+        word = _word(raw[lo:hi])
+        if word:
+            out.append((word, at + lo, at + hi))
+    return out
+
+
 def tokenize(text: str) -> tuple[Token, ...]:
     """The words of ``text`` (module docstring), each normalised, with its span in ``text``."""
     folded, origin = _folded(text)
     out: list[Token] = []
     pattern = _ASCII_TOKEN if folded.isascii() else _unicode_token()
     for m in pattern.finditer(folded):
-        word = _word(m.group())
-        if word:
-            out.append(Token(word, origin[m.start()], origin[m.end() - 1] + 1))
+        for word, lo, hi in _pieces(m.group(), m.start()):
+            out.append(Token(word, origin[lo], origin[hi - 1] + 1))
     return tuple(out)
 
 
@@ -184,7 +209,14 @@ def normalise(text: str) -> tuple[str, ...]:
     the result is an immutable tuple, so sharing it is safe."""
     folded = text.lower() if text.isascii() else _folded(text)[0]
     pattern = _ASCII_TOKEN if folded.isascii() else _unicode_token()
-    return tuple(word for m in pattern.finditer(folded) if (word := _word(m.group())))
+    out: list[str] = []
+    for m in pattern.finditer(folded):
+        raw = m.group()
+        if _LETTER_DIGIT.search(raw):
+            out.extend(word for word, _, _ in _pieces(raw, 0))
+        elif word := _word(raw):
+            out.append(word)
+    return tuple(out)
 
 
 def confusable(name: str) -> str | None:

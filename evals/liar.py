@@ -387,6 +387,25 @@ def _next(view: PromptView) -> dict[str, Any]:
     return {"members": sorted(ready), "complete": _complete(view, have | candidates)}
 
 
+def _opens(view: PromptView) -> dict[str, Any]:
+    x = view.subject
+    assert x is not None
+    g = _order_graph(view, view.reading.get("relations") or LEARNING)
+    have = {x} | (set(nx.ancestors(g, x)) if x in g else set())
+    candidates = {c for c in g.successors(x) if c not in have} if x in g else set()
+    ready = {c for c in candidates if set(g.predecessors(c)) <= have}
+    return {"members": sorted(ready), "complete": _complete(view, have | candidates)}
+
+
+def _start(view: PromptView) -> dict[str, Any]:
+    x = view.subject
+    assert x is not None
+    g = _order_graph(view, view.reading.get("relations") or LEARNING)
+    before = set(nx.ancestors(g, x)) if x in g else set()
+    roots = {c for c in before if not set(g.predecessors(c))}
+    return {"members": sorted(roots), "complete": _complete(view, {x} | before)}
+
+
 def honest_claim(view: PromptView) -> dict[str, Any]:
     """The claim the prompt's evidence gives for its reading, in its contract (module docstring)."""
     contract, reading = view.contract, view.reading
@@ -394,6 +413,8 @@ def honest_claim(view: PromptView) -> dict[str, Any]:
         return _next(view)
     if view.subject is None or view.subject not in view.concepts:
         return _empty(contract)
+    if reading["intent"] in ("opens", "start"):
+        return _opens(view) if reading["intent"] == "opens" else _start(view)
     forms: dict[str, Callable[[PromptView], dict[str, Any]]] = {
         "check": _check,
         "why": _why,
@@ -414,6 +435,8 @@ def honest_claim(view: PromptView) -> dict[str, Any]:
     claim: dict[str, Any] = {"members": sorted(members), "complete": _complete(view, depends)}
     if contract == "count":
         claim = {"count": len(members), **claim}
+    if contract == "ready":
+        claim = {"holds": (not members) if claim["complete"] else None, **claim}
     return claim
 
 
@@ -421,6 +444,7 @@ def _empty(contract: str) -> dict[str, Any]:
     empty: dict[str, dict[str, Any]] = {
         "set": {"members": []},
         "count": {"count": 0, "members": []},
+        "ready": {"holds": None, "members": []},
         "check": {"holds": None, "path": []},
         "why": {"holds": None, "steps": []},
         "order": {"first": None, "path": []},

@@ -42,6 +42,7 @@ QUESTIONS = [
     "Which should I learn first, {x} or {y}?",
     "How are {x} and {y} related?",
     "I know {y}, what can I learn next?",
+    "Can I take {x} if I've done {y}?",
     "Which lessons cover {x}?",
     "Which lessons should I take before {x}?",
 ]
@@ -94,7 +95,7 @@ def mutations(claim: Claim, ev: EvidenceGraph[Concept, Edge], reading: Reading) 
     if members and claim.contract != "relate":
         out.append(("drop a member", replace(claim, members=tuple(members[1:]))))
     others = sorted(set(ev.concepts) - set(members) - set(reading.ids()))
-    if others and claim.contract in ("set", "count", "next", "relate"):
+    if others and claim.contract in ("set", "count", "next", "relate", "ready"):
         out.append(("add a member", replace(claim, members=(*members, others[0]))))
     if claim.contract == "count" and claim.count is not None:
         out.append(("count off by one", replace(claim, count=claim.count + 1)))
@@ -111,7 +112,7 @@ def mutations(claim: Claim, ev: EvidenceGraph[Concept, Edge], reading: Reading) 
         stray = sorted(set(ev.edges) - set(claim.path), key=lambda r: int(r[1:]))
         if stray:
             out.append(("an edge too many", replace(claim, path=(*claim.path, stray[0]))))
-    if claim.contract == "path" and not claim.path:
+    if claim.contract == "path" and not claim.path and ev.edges:
         out.append(("a path where there is none", replace(claim, path=tuple(sorted(ev.edges))[:1])))
     if claim.steps:
         s = claim.steps[0]

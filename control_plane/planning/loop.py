@@ -710,6 +710,11 @@ def _with_reading(answer: Answer, reading: Reading, *, explicit: bool) -> Answer
         # A synthesizer that states no result: what it cites is what it answers.
         answer = replace(answer, result=Result(reading.intent, answer.cited_concept_ids))
     text = answer.text
+    extra["set_aside"] = list(reading.set_aside)
+    if reading.set_aside and not answer.abstained:
+        # the part of the message the answer leaves out is said, not silently dropped
+        parts = "; ".join(repr(part) for part in reading.set_aside)
+        text += f" (I did not answer the part about {parts}: the graph records how concepts depend on each other, not that.)"
     if reading.time is not None and not answer.abstained:
         at = answer.as_of.valid_at
         day = (

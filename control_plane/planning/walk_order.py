@@ -30,8 +30,10 @@ WALK_BUDGET: Final = 1000
 _LEARNING: Final = (PREREQUISITE, BUILDS_ON)
 # Intents answered from a whole closure whatever words they use.
 _CLOSURE_INTENTS: Final = frozenset(
-    {"path", "before_uses", "study_plan", "lessons_before", "order", "relate"}
+    {"path", "before_uses", "study_plan", "lessons_before", "order", "relate", "start"}
 )
+# Intents read from a fringe: a closure and the concepts one step after it.
+_FRINGE_INTENTS: Final = frozenset({"next", "opens"})
 
 
 @dataclass(frozen=True)
@@ -47,13 +49,14 @@ class WalkOrder:
 
 def walk_order(reading: Reading) -> WalkOrder | None:
     """The walk every round of a question with this reading makes, or None for one hop."""
-    if not (reading.transitive or reading.intent in _CLOSURE_INTENTS or reading.intent == "next"):
+    if not (reading.transitive or reading.intent in _CLOSURE_INTENTS or reading.intent in _FRINGE_INTENTS):
         return None
     relations = tuple(r for r in _LEARNING if r in reading.relations)
     if not relations:
         return None
-    if reading.intent == "next":
-        # what a learner can take up next: their closure and what lies one step after it
+    if reading.intent in _FRINGE_INTENTS:
+        # what a learner can take up next (what X opens up): their closure and what lies one step
+        # after it, with all its needs
         return WalkOrder(FRINGE, relations)
     mode = mode_of(reading)
     if mode == "after":

@@ -10,6 +10,8 @@ set       members, complete           the answer set (prerequisites, what is nee
                                       after, builds on, parts, contrasts, related, within N hops, what is
                                       left, shared, before+uses: only what Y builds on, study plan, about)
 count     count, members, complete    how many, and which
+ready     holds, members, complete    whether what the learner knows covers the subject's needs, and
+                                      what is still missing
 check     holds, path, complete       whether the candidate X is in the subject Y's answer set, with the
                                       proof path between them (or, for "no, the other way round", Y to X)
 why       holds, steps, complete      why X is among Y's needs: each step ``source -relation-> target``
@@ -95,7 +97,7 @@ def contract_of(reading: Reading) -> str:
     """The contract a reading's answer is claimed in."""
     if reading.form == "yes_no":
         return "check"
-    if reading.form in ("count", "why"):
+    if reading.form in ("count", "why", "ready"):
         return reading.form
     return _BY_INTENT.get(reading.intent, "set")
 
@@ -122,6 +124,8 @@ def claim_of(finding: Finding, reading: Reading, ev: EvidenceGraph[Any, Any]) ->
         return Claim(name, done, holds=facts.get("holds") if done else None, steps=steps)
     if name == "count":
         return Claim(name, done, members=finding.members, count=facts.get("count"))
+    if name == "ready":
+        return Claim(name, done, members=finding.members, holds=facts.get("holds") if done else None)
     if name == "order":
         return Claim(name, done, first=facts.get("first"), path=finding.path)
     if name == "path":
@@ -243,6 +247,22 @@ def _same_count(c: Claim, t: Claim, ctx: _Context) -> str | None:
 
 
 def _partial_count(c: Claim, t: Claim, ctx: _Context) -> str | None:
+    return _more_than(c.members, t.members, ctx)
+
+
+def _same_ready(c: Claim, t: Claim, ctx: _Context) -> str | None:
+    if c.holds is None:
+        return "claims a complete answer without saying whether what is known covers it"
+    if c.holds != t.holds:
+        return (
+            f"says {'yes' if c.holds else 'not yet'}, but the evidence says {'yes' if t.holds else 'not yet'}"
+        )
+    return _set_difference(c.members, t.members, ctx)
+
+
+def _partial_ready(c: Claim, t: Claim, ctx: _Context) -> str | None:
+    if c.holds and t.members:
+        return f"says yes, but the evidence already shows what is missing ({ctx.names(t.members)})"
     return _more_than(c.members, t.members, ctx)
 
 
@@ -394,6 +414,15 @@ CONTRACTS: Final[dict[str, Contract]] = {
             '"count": how many; "members": the concept ids counted, as many as "count"',
             _same_count,
             _partial_count,
+        ),
+        Contract(
+            "ready",
+            ("holds", "members", "complete"),
+            '"holds": whether what the learner knows, and what it rests on, covers everything the '
+            'subject needs (null while undecided); "members": what is still missing (the needs less '
+            "the known concepts and what they rest on)",
+            _same_ready,
+            _partial_ready,
         ),
         Contract(
             "check",

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from typing import Any, Final
 
 from control_plane.evidence import EvidenceGraph
@@ -46,7 +47,19 @@ from control_plane.synthesizers.base import Focus
 from control_plane.understanding.relating import Walk, adjacency, asked_adjacency, mode_of, walk
 from data_plane.relations import BUILDS_ON, CONTRASTS_WITH, PART_OF, PREREQUISITE, RELATED
 
-__all__ = ["FORMS", "check", "count", "next_concepts", "order", "relate", "shortest_chains", "why"]
+__all__ = [
+    "FORMS",
+    "check",
+    "count",
+    "next_concepts",
+    "opens",
+    "order",
+    "ready",
+    "relate",
+    "shortest_chains",
+    "start",
+    "why",
+]
 
 _LEARNING: Final = (PREREQUISITE, BUILDS_ON)
 _OTHER: Final = (RELATED, CONTRASTS_WITH, PART_OF)
@@ -179,6 +192,17 @@ def _direct_words(mode: str) -> str:
         "parts": " is part of ",
         "wholes": " is made up of ",
     }.get(mode, " is linked to ")
+
+
+def ready(ask: Ask, base: Callable[[Ask], Finding]) -> Finding:
+    """Whether what the learner knows (and what it rests on) covers everything the subject needs:
+    the base answer is what is still missing (the needs less what is known); none, and it holds."""
+    found = base(ask)
+    if not found.complete:
+        return replace(found, facts={**found.facts, "holds": None})
+    holds = not found.members
+    first = "Yes: " if holds else "Not yet. "
+    return replace(found, says=(first, *found.says), facts={**found.facts, "holds": holds})
 
 
 def count(ask: Ask, base: Callable[[Ask], Finding]) -> Finding:
@@ -406,6 +430,65 @@ def next_concepts(ask: Ask) -> Finding:
     return partial(found, open_, ev, relations) if open_ else found
 
 
+def opens(ask: Ask) -> Finding:
+    """What knowing X opens up: the concepts one step after X whose every need is X or what X
+    rests on (ready now because of X), then those after X that still need more, each with what."""
+    ev, reading, x = ask.ev, ask.reading, ask.reading.subject
+    assert x is not None
+    relations = reading.relations or _LEARNING
+    before = adjacency(ev, relations, "before")
+    after = adjacency(ev, relations, "after")
+    closure = set(walk(x, before).parent)
+    candidates = {c for c, _ in after.get(x, []) if c not in closure}
+    ready = by_name((c for c in candidates if {n for n, _ in before.get(c, [])} <= closure), ev)
+    waiting = by_name(candidates - set(ready), ev)[:_MAX_WAITING]
+    open_ = sorted(c for c in closure | candidates if c in ask.unexpanded)
+    refs = by_ref(ref for c in (*ready, *waiting) for _, ref in before.get(c, []))
+    if ready:
+        says: tuple[Piece, ...] = (
+            "Knowing ",
+            Name(x),
+            " (and what it rests on) opens up: ",
+            Names(ready),
+            ".",
+        )
+    elif candidates:
+        says = ("Knowing ", Name(x), " opens up nothing on its own yet.")
+    else:
+        says = ("Nothing comes after ", Name(x), ", according to the graph.")
+    if waiting:
+        says += (" After it but still needing more: ",)
+        for i, c in enumerate(waiting):
+            needs = by_name((n for n, _ in before.get(c, []) if n not in closure), ev)
+            says += (*(("; ",) if i else ()), Name(c), " (also needs ", Names(needs), ")")
+        says += (".",)
+    found = Finding(ready, says, refs)
+    return partial(found, open_, ev, relations) if open_ else found
+
+
+def start(ask: Ask) -> Finding:
+    """Where to start for X: the concepts X rests on that need nothing first, each with its path
+    to X."""
+    ev, reading, x = ask.ev, ask.reading, ask.reading.subject
+    assert x is not None
+    w, adj = _walk_from(ask, x)
+    roots = by_name((c for c in w.parent if c != x and not adj.get(c)), ev)
+    open_ = _open(ask, w)
+    refs = by_ref(r for c in roots for r in w.path_edges(c))
+    if roots:
+        says: tuple[Piece, ...] = (
+            "To reach ",
+            Name(x),
+            ", start with: ",
+            Names(roots),
+            " (nothing comes before them).",
+        )
+    else:
+        says = ("Nothing needs to be learned before ", Name(x), ": start with it.")
+    found = Finding(roots, says, refs)
+    return partial(found, open_, ev, reading.relations or _LEARNING) if open_ else found
+
+
 # Question forms and the intents of their own, answered here (the offline synthesizer's table).
 FORMS: Final[dict[str, Callable[[Ask], Finding]]] = {
     "yes_no": check,
@@ -413,4 +496,6 @@ FORMS: Final[dict[str, Callable[[Ask], Finding]]] = {
     "order": order,
     "relate": relate,
     "next": next_concepts,
+    "opens": opens,
+    "start": start,
 }

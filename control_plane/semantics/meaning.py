@@ -15,7 +15,7 @@ from typing import Final
 
 from control_plane.semantics.claims import claim_of
 from control_plane.semantics.findings import NOTHING, Ask, Finding, render, unsettled
-from control_plane.semantics.forms import FORMS, count, next_concepts
+from control_plane.semantics.forms import FORMS, count, next_concepts, ready
 from control_plane.semantics.sets import INTENTS, set_answer
 from control_plane.synthesizers.base import Draft, Focus, Result, Usage
 from control_plane.understanding.interpretation import Reading
@@ -24,7 +24,7 @@ from data_plane.relations import RELATIONS
 __all__ = ["RESULT_INTENT", "answer", "draft_of", "result_intent"]
 
 # What an answer's result calls a question form (its intent otherwise).
-RESULT_INTENT: Final = {"yes_no": "check", "count": "count", "why": "why"}
+RESULT_INTENT: Final = {"yes_no": "check", "count": "count", "why": "why", "ready": "ready"}
 
 
 def result_intent(reading: Reading) -> str:
@@ -53,6 +53,8 @@ def answer(ask: Ask) -> Finding:
         )
     if reading.form == "count":
         return count(ask, INTENTS.get(reading.intent, set_answer))
+    if reading.form == "ready":
+        return ready(ask, INTENTS.get(reading.intent, set_answer))
     if reading.form in FORMS:
         return FORMS[reading.form](ask)
     return INTENTS.get(reading.intent, FORMS.get(reading.intent, set_answer))(ask)

@@ -79,12 +79,13 @@ from control_plane.understanding.lexicon import (
     FIRST_PERSON,
     INVERTING_AUX,
     KNOWN_AFTER,
-    KNOWN_FRAMES,
-    KNOWN_LEADS,
+    KNOWN_BEFORE,
     KNOWN_OPENERS,
     KNOWN_VERBS,
     LEARN,
     LESSON,
+    MAP_CONCEPT,
+    MAP_NOUNS,
     NEIGHBOUR,
     NOUNS,
     OWN_CLAUSE,
@@ -187,6 +188,7 @@ class Parse:
     names: tuple[tuple[str, str], ...]
     mentions: tuple[Mention, ...]  # every name read, repeats included, in order
     said_known: frozenset[str]  # concepts the learner says they know (even when nothing else is named)
+    set_aside: tuple[str, ...] = ()  # the asides the reading sets aside, as the learner wrote them
 
     @property
     def question(self) -> str:
@@ -265,6 +267,7 @@ class Parse:
             alternatives=alternatives,
             names=self.names,
             form=form,
+            set_aside=self.set_aside,
         )
         if reading.sure:
             reading = checked(reading, self.model_toks, self.model)
@@ -282,7 +285,7 @@ def analyse(
 ) -> Parse | Reading:
     """The parse of ``question``, or the reading that ends it early (module docstring): its words,
     then its sentences, then names the graph lacks, then its cues, then each concept's role."""
-    words = _words(text, mentions, now)
+    words = _words(text, mentions, now, counts)
     if isinstance(words, Reading):
         return words
     situation = _situation(text, words, mentions)
@@ -308,7 +311,20 @@ class _Words:
     words: list[str]  # tokens outside names, no numbers
 
 
-def _words(text: Text, mentions: Sequence[Mention], now: datetime) -> _Words | Reading:
+def _concept_nouns(
+    toks: tuple[str, ...], masked: frozenset[int], counts: Mapping[str, int] | None
+) -> tuple[str, ...]:
+    """``toks`` with the curriculum's unit nouns read as the reader's word for a concept where the
+    graph maps no lessons (``lexicon.MAP_NOUNS``: "courses", "classes", "modules", "units" name a
+    catalogue's concepts, not lessons it does not have)."""
+    if counts is None or counts.get(LESSONS, 1):
+        return toks
+    return tuple(MAP_CONCEPT if i not in masked and t in MAP_NOUNS else t for i, t in enumerate(toks))
+
+
+def _words(
+    text: Text, mentions: Sequence[Mention], now: datetime, counts: Mapping[str, int] | None = None
+) -> _Words | Reading:
     """Tokens and time words; a text that is empty, too long, not English or names nothing ends here."""
     if not text.raw.strip():
         return Reading("", "unknown", problem="the question is empty", read_by="none")
@@ -321,6 +337,7 @@ def _words(text: Text, mentions: Sequence[Mention], now: datetime) -> _Words | R
         )
     masked = frozenset(i for m in mentions for i in range(m.start, m.end))
     toks = you_respelt(tuple(t if i in masked else respelt(t) for i, t in enumerate(text.words)), masked)
+    toks = _concept_nouns(toks, masked, counts)
     # what the learnt check reads (the words as written, as its training phrasings are): every
     # name (context ones too) one token
     model_toks = question_tokens(toks, [(m.start, m.end) for m in mentions])
@@ -361,6 +378,7 @@ class _Situation:
     asking_only: frozenset[int]
     mentions: Sequence[Mention]
     naming: frozenset[int]  # the sentences that name a concept (before context was set aside)
+    asides: frozenset[int] = frozenset()  # sentences that ask something of their own, set aside
 
 
 def _situation(text: Text, w: _Words, mentions: Sequence[Mention]) -> _Situation | Reading:
@@ -427,7 +445,8 @@ def _situation(text: Text, w: _Words, mentions: Sequence[Mention]) -> _Situation
                     problem=f"the question asks about {text.surface(*slot)!r}, which is not a concept in this graph",
                     read_by="none",
                 )
-    return _Situation(sentence, asks, context, asking_only, mentions, frozenset(naming))
+    kept_asides = asides if context & {i for i, sid in enumerate(sentence) if sid in asides} else frozenset()
+    return _Situation(sentence, asks, context, asking_only, mentions, frozenset(naming), kept_asides)
 
 
 def _longer_name(text: Text, w: _Words, s: _Situation) -> Reading | None:
@@ -570,6 +589,7 @@ def _cues(text: Text, w: _Words, s: _Situation) -> _Cues | Reading:
                 and not markers
                 and not briefing
                 and toks[0] not in AUX_START
+                and not _asks_after_a_clause(text, toks)
                 and not any(w in WH for w in words)
                 and any(w in VERB_LIKE for w in words)
                 # "A student of mine wants X. Can you list everything first?": a later sentence asks
@@ -592,6 +612,17 @@ def _cues(text: Text, w: _Words, s: _Situation) -> _Cues | Reading:
             text.raw, "unknown", time=when, problem="this does not read as a question", read_by="none"
         )
     return _Cues(verbs, nouns, lesson, plan, relational, briefing)
+
+
+def _asks_after_a_clause(text: Text, toks: Sequence[str]) -> bool:
+    """Does a question open after a comma ("Having learned A, can I take B?"), in a text that
+    ends with a question mark?"""
+    if not text.raw.rstrip().endswith("?") or len(text.spans) != len(toks):
+        return False
+    spans = text.spans
+    return any(
+        toks[i] in AUX_START and "," in text.raw[spans[i - 1][1] : spans[i][0]] for i in range(1, len(toks))
+    )
 
 
 def _roles(
@@ -713,7 +744,18 @@ def _roles(
         names=names,
         mentions=tuple(sorted(mentions, key=lambda m: m.start)),
         said_known=said_known,
+        set_aside=_set_aside(text, sentence, s.asides),
     )
+
+
+def _set_aside(text: Text, sentence: Sequence[int], asides: frozenset[int]) -> tuple[str, ...]:
+    """Each aside sentence as the learner wrote it ("By the way, where's the best coffee?")."""
+    out = []
+    for sid in sorted(asides):
+        idx = [i for i, s in enumerate(sentence) if s == sid]
+        if idx:
+            out.append(text.surface(idx[0], idx[-1] + 1))
+    return tuple(out)
 
 
 def _in_an_aside(
@@ -804,7 +846,7 @@ def _tag_mentions(
             )
             or _ends_with(window, len(window), [normalise("familiar with"), normalise("comfortable with")])
             # "given my knowledge of A", "I already have A", "just wrapped up A", "picked up A"
-            or _ends_with(window, len(window), [f for f in (*KNOWN_FRAMES, *KNOWN_LEADS) if len(f) > 1])
+            or _ends_with(window, len(window), [f for f in KNOWN_BEFORE if len(f) > 1])
             or (not coordinated and _known_by_clause(text, toks, masked, sentence, m, b))
         ):
             tags[m.concept_id] = "known"

@@ -63,16 +63,20 @@ from control_plane.understanding.lexicon import (
     BEFORE_MARKERS,
     BOTH,
     BUILD,
+    COMPLETING,
     CONTRAST,
     COUNT_WORDS,
     DEP,
+    EARLIER,
     EXACT,
     EXISTENTIAL,
     FIRST_PERSON,
+    FOUND,
     HOW_FOLLOWERS,
     LEARN,
     NEIGHBOUR,
     NEXT_WORDS,
+    OPENS,
     ORDER_WORDS,
     PART,
     PATH,
@@ -87,6 +91,7 @@ from control_plane.understanding.lexicon import (
     RELATION_WORDS,
     REMAINING,
     REQUEST_AUX,
+    STARTS,
     SYMMETRIC,
     THERE,
     VOCABULARY,
@@ -198,7 +203,10 @@ def _put_to_confirm(p: Parse, words: Sequence[int]) -> bool:
     confirmed: it ends with a tag or opens with a request to confirm, has no question word, and
     a relation word stands in it."""
     toks = [p.toks[i] for i in words if i not in p.masked]
-    tagged = any(tuple(toks[-len(t) :]) == t for t in _CONFIRM_TAGS)
+    # "... yes or no?", and "<word> or not" closing it ("A before B, needed or not?")
+    tagged = any(tuple(toks[-len(t) :]) == t for t in _CONFIRM_TAGS) or (
+        len(toks) >= 3 and toks[-2:] == ["or", "not"] and toks[-3] in VOCABULARY
+    )
     opened = any(tuple(toks[: len(t)]) == t for t in _CONFIRM_OPENERS)
     if not (tagged or opened) or any(t in WH for t in toks):
         return False
@@ -292,7 +300,9 @@ def _order(p: Parse) -> Reading | None:
     # concepts ("which concepts should I pass through, and in what order") nor the steps "between
     # A and B"
     alternatives = alternatives or (
-        between == ["and"] and _wh_pronoun(p, asking) in ("which", "what") and not _between(p.toks, a, b)
+        between == ["and"]
+        and (_wh_pronoun(p, asking) in ("which", "what") or _one_of(p, asking))
+        and (not _between(p.toks, a, b) or _has(p, asking, EARLIER))  # "between A and B, which is earlier?"
     )
     in_order = between == ["and"] and _has(p, asking, (normalise("what order"), normalise("which order")))
     if not ((alternatives and ordered) or symmetric or in_order) or _has(p, asking, BOTH) or p.said_known:
@@ -303,6 +313,19 @@ def _order(p: Parse) -> Reading | None:
     if governed and not symmetric:
         return None  # "what do I need before A or B?": the concepts are what "before" governs
     return p.build("order", [_sub(p, a), _sub(p, b, "other")], transitive=True, cue="which first")
+
+
+def _one_of(p: Parse, asking: Sequence[int]) -> bool:
+    """Does "which" ask for one of the two, before a singular noun for a concept ("which class
+    comes earlier", "which one")? (Normalised words are singular: the noun is read as written.)"""
+    spans = p.text.spans
+    for i in asking:
+        if i in p.masked or p.toks[i] != "which" or i + 1 >= len(p.toks) or len(spans) != len(p.toks):
+            continue
+        if p.toks[i + 1] in _TOPIC_WORDS or p.toks[i + 1] == "one":
+            written = p.question[spans[i + 1][0] : spans[i + 1][1]].lower()
+            return normalise(written) == (written,)  # "class", "one"; not "classes", "concepts"
+    return False
 
 
 def _joined_to_unknown(
@@ -460,6 +483,15 @@ def _subject_and_candidate(p: Parse, a: Mention, b: Mention) -> tuple[Mention, M
         # "why do I have to learn X before Y": the learner's purpose ("to learn X") names the
         # candidate; the ordering word ("before Y") the subject
         return (b, a, rb) if ra.purpose else (a, b, ra)
+    if (
+        ra is not None
+        and rb is not None
+        and ra.role == rb.role == DEP
+        and {ra.strength, rb.strength} == {1, 3}
+    ):
+        # "A before B, needed or not?": the preposition placing one ("before B") outweighs the verb
+        # found nearest the other; the other is the candidate
+        return (a, b, ra) if ra.strength == 3 else (b, a, rb)
     if ra is not None and ra.role in _SUBJECT_ROLES and (rb is None or rb.role not in _SUBJECT_ROLES):
         return a, b, ra
     if rb is not None and rb.role in _SUBJECT_ROLES and (ra is None or ra.role not in _SUBJECT_ROLES):
@@ -597,6 +629,51 @@ def _next(p: Parse) -> Reading | None:
     return replace(reading, subjects=tuple(known))
 
 
+def _opens(p: Parse) -> Reading | None:
+    """ "What does finishing X unlock for me?", "which courses does passing X make possible?",
+    "what opens up once I know X?": one concept the learner has (said so, the condition "once I
+    know X", or finishing it) and what it makes possible: what X itself opens, ready now, not
+    everything after X nor everything the learner's background opens."""
+    if len({m.concept_id for m in p.ordered}) != 1:
+        return None
+    x = p.main
+    role = p.roles.get(x.concept_id)
+    finishing = x.start > 0 and p.toks[x.start - 1] in COMPLETING
+    has = x.concept_id in p.said_known or (role is not None and role.cue == KNOWN_CONDITION) or finishing
+    if not has:
+        return None
+    if p.transitive_word or p.direct:
+        return None  # "what can it eventually lead to?", "what does it directly unlock?": after X
+    asking = _asking(p)
+    # X itself opens: the agent of a forward cue ("what does finishing X unlock"), or the
+    # condition of "open up" / "make possible"; not "what's unlocked for me now" (what the
+    # learner's whole background opens: what next)
+    agent = (
+        role is not None
+        and role.family == LEARN
+        and role.role == FOUND
+        and role.cue != KNOWN_CONDITION
+        and role.strength < 3  # a verb's agent ("X unlocks"), not a preposition ("right after X")
+    )
+    # finishing X, as the agent of the cue ("what does finishing X unlock"; "I finished X. What
+    # does it unlock?" asks what comes after X), or what "opens up" once the learner has X
+    if not ((finishing and agent) or _has(p, asking, OPENS)):
+        return None
+    return p.build("opens", [p.sub(x)], transitive=False, cue="opens")
+
+
+def _start(p: Parse) -> Reading | None:
+    """ "Where do I start if I want to take X?", "where should I begin for X?": the concepts X
+    rests on that need nothing first (the starting points of X's closure)."""
+    if len({m.concept_id for m in p.ordered}) != 1 or p.known:
+        return None
+    asking = _asking(p)
+    words = [p.toks[i] for i in asking if i not in p.masked]
+    if "where" not in words or not any(w in STARTS for w in words):
+        return None
+    return p.build("start", [p.sub(p.main)], transitive=True, cue="where to start")
+
+
 def _remaining(p: Parse) -> Reading | None:
     """ "I already know A and B, what's left before Y?", "Goal: Y. Known: A. Remaining?", "what do
     I still have to learn to reach Y?": what Y needs, less what the learner knows and what that
@@ -610,6 +687,52 @@ def _remaining(p: Parse) -> Reading | None:
     if role is not None and role.role != DEP:
         return None  # "what's left that builds on X"
     return p.build("needed_before", [p.sub(p.main)], transitive=True, cue=WHAT_IS_LEFT)
+
+
+# The cue of a readiness reading (what the learner knows, held to what the goal needs).
+READY: Final = "ready for"
+
+
+def _ready(p: Parse) -> Reading | None:
+    """ "Can I take Y if I've done A?", "am I ready for Y having taken A and B?", "do I have what I
+    need for Y? I've completed A", "would I be cleared for Y?": a question the learner asks of
+    themselves (an auxiliary and "I" open it) about one goal, with what they say they know: whether
+    that, and what it rests on, covers everything the goal needs (not whether one of them is
+    needed for it)."""
+    words = _opening(p)
+    toks = [p.toks[i] for i in words]
+    # the auxiliary and "I" open it, or follow what the learner has done ("Having finished A, am I
+    # allowed to take Y?")
+    k = next((k for k in range(len(toks) - 1) if toks[k] in _ABLE and toks[k + 1] in _LEARNER), None)
+    conditions = {cid for cid, r in p.roles.items() if r is not None and r.cue == KNOWN_CONDITION}
+    known = {kk.concept_id for kk in p.known} | conditions
+    if k is None or any(i in p.masked and not _named_known(p, i, known) for i in words[:k]):
+        return None
+    # a yes/no question: no question word asks ("how can I get to Y" asks for a way), unless it
+    # opens what the learner has ("do I have what I need for Y")
+    asks = WH - {"anything", "something"}
+    if any(t in asks for t in toks[:k]) or any(
+        t in asks and toks[j - 1] != "have" for j, t in enumerate(toks) if j > k
+    ):
+        return None
+    goals = [m for m in p.ordered if m.concept_id not in known and p.tags.get(m.concept_id) != "example"]
+    if not known or len({m.concept_id for m in goals}) != 1:
+        return None
+    reading = p.build("needed_before", [p.sub(goals[0])], transitive=True, cue=READY, form="ready")
+    said = {s.concept_id for s in reading.subjects}
+    extra = tuple(Subject(c, "known", p.words_of[c]) for c in sorted(known - said) if c in p.words_of)
+    return replace(reading, subjects=(*reading.subjects, *extra))
+
+
+def _named_known(p: Parse, i: int, known: set[str]) -> bool:
+    """Is token ``i`` part of the name of a concept the learner knows?"""
+    return any(m.start <= i < m.end and m.concept_id in known for m in p.mentions)
+
+
+_LEARNER: Final = frozenset(normalise("i we"))
+# Auxiliaries that ask whether the learner may or can ("can I", "am I", "would I be"), not whether
+# they must ("must I have A down before B?" asks whether A is needed).
+_ABLE: Final = YES_NO_AUX - frozenset(normalise("must should shall"))
 
 
 def _check(p: Parse) -> Reading | None:
@@ -695,7 +818,10 @@ FORM_FRAMES: Final = (
     ("how related", _relate),
     ("why", _why),
     ("how many", _count),
+    ("what it opens", _opens),
+    ("where to start", _start),
     ("what next", _next),
+    ("ready for", _ready),
     ("what is left", _remaining),
     ("yes or no", _check),
 )

@@ -62,11 +62,12 @@ from control_plane.understanding.lexicon import (
     PLAN,
     PLAN_NAMED,
     POLITE,
+    PREPOSITIONS,
     PREREQ,
     RELATED_WORDS,
 )
 from control_plane.understanding.names import ARROW
-from control_plane.understanding.reading import LEARNING, Reading
+from control_plane.understanding.reading import LEARNING, Mention, Reading
 from data_plane.relations import RELATED
 
 __all__ = ["FRAMES", "Frame", "read_frames"]
@@ -441,6 +442,15 @@ def _about(p: Parse) -> Reading | None:
     )
 
 
+def _each_of_two(p: Parse, a: Mention, b: Mention) -> bool:
+    """ "needed for A and also for B": the relation asked of each concept on its own (the
+    preposition said again after "and also"), so the answer is what stands in it to both."""
+    first, second = sorted((a, b), key=lambda m: m.start)
+    gap = p.toks[first.end : second.start]
+    lead = p.toks[first.start - 1] if first.start > 0 else ""
+    return len(gap) == 3 and gap[:2] == ("and", "also") and gap[2] == lead and lead in PREPOSITIONS
+
+
 def _relational(p: Parse) -> Reading | None:
     """The intent the subject's role gives ("what does X need", "what builds on X"), combined with
     a second concept ("both", "either", "before X ... that Y builds on")."""
@@ -470,7 +480,7 @@ def _relational(p: Parse) -> Reading | None:
         or (intent2 == "prerequisites" and intent == "needed_before")
         or (intent == "prerequisites" and intent2 == "needed_before")
     ):
-        both = _any(p.toks, BOTH, p.masked)
+        both = _any(p.toks, BOTH, p.masked) or _each_of_two(p, main, second)
         return p.build(intent, [p.sub(main), p.sub(second, "other")], transitive=is_transitive,
                        combine="both" if both else "either", cue=role.cue, asked=asked)  # fmt: skip
     learn_first = {intent, intent2} & {"needed_before", "prerequisites"}

@@ -43,6 +43,7 @@ from control_plane.understanding.lexicon import (
     HOLDERS,
     INFINITIVE_LEADS,
     INVERTING_AUX,
+    KNOWN_BEFORE,
     KNOWN_FRAMES,
     KNOWN_VERBS,
     LEARN,
@@ -731,7 +732,7 @@ def _unexplained_anywhere(toks: Sequence[str], masked: frozenset[int]) -> tuple[
 def _said_known(toks: Sequence[str], start: int) -> bool:
     """Is the name at ``start`` what the learner says they know ("I already know X")?"""
     before = toks[max(0, start - 3) : start]
-    return any(w in KNOWN_VERBS for w in before) or any(_ends_with(toks, start, [p]) for p in KNOWN_FRAMES)
+    return any(w in KNOWN_VERBS for w in before) or any(_ends_with(toks, start, [p]) for p in KNOWN_BEFORE)
 
 
 def _said_goal(toks: Sequence[str], start: int) -> bool:

@@ -38,6 +38,7 @@ __all__ = [
     "BUILD",
     "CAUSAL",
     "CLAUSE_SUBJECT",
+    "COMPLETING",
     "COMPOUND_SUFFIXES",
     "CONTAINER",
     "CONTRAST",
@@ -50,6 +51,7 @@ __all__ = [
     "DEP",
     "DETERMINERS",
     "DIRECT",
+    "EARLIER",
     "ENGLISH",
     "EXACT",
     "EXCEPT",
@@ -65,6 +67,7 @@ __all__ = [
     "INFINITIVE_LEADS",
     "INVERTING_AUX",
     "KNOWN_AFTER",
+    "KNOWN_BEFORE",
     "KNOWN_FRAMES",
     "KNOWN_LEADS",
     "KNOWN_OPENERS",
@@ -73,6 +76,8 @@ __all__ = [
     "LESSON",
     "LIGHT_VERBS",
     "LINKERS",
+    "MAP_CONCEPT",
+    "MAP_NOUNS",
     "MODALS",
     "NEEDED_FOR",
     "NEGATORS",
@@ -83,6 +88,7 @@ __all__ = [
     "NOUN_MODIFIERS",
     "NUMBERS",
     "ON_TOPIC",
+    "OPENS",
     "ORDER_WORDS",
     "ORIGINS",
     "OTHER_SUBJECTS",
@@ -119,6 +125,7 @@ __all__ = [
     "SCOPE_ADJECTIVES",
     "SENTENCE_END",
     "SLOT_END",
+    "STARTS",
     "STRUCTURE_NOUNS",
     "SYMMETRIC",
     "TAUGHT",
@@ -309,7 +316,8 @@ PURPOSE_VERBS: Final = frozenset(
               "picking covering commence commencing embark embarking undertake undertaking")
 )  # fmt: skip
 
-KNOWN_VERBS: Final = frozenset(normalise("know knew known knowing learned learnt mastered studied covered completed done finished understand understood"))  # fmt: skip
+# What a learner has done with what they know: learnt it, or, on a catalogue, taken or passed it.
+KNOWN_VERBS: Final = frozenset(normalise("know knew known knowing learned learnt mastered studied covered completed done finished understand understood took taken passed"))  # fmt: skip
 
 EXCEPT: Final = tuple(normalise(m) for m in ("except", "but not", "excluding", "other than", "apart from", "besides", "not including", "without", "minus", "leave out", "leaving out", "skip", "skipping"))  # fmt: skip
 
@@ -334,6 +342,11 @@ BOTH: Final = tuple(normalise(m) for m in ("both", "in common", "common", "share
 LESSON: Final = frozenset(
     normalise("lesson course module unit class tutorial chapter lecture session coursework")
 )
+# Nouns a curriculum uses for its units: lessons on a map that has lessons, and the map's concepts
+# on one that does not (a course catalogue's "which courses need MATH 20C?" asks for concepts).
+# The reader reads them, there, as its own word for a concept (``MAP_CONCEPT``).
+MAP_NOUNS: Final = frozenset(normalise("course class module unit"))
+MAP_CONCEPT: Final = "concept"
 
 PLAN: Final = tuple(normalise(m) for m in ("study plan", "learning plan", "plan", "roadmap", "road map", "what order", "which order", "in order", "learning order", "sequence", "syllabus", "schedule", "step by step", "order should"))  # fmt: skip
 
@@ -527,7 +540,14 @@ KNOWN_FRAMES: Final = tuple(normalise(m) for m in ("familiar with", "comfortable
 # More words that, right before a name, say the learner knows it ("given my knowledge of A", "I
 # already have A", "just wrapped up A"); only where a name follows (a slot after them that names
 # nothing is not read as an unknown topic: "lessons I should already have done").
-KNOWN_LEADS: Final = tuple(normalise(m) for m in ("knowledge of", "already have", "picked up", "wrapped up"))
+KNOWN_LEADS: Final = tuple(
+    normalise(m)
+    for m in ("knowledge of", "already have", "picked up", "wrapped up", "fine with", "good with", "ok with",
+              "okay with", "done with", "through with", "solid on", "solid with", "credit for")
+)  # fmt: skip
+# Every phrase that, right before a name, says the learner knows it (the one list both the known
+# concepts of a question and a context sentence's are read with).
+KNOWN_BEFORE: Final = (*KNOWN_FRAMES, *KNOWN_LEADS)
 
 ARGUMENT_PREPOSITIONS: Final = frozenset(normalise("for of before after about on to into towards toward"))
 
@@ -605,8 +625,21 @@ ORDER_WORDS: Final = tuple(
 SYMMETRIC: Final = tuple(
     normalise(m)
     for m in ("the other way around", "the other way round", "other way around", "other way round",
-              "vice versa", "the reverse", "the opposite order")
+              "vice versa", "the reverse", "the opposite order", "or after", "or before", "or later")
 )  # fmt: skip
+# Finishing a concept, said as a gerund ("what does finishing X unlock", "passing X"): the learner
+# will have it.
+COMPLETING: Final = frozenset(normalise("finishing completing passing mastering clearing"))
+# What a learner's own completion makes possible ("make possible", "open up", "become available").
+OPENS: Final = tuple(
+    normalise(m)
+    for m in ("make possible", "makes possible", "open up", "opens up", "opened up", "become available")
+)
+# Where to begin ("where do I start", "where should I begin", "the first step towards").
+STARTS: Final = frozenset(normalise("start begin starting beginning"))
+
+# Ordering words that ask for one of two ("which one comes earlier?"), not for the steps between.
+EARLIER: Final = tuple(normalise(m) for m in ("earlier", "first", "sooner", "come first", "goes first"))
 # Words of relation in "how are A and B related" ("different" too: how they differ in the graph).
 RELATION_WORDS: Final = frozenset(
     normalise(

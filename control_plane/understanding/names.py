@@ -100,12 +100,44 @@ def _number_variants(text: str) -> Iterator[tuple[str, ...]]:
                     yield (*stem, other)
 
 
+# Roman numerals a course or a part is numbered with ("Quantum Mechanics II", "Japanese III") and
+# their numbers: a learner writes either ("quantum mechanics 2", "japanese iii").
+ROMAN: Final = ("i", "ii", "iii", "iv", "v", "vi", "vii", "viii", "ix", "x")
+_NUMBERED: Final = {
+    **{r: str(n) for n, r in enumerate(ROMAN, 1)},
+    **{str(n): r for n, r in enumerate(ROMAN, 1)},
+}
+# Words a title shortens as learners do ("Intro to Optimization" for "Introduction to
+# Optimization"), both ways.
+_SHORTENED: Final = {("introduction", "to"): ("intro", "to"), ("intro", "to"): ("introduction", "to")}
+
+
+def _renumbered(words: tuple[str, ...]) -> Iterator[tuple[str, ...]]:
+    """``words`` (normalised) with a numeral numbering it written the other way: "quantum
+    mechanics i" / "quantum mechanics 1", "japanese 2" / "japanese ii". Only a numeral after at
+    least one word, so a name that is a numeral ("V", "X") is not renamed."""
+    for i in range(1, len(words)):
+        other = _NUMBERED.get(words[i])
+        if other is not None:
+            yield (*words[:i], other, *words[i + 1 :])
+
+
+def _shortened(words: tuple[str, ...]) -> Iterator[tuple[str, ...]]:
+    """``words`` with its title words written short or long ("intro to" / "introduction to")."""
+    for i in range(len(words) - 1):
+        other = _SHORTENED.get((words[i], words[i + 1]))
+        if other is not None:
+            yield (*words[:i], *other, *words[i + 2 :])
+
+
 def _spellings(text: str) -> Iterator[tuple[str, ...]]:
     """Other ways a learner writes the name ``text``: without a parenthetical ("motion" for
     "Motion (physics)") or a subtitle ("information theory" for "Information Theory: coding"),
     by the abbreviation in one ("EM"), its hyphened words joined ("kmeans"
     for "k-means"), its qualified head ("linear algebra" for "Linear algebra for ML"), its last
-    word in the other number. The caller keeps those that name no other concept."""
+    word in the other number, its numeral written the other way ("quantum mechanics 1" for
+    "Quantum Mechanics I", "japanese ii" for "Japanese 2"), its title words short or long ("intro
+    to optimization"). The caller keeps those that name no other concept."""
     head, colon, _ = text.partition(":")
     if colon and head.strip():  # "Information Theory: coding": its title before the subtitle
         yield normalise(head)
@@ -126,6 +158,10 @@ def _spellings(text: str) -> Iterator[tuple[str, ...]]:
         if _QUALIFIER in toks[1:-1]:
             yield toks[: toks.index(_QUALIFIER, 1)]
         yield from _number_variants(base)
+        renumbered = list(_renumbered(toks))
+        yield from renumbered
+        for words in (toks, *renumbered):  # "intro to quantum mechanics 1" too
+            yield from _shortened(words)
 
 
 def _break_gaps(text: str, tokens: tuple[Token, ...]) -> frozenset[int]:

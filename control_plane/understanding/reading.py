@@ -43,6 +43,8 @@ INTENT_RELATIONS: Final[dict[str, tuple[str, ...]]] = {
     "order": LEARNING,
     "relate": LEARNING,
     "next": LEARNING,
+    "opens": LEARNING,
+    "start": LEARNING,
     "lessons_covering": (),
     "about": (),
     "unknown": (),
@@ -61,12 +63,16 @@ DIRECTION: Final[dict[str, str]] = {
     "order": "before",
     "relate": "before",
     "next": "before",
+    "opens": "after",
+    "start": "before",
 }
 # The forms a question may take around an intent: "" asks for the intent's answer (a list, a
 # path, a plan); "yes_no" asks whether the candidate is in it ("is X a prerequisite for Y?");
 # "count" asks how many ("how many prerequisites does Y have?"); "why" asks for the chain that
-# puts the candidate in it, with the reasons on its edges ("why do I need X for Y?").
-FORMS: Final = ("", "yes_no", "count", "why")
+# puts the candidate in it, with the reasons on its edges ("why do I need X for Y?"); "ready" asks
+# whether what the learner knows covers the subject's answer, and what it still lacks ("can I take
+# Y if I've done X?").
+FORMS: Final = ("", "yes_no", "count", "why", "ready")
 
 
 @dataclass(frozen=True)
@@ -124,6 +130,9 @@ class Reading:
     # reading: (id, "dependent" | "foundation", strength: 3 a preposition, 2 a noun, 1 a verb)
     # by the grammar's role rules. A model's reading must not contradict the strong ones.
     placed: tuple[tuple[str, str, int], ...] = field(default=(), compare=False)
+    # Parts of the question the reading sets aside (an aside that asks something the graph does
+    # not record, in a sentence of its own), as the learner wrote them: the answer says so.
+    set_aside: tuple[str, ...] = ()
     form: str = ""  # one of FORMS
     # (id, name) of known concepts close to a name the question wrote that matches none
     did_you_mean: tuple[tuple[str, str], ...] = ()
@@ -168,13 +177,16 @@ class Reading:
         text = self._describe_intent()
         if self.form == "yes_no":
             text = f"whether {self._words(self.candidate)} is among {text}"
+        elif self.form == "ready":
+            knew = ", ".join(self._words(k) for k in self.known) or "nothing"
+            text = f"whether what is known ({knew}) covers {text}"
         elif self.form == "why":
             text = f"why {self._words(self.candidate)} is among {text}"
         elif self.form == "count":
             text = f"how many: {text}"
         if self.combine == "except":
             text += f", except {self._words(self.other)}"
-        if self.known and self.intent != "next":
+        if self.known and self.intent != "next" and self.form != "ready":
             text += " (already known: " + ", ".join(self._words(k) for k in self.known) + ")"
         if self.time is not None:
             text += f", as of {self.time.valid_at.date().isoformat()} (from {self.time.words!r})"
@@ -219,6 +231,8 @@ class Reading:
             "order": f"which comes first in learning order, {x} or {y}",
             "relate": f"how {x} and {y} are related in learning order",
             "next": "what can be learned next, knowing " + " and ".join(self._words(k) for k in self.known),
+            "opens": f"what knowing {x} opens up (ready now because of it)",
+            "start": f"where to start for {x} (what it rests on that needs nothing first)",
             "unknown": "no known concept is named",
         }
         return text.get(self.intent, self.intent)
@@ -247,6 +261,7 @@ class Reading:
             "problem": self.problem,
             "doubt": self.doubt,
             "did_you_mean": [{"id": cid, "name": name} for cid, name in self.did_you_mean],
+            "set_aside": list(self.set_aside),
         }
 
 

@@ -1,0 +1,164 @@
+"""A course catalogue read as students ask about it: codes as they type them, titles shortened,
+the catalogue's own nouns, readiness, what a course opens, where to start, shared background,
+which first, and an aside the answer says it set aside. One small catalogue (no lessons):
+
+    CSE 11 (Introduction to Programming) -> CSE 12 (Data Structures) -> CSE 100 (Advanced Data
+    Structures); MATH 20A (Calculus I) -> MATH 20B (Calculus II) -> CSE 100; CSE 12 -> CSE 101;
+    MATH 20B -> CSE 101 (Algorithms); CSE 12 -> CSE 110 (Software Engineering).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from sqlalchemy.engine import Engine
+
+from control_plane.planning.loop import Planner
+from control_plane.synthesizers.offline import OfflineSynthesizer
+from data_plane import GraphReader, WriteGateway
+from data_plane.names import normalise
+from data_plane.testing import ManualClock, build_graph
+
+COURSES = [
+    ("cse_11", "CSE 11", ["Introduction to Programming"]),
+    ("cse_12", "CSE 12", ["Data Structures"]),
+    ("cse_100", "CSE 100", ["Advanced Data Structures"]),
+    ("cse_101", "CSE 101", ["Algorithms"]),
+    ("cse_110", "CSE 110", ["Software Engineering"]),
+    ("math_20a", "MATH 20A", ["Calculus I"]),
+    ("math_20b", "MATH 20B", ["Calculus II"]),
+]
+EDGES = [
+    ("cse_11", "cse_12", "prerequisite"),
+    ("cse_12", "cse_100", "prerequisite"),
+    ("math_20a", "math_20b", "prerequisite"),
+    ("math_20b", "cse_100", "prerequisite"),
+    ("cse_12", "cse_101", "prerequisite"),
+    ("math_20b", "cse_101", "prerequisite"),
+    ("cse_12", "cse_110", "prerequisite"),
+]
+
+
+@pytest.fixture
+def ask(sqlite_engine: Engine) -> Any:
+    clock = ManualClock(now=datetime(2025, 1, 1, tzinfo=UTC))
+    build_graph(WriteGateway(sqlite_engine, clock=clock), COURSES, EDGES)
+    planner = Planner(GraphReader(sqlite_engine, clock=clock), OfflineSynthesizer(), clock=clock)
+
+    def run(question: str) -> dict[str, Any]:
+        return planner.ask(question, record=False).to_dict()
+
+    return run
+
+
+def members(a: dict[str, Any]) -> set[str]:
+    assert not a["abstained"], a["abstain_reason"]
+    return set(a["result"]["members"])
+
+
+@pytest.mark.parametrize("typed", ["cse100", "CSE100", "cse-100", "Cse 100", "CSE 100"])
+def test_a_course_code_is_one_name_however_it_is_typed(typed: str) -> None:
+    """Where two or more letters meet digits is a word boundary, for every surface that compares
+    names: the code as students type it normalises as the catalogue writes it."""
+    assert normalise(typed) == normalise("CSE 100") == ("cse", "100")
+
+
+def test_digits_before_letters_and_one_letter_before_digits_stay_one_word() -> None:
+    """ "20C", "3D", "1st" and "B12", "F1", chat's "b4" are words of their own."""
+    assert normalise("MATH 20C") == ("math", "20c") == normalise("math20c")
+    assert normalise("B12 F1 b4 3D 1st") == ("b12", "f1", "b4", "3d", "1st")
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What do I need before cse100?",
+        "What do I need before cse-100?",
+        "what do i need before CSE100",
+        "What do I need before Advanced Data Structures?",
+    ],
+)
+def test_a_code_as_typed_finds_its_course(ask: Any, question: str) -> None:
+    assert members(ask(question)) == {"cse_11", "cse_12", "math_20a", "math_20b"}
+
+
+def test_a_numeral_and_a_short_title_name_the_course(ask: Any) -> None:
+    """ "Calculus 2" is "Calculus II", "intro to programming" is "Introduction to Programming"."""
+    assert members(ask("What comes directly after calculus 2?")) == {"cse_100", "cse_101"}
+    assert members(ask("What comes directly after intro to programming?")) == {"cse_12"}
+
+
+def test_the_catalogues_nouns_ask_for_its_courses(ask: Any) -> None:
+    """On a map with no lessons, "which courses / classes" ask for its concepts."""
+    assert members(ask("Which courses need MATH 20B?")) == {"cse_100", "cse_101"}
+    assert members(ask("What classes open up after CSE 12?")) == {"cse_100", "cse_101", "cse_110"}
+
+
+def test_readiness_says_whether_what_is_known_covers_the_course(ask: Any) -> None:
+    """ "Can I take X if I've done A?" is whether A (and what it rests on) covers what X needs,
+    and what is still missing, each with its edges."""
+    a = ask("Can I take CSE 100 if I've done CSE 12?")
+    assert a["reading"]["form"] == "ready" and a["result"]["holds"] is False
+    assert members(a) == {"math_20a", "math_20b"}
+    assert a["text"].startswith("Not yet.")
+    b = ask("Am I ready for CSE 101 having taken CSE 12 and MATH 20B?")
+    assert b["result"]["holds"] is True and members(b) == set()
+    assert b["text"].startswith("Yes: ")
+
+
+def test_a_must_question_about_a_known_concept_stays_a_check(ask: Any) -> None:
+    """ "Must I have A down before B?" asks whether A is needed, not whether the learner is ready."""
+    a = ask("Must I have CSE 11 down before starting CSE 100?")
+    assert a["reading"]["form"] == "yes_no" and a["result"]["holds"] is True
+
+
+def test_what_finishing_a_course_opens(ask: Any) -> None:
+    """What finishing CSE 12 unlocks is what it makes possible now: CSE 110 (it needs nothing
+    else), not CSE 100 or CSE 101, which still need MATH 20B."""
+    a = ask("What does finishing CSE 12 unlock for me?")
+    assert a["reading"]["intent"] == "opens" and members(a) == {"cse_110"}
+    assert "still needing more" in a["text"]
+    assert ask("What does CSE 12 unlock?")["reading"]["intent"] == "dependents"
+
+
+def test_where_to_start(ask: Any) -> None:
+    """The starting points of a course's closure: what it rests on that needs nothing first."""
+    a = ask("Where do I start if I want to take CSE 101?")
+    assert a["reading"]["intent"] == "start" and members(a) == {"cse_11", "math_20a"}
+
+
+def test_needed_for_a_and_also_for_b_is_what_both_need(ask: Any) -> None:
+    a = ask("Which courses are needed for CSE 100 and also for CSE 101?")
+    assert a["reading"]["combine"] == "both" and members(a) == {"cse_11", "cse_12", "math_20a", "math_20b"}
+    b = ask("Which courses are needed for CSE 110 and also for MATH 20B?")
+    assert members(b) == set()
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "do i take CSE 12 before CSE 101 or after",
+        "Between CSE 101 and CSE 12, which class comes earlier?",
+    ],
+)
+def test_which_first(ask: Any, question: str) -> None:
+    a = ask(question)
+    assert a["reading"]["intent"] == "order" and a["result"]["first"] == "cse_12"
+
+
+def test_a_statement_tagged_needed_or_not_is_a_check(ask: Any) -> None:
+    a = ask("CSE 11 before CSE 110, needed or not?")
+    assert a["reading"]["form"] == "yes_no" and a["result"]["holds"] is True
+
+
+def test_an_aside_is_said_to_be_set_aside(ask: Any) -> None:
+    """The graph question is answered, and the answer says which part it did not answer."""
+    a = ask(
+        "Which courses list CSE 12 as a direct prerequisite? By the way, where's the best coffee on campus?"
+    )
+    assert members(a) == {"cse_100", "cse_101", "cse_110"}
+    assert a["set_aside"] and "coffee" in a["set_aside"][0]
+    assert "I did not answer the part about" in a["text"] and "coffee" in a["text"]
+    assert ask("Which courses list CSE 12 as a direct prerequisite?")["set_aside"] == []
