@@ -162,3 +162,27 @@ def test_an_aside_is_said_to_be_set_aside(ask: Any) -> None:
     assert a["set_aside"] and "coffee" in a["set_aside"][0]
     assert "I did not answer the part about" in a["text"] and "coffee" in a["text"]
     assert ask("Which courses list CSE 12 as a direct prerequisite?")["set_aside"] == []
+
+
+def test_a_joined_request_about_something_else_is_set_aside_with_its_date(ask: Any) -> None:
+    """ "..., and also which laptop should I buy?" is set aside and said; a date in it ("in 2021")
+    is the aside's, never the time the graph is read at; a second graph question still abstains."""
+    a = ask("Everything I need before CSE 100, and also which laptop should I buy?")
+    assert members(a) == {"cse_11", "cse_12", "math_20a", "math_20b"}
+    assert a["set_aside"] == ["which laptop should I buy"]
+    b = ask("List the prerequisites of CSE 101 and tell me the price of bitcoin in 2021.")
+    assert members(b) == {"cse_12", "math_20b"} and b["reading"]["time"] is None
+    assert "bitcoin" in b["set_aside"][0]
+    c = ask("What do I need before CSE 100, and what do I need before CSE 110?")
+    assert c["abstained"] and "two questions" in c["abstain_reason"]
+
+
+def test_a_code_with_its_title_in_parentheses_is_one_course(ask: Any) -> None:
+    a = ask("What do I need right before CSE 101 (Algorithms)?")
+    assert members(a) == {"cse_12", "math_20b"}
+    assert [s["concept_id"] for s in a["reading"]["subjects"]] == ["cse_101"]
+
+
+def test_what_two_courses_have_in_common_is_everything_both_need(ask: Any) -> None:
+    a = ask("What do CSE 100 and CSE 101 have in common?")
+    assert a["reading"]["combine"] == "both" and members(a) == {"cse_11", "cse_12", "math_20a", "math_20b"}

@@ -285,6 +285,7 @@ def analyse(
 ) -> Parse | Reading:
     """The parse of ``question``, or the reading that ends it early (module docstring): its words,
     then its sentences, then names the graph lacks, then its cues, then each concept's role."""
+    mentions = _appositives_merged(text, mentions)
     words = _words(text, mentions, now, counts)
     if isinstance(words, Reading):
         return words
@@ -298,6 +299,26 @@ def analyse(
     if isinstance(cues, Reading):
         return cues
     return _roles(text, counts, model, words, situation, cues)
+
+
+def _appositives_merged(text: Text, mentions: Sequence[Mention]) -> list[Mention]:
+    """A name with another name of the same concept in brackets right after it ("CSE 100
+    (Advanced Data Structures)", "Advanced Data Structures (CSE 100)") is one mention, over both:
+    the bracket restates it, it names nothing more."""
+    spans, out = text.spans, list(mentions)
+    if len(spans) != len(text.words):
+        return out
+    merged: list[Mention] = []
+    for m in sorted(out, key=lambda m: (m.start, m.end)):
+        last = merged[-1] if merged else None
+        if last is not None and last.concept_id == m.concept_id and last.end <= m.start:
+            gap = text.raw[spans[last.end - 1][1] : spans[m.start][0]]
+            after = text.raw[spans[m.end - 1][1] :].lstrip()
+            if gap.strip() == "(" and m.start == last.end and after.startswith(")"):
+                merged[-1] = replace(last, end=m.end)
+                continue
+        merged.append(m)
+    return merged
 
 
 @dataclass(frozen=True)

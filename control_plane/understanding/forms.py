@@ -52,6 +52,7 @@ from control_plane.understanding.grammar import (
     WHAT_IS_LEFT,
     _any,
     _between,
+    _ends_with,
     _intent_of,
     _Role,
 )
@@ -63,6 +64,7 @@ from control_plane.understanding.lexicon import (
     BEFORE_MARKERS,
     BOTH,
     BUILD,
+    CAUSAL,
     COMPLETING,
     CONTRAST,
     COUNT_WORDS,
@@ -639,7 +641,13 @@ def _opens(p: Parse) -> Reading | None:
     x = p.main
     role = p.roles.get(x.concept_id)
     finishing = x.start > 0 and p.toks[x.start - 1] in COMPLETING
-    has = x.concept_id in p.said_known or (role is not None and role.cue == KNOWN_CONDITION) or finishing
+    because = any(_ends_with(p.toks, x.start, [c]) for c in CAUSAL)  # "available to me because of X"
+    has = (
+        x.concept_id in p.said_known
+        or (role is not None and role.cue == KNOWN_CONDITION)
+        or finishing
+        or because
+    )
     if not has:
         return None
     if p.transitive_word or p.direct:
@@ -665,13 +673,40 @@ def _opens(p: Parse) -> Reading | None:
 def _start(p: Parse) -> Reading | None:
     """ "Where do I start if I want to take X?", "where should I begin for X?": the concepts X
     rests on that need nothing first (the starting points of X's closure)."""
-    if len({m.concept_id for m in p.ordered}) != 1 or p.known:
+    if len({m.concept_id for m in p.ordered}) != 1 or p.known or p.lesson:
         return None
-    asking = _asking(p)
-    words = [p.toks[i] for i in asking if i not in p.masked]
-    if "where" not in words or not any(w in STARTS for w in words):
+    asking = [i for i in _asking(p) if i not in p.masked or i == p.main.start]
+    words = [p.toks[i] if i not in p.masked else "" for i in asking]
+    begins = [k for k, w in enumerate(words) if w in STARTS]
+    # "where do I start (for X)", "which courses should I begin with (to take X)"; not "before I
+    # begin with X" (X is what is begun)
+    with_what = any(words[k + 1 : k + 2] == ["with"] and words[k + 2 : k + 3] != [""] for k in begins)
+    if not begins or not ("where" in words or with_what):
         return None
     return p.build("start", [p.sub(p.main)], transitive=True, cue="where to start")
+
+
+_IN_COMMON: Final = (normalise("in common"), normalise("common"))
+
+
+def _in_common(p: Parse) -> Reading | None:
+    """ "What do A and B have in common?", "what do A and B share?": with no relation named, the
+    foundations both rest on: everything needed before each of them (transitively, unless the
+    words say directly), never what either needs alone."""
+    pair = _pair(p)
+    if pair is None or p.verbs or p.nouns or p.known:
+        return None
+    asking = _asking(p)
+    if not _has(p, asking, _IN_COMMON) or _wh_pronoun(p, asking) not in ("what", "which", ""):
+        return None
+    a, b = pair
+    return p.build(
+        "needed_before",
+        [_sub(p, a), _sub(p, b, "other")],
+        transitive=not p.direct,
+        combine="both",
+        cue="in common",
+    )
 
 
 def _remaining(p: Parse) -> Reading | None:
@@ -813,12 +848,13 @@ _CANDIDATE_LEAD: Final = frozenset(normalise("need have know learn study take th
 
 # The form frames, tried before the relation frames (``frames.FRAMES``).
 FORM_FRAMES: Final = (
+    ("what it opens", _opens),
     ("not recorded in the graph", _unsupported),
     ("which first", _order),
     ("how related", _relate),
+    ("in common", _in_common),
     ("why", _why),
     ("how many", _count),
-    ("what it opens", _opens),
     ("where to start", _start),
     ("what next", _next),
     ("ready for", _ready),

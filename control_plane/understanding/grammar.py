@@ -303,7 +303,20 @@ _QUESTION_WORDS: Final = frozenset({"what", "which", "who", "where", "how", "why
 _ASIDE_OPENERS: Final = (
     *(
         normalise(w)
-        for w in ("also", "btw", "by the way", "ps", "p s", "unrelated", "off topic", "one more thing")
+        for w in (
+            "also",
+            "btw",
+            "by the way",
+            "ps",
+            "p s",
+            "unrelated",
+            "off topic",
+            "one more thing",
+            "separately",
+            "on another note",
+            "on a different note",
+            "side question",
+        )
     ),
     *(normalise(f"and {w}") for w in ("also", "btw", "by the way")),
     *(normalise(f"oh {w}") for w in ("and", "also", "btw", "by the way")),

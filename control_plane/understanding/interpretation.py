@@ -173,8 +173,20 @@ def _accounted(p: Parse, reading: Reading) -> Reading:
             reading,
             problem=f"the question also names {p.text.surface(*slot)!r}, which is not a concept in this graph",
         )
-    if _two_questions(p):
+    second = _second_question(p)
+    if second is not None and second[0]:
         return replace(reading, problem="the message asks two questions at once; ask them one at a time")
+    if second is not None:
+        # "..., and also which laptop should I buy?": a request about nothing the graph holds,
+        # set aside, and the answer says so
+        lo, hi = second[1][0], second[1][-1] + 1
+        while lo < hi and p.toks[lo] in _CLAUSE_JOINERS:
+            lo += 1
+        part = p.text.surface(lo, hi)
+        time = reading.time
+        if time is not None and time.words.casefold() in part.casefold():
+            time = None  # "... and who was president of France in 2016?": the aside's time
+        reading = replace(reading, set_aside=(*reading.set_aside, part), time=time)
     used = set(reading.ids())
     left = [m for m in p.ordered if m.concept_id not in used and p.tags.get(m.concept_id) != "example"]
     if not left:
@@ -230,24 +242,27 @@ def _list_ends(p: Parse, j: int) -> bool:
     return p.question[spans[j - 1][1] : spans[j][0]].strip()[:1] in (",", "?", ";", ".")
 
 
-def _two_questions(p: Parse) -> bool:
-    """Two questions in one message, which one reading would answer by half: two asking clauses
-    (sentences, or clauses joined by "and" / "also" / ";" where the second opens with a question
-    word, an auxiliary or a request: "what do I need before A, and what do I need before B?",
-    "list the prerequisites of A and tell me the price of bitcoin"), the second a question of its
-    own: naming concepts the first does not, or its own relation to one ("which comes first, A or
-    B? and how many topics depend on A?"), or words no vocabulary here explains joined to the
-    first ("... and tell me the price of bitcoin in 2021"). A follow-up that only points back ("...
-    I mean all of them?"), and an aside in a sentence of its own about nothing in the graph
-    ("Also, any tips for staying awake?"), are no second question."""
+def _second_question(p: Parse) -> tuple[bool, list[int]] | None:
+    """A second question in one message, which one reading would answer by half: two asking
+    clauses (sentences, or clauses joined by "and" / "also" / ";" where the second opens with a
+    question word, an auxiliary or a request: "what do I need before A, and what do I need before
+    B?", "list the prerequisites of A and tell me the price of bitcoin"). ``(True, clause)`` when
+    the second asks of the graph: it names concepts the first does not, or asks its own relation of
+    one ("which comes first, A or B? and how many topics depend on A?"). ``(False, clause)`` when
+    it asks about something else entirely, in words no vocabulary here explains and no relation's
+    word ("..., and also which laptop should I buy?", "... and tell me the price of bitcoin in
+    2021"): a part to set aside, not a question to read. A follow-up that only points back ("... I
+    mean all of them?"), and an aside in a sentence of its own about nothing in the graph ("Also,
+    any tips for staying awake?", set aside with the context), are no second question. None: one
+    question."""
     clauses = _asking_clauses(p)
     if len(clauses) < 2:
-        return False
+        return None
     named = {i: m.concept_id for m in p.mentions for i in range(m.start, m.end)}
     # the first clause that asks about a concept; clauses before it naming none are its preamble
     k = next((k for k, c in enumerate(clauses) if {named[i] for i in c if i in named} - p.said_known), None)
     if k is None:
-        return False
+        return None
     first, rest = clauses[k], clauses[k + 1 :]
     before = {named[i] for i in first if i in named}
     for later in rest:
@@ -264,11 +279,13 @@ def _two_questions(p: Parse) -> bool:
         ]
         pointing = any(p.toks[i] in PRONOUNS for i in later if i not in p.masked)  # "contrast it with"
         if names and (names - before or (cues and cues != _cue_words(p, first))):
-            return True
+            return True, later
         aside = later[0] in p.context and p.sentence[later[0]] != p.sentence[first[-1]]
         if not names and not pointing and other and not aside:
-            return True  # "..., and tell me the price of bitcoin": a second request, about another topic
-    return False
+            # "..., and which laptop should I buy": another topic, set aside unless it names a
+            # relation of the graph's (then a second question about something the graph lacks)
+            return bool(cues), later
+    return None
 
 
 def _cue_words(p: Parse, positions: Sequence[int]) -> frozenset[tuple[str, ...]]:

@@ -304,6 +304,7 @@ BEFORE_MARKERS: Final = tuple(
         "path to",
         "way to",
         "road to",
+        "between me and",  # "what stands between me and X"
     )
 )
 
@@ -649,7 +650,7 @@ RELATION_WORDS: Final = frozenset(
 )
 RELATION_PHRASES: Final = tuple(
     normalise(m)
-    for m in ("fit together", "go together", "tie together", "tie in", "have in common", "to do with",
+    for m in ("fit together", "go together", "tie together", "tie in", "to do with",
               "relative to each other", "relative to one another")
 )  # fmt: skip
 # Nouns that, before "between", ask how two things relate ("the connection between A and B").
@@ -667,7 +668,9 @@ COUNT_WORDS: Final = tuple(
 )
 # What a question asking what to learn next says ("what now?", "what can I learn next?").
 NEXT_WORDS: Final = frozenset(
-    normalise("next now then after learn study tackle take move unlock unlocked open ready step")
+    normalise(
+        "next now then after learn study tackle take move unlock unlocked open ready step qualify eligible"
+    )
 )
 # What may follow "how" in a question the graph can answer ("how do ...", "how many", "how far",
 # "how X leads to Y"): auxiliaries, persons and a few degree words of its own. Anything else asks

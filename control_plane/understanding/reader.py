@@ -113,9 +113,27 @@ def understand(
     found = mentions_in(text, index)
     plain = [(m.start, m.end) for m in found if not _ambiguous(text, m, found)]
     when = find_time(text, now, plain)
-    if when is not None and not explicit:
+    got = _read_at(text, vocabulary, point, index, found, entry_point, now, model)
+    if when is not None and not explicit and got.reading.time is not None:
+        # the names in force at the time the question names; not when the time words are an
+        # aside's ("..., and who was president of France in 2016?"), which the reading drops
         point = AsOf(when.valid_at, point.recorded_at)
-        index = vocabulary.names(point)  # the names in force at the time the question names
+        got = _read_at(text, vocabulary, point, vocabulary.names(point), found, entry_point, now, model)
+    return got
+
+
+def _read_at(
+    text: Text,
+    vocabulary: Vocabulary,
+    point: AsOf,
+    index: NameIndex,
+    found: Sequence[Mention],
+    entry_point: AsOf,
+    now: datetime,
+    model: IntentModel | EllipsisType | None,
+) -> Understanding:
+    """The question read with the names in force at ``point`` (``index``); ``found``: its names
+    as in force when it was asked (``understand``)."""
     candidates = index.candidates(text)
     degrees = vocabulary.degrees(candidates, point) if len(candidates) > 1 else {}
     ids = index.find(text, degrees, limit=MAX_NAMED)

@@ -78,7 +78,10 @@ other concept's name or short form (qualifier dropped, abbreviation). The varian
 * ``number``: the last word in the other number, for the nouns of :data:`NUMBER` (``Decision
   Trees`` -> ``decision tree``), and a possessive plural as its singular (``CNN's`` -> ``CNN``).
 
-A few concepts carry the rare variants, so ``class: names`` templates (each with a ``style``) ask
+A ``class: set_aside`` template asks a graph question and, in the same message, something the
+graph cannot hold (who won a cup, a price in 2021): ``expect.set_aside`` is true, the gold is the
+graph question's, and the answer must say what it set aside (the date is the aside's, never the
+question's time). A few concepts carry the rare variants, so ``class: names`` templates (each with a ``style``) ask
 only about concepts that have their style, written in it: ``apostrophe``, ``qualifier``,
 ``abbreviation``, ``joined``, and ``contains`` (a name holding another concept's whole name, as
 stored or in lower case: ``Bio Text Mining`` holds ``Text mining``; the longer one is the subject).
@@ -89,8 +92,7 @@ from a concept and further from every other, naming nothing; ``expect.suggest``:
 ``expect.suggest``: every concept whose name has it), ``partial_name`` (a word of exactly one name,
 e.g. ``attention`` for ``Attention Models``: abstain with that one as the suggestion, never a
 guess), ``unsupported`` (duration, people, dates, cost...), ``bad_input``, absent relations,
-``two_questions`` (two questions at once, or an off-topic second half with a date: the date must
-not become the question's time), and time words before the graph's valid time (``temporal``:
+``two_questions`` (two graph questions at once), and time words before the graph's valid time (``temporal``:
 "back in 2015"). "As of 2020" is now (``class: temporal``; ``expect.as_of`` is the window the
 words mean). Every other template of the answerable forms also asks once about a topic the graph
 lacks (``type: unanswerable``; :data:`UNKNOWN` names nothing in the graph).
@@ -275,7 +277,7 @@ ABSTAIN = (
     "two_questions",
 )
 ABSENT = ("parts", "wholes", "contrasts", "lessons_covering", "lessons_before")
-CLASSES = ("plain", "context", "temporal", "past", "offtopic", "names")
+CLASSES = ("plain", "context", "temporal", "past", "set_aside", "names")
 SCOPES = ("direct", "transitive", "either")
 COUNT_OF = ("prerequisites", "needed_before", "dependents", "comes_after")
 DEFAULT_N = 3
@@ -995,7 +997,7 @@ class Builder:
             rng = random.Random(f"{SEED}:{t.id}")
             position = order[t.group] = order.get(t.group, -1) + 1
             made = self._instances(t, rng)
-            if t.form in ANSWERABLE and t.cls not in ("past", "names") and position % 2 == 0:
+            if t.form in ANSWERABLE and t.cls not in ("past", "names", "set_aside") and position % 2 == 0:
                 made.append(self._unknown(t, rng))
             out += made
         return out
@@ -1179,6 +1181,8 @@ class Builder:
         if answer.suggest:
             expect["suggest"] = list(answer.suggest)
         expect["abstain"] = answer.abstain
+        if t.cls == "set_aside":
+            expect["set_aside"] = True
         if t.as_of is not None:
             expect["as_of"], expect["as_of_end"] = t.as_of, t.as_of_end
         if answer.match != "exact":
