@@ -25,9 +25,8 @@ from control_plane.surfaces.http.problems import install_handlers, problem_media
 from control_plane.surfaces.http.routers import ROUTERS
 from control_plane.surfaces.http.routers.operations import schema_head
 from control_plane.surfaces.logs import configure_logging
-from control_plane.surfaces.ratelimit import ModelCallCap, RateLimiter, cap_synthesizer
-from control_plane.surfaces.runtime import Runtime, build_synthesizer
-from data_plane.limits import LimitTable
+from control_plane.surfaces.ratelimit import serving_limits
+from control_plane.surfaces.runtime import Runtime
 
 __all__ = ["app_from_env", "create_app", "operation_id"]
 
@@ -57,21 +56,14 @@ def create_app(
     app.state.config = cfg
     app.state.metrics = metrics = Metrics(multiprocess=cfg.metrics_multiprocess)
     app.state.schema_head = schema_head()
-    limits = LimitTable(rt.engine)
-    app.state.limiter = (
-        RateLimiter(cfg.ask_rate_per_min, clock=cfg.rate_clock, store=limits)
-        if cfg.ask_rate_per_min
-        else None
+    # The per-caller /ask limit, and one budget of model calls for the whole server in front of
+    # the synthesizer, so many clients cannot multiply the bill (offline is never capped).
+    app.state.limiter = serving_limits(
+        rt,
+        ask_rate_per_min=cfg.ask_rate_per_min,
+        model_calls_per_min=cfg.model_calls_per_min,
+        clock=cfg.rate_clock,
     )
-    # One budget of model calls for the whole server, in front of the synthesizer (before the
-    # planner is first built), so many clients cannot multiply the bill. Offline is never capped.
-    cap = (
-        ModelCallCap(cfg.model_calls_per_min, clock=cfg.rate_clock, store=limits)
-        if cfg.model_calls_per_min
-        else None
-    )
-    if cap is not None:
-        rt.synthesizer = cap_synthesizer(rt.synthesizer or build_synthesizer(rt.settings), cap)
     for router in ROUTERS:
         app.include_router(router)
     install_handlers(app)
