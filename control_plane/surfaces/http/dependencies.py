@@ -29,10 +29,10 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from control_plane.surfaces.access import Caller, for_read, for_write, presented, spend_ask
 from control_plane.surfaces.http.config import ApiConfig
 from control_plane.surfaces.http.metrics import Metrics
-from control_plane.surfaces.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, next_headers
 from control_plane.surfaces.http.problems import problem_responses
 from control_plane.surfaces.http.proxies import HEADER, client_address
 from control_plane.surfaces.http.schemas import AS_OF, KNOWN_AT, Instant, WrittenOut
+from control_plane.surfaces.pagination import DEFAULT_LIMIT, MAX_LIMIT, next_headers
 from control_plane.surfaces.ratelimit import RateLimiter
 from control_plane.surfaces.runtime import Runtime
 from data_plane.clock import ensure_utc
