@@ -26,6 +26,7 @@ from typing import Annotated, Any, Final
 from fastapi import Depends, Query, Request, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
+from control_plane.settings import Network
 from control_plane.surfaces.access import Caller, for_read, for_write, presented, spend_ask
 from control_plane.surfaces.http.config import ApiConfig
 from control_plane.surfaces.http.metrics import Metrics
@@ -114,15 +115,15 @@ def ask_rate_limit(request: Request, token: ReadToken) -> None:
     answer, one that names no concept) is served even while it is spent, and one that does is
     refused at its first call (``ModelBudgetSpent``, also a 429; see ``problems``)."""
     limiter: RateLimiter | None = request.app.state.limiter
-    spend_ask(limiter, Caller(token, request_address(request)), what="/ask requests")
-
-
-def request_address(request: Request) -> str:
-    """The client address of ``request``: its peer, or behind a trusted proxy the address it
-    forwarded (``proxies.client_address``)."""
     cfg: ApiConfig = request.app.state.config
+    spend_ask(limiter, Caller(token, request_address(request, cfg.trusted_proxies)), what="/ask requests")
+
+
+def request_address(request: Request, proxies: tuple[Network, ...]) -> str:
+    """The client address of ``request``: its peer, or behind one of ``proxies`` the address it
+    forwarded (``proxies.client_address``)."""
     peer = request.client.host if request.client else None
-    return client_address(peer, request.headers.get(HEADER), cfg.trusted_proxies)
+    return client_address(peer, request.headers.get(HEADER), proxies)
 
 
 AskRateLimit = Depends(ask_rate_limit)
