@@ -442,6 +442,7 @@ class ServingSettings:
             f"address http://{host}:{port}: {'loopback only' if is_loopback(host) else 'reachable from the network'}",
             f"POST /ask and reads (/concepts, /edges, /snapshot, /answers ...): {reads}",
             "writes: need a write token (kg token create NAME --scope write)",
+            "MCP at /mcp (streamable HTTP): the same reads, writes and limits as the routes",
             f"/ask limit: {rate(self.ask_rate_per_min, 'per minute per token or client address')}",
             f"model calls: {rate(self.model_calls_per_min, 'per minute for the whole server')}",
             "client address: "

@@ -23,6 +23,7 @@ from fake_deepseek import closed_port
 from kg_cli import kg, ok
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
+from serving_harness import served
 from structlog.testing import capture_logs
 
 from control_plane.settings import Settings
@@ -416,3 +417,42 @@ def test_kg_mcp_refuses_to_start_with_a_token_that_is_not_one(curriculum: str) -
     result = kg(curriculum, "mcp", env={"KG_MCP_TOKEN": "kg_not-a-token"})
     assert result.exit_code == 1
     assert result.stderr.strip().startswith("error: KG_MCP_TOKEN is not the secret of an active token")
+
+
+def test_kg_serve_with_two_workers_answers_mcp_on_every_connection(tmp_path: Path) -> None:
+    """`kg serve --workers 2` answers /mcp with no session to keep: six clients, each POST on a
+    connection of its own (whichever worker accepts it), all list the tools and get answers."""
+    url = f"sqlite:///{tmp_path}/kg.sqlite3"
+    ensure_initialised(url)
+    port = closed_port()
+    argv = [sys.executable, "-m", "control_plane.surfaces.cli", "--db", url, "serve", "--port", str(port)]
+    with served(url, workers=2, port=port, argv=[*argv, "--workers", "2"]) as server:
+
+        async def one(question: str) -> Any:
+            async with (
+                httpx2.AsyncClient(headers={"Connection": "close"}) as http,
+                Client(
+                    streamable_http_client(f"{server.url}/mcp", http_client=http), mode="legacy"
+                ) as client,
+            ):
+                await client.list_tools()
+                return await client.call_tool("ask", {"question": question})
+
+        async def script() -> list[Any]:
+            return [
+                await one(f"What does {name} build on?") for name in ("RAG", "GraphRAG", "vector search") * 2
+            ]
+
+        results = anyio.run(script)
+    assert [r.is_error for r in results] == [False] * 6
+    assert {r.structured_content["abstained"] for r in results} == {False}
+
+
+def test_the_stdio_token_setting_never_shows_itself() -> None:
+    """KG_MCP_TOKEN is read once into the serving settings as a secret that no repr reveals."""
+    from control_plane.settings import ServingSettings
+
+    serving = ServingSettings.from_env({"KG_MCP_TOKEN": " kg_s3cret "})
+    assert serving.mcp_token is not None and serving.mcp_token.reveal() == "kg_s3cret"
+    assert "kg_s3cret" not in repr(serving)
+    assert ServingSettings.from_env({}).mcp_token is None
