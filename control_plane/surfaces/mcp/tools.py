@@ -12,13 +12,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Annotated, Any, Final
+from typing import TYPE_CHECKING, Annotated, Any, Final
 
 from pydantic import Field
 
 from control_plane.surfaces.mcp.backend import Call, Needs
 from data_plane.clock import parse_time
 from data_plane.relations import RELATIONS
+
+if TYPE_CHECKING:
+    pass
 
 __all__ = ["TOOLS", "ToolSpec"]
 
