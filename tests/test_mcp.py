@@ -419,6 +419,17 @@ def test_kg_mcp_refuses_to_start_with_a_token_that_is_not_one(curriculum: str) -
     assert result.stderr.strip().startswith("error: KG_MCP_TOKEN is not the secret of an active token")
 
 
+def test_a_get_for_a_stream_is_405_not_a_connection_held_open(curriculum: str) -> None:
+    """The server starts no messages of its own, so GET /mcp (a stream for them) is answered
+    405, allowing POST, as the protocol says, instead of an event stream that never ends."""
+    with (
+        http_server(curriculum) as base,
+        httpx.stream("GET", f"{base}/mcp", headers={"Accept": "text/event-stream"}) as reply,
+    ):
+        answered = reply.status_code, reply.headers.get("allow")  # read before any body is
+    assert answered == (405, "POST")
+
+
 def test_kg_serve_with_two_workers_answers_mcp_on_every_connection(tmp_path: Path) -> None:
     """`kg serve --workers 2` answers /mcp with no session to keep: six clients, each POST on a
     connection of its own (whichever worker accepts it), all list the tools and get answers."""

@@ -19,6 +19,7 @@ from typing import Any, Final
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import ToolAnnotations
+from starlette.responses import PlainTextResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from control_plane.surfaces.mcp import catalog
@@ -131,4 +132,16 @@ class Streamable:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if self._app is None:
             raise RuntimeError("the MCP endpoint is served only while the app runs (its lifespan)")
+        if scope.get("method") == "GET":
+            # A stream for messages the server starts: this one starts none, so no GET holds a
+            # connection open for nothing (the protocol's answer for that is 405).
+            await _NO_STREAM(scope, receive, send)
+            return
         await self._app(scope, receive, send)
+
+
+_NO_STREAM: Final = PlainTextResponse(
+    "this MCP endpoint sends no stream of its own: POST each message",
+    status_code=405,
+    headers={"Allow": "POST"},
+)
