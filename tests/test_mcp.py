@@ -6,6 +6,7 @@ answers recorded and replayable like any other."""
 from __future__ import annotations
 
 import json
+import re
 import sys
 import threading
 import time
@@ -28,6 +29,7 @@ from structlog.testing import capture_logs
 
 from control_plane.settings import Settings
 from control_plane.surfaces.http import ApiConfig, create_app
+from control_plane.surfaces.http.app import MCP_PATH
 from control_plane.surfaces.runtime import ensure_initialised
 from data_plane import connect
 from data_plane.relations import RELATIONS
@@ -467,3 +469,15 @@ def test_the_stdio_token_setting_never_shows_itself() -> None:
     assert serving.mcp_token is not None and serving.mcp_token.reveal() == "kg_s3cret"
     assert "kg_s3cret" not in repr(serving)
     assert ServingSettings.from_env({}).mcp_token is None
+
+
+def test_the_client_configurations_in_the_docs_are_what_the_server_takes() -> None:
+    """docs/mcp.md's two configurations are valid JSON: the stdio one starts `kg mcp` with the
+    settings it reads, the HTTP one points at the app's MCP path with a bearer header."""
+    blocks = re.findall(r"```json\n(.*?)```", (ROOT / "docs" / "mcp.md").read_text(encoding="utf-8"), re.S)
+    stdio, over_http = (json.loads(b)["mcpServers"]["curriculum-kg"] for b in blocks)
+    assert (stdio["command"], stdio["args"]) == ("kg", ["mcp"])
+    assert set(stdio["env"]) == {"KG_DATABASE_URL", "KG_MCP_TOKEN"}
+    assert over_http["url"].endswith(MCP_PATH) and over_http["headers"]["Authorization"].startswith(
+        "Bearer kg_"
+    )
