@@ -7,7 +7,7 @@ Ask with :class:`Planner` over a :class:`~data_plane.GraphReader` and a :class:`
 
 Layout, arrows pointing down only (``tests/test_import_graph.py`` checks it)::
 
-    surfaces/        kg CLI, HTTP API, evidence pictures, rate limiting, runtime wiring
+    surfaces/        kg CLI, HTTP API, MCP server, evidence pictures, access and rate limits, runtime wiring
     planning/        the loop's steps: loop, expansion, ranking, verify, answer, replay, graph_store
     synthesizers/    the model seam (base) and its synthesizers: offline, deepseek (+ prompts, parsing)
     understanding/   reading a question: concept names, intent, direction, time

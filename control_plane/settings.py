@@ -28,6 +28,7 @@ KG_API_ASK_RATE_PER_MIN        /ask requests per minute per token (or client add
 KG_API_MODEL_CALLS_PER_MIN     model calls per minute for the whole server; 0: off             60
 KG_API_READS_REQUIRE_TOKEN     ``1``: reads (and /ask) need a token                            0
 KG_API_TRUSTED_PROXIES         proxies whose ``X-Forwarded-For`` is believed (IPs, networks)   none
+KG_MCP_TOKEN                   ``kg mcp`` (stdio): the secret of the token it acts with        none (reads only)
 =============================  ==============================================================  =======================
 
 Egress goes to exactly one gateway: DeepSeek itself, a Cloudflare AI Gateway in front of it, or
@@ -385,6 +386,8 @@ class ServingSettings:
     reads_require_token: bool = False
     # Whose X-Forwarded-For names the client (control_plane.surfaces.http.proxies); none: nobody's.
     trusted_proxies: tuple[Network, ...] = ()
+    # The token a stdio MCP server (`kg mcp`) acts with; over HTTP every request sends its own.
+    mcp_token: Secret | None = None
 
     def __post_init__(self) -> None:
         for name, var in (
@@ -424,6 +427,7 @@ class ServingSettings:
             ),
             reads_require_token=flag in ("1", "true", "yes"),
             trusted_proxies=parse_networks(text("KG_API_TRUSTED_PROXIES")),
+            mcp_token=Secret(token) if (token := text("KG_MCP_TOKEN")) else None,
         )
 
     def describe(self, host: str, port: int) -> list[str]:
@@ -438,6 +442,7 @@ class ServingSettings:
             f"address http://{host}:{port}: {'loopback only' if is_loopback(host) else 'reachable from the network'}",
             f"POST /ask and reads (/concepts, /edges, /snapshot, /answers ...): {reads}",
             "writes: need a write token (kg token create NAME --scope write)",
+            "MCP at /mcp (streamable HTTP): the same reads, writes and limits as the routes",
             f"/ask limit: {rate(self.ask_rate_per_min, 'per minute per token or client address')}",
             f"model calls: {rate(self.model_calls_per_min, 'per minute for the whole server')}",
             "client address: "

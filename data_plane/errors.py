@@ -17,7 +17,9 @@
     │   └── ConcurrentWrite      another writer changed the key first; retry
     │       └── WriteLockTimeout another writer held the write lock longer than the wait (.waited_s)
     ├── NotFound                 no such concept, edge, answer or version (.key)
-    └── LLMError                 defined in control_plane.errors (LLMUnavailable, LLMRejected)
+    ├── LLMError                 defined in control_plane.errors (LLMUnavailable, LLMRejected)
+    ├── AccessRefused            defined in control_plane.errors (Unauthenticated, Forbidden)
+    └── RateLimited              defined in control_plane.errors
 
 Foreign exceptions (SQLAlchemy, httpx, openai) are translated at the boundary with
 ``raise ... from exc`` and never leak upward. Messages never contain secrets.

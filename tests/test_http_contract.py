@@ -25,8 +25,8 @@ from kg_cli import ok
 from control_plane.settings import Settings
 from control_plane.surfaces.http import create_app
 from control_plane.surfaces.http.config import ApiConfig
-from control_plane.surfaces.http.pagination import MAX_LIMIT, Cursor, Section, keyset_sections
 from control_plane.surfaces.http.schemas import RelationName
+from control_plane.surfaces.pagination import MAX_LIMIT, Cursor, Section, keyset_sections
 from control_plane.surfaces.runtime import Runtime, ensure_initialised
 from data_plane import InputError, connect
 from data_plane.clock import parse_time

@@ -14,13 +14,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from data_plane.errors import InactiveEndpoint, NotFound
 from data_plane.names import normalise
 from data_plane.reads import GraphReader
 from data_plane.records import Concept, Edge, Version
 from data_plane.relations import SYMMETRIC
 from data_plane.temporal import AsOf
 
-__all__ = ["Hit", "Listed", "Profile", "listing", "profile", "search", "unknown_hint"]
+__all__ = ["Hit", "Listed", "Profile", "hinted", "listing", "profile", "search", "unknown_hint"]
 
 # A summary matches more loosely than a name (its words are scattered through a sentence), and a
 # query found inside a longer name less surely than the whole name: both count for a little less.
@@ -199,6 +200,20 @@ def unknown_hint(reader: GraphReader, concept_ids: Sequence[str], as_of: AsOf | 
         parts.append(said if len(unknown) == 1 else f"{cid!r}: {said}")
     search = f"`kg concept search {_shell_word(unknown[0])}` finds concepts by name"
     return f"{'; '.join(parts)} ({search})"
+
+
+def hinted(
+    exc: NotFound | InactiveEndpoint, reader: GraphReader, concept_ids: Sequence[str]
+) -> NotFound | InactiveEndpoint:
+    """``exc`` (a refusal for want of a concept) saying which concepts are near the ids among
+    ``concept_ids`` that name none (:func:`unknown_hint`); ``exc`` itself when every id names a
+    concept. The CLI and the MCP tools refuse with it alike."""
+    hint = unknown_hint(reader, concept_ids) if concept_ids else None
+    if hint is None:
+        return exc
+    if isinstance(exc, NotFound):
+        return NotFound(f"{exc}; {hint}", key=exc.key)
+    return InactiveEndpoint(f"{exc}; {hint}", field=exc.field, value=exc.value)
 
 
 def _shell_word(text: str) -> str:

@@ -28,6 +28,9 @@ synthesizer: a synthesis needs one call in the budget to start (else ``ModelBudg
 the HTTP app answers with 429 and ``Retry-After`` when the question had made no call yet) and is
 charged every call it made (a repair call included). Questions that need no model call (a reused
 answer) are never refused by it. Offline synthesizers cost nothing and are never capped.
+
+:func:`serving_limits` sets both up for a served runtime (the HTTP app, ``kg mcp``), their state
+in the served database.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from dataclasses import dataclass
 from typing import Final, Protocol, TypeVar
 
 from control_plane.errors import ModelBudgetSpent
+from control_plane.surfaces.runtime import Runtime, build_synthesizer
 from control_plane.synthesizers.base import (
     Draft,
     QuestionReader,
@@ -49,6 +53,7 @@ from control_plane.synthesizers.base import (
     Usage,
 )
 from data_plane.errors import ConfigurationError
+from data_plane.limits import LimitTable
 
 __all__ = [
     "CappedSynthesizer",
@@ -60,7 +65,9 @@ __all__ = [
     "admit",
     "cap_synthesizer",
     "debit",
+    "serving_limits",
     "wait_of",
+    "whole_seconds",
 ]
 
 R = TypeVar("R")
@@ -98,6 +105,11 @@ def admit(tat: float | None, now: float, rule: Rule, cost: float = 1.0) -> tuple
 def debit(tat: float | None, now: float, rule: Rule, cost: float) -> float:
     """The ``tat`` after spending ``cost`` unconditionally (it may run past the burst: a debt)."""
     return max(tat if tat is not None else now, now) + cost * rule.interval
+
+
+def whole_seconds(seconds: float) -> int:
+    """A wait as ``Retry-After`` and messages give it: whole seconds, at least 1."""
+    return max(1, math.ceil(seconds))
 
 
 def wait_of(tat: float | None, now: float, rule: Rule) -> float:
@@ -255,3 +267,19 @@ def cap_synthesizer(synth: Synthesizer, cap: ModelCallCap | None) -> Synthesizer
     if isinstance(synth, QuestionReader):
         return CappedReader(synth, cap)
     return CappedSynthesizer(synth, cap)
+
+
+def serving_limits(
+    rt: Runtime, *, ask_rate_per_min: float, model_calls_per_min: float, clock: Callable[[], float]
+) -> RateLimiter | None:
+    """The per-caller question limit of a served runtime (None when off), and its synthesizer put
+    behind the server's model budget (before the planner is first built), both kept in the served
+    database (``data_plane.limits.LimitTable``), so every process serving it enforces one limit and
+    many clients cannot multiply the model bill. 0 turns either off."""
+    store = LimitTable(rt.engine)
+    if model_calls_per_min:
+        cap = ModelCallCap(model_calls_per_min, clock=clock, store=store)
+        rt.synthesizer = cap_synthesizer(rt.synthesizer or build_synthesizer(rt.settings), cap)
+    if not ask_rate_per_min:
+        return None
+    return RateLimiter(ask_rate_per_min, clock=clock, store=store)

@@ -20,7 +20,7 @@ from control_plane.surfaces.cli.shell import (
     settings,
 )
 
-__all__ = ["app"]
+__all__ = ["app", "first_run"]
 
 app = commands()
 # The width of the text format written to a file (--out); a terminal's own width otherwise.
@@ -91,20 +91,12 @@ def ask(
 
     Exits 3 when it abstained because the model stayed unavailable."""
     from control_plane.planning.loop import MODEL_UNAVAILABLE
-    from control_plane.surfaces.runtime import (
-        Runtime,
-        database_missing,
-        default_database_url,
-        ensure_initialised,
-    )
+    from control_plane.surfaces.runtime import Runtime, default_database_url
 
     valid_at, recorded_at = option_time(as_of, "as_of"), option_time(known_at, "known_at")
     chosen = settings(ctx, synthesizer=synthesizer.value if synthesizer else None)
     url = chosen.database_url or default_database_url()
-    if database_missing(url) is not None:
-        # The first question on a new SQLite file, --db or the default, sets it up.
-        typer.echo(f"first run: initialising {url} with the bundled curriculum", err=True)
-        print_init(ensure_initialised(url), err=True)
+    first_run(url)
     # The output file is opened before the question is asked (as a shell redirection would be):
     # an unwritable --out fails with nothing recorded, instead of after the answer was written.
     with ExitStack() as stack:
@@ -119,6 +111,16 @@ def ask(
         typer.echo(f"wrote {fmt.value} for answer {answer['answer_id']} to {out}", err=True)
     if answer["abstained"] and str(answer["abstain_reason"]).startswith(MODEL_UNAVAILABLE):
         raise typer.Exit(EXIT_MODEL_UNAVAILABLE)
+
+
+def first_run(url: str) -> None:
+    """A new SQLite file (``--db`` or the default) is set up with the bundled curriculum on first
+    use (``kg ask``, ``kg mcp``), saying so on stderr; any other database is left as it is."""
+    from control_plane.surfaces.runtime import database_missing, ensure_initialised
+
+    if database_missing(url) is not None:
+        typer.echo(f"first run: initialising {url} with the bundled curriculum", err=True)
+        print_init(ensure_initialised(url), err=True)
 
 
 def emit_answer(

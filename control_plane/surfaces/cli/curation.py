@@ -114,24 +114,16 @@ def apply_writes(
 ) -> None:
     """Apply ``writes`` and print every version written (or, with ``dry_run``, what would be
     written and which recorded answers it would change, writing nothing)."""
-    if dry_run:
-        from control_plane.planning.impact import rehearse
+    from control_plane.surfaces.writes import curate
 
-        result, found = rehearse(
-            rt.gateway,
-            rt.reader,
-            writes,
-            rt.planner.synthesizer,
-            allow_duplicate_names=allow_duplicate_name,
-            clock=rt.clock,
-        )
-        typer.echo("dry run, nothing was written; it would write:")
-        print_versions([*result.written, *result.kept, *result.cascaded] or result.unchanged, indent="  ")
-        for line in found.lines():
-            typer.echo(line)
+    outcome = curate(rt, writes, dry_run=dry_run, allow_duplicate_names=allow_duplicate_name)
+    if outcome.answers is None:
+        print_versions(outcome.versions)
         return
-    result = rt.gateway.apply(writes, allow_duplicate_names=allow_duplicate_name)
-    print_versions([*result.written, *result.kept, *result.cascaded] or result.unchanged)
+    typer.echo("dry run, nothing was written; it would write:")
+    print_versions(outcome.versions, indent="  ")
+    for line in outcome.answers.lines():
+        typer.echo(line)
 
 
 def print_versions(versions: Sequence[Version], *, indent: str = "") -> None:
@@ -200,19 +192,16 @@ def concept_revise(
 ) -> None:
     """Revise a concept from --valid-at (default: all of its validity) until --until (default:
     open); fields not given are kept. Before and after that period, it stays as it was."""
-    from data_plane.gateway import KEEP, Write
+    from control_plane.surfaces.writes import revision
+    from data_plane.gateway import Write
 
-    at, end = option_time(valid_at, "valid_at"), option_time(until, "until")
     w = Write.concept(
         concept_id,
         grounding=grounding(reason, source, evidence, confidence),
-        mode="correct" if correct else "revise",
         name=name,
         aliases=alias,
         summary=summary,
-        valid_at=at,
-        invalid_at=end if correct and end is not None else KEEP,
-        until=None if correct else end,
+        **revision(option_time(valid_at, "valid_at"), option_time(until, "until"), correct=correct),
     )
     with runtime(ctx, concepts=[concept_id]) as rt:
         apply_writes(rt, [w], dry_run=dry_run, allow_duplicate_name=allow_duplicate_name)
@@ -233,15 +222,13 @@ def concept_invalidate(
 ) -> None:
     """Close a concept's validity from --invalid-at (default now) until --until (default: for
     good); its edges and lesson links are closed with it over the same period."""
-    from data_plane.gateway import KEEP, Write
+    from control_plane.surfaces.writes import invalidation
+    from data_plane.gateway import Write
 
-    at = option_time(invalid_at, "invalid_at")
     w = Write.concept(
         concept_id,
         grounding=grounding(reason, source, evidence, confidence),
-        mode="retract" if retract else "invalidate",
-        invalid_at=KEEP if at is None else at,
-        until=option_time(until, "until"),
+        **invalidation(option_time(invalid_at, "invalid_at"), option_time(until, "until"), retract=retract),
     )
     with runtime(ctx, concepts=[concept_id]) as rt:
         apply_writes(rt, [w], dry_run=dry_run)
@@ -291,19 +278,16 @@ def edge_revise(
 ) -> None:
     """Re-ground an edge from --valid-at (default: all of its validity) until --until (default:
     open); before and after that period it stays as it was."""
-    from data_plane.gateway import KEEP, Write
+    from control_plane.surfaces.writes import revision
+    from data_plane.gateway import Write
 
     s, t, r = edge_parts(edge)
-    at, end = option_time(valid_at, "valid_at"), option_time(until, "until")
     w = Write.edge(
         s,
         t,
         r,
         grounding=grounding(reason, source, evidence, confidence),
-        mode="correct" if correct else "revise",
-        valid_at=at,
-        invalid_at=end if correct and end is not None else KEEP,
-        until=None if correct else end,
+        **revision(option_time(valid_at, "valid_at"), option_time(until, "until"), correct=correct),
     )
     with runtime(ctx, concepts=[s, t]) as rt:
         apply_writes(rt, [w], dry_run=dry_run)
@@ -324,18 +308,16 @@ def edge_invalidate(
 ) -> None:
     """Close an edge's validity from --invalid-at (default now) until --until (default: for
     good), or retract it."""
-    from data_plane.gateway import KEEP, Write
+    from control_plane.surfaces.writes import invalidation
+    from data_plane.gateway import Write
 
     s, t, r = edge_parts(edge)
-    at = option_time(invalid_at, "invalid_at")
     w = Write.edge(
         s,
         t,
         r,
         grounding=grounding(reason, source, evidence, confidence),
-        mode="retract" if retract else "invalidate",
-        invalid_at=KEEP if at is None else at,
-        until=option_time(until, "until"),
+        **invalidation(option_time(invalid_at, "invalid_at"), option_time(until, "until"), retract=retract),
     )
     with runtime(ctx, concepts=[s, t]) as rt:
         apply_writes(rt, [w], dry_run=dry_run)

@@ -1,11 +1,12 @@
-"""``kg serve``, ``kg token`` and ``kg doctor``: run the HTTP API, manage its tokens, check the set-up."""
+"""``kg serve``, ``kg mcp``, ``kg token`` and ``kg doctor``: run the HTTP API (MCP at ``/mcp`` with
+it), serve MCP over stdio, manage API tokens, check the set-up."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -21,6 +22,9 @@ from control_plane.surfaces.cli.shell import (
     settings,
 )
 from data_plane.clock import format_time
+
+if TYPE_CHECKING:
+    from control_plane.surfaces.runtime import Runtime
 
 __all__ = ["app"]
 
@@ -146,6 +150,56 @@ def serve(
         if exc.code not in (0, None):
             fail(f"the server could not start on {host}:{port} (see the log line above)")
         raise
+
+
+@app.command("mcp")
+def mcp_stdio(ctx: typer.Context) -> None:
+    """Serve MCP (the Model Context Protocol) over stdin and stdout, for an AI client that starts
+    it (a desktop assistant); over HTTP, kg serve answers MCP at /mcp. Reads need no token unless
+    KG_API_READS_REQUIRE_TOKEN=1; writes need KG_MCP_TOKEN, the secret of a write token. Asks
+    share the limits of /ask (KG_API_ASK_RATE_PER_MIN). A new SQLite file is set up on first use,
+    as kg ask does. Logs go to stderr."""
+    import time
+
+    from control_plane.settings import ServingSettings
+    from control_plane.surfaces.cli.ask import first_run
+    from control_plane.surfaces.mcp import Backend, run_stdio
+    from control_plane.surfaces.ratelimit import serving_limits
+    from control_plane.surfaces.runtime import Runtime, default_database_url
+
+    chosen = settings(ctx)
+    serving = ServingSettings.from_env(os.environ)
+    first_run(chosen.database_url or default_database_url())
+    configure_logging(json_events=True)
+    rt = Runtime.build(chosen)
+    try:
+        if serving.mcp_token is not None:
+            _check_token(rt, serving.mcp_token.reveal())
+        limiter = serving_limits(
+            rt,
+            ask_rate_per_min=serving.ask_rate_per_min,
+            model_calls_per_min=serving.model_calls_per_min,
+            clock=time.time,
+        )
+        run_stdio(Backend(rt, serving.reads_require_token, limiter, stdio_secret=serving.mcp_token))
+    finally:
+        rt.close()
+
+
+def _check_token(rt: Runtime, secret: str) -> None:
+    """``kg mcp`` refuses to start with a token that is unknown or revoked (a call would be
+    refused anyway; this says why at once, naming the setting)."""
+    from control_plane.errors import Unauthenticated
+    from control_plane.surfaces.access import presented
+    from data_plane.errors import ConfigurationError
+
+    try:
+        presented(rt.tokens, secret)
+    except Unauthenticated as exc:
+        raise ConfigurationError(
+            "KG_MCP_TOKEN is not the secret of an active token (unknown or revoked): create one "
+            "with `kg token create NAME --scope write`"
+        ) from exc
 
 
 def port_problem(host: str, port: int) -> str | None:

@@ -13,12 +13,11 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import re
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Final, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import typer
 from typer.core import TyperArgument, TyperCommand, TyperGroup
@@ -38,7 +37,6 @@ __all__ = [
     "commands",
     "configure_logging",
     "console",
-    "database_error",
     "edge_parts",
     "fail",
     "group",
@@ -60,8 +58,9 @@ EXIT_MODEL_UNAVAILABLE = 3
 
 def fail(message: str, code: int = 1) -> NoReturn:
     """End the command with ``error: <first line of message>`` on stderr and exit ``code``."""
-    first = message.strip().splitlines()[0] if message.strip() else "failed"
-    typer.echo(f"error: {first}", err=True)
+    from control_plane.surfaces.messages import first_line
+
+    typer.echo(f"error: {first_line(message)}", err=True)
     raise typer.Exit(code)
 
 
@@ -89,26 +88,10 @@ class Group(TyperGroup):
             from sqlalchemy.exc import SQLAlchemyError
 
             if isinstance(exc, SQLAlchemyError):
+                from control_plane.surfaces.messages import database_error
+
                 fail(database_error(exc))
             fail(f"internal error ({type(exc).__name__}): {exc} (set KG_DEBUG=1 for a traceback)")
-
-
-# What SQLite and PostgreSQL say when the schema is not there: the one case `kg init` mends.
-_NO_SCHEMA: Final = re.compile(r"no such table|relation .* does not exist")
-
-
-def database_error(exc: Exception) -> str:
-    """One line for a database error: a missing schema points to ``kg init``, a database that
-    cannot be reached says so (and what to check), anything else is named as it is."""
-    from sqlalchemy.exc import OperationalError, ProgrammingError
-
-    lines = str(getattr(exc, "orig", exc)).strip().splitlines()
-    first = lines[0] if lines else type(exc).__name__
-    if isinstance(exc, OperationalError | ProgrammingError) and _NO_SCHEMA.search(first):
-        return f"database error: {first} (has `kg init` been run?)"
-    if isinstance(exc, OperationalError):
-        return f"cannot reach the database: {first} (is the server running, and is the URL right?)"
-    return f"database error: {first}"
 
 
 class Command(TyperCommand):
@@ -232,14 +215,12 @@ def runtime(ctx: typer.Context, *, concepts: Sequence[str] = (), **overrides: An
     try:
         yield rt
     except (NotFound, InactiveEndpoint) as exc:
-        from control_plane.surfaces.lookup import unknown_hint
+        from control_plane.surfaces.lookup import hinted
 
-        hint = unknown_hint(rt.reader, concepts) if concepts else None
-        if hint is None:
+        found = hinted(exc, rt.reader, concepts)
+        if found is exc:
             raise
-        if isinstance(exc, NotFound):
-            raise NotFound(f"{exc}; {hint}", key=exc.key) from exc
-        raise InactiveEndpoint(f"{exc}; {hint}", field=exc.field, value=exc.value) from exc
+        raise found from exc
     finally:
         rt.close()
 

@@ -2,9 +2,8 @@
 
 Laid out as FastAPI's "bigger applications": ``app`` (the factory), ``dependencies`` (runtime,
 tokens, rate limit, page limits), ``schemas`` (every request and response model), ``routers/``
-(one per resource), ``listings`` and ``pagination`` (paged list endpoints), ``problems`` (RFC 7807
-bodies and handlers), ``middleware`` (request id, body limit, one log event), ``config``
-(``ApiConfig``).
+(one per resource; their pages come from ``surfaces.listings``), ``problems`` (RFC 7807 bodies and
+handlers), ``middleware`` (request id, body limit, one log event), ``config`` (``ApiConfig``).
 """
 
 from control_plane.surfaces.http.app import app_from_env, create_app

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import Query, Response
 
+from control_plane.surfaces.writes import curate
+
 if TYPE_CHECKING:
     from control_plane.surfaces.runtime import Runtime
     from data_plane.gateway import Write
@@ -33,20 +35,7 @@ def write(
 ) -> dict[str, Any]:
     """Apply ``writes`` (201: every version written, kept parts and cascades included), or with
     ``dry_run`` rehearse them (200)."""
-    if not dry_run:
-        result = rt.gateway.apply(writes, allow_duplicate_names=allow_duplicate_names)
-        versions = [*result.written, *result.kept, *result.cascaded] or result.unchanged
-        return {"written": [v.to_dict() for v in versions]}
-    from control_plane.planning.impact import rehearse
-
-    result, found = rehearse(
-        rt.gateway,
-        rt.reader,
-        writes,
-        rt.planner.synthesizer,
-        allow_duplicate_names=allow_duplicate_names,
-        clock=rt.clock,
-    )
-    response.status_code = 200
-    versions = [*result.written, *result.kept, *result.cascaded] or result.unchanged
-    return {"written": [v.to_dict() for v in versions], "dry_run": True, "answers": found.to_dict()}
+    outcome = curate(rt, writes, dry_run=dry_run, allow_duplicate_names=allow_duplicate_names)
+    if dry_run:
+        response.status_code = 200
+    return outcome.to_dict()

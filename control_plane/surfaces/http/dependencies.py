@@ -18,21 +18,22 @@ these functions read them from there, so routers hold no state of their own.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Any, Final
 
-from fastapi import Depends, HTTPException, Query, Request, Response
+from fastapi import Depends, Query, Request, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
+from control_plane.settings import Network
+from control_plane.surfaces.access import Caller, for_read, for_write, presented, spend_ask
 from control_plane.surfaces.http.config import ApiConfig
 from control_plane.surfaces.http.metrics import Metrics
-from control_plane.surfaces.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, next_headers
 from control_plane.surfaces.http.problems import problem_responses
 from control_plane.surfaces.http.proxies import HEADER, client_address
 from control_plane.surfaces.http.schemas import AS_OF, KNOWN_AT, Instant, WrittenOut
+from control_plane.surfaces.pagination import DEFAULT_LIMIT, MAX_LIMIT, next_headers
 from control_plane.surfaces.ratelimit import RateLimiter
 from control_plane.surfaces.runtime import Runtime
 from data_plane.clock import ensure_utc
@@ -51,7 +52,7 @@ __all__ = [
     "Times",
     "WriteToken",
     "open_reads",
-    "retry_after",
+    "request_address",
     "utc",
 ]
 
@@ -86,79 +87,43 @@ MetricsDep = Annotated[Metrics, Depends(metrics)]
 
 
 def _caller(rt: Runtime, creds: HTTPAuthorizationCredentials | None) -> Token | None:
-    """The token the caller sent, None when it sent none; 401 when it sent one that is unknown or
-    revoked, on any route that reads tokens (an open read too: a client with a stale token learns
-    it at once, not at its first write)."""
-    if creds is None or creds.scheme.lower() != "bearer":
-        return None
-    token = rt.tokens.verify(creds.credentials)
-    if token is None:
-        raise HTTPException(
-            401, "the bearer token is unknown or revoked", headers={"WWW-Authenticate": "Bearer"}
-        )
-    return token
-
-
-def _unauthorized() -> HTTPException:
-    return HTTPException(401, "a valid bearer token is required", headers={"WWW-Authenticate": "Bearer"})
+    """The bearer token the caller sent (``access.presented``: an unknown or revoked one is a 401
+    on any route that reads tokens, an open read too)."""
+    return presented(rt.tokens, creds.credentials if creds and creds.scheme.lower() == "bearer" else None)
 
 
 def write_token(rt: RuntimeDep, creds: Credentials) -> Token:
     """The caller's write token, or 401/403."""
-    token = _caller(rt, creds)
-    if token is None:
-        raise _unauthorized()
-    if not token.allows("write"):
-        raise HTTPException(403, f"token {token.token_id} has scope {token.scope!r}; this needs 'write'")
-    return token
+    return for_write(_caller(rt, creds))
 
 
 def read_token(rt: RuntimeDep, cfg: ConfigDep, creds: ReadCredentials) -> Token | None:
     """The caller's (any scope) token, or None when it sent none and reads are open; 401 for an
     unknown or revoked token, or for none when reads require one."""
-    token = _caller(rt, creds)
-    if token is None and cfg.reads_require_token:
-        raise _unauthorized()
-    return token
+    return for_read(_caller(rt, creds), required=cfg.reads_require_token)
 
 
 ReadToken = Annotated[Token | None, Depends(read_token)]
 WriteToken = Annotated[Token, Depends(write_token)]
 
 
-def ask_rate_limit(request: Request, token: ReadToken, seen: MetricsDep) -> None:
-    """Spend one /ask from the caller's limit, or 429 with ``Retry-After``.
+def ask_rate_limit(request: Request, token: ReadToken) -> None:
+    """Spend one /ask from the caller's limit (per token, else per client address), or 429 with
+    ``Retry-After`` (``access.spend_ask``; the MCP ``ask`` tool spends from the same limit).
 
     The server's model budget is not checked here: a question that needs no model call (a reused
     answer, one that names no concept) is served even while it is spent, and one that does is
     refused at its first call (``ModelBudgetSpent``, also a 429; see ``problems``)."""
     limiter: RateLimiter | None = request.app.state.limiter
-    if limiter is not None:
-        _per_caller(request, limiter, token, seen)
+    cfg: ApiConfig = request.app.state.config
+    spend_ask(limiter, Caller(token, request_address(request, cfg.trusted_proxies)), what="/ask requests")
 
 
-def retry_after(seconds: float) -> str:
-    """A ``Retry-After`` value: whole seconds, at least 1."""
-    return str(max(1, math.ceil(seconds)))
-
-
-def _per_caller(request: Request, limiter: RateLimiter, token: Token | None, seen: Metrics) -> None:
-    if token is not None:
-        key, who = f"ask:token:{token.token_id}", f"token {token.token_id}"
-    else:
-        cfg: ApiConfig = request.app.state.config
-        peer = request.client.host if request.client else None
-        address = client_address(peer, request.headers.get(HEADER), cfg.trusted_proxies)
-        key, who = f"ask:addr:{address}", f"client address {address} (no token was sent)"
-    wait = limiter.check(key)
-    if wait > 0:
-        seen.limited("ask")
-        raise HTTPException(
-            429,
-            f"too many /ask requests for {who}: the limit is {limiter.rule.per_min:g} per minute "
-            f"(KG_API_ASK_RATE_PER_MIN); retry in {retry_after(wait)} s",
-            headers={"Retry-After": retry_after(wait)},
-        )
+def request_address(request: Request, proxies: tuple[Network, ...]) -> str:
+    """The client address of ``request``: its peer, or behind one of ``proxies`` the address it
+    forwarded (``proxies.client_address``)."""
+    peer = request.client.host if request.client else None
+    return client_address(peer, request.headers.get(HEADER), proxies)
 
 
 AskRateLimit = Depends(ask_rate_limit)

@@ -11,7 +11,10 @@ What is counted (counters end in ``_total`` on the wire):
   ``completion``, ``reasoning``, ``cache_hit``, ``cache_miss``) and ``kg_model_cost_usd_total``
   (the configured price table's estimate), summed over the answers given;
 * ``kg_limiter_rejections_total{limit}``: 429s of the per-caller /ask limit (``ask``) and of the
-  server's model budget (``model_calls``).
+  server's model budget (``model_calls``), and MCP calls they refused;
+* ``kg_mcp_tool_calls_total{tool, outcome}``: MCP tool calls (``/mcp``) by tool and outcome:
+  ``ok``, ``refused`` (a token or a limit), ``error`` (the tool error a client was given). Answers
+  given by the ``ask`` tool count in ``kg_answers_total`` and the model counters as ``/ask``'s do.
 
 Several worker processes: ``prometheus_client``'s multiprocess mode. Each process writes its
 values to files in ``PROMETHEUS_MULTIPROC_DIR`` (``kg serve --workers N`` makes and sets one; set it
@@ -83,12 +86,22 @@ class Metrics:
             registry=reg,
         )
 
+        self.tool_calls = Counter(
+            "kg_mcp_tool_calls",
+            "MCP tool calls by tool and outcome (ok, refused, error).",
+            ["tool", "outcome"],
+            registry=reg,
+        )
+
     def request(self, route: str, method: str, status: int, seconds: float) -> None:
         self.requests.labels(route, method, str(status)).inc()
         self.latency.labels(route, method).observe(seconds)
 
     def limited(self, limit: str) -> None:
         self.rejections.labels(limit).inc()
+
+    def tool_call(self, tool: str, outcome: str) -> None:
+        self.tool_calls.labels(tool, outcome).inc()
 
     def answer(self, payload: Mapping[str, Any]) -> None:
         """Count one answer given (its ``answer/1`` payload)."""

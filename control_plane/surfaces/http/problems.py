@@ -1,7 +1,8 @@
 """RFC 7807 problem bodies, and the exception handlers that turn every error into one.
 
-``KGError`` maps to 400/404/409 (503 for the model, 429 with ``Retry-After`` when this
-server's model budget is spent, 500 for misconfiguration); Starlette's own HTTP errors (unknown
+``KGError`` maps to 400/404/409 (401 and 403 for a missing or unfit token, 503 for the model,
+429 with ``Retry-After`` when the caller's /ask limit or this server's model budget is spent, 500
+for misconfiguration); Starlette's own HTTP errors (unknown
 route, wrong method), a body that is not JSON (400, naming the line and column), validation errors
 (422) and anything unexpected (500, details only in the server log) become problem bodies too:
 never a traceback. One status has one title (:func:`title`), whichever layer refuses.
@@ -9,7 +10,6 @@ never a traceback. One status has one title (:func:`title`), whichever layer ref
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from http import HTTPStatus
 from typing import Any, Final
@@ -20,8 +20,9 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from control_plane.errors import LLMError, ModelBudgetSpent
+from control_plane.errors import Forbidden, LLMError, ModelBudgetSpent, RateLimited, Unauthenticated
 from control_plane.surfaces.http.schemas import Problem
+from control_plane.surfaces.ratelimit import whole_seconds
 from data_plane.errors import (
     ConcurrentWrite,
     ConfigurationError,
@@ -112,8 +113,12 @@ def problem_media(openapi: dict[str, Any]) -> dict[str, Any]:
 
 def kg_status(exc: KGError) -> tuple[int, str]:
     """The HTTP status and problem title of a backend error (pure)."""
-    if isinstance(exc, ModelBudgetSpent):
+    if isinstance(exc, ModelBudgetSpent | RateLimited):
         return 429, title(429)
+    if isinstance(exc, Unauthenticated):
+        return 401, title(401)
+    if isinstance(exc, Forbidden):
+        return 403, title(403)
     if isinstance(exc, NotFound):
         return 404, "Not found"
     if isinstance(exc, KeyExists | DuplicateName | ConcurrentWrite | PrerequisiteCycle | TemporalConflict):
@@ -130,10 +135,13 @@ async def _kg_error(request: Request, exc: Exception) -> JSONResponse:
     status, name = kg_status(exc)
     text = str(exc).strip()
     headers = None
-    if isinstance(exc, ModelBudgetSpent):
-        # Spent between the door check and this question's first model call (another process).
-        request.app.state.metrics.limited("model_calls")
-        headers = {"Retry-After": str(max(1, math.ceil(exc.retry_after)))}
+    if isinstance(exc, Unauthenticated):
+        headers = {"WWW-Authenticate": "Bearer"}
+    if isinstance(exc, ModelBudgetSpent | RateLimited):
+        # The caller's own /ask limit, or the server's model budget, spent at the question's
+        # first model call (between the door check and that call: another process spent it).
+        request.app.state.metrics.limited("ask" if isinstance(exc, RateLimited) else "model_calls")
+        headers = {"Retry-After": str(whole_seconds(exc.retry_after))}
     return problem(status, name, text.splitlines()[0] if text else name, headers=headers)
 
 

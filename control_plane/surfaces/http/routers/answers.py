@@ -9,10 +9,10 @@ from fastapi.responses import HTMLResponse
 from starlette.concurrency import run_in_threadpool
 
 from control_plane.surfaces.http.dependencies import Page, ReadToken, RuntimeDep, utc
-from control_plane.surfaces.http.listings import answers_page
-from control_plane.surfaces.http.pagination import PAGED
 from control_plane.surfaces.http.problems import problem_responses
 from control_plane.surfaces.http.schemas import TIME_IN, AnswerOut, Instant, ReplayOut
+from control_plane.surfaces.listings import answers_page
+from control_plane.surfaces.pagination import PAGED
 from control_plane.surfaces.pictures import to_html
 
 __all__ = ["router"]

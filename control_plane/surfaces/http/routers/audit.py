@@ -8,10 +8,10 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 
 from control_plane.surfaces.http.dependencies import AsOfQuery, BigPage, ReadToken, RuntimeDep, utc
-from control_plane.surfaces.http.listings import diff_page, snapshot_page
-from control_plane.surfaces.http.pagination import PAGED
 from control_plane.surfaces.http.problems import problem_responses
 from control_plane.surfaces.http.schemas import TIME_IN, DiffOut, ImpactOut, Instant, SnapshotOut
+from control_plane.surfaces.listings import diff_page, snapshot_page
+from control_plane.surfaces.pagination import PAGED
 from data_plane.clock import ensure_utc
 
 __all__ = ["router"]

@@ -17,8 +17,6 @@ from control_plane.surfaces.http.dependencies import (
     WriteToken,
     utc,
 )
-from control_plane.surfaces.http.listings import ConceptFilter, concepts_page
-from control_plane.surfaces.http.pagination import MAX_LIMIT, PAGED
 from control_plane.surfaces.http.problems import problem_responses
 from control_plane.surfaces.http.schemas import (
     ConceptHitOut,
@@ -29,8 +27,11 @@ from control_plane.surfaces.http.schemas import (
     RelationName,
     VersionOut,
 )
+from control_plane.surfaces.listings import ConceptFilter, concepts_page
 from control_plane.surfaces.lookup import search
-from data_plane.gateway import KEEP, Write
+from control_plane.surfaces.pagination import MAX_LIMIT, PAGED
+from control_plane.surfaces.writes import invalidation, revision
+from data_plane.gateway import Write
 
 __all__ = ["router"]
 
@@ -127,17 +128,13 @@ def revise_concept(
     """Revise a concept's name, aliases or summary (fields left out keep their value) from
     ``valid_at`` (default: all of its validity) until ``until`` (default: open); before and after,
     it stays as it was. ``correct`` replaces the whole period instead."""
-    until = utc(body.until, "until")
     w = Write.concept(
         concept_id,
         name=body.name,
         aliases=body.aliases,
         summary=body.summary,
         grounding=body.grounding.build(token),
-        mode="correct" if body.correct else "revise",
-        valid_at=utc(body.valid_at, "valid_at"),
-        invalid_at=until if body.correct and until is not None else KEEP,
-        until=None if body.correct else until,
+        **revision(utc(body.valid_at, "valid_at"), utc(body.until, "until"), correct=body.correct),
     )
     return write(rt, [w], dry_run=dry_run, response=response, allow_duplicate_names=body.allow_duplicate_name)
 
@@ -153,12 +150,9 @@ def invalidate_concept(
 ) -> dict[str, Any]:
     """Close a concept's validity from ``invalid_at`` (default now) until ``until`` (default: for
     good), or retract it; its edges and lesson links are closed with it over the same period."""
-    at = utc(body.invalid_at, "invalid_at")
     w = Write.concept(
         concept_id,
         grounding=body.grounding.build(token),
-        mode="retract" if body.retract else "invalidate",
-        invalid_at=KEEP if at is None else at,
-        until=utc(body.until, "until"),
+        **invalidation(utc(body.invalid_at, "invalid_at"), utc(body.until, "until"), retract=body.retract),
     )
     return write(rt, [w], dry_run=dry_run, response=response)

@@ -17,11 +17,12 @@ from control_plane.surfaces.http.dependencies import (
     WriteToken,
     utc,
 )
-from control_plane.surfaces.http.listings import edges_page
-from control_plane.surfaces.http.pagination import PAGED
 from control_plane.surfaces.http.problems import problem_responses
 from control_plane.surfaces.http.schemas import EdgeIn, EdgeInvalidateIn, EdgeOut, VersionOut
-from data_plane.gateway import KEEP, Write
+from control_plane.surfaces.listings import edges_page
+from control_plane.surfaces.pagination import PAGED
+from control_plane.surfaces.writes import invalidation, revision
+from data_plane.gateway import Write
 from data_plane.relations import parse_edge_key
 
 __all__ = ["router"]
@@ -76,16 +77,12 @@ def revise_edge(
 ) -> dict[str, Any]:
     """Re-ground an edge from ``valid_at`` (default: all of its validity) until ``until`` (default:
     open); before and after, it stays as it was. ``correct`` replaces the whole period instead."""
-    until = utc(body.until, "until")
     w = Write.edge(
         body.source_id,
         body.target_id,
         body.relation,
         grounding=body.grounding.build(token),
-        mode="correct" if body.correct else "revise",
-        valid_at=utc(body.valid_at, "valid_at"),
-        invalid_at=until if body.correct and until is not None else KEEP,
-        until=None if body.correct else until,
+        **revision(utc(body.valid_at, "valid_at"), utc(body.until, "until"), correct=body.correct),
     )
     return write(rt, [w], dry_run=dry_run, response=response)
 
@@ -96,14 +93,11 @@ def invalidate_edge(
 ) -> dict[str, Any]:
     """Close an edge's validity from ``invalid_at`` (default now) until ``until`` (default: for
     good), or retract it."""
-    at = utc(body.invalid_at, "invalid_at")
     w = Write.edge(
         body.source_id,
         body.target_id,
         body.relation,
         grounding=body.grounding.build(token),
-        mode="retract" if body.retract else "invalidate",
-        invalid_at=KEEP if at is None else at,
-        until=utc(body.until, "until"),
+        **invalidation(utc(body.invalid_at, "invalid_at"), utc(body.until, "until"), retract=body.retract),
     )
     return write(rt, [w], dry_run=dry_run, response=response)

@@ -1,5 +1,6 @@
 """The paginated listings behind ``/concepts``, ``/edges``, ``/answers``, ``/snapshot`` and
-``/diff``: one function each, from (reader, filters, limit, cursor) to (page body, next cursor).
+``/diff`` (and the MCP tools of the same names): one function each, from (reader, filters, limit,
+cursor) to (page body, next cursor).
 
 Every walk is pinned to the point in time its first page was read at (the cursor carries it),
 so paging through a graph that others are writing to yields each item exactly once and never
@@ -16,8 +17,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from control_plane.surfaces.http.pagination import Cursor, Section, keyset_sections
 from control_plane.surfaces.lookup import listing
+from control_plane.surfaces.pagination import Cursor, Section, keyset_sections
 from data_plane.clock import ensure_utc, format_time, parse_time
 from data_plane.errors import InputError
 from data_plane.reads import DIFF_TABLES, GraphReader

@@ -1,11 +1,13 @@
-"""Cursors for the list endpoints: opaque to clients, pure to build and to read.
+"""Cursors for paged listings (the HTTP list endpoints, the MCP tools): opaque to clients, pure
+to build and to read.
 
 A cursor is URL-safe base64 of a small JSON object: which listing it belongs to (``kind``), the
 query it continues (``q``: the filters the client gave), the point in time the first page was
 read at (``at``: so every page of one walk sees the same graph even while others write), and
 where the previous page stopped (``pos``: a last key, or per-section offsets). A cursor given
 with filters other than its own, or one that does not decode to values this API could have
-written (text a database stores, integers within 64 bits), is a 400 problem, never a guess.
+written (text a database stores, integers within 64 bits), is an ``InputError`` (HTTP: a 400
+problem), never a guess.
 """
 
 from __future__ import annotations
