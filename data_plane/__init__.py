@@ -37,6 +37,7 @@ if typing.TYPE_CHECKING:
     from data_plane.errors import NotFound as NotFound
     from data_plane.errors import PrerequisiteCycle as PrerequisiteCycle
     from data_plane.errors import Problem as Problem
+    from data_plane.errors import RequirementRejected as RequirementRejected
     from data_plane.errors import SelfLoop as SelfLoop
     from data_plane.errors import TemporalConflict as TemporalConflict
     from data_plane.errors import UnknownRelation as UnknownRelation
@@ -80,6 +81,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "NotFound",
         "PrerequisiteCycle",
         "Problem",
+        "RequirementRejected",
         "SelfLoop",
         "TemporalConflict",
         "UnknownRelation",
