@@ -7,6 +7,7 @@ history: a downgrade below 0005 drops them only while they are empty, and refuse
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -23,6 +24,8 @@ PREVIOUS = "0001"
 OPERATIONAL = frozenset({"rate_limits", "answer_reuse"})
 REQUIREMENTS = frozenset({"requirement_groups", "requirement_members"})
 KEPT = frozenset(schema.metadata.tables) - OPERATIONAL - REQUIREMENTS
+# After everything _populate records (its manual clock starts at 2025-01-01).
+LATER = datetime(2025, 6, 1, tzinfo=UTC)
 
 
 def _populate(engine: Engine) -> None:
@@ -130,3 +133,20 @@ def test_guards_and_writes_work_after_round_trip(populated: Engine) -> None:
         "fresh", name="Fresh", grounding=grounding("after migration")
     )
     assert v.stamp.version_id > top
+
+
+def test_downgrade_below_0005_is_refused_while_groups_hold_history(populated: Engine) -> None:
+    """A database holding a requirement group is not downgraded below 0005 (that would delete the
+    group's history): the downgrade fails and every row, groups included, is still there."""
+    WriteGateway(populated, clock=ManualClock(LATER)).assert_requirement(
+        "rag.1",
+        target_id="rag",
+        needs=1,
+        options=[["embeddings"], ["vector_search"]],
+        grounding=grounding("one of"),
+    )
+    before = _dump(populated)
+    with pytest.raises(Exception, match="holds requirement history"):
+        downgrade(populated, "0004")
+    assert schema_revision(populated) == head_revision()
+    assert _dump(populated) == before
