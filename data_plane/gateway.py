@@ -83,7 +83,7 @@ from data_plane.records import (
     text_fault,
 )
 from data_plane.relations import PREREQUISITE, RELATIONS, canonical_edge, edge_key
-from data_plane.requirements import check_group, label_options, period_fault
+from data_plane.requirements import check_group, label_options, period_fault, unlearnable
 from data_plane.reuse import ReuseEntry
 from data_plane.rows import concept_from_row, edge_from_row, stamp_from_row, version_from_row
 from data_plane.sidecar import QueuedAnswer, queue_of
@@ -247,8 +247,10 @@ class RequirementWrite:
     kept; the versions it supersedes keep their parts outside the portion) or ``upsert`` (a
     bundle's group: authoritative from ``valid_at`` on, its members too; members the bundle no
     longer lists are closed from then). ``options`` are the sets of concepts each all needed, in
-    order; a mapping gives their numbers too (a bundle's ``option`` column). Closing a group is
-    ``Write.requirement(group_id, mode="invalidate")``."""
+    order; a mapping gives their numbers too. An upsert may give its ``members`` instead: one
+    upsert ``Write`` per member with its own grounding and times (a bundle's member rows; the
+    options are read off their keys). Closing a group is ``Write.requirement(group_id,
+    mode="invalidate")``."""
 
     group_id: str
     grounding: Grounding
@@ -259,6 +261,16 @@ class RequirementWrite:
     valid_at: datetime | None = None
     invalid_at: datetime | None = None
     until: datetime | None = None
+    members: tuple[Write, ...] = ()
+
+    @property
+    def table(self) -> str:
+        """The table of the group's own row (where errors about the group are located)."""
+        return GROUPS
+
+    @property
+    def key(self) -> tuple[str, ...]:
+        return (self.group_id,)
 
 
 class BatchResult:
@@ -1314,11 +1326,20 @@ class WriteGateway:
         _check_endpoints(pending, view)
         _check_shrunk_concepts(conn, pending, seen)
         targets = _check_requirements(conn, pending)
-        if prerequisites is None:
+        added = _open_prerequisites(pending, now, targets)[0]
+        if prerequisites is not None:
+            prerequisites += added
+            return _persist(conn, pending, now)
+        if not added:
+            return _persist(conn, pending, now)
+        if not targets and not _has_groups(conn):
             _check_prerequisite_cycles(conn, pending, now, targets)
-        else:
-            prerequisites += _open_prerequisites(pending, now, targets)[0]
-        return _persist(conn, pending, now)
+            return _persist(conn, pending, now)
+        # With groups, learning order is checked on the graph as the transaction now has it
+        # (a refusal rolls the write back): every concept after the batch's pairs stays learnable.
+        result = _persist(conn, pending, now)
+        _check_learnable(conn, {t for _, t in added}, now)
+        return result
 
 
 class BulkWriter:
@@ -1344,6 +1365,10 @@ class BulkWriter:
         """The deferred prerequisite-cycle check over every open prerequisite edge added."""
         if self._added:
             targets = {t for _, t in self._added}
+            if _has_groups(self._conn):
+                self._added = []
+                _check_learnable(self._conn, targets, self.now)
+                return
             # Past a few chunks of starts the reachable part is most of the graph anyway, and one
             # scan beats a recursive query per chunk that walks the same edges again.
             if len(targets) > 4 * _CHUNK:
@@ -1827,6 +1852,11 @@ def _upsert_requirement(
 ) -> _Expanded:
     """A bundle's group, authoritative from ``valid_at`` on (the whole period when empty), its
     members too: stored members it no longer lists are closed from then."""
+    given: dict[str, set[str]] = defaultdict(set)
+    for m in w.members:
+        given[m.key[1]].add(m.key[2])
+    if w.members:
+        w = replace(w, options=dict(sorted(given.items(), key=lambda kv: int(kv[0]))))
     if w.target_id is None or w.needs is None or w.options is None:
         raise InputError(f"requirement {w.group_id!r}: a bundle group needs target, needs and options")
     if live:
@@ -1844,6 +1874,10 @@ def _upsert_requirement(
         first = min(r["valid_at"] for r in members if (r["option"], r["concept_id"]) == key)
         yield _dropped(w, *key, first if start is None or start < first else start, None), False
     member_start = start or now
+    if w.members:
+        for m in w.members:
+            yield (m if m.valid_at is not None else replace(m, valid_at=member_start)), True
+        return
     for label, concept in sorted(wanted):
         yield _member(w, label, concept, "upsert", member_start, w.invalid_at), True
 
@@ -2115,7 +2149,7 @@ def _prerequisite_pairs(conn: Connection, now: datetime) -> sa.Subquery | None:
     edges = sa.select(e.c.source_id.label("source_id"), e.c.target_id.label("target_id")).where(
         e.c.relation == PREREQUISITE, _open(e, now)
     )
-    if conn.execute(sa.select(_M.c.version_id).limit(1)).first() is None:
+    if not _has_groups(conn):
         return None
     members = (
         sa.select(_M.c.concept_id.label("source_id"), _G.c.target_id.label("target_id"))
@@ -2123,6 +2157,52 @@ def _prerequisite_pairs(conn: Connection, now: datetime) -> sa.Subquery | None:
         .where(_open(_M, now), _open(_G, now))
     )
     return sa.union_all(edges, members).subquery("pairs")
+
+
+def _has_groups(conn: Connection) -> bool:
+    """Does the graph hold any requirement member (then learning order is learnability, not
+    acyclicity)?"""
+    return conn.execute(sa.select(_M.c.version_id).limit(1)).first() is not None
+
+
+def _check_learnable(conn: Connection, starts: set[str], now: datetime) -> None:
+    """Every concept at or after ``starts`` in learning order can still be learnt in some order
+    (``data_plane.requirements.unlearnable``; concepts before them are unaffected by the change
+    and were learnable before it), on the open graph as ``conn`` sees it; else a
+    ``PrerequisiteCycle`` naming a cycle no order can enter."""
+    e = schema.concept_edges
+    everything = len(starts) > 4 * _CHUNK
+    reach = [] if everything else _reachable_prerequisites(conn, starts, now)
+    nodes = set(starts) | {t for _, t in reach}
+    plain_stmt = sa.select(e.c.source_id, e.c.target_id).where(e.c.relation == PREREQUISITE, _open(e, now))
+    group_stmt = (
+        sa.select(_G.c.group_id, _G.c.target_id, _G.c.needs, _M.c.option, _M.c.concept_id)
+        .select_from(_G.join(_M, _M.c.group_id == _G.c.group_id))
+        .where(_open(_G, now), _open(_M, now))
+    )
+    plain: list[tuple[str, str]] = []
+    groups: list[tuple[str, str, int, str, str]] = []
+    if everything:
+        plain = [(s, t) for s, t in conn.execute(plain_stmt)]
+        groups = [tuple(r) for r in conn.execute(group_stmt)]
+        nodes = {n for pair in plain for n in pair} | {r[1] for r in groups} | {r[4] for r in groups}
+    else:
+        ordered = sorted(nodes)
+        for i in range(0, len(ordered), _CHUNK):
+            chunk = ordered[i : i + _CHUNK]
+            plain += [(s, t) for s, t in conn.execute(plain_stmt.where(e.c.target_id.in_(chunk)))]
+            groups += [tuple(r) for r in conn.execute(group_stmt.where(_G.c.target_id.in_(chunk)))]
+    bad = unlearnable(nodes, plain, groups)
+    if not bad:
+        return
+    pairs = [(s, t) for s, t in plain if s in bad and t in bad]
+    pairs += [(m, t) for _, t, _, _, m in groups if m in bad and t in bad]
+    cycle = find_cycle([], sorted(set(pairs))) or sorted(bad)
+    raise PrerequisiteCycle(
+        "prerequisite edge or requirement would close a learning-order cycle no order can enter: "
+        + " -> ".join(cycle),
+        cycle=cycle,
+    )
 
 
 def _open_prerequisite_edges(conn: Connection, now: datetime) -> list[tuple[str, str]]:

@@ -26,6 +26,12 @@ expression is satisfied by exactly the sets of concepts that satisfy the express
 * a group with a single option is that option's concepts as plain prerequisites (all of them are
   needed), and so is a k-of-k group; a k-of-n group with k > n cannot be met and is refused.
 
+:func:`unlearnable` is the learning-order rule with groups: every concept must be learnable in
+some order (its plain prerequisites learnt, and k options of each of its groups); for plain
+edges alone that is "no cycle". A cycle through alternatives is allowed when it can be entered
+(MATH 10C needs MATH 10B or MATH 20B, MATH 20B needs MATH 20A, MATH 10B or MATH 10C: learn MATH 10B
+first); one that cannot is refused like a prerequisite cycle.
+
 :func:`label_options` numbers a group's options (the ``option`` key column of
 ``requirement_members``), keeping the number of an option a revision leaves as it was;
 :func:`check_group` refuses a malformed group; :func:`period_fault` is the rule every stored group
@@ -54,6 +60,7 @@ __all__ = [
     "label_options",
     "normalise",
     "period_fault",
+    "unlearnable",
 ]
 
 KINDS: Final[Mapping[str, int | None]] = {"all": None, "one": 1, "two": 2}
@@ -330,3 +337,62 @@ def _pieces(p: Period, cuts: Sequence[datetime]) -> Iterable[tuple[datetime | No
 
 def _span(period: Period) -> str:
     return f"{format_time(period.start) or 'always'}..{format_time(period.end) or 'open'}"
+
+
+def unlearnable(
+    nodes: Collection[str],
+    plain: Iterable[tuple[str, str]],
+    groups: Iterable[tuple[str, str, int, str, str]],
+) -> set[str]:
+    """The concepts of ``nodes`` that no order of learning reaches: a concept is learnable once
+    all its plain prerequisites (``(before, after)`` pairs) are, and, for each of its groups
+    (rows ``(group id, target, needs, option, member)``), ``needs`` options all of whose members
+    are. Concepts outside ``nodes`` count as learnable (the caller's invariant: they were before
+    the change). Linear in the pairs and members (a worklist, as Kahn's topological sort)."""
+    inside = set(nodes)
+    waiting: dict[str, int] = dict.fromkeys(inside, 0)  # plain needs and unmet groups per node
+    then: dict[str, list[tuple[str, Any]]] = {}  # concept -> what its learning advances
+    for before, after in set(plain):
+        if after in inside and before in inside:
+            waiting[after] += 1
+            then.setdefault(before, []).append(("node", after))
+    options: dict[tuple[str, str], set[str]] = {}
+    needs: dict[str, tuple[str, int]] = {}
+    for gid, target, k, option, member in groups:
+        if target not in inside:
+            continue
+        needs[gid] = (target, k)
+        options.setdefault((gid, option), set())
+        if member in inside:
+            options[(gid, option)].add(member)
+    met: dict[str, int] = dict.fromkeys(needs, 0)
+    left: dict[tuple[str, str], int] = {}
+    for (gid, option), members in options.items():
+        left[(gid, option)] = len(members)
+        met[gid] += not members  # an option wholly outside ``nodes`` is met already
+        for m in members:
+            then.setdefault(m, []).append(("option", (gid, option)))
+    for gid, (target, k) in needs.items():
+        if met[gid] < k:
+            waiting[target] += 1
+    ready = [n for n, w in waiting.items() if w == 0]
+    learnt: set[str] = set()
+    while ready:
+        n = ready.pop()
+        learnt.add(n)
+        for kind, what in then.get(n, ()):
+            if kind == "node":
+                waiting[what] -= 1
+                if waiting[what] == 0:
+                    ready.append(what)
+                continue
+            left[what] -= 1
+            if left[what] == 0:
+                gid = what[0]
+                target, k = needs[gid]
+                met[gid] += 1
+                if met[gid] == k:
+                    waiting[target] -= 1
+                    if waiting[target] == 0:
+                        ready.append(target)
+    return inside - learnt

@@ -107,26 +107,47 @@ def test_a_group_id_that_holds_is_refused(graph: WriteGateway) -> None:
 
 
 def test_a_group_closing_a_learning_order_cycle_is_refused(graph: WriteGateway, engine: Engine) -> None:
-    """cse_12 comes before dsc_30; a group making dsc_30 a possible prerequisite of cse_12 closes a cycle."""
+    """cse_12 comes before dsc_30; a group letting cse_12 be met only through dsc_30 leaves no order to learn them in."""
     before = _count(engine)
     with pytest.raises(PrerequisiteCycle) as exc:
         graph.assert_requirement(
             "cse_12.1",
             target_id="cse_12",
             needs=1,
-            options=[["dsc_30"], ["dsc_20"]],
+            options=[["dsc_30"], ["dsc_30", "dsc_20"]],
             grounding=grounding(),
             valid_at=T[0],
         )
     assert exc.value.cycle[0] == exc.value.cycle[-1]
+    assert set(exc.value.cycle) == {"cse_12", "dsc_30"}
     assert _count(engine) == before
 
 
-def test_an_edge_closing_a_cycle_through_a_group_is_refused(graph: WriteGateway) -> None:
-    """With math_154 an option of cse_101, the edge cse_101 -prerequisite-> math_154 closes a cycle."""
+def test_a_cycle_through_an_alternative_that_can_be_entered_is_accepted(
+    graph: WriteGateway, reader: GraphReader
+) -> None:
+    """cse_12 before dsc_30, and cse_12 met by dsc_30 or dsc_20: learn dsc_20 first, so it is a learning order."""
+    graph.assert_requirement(
+        "cse_12.1",
+        target_id="cse_12",
+        needs=1,
+        options=[["dsc_30"], ["dsc_20"]],
+        grounding=grounding(),
+        valid_at=T[0],
+    )
+    assert reader.requirement("cse_12.1").options == (("dsc_30",), ("dsc_20",))
+
+
+def test_an_edge_leaving_no_way_into_a_group_is_refused(graph: WriteGateway) -> None:
+    """With cse_101 met by cse_21 or math_154, edges making both need cse_101 leave no order: refused whole."""
     _assert_101(graph)
+    edges = [
+        Write.edge("cse_101", "math_154", "prerequisite", grounding=grounding(), valid_at=T[0]),
+        Write.edge("cse_101", "cse_21", "prerequisite", grounding=grounding(), valid_at=T[0]),
+    ]
     with pytest.raises(PrerequisiteCycle):
-        graph.apply([Write.edge("cse_101", "math_154", "prerequisite", grounding=grounding(), valid_at=T[0])])
+        graph.apply(edges)
+    graph.apply(edges[:1])  # one of them alone leaves cse_21 as the way in
 
 
 def test_revising_k_closes_the_old_version_and_keeps_what_held_before(

@@ -20,6 +20,7 @@ from data_plane.requirements import (
     label_options,
     normalise,
     period_fault,
+    unlearnable,
 )
 
 ALPHABET = ("a", "b", "c", "d", "e")
@@ -190,3 +191,34 @@ def test_period_fault_refuses_a_member_outliving_its_group() -> None:
     """A member holding where its group does not is refused."""
     fault = period_fault("g", [(Period(T[0], T[3]), "t", 1)], [(Period(T[0], None), "1", "a")])
     assert fault is not None and fault.field == "valid_at"
+
+
+def test_a_cycle_through_alternatives_that_can_be_entered_is_learnable() -> None:
+    """MATH 10C needs 10B or 20B, 20B needs 20A, 10B or 10C: nothing is unlearnable."""
+    groups = [
+        ("10c.1", "10c", 1, "1", "10b"),
+        ("10c.1", "10c", 1, "2", "20b"),
+        ("20b.1", "20b", 1, "1", "20a"),
+        ("20b.1", "20b", 1, "2", "10b"),
+        ("20b.1", "20b", 1, "3", "10c"),
+    ]
+    assert unlearnable({"10b", "10c", "20a", "20b"}, [], groups) == set()
+
+
+def test_a_cycle_no_order_can_enter_is_unlearnable() -> None:
+    """a needs b (an edge) and b needs one of {a} or {a, c}: a and b can never be learnt."""
+    groups = [("b.1", "b", 1, "1", "a"), ("b.1", "b", 1, "2", "a"), ("b.1", "b", 1, "2", "c")]
+    assert unlearnable({"a", "b", "c"}, [("b", "a")], groups) == {"a", "b"}
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(ALPHABET), st.sampled_from(ALPHABET)), max_size=8))
+def test_with_plain_edges_alone_unlearnable_means_on_or_behind_a_cycle(pairs: list[tuple[str, str]]) -> None:
+    """Without groups a concept is unlearnable exactly when a cycle lies on or before it (networkx's reading)."""
+    import networkx as nx
+
+    g = nx.DiGraph([(a, b) for a, b in pairs if a != b])
+    g.add_nodes_from(ALPHABET)
+    on_cycle = {n for c in nx.simple_cycles(g) for n in c}
+    behind = {d for n in on_cycle for d in nx.descendants(g, n)} | on_cycle
+    assert unlearnable(set(ALPHABET), [(a, b) for a, b in pairs if a != b], []) == behind
