@@ -1782,10 +1782,11 @@ def _assert_requirement(
 
 
 def _options_of(rows: Iterable[Mapping[str, Any]]) -> dict[str, frozenset[str]]:
+    """Option number -> its concepts, by number (so equal options are matched in a fixed order)."""
     out: dict[str, set[str]] = defaultdict(set)
     for r in rows:
         out[r["option"]].add(r["concept_id"])
-    return {k: frozenset(v) for k, v in out.items()}
+    return {k: frozenset(out[k]) for k in sorted(out, key=int)}
 
 
 def _same_target(w: RequirementWrite, live: list[dict[str, Any]]) -> str:
@@ -1821,8 +1822,15 @@ def _revise_requirement(
         return
     portion = Period(w.valid_at, w.until)
     spans = _joined(cut(_period(r), portion).inside for r in live if overlaps(_period(r), portion))
-    if len(spans) != 1:
-        return  # no period there: the group row's revise refuses it; several: refused below
+    if not spans:
+        return  # it holds at no time there: the group row's revise refuses that
+    if len(spans) > 1:
+        raise TemporalConflict(
+            f"requirement {w.group_id!r} holds over {len(spans)} separate periods in "
+            f"{_span(portion)}; revise its options over each of them (valid_at and until)",
+            field="valid_at",
+            value=format_time(portion.start) or "",
+        )
     span = spans[0]
     inside = [r for r in members if overlaps(_period(r), span)]
     needs = w.needs if w.needs is not None else int(live[-1]["needs"])

@@ -348,7 +348,8 @@ def unlearnable(
     all its plain prerequisites (``(before, after)`` pairs) are, and, for each of its groups
     (rows ``(group id, target, needs, option, member)``), ``needs`` options all of whose members
     are. Concepts outside ``nodes`` count as learnable (the caller's invariant: they were before
-    the change). Linear in the pairs and members (a worklist, as Kahn's topological sort)."""
+    the change). A group listed with several ``needs`` (versions at different valid times) needs
+    the most of them. Linear in the pairs and members (a worklist, as Kahn's topological sort)."""
     inside = set(nodes)
     waiting: dict[str, int] = dict.fromkeys(inside, 0)  # plain needs and unmet groups per node
     then: dict[str, list[tuple[str, Any]]] = {}  # concept -> what its learning advances
@@ -361,7 +362,7 @@ def unlearnable(
     for gid, target, k, option, member in groups:
         if target not in inside:
             continue
-        needs[gid] = (target, k)
+        needs[gid] = (target, max(k, needs.get(gid, (target, k))[1]))
         options.setdefault((gid, option), set())
         if member in inside:
             options[(gid, option)].add(member)
