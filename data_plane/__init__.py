@@ -37,12 +37,14 @@ if typing.TYPE_CHECKING:
     from data_plane.errors import NotFound as NotFound
     from data_plane.errors import PrerequisiteCycle as PrerequisiteCycle
     from data_plane.errors import Problem as Problem
+    from data_plane.errors import RequirementRejected as RequirementRejected
     from data_plane.errors import SelfLoop as SelfLoop
     from data_plane.errors import TemporalConflict as TemporalConflict
     from data_plane.errors import UnknownRelation as UnknownRelation
     from data_plane.errors import WriteRejected as WriteRejected
     from data_plane.gateway import KEEP as KEEP
     from data_plane.gateway import BatchResult as BatchResult
+    from data_plane.gateway import RequirementWrite as RequirementWrite
     from data_plane.gateway import Write as Write
     from data_plane.gateway import WriteGateway as WriteGateway
     from data_plane.reads import GraphReader as GraphReader
@@ -53,6 +55,8 @@ if typing.TYPE_CHECKING:
     from data_plane.records import EdgeRow as EdgeRow
     from data_plane.records import Grounding as Grounding
     from data_plane.records import Neighbour as Neighbour
+    from data_plane.records import RequirementGroup as RequirementGroup
+    from data_plane.records import RequirementMember as RequirementMember
     from data_plane.records import Snapshot as Snapshot
     from data_plane.records import Stamp as Stamp
     from data_plane.records import Version as Version
@@ -80,12 +84,13 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "NotFound",
         "PrerequisiteCycle",
         "Problem",
+        "RequirementRejected",
         "SelfLoop",
         "TemporalConflict",
         "UnknownRelation",
         "WriteRejected",
     ),
-    "gateway": ("KEEP", "BatchResult", "Write", "WriteGateway"),
+    "gateway": ("KEEP", "BatchResult", "RequirementWrite", "Write", "WriteGateway"),
     "reads": ("GraphReader",),
     "records": (
         "Concept",
@@ -95,6 +100,8 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "EdgeRow",
         "Grounding",
         "Neighbour",
+        "RequirementGroup",
+        "RequirementMember",
         "Snapshot",
         "Stamp",
         "Version",

@@ -97,16 +97,22 @@ from data_plane.bundle_rows import (
     EDGE_COLUMNS,
     EDGES,
     GROUNDING_COLUMNS,
+    GROUP_COLUMNS,
+    GROUPS,
     LINK_COLUMNS,
     LINKS,
     MANIFEST,
+    MEMBER_COLUMNS,
+    MEMBERS,
     Cells,
     RowFault,
     concept_write,
     csv_writer,
     edge_write,
     escape_cell,
+    group_write,
     link_write,
+    member_write,
     read_rows,
 )
 from data_plane.errors import (
@@ -120,8 +126,8 @@ from data_plane.errors import (
     Problem,
     WriteRejected,
 )
-from data_plane.gateway import KEEP, BatchResult, BulkWriter, Write, WriteGateway
-from data_plane.reads import GraphReader
+from data_plane.gateway import KEEP, BatchResult, BulkWriter, RequirementWrite, Write, WriteGateway
+from data_plane.reads import DIFF_TABLES, GraphReader
 from data_plane.records import Grounding, Version
 from data_plane.relations import RELATED, edge_key
 from data_plane.rows import version_from_row
@@ -138,7 +144,7 @@ __all__ = [
     "set_aside_records",
 ]
 
-TABLES: Final = ("concepts", "concept_edges", "lessons", "lesson_concepts")
+TABLES: Final = DIFF_TABLES  # the graph tables, in the order a report lists them
 _IMPORT_SOURCE: Final = "kg import"
 BATCH: Final = 5_000
 """Writes per gateway batch: bounds the import's memory whatever the bundle's size."""
@@ -331,11 +337,13 @@ class _Batches:
     progress: Progress | None
     total: int
     done: int = 0
-    writes: list[Write] = field(default_factory=list)
+    writes: list[Write | RequirementWrite] = field(default_factory=list)
     origins: list[tuple[str, int] | None] = field(default_factory=list)
     set_aside: set[tuple[str, tuple[str, ...]]] = field(default_factory=set)
 
-    def add(self, write: Write, origin: tuple[str, int] | None, *, set_aside: bool = False) -> None:
+    def add(
+        self, write: Write | RequirementWrite, origin: tuple[str, int] | None, *, set_aside: bool = False
+    ) -> None:
         self.writes.append(write)
         self.origins.append(origin)
         if set_aside:
@@ -398,9 +406,39 @@ def _write(
                     Write.edge(*pair, RELATED, grounding=kept, mode="upsert", valid_at=w.valid_at),
                     (file, row.line),
                 )
+    for group, line in _requirement_writes(plan, rows, cells):
+        sink.add(group, (GROUPS, line))
     if reader is not None and missing is not None:
         for w in _missing_writes(reader, plan, missing, now):
             sink.add(w, None)
+
+
+def _requirement_writes(
+    plan: Plan, rows: Callable[[str], Iterator[Any]], cells: Cells
+) -> Iterator[tuple[RequirementWrite, int]]:
+    """Each group of ``requirement_groups.csv`` with its rows of ``requirement_members.csv``, as
+    one upsert (the group is one statement: a bundle restating it is authoritative for its
+    members too). The members are held by group (the groups file is read after them)."""
+    members: dict[str, list[Write]] = {}
+    for row in rows(MEMBERS):
+        m = _parsed(member_write, row, cells)
+        members.setdefault(m.key[0], []).append(m)
+    for row in rows(GROUPS):
+        g = _parsed(group_write, row, cells)
+        gid = g.key[0]
+        yield (
+            RequirementWrite(
+                gid,
+                g.grounding,
+                "upsert",
+                target_id=g.content["target_id"],
+                needs=g.content["needs"],
+                valid_at=g.valid_at,
+                invalid_at=g.invalid_at if isinstance(g.invalid_at, datetime) else None,
+                members=tuple(members.pop(gid, ())),
+            ),
+            row.line,
+        )
 
 
 def _changed(problem: Problem) -> None:
@@ -434,7 +472,7 @@ def _missing_writes(reader: GraphReader, plan: Plan, g: Grounding, now: Any) -> 
     A key that would only become valid later is retracted instead, since it never held.
     """
     with reader.engine.connect() as conn:
-        for name in ("concepts", "concept_edges", "lesson_concepts"):
+        for name in ("concepts", "concept_edges", "lesson_concepts", "requirement_groups"):
             table = schema.metadata.tables[name]
             keys = [table.c[k] for k in schema.KEY_COLUMNS[name]]
             # Every current version in force (a key may hold over several periods), by key.
@@ -455,6 +493,8 @@ def _missing_writes(reader: GraphReader, plan: Plan, g: Grounding, now: Any) -> 
 
 
 def _in_bundle(plan: Plan, table: str, key: tuple[str, ...]) -> bool:
+    if table == "requirement_groups":
+        return key[0] in plan.group_keys
     if table == "concepts":
         i = plan.ids.get(key[0])
         return i is not None and i in plan.concept_keys
@@ -469,12 +509,18 @@ def _describe(table: str, key: tuple[str, ...]) -> str:
     """How the gateway names a key at the start of its messages."""
     if table == "concept_edges":
         return f"edge {edge_key(*key)!r}"
-    noun = {"concepts": "concept", "lessons": "lesson", "lesson_concepts": "lesson link"}[table]
+    noun = {
+        "concepts": "concept",
+        "lessons": "lesson",
+        "lesson_concepts": "lesson link",
+        "requirement_groups": "requirement",
+        "requirement_members": "requirement member",
+    }[table]
     return f"{noun} {'/'.join(key)!r}"
 
 
 def _locate(
-    exc: KGError, writes: Sequence[Write], origins: Sequence[tuple[str, int] | None]
+    exc: KGError, writes: Sequence[Write | RequirementWrite], origins: Sequence[tuple[str, int] | None]
 ) -> BundleRejected:
     """Name the bundle row behind a gateway refusal of one batch."""
     message = str(exc)
@@ -577,9 +623,31 @@ def export_bundle(
             lessons.add(lid)
             yield (lid, titles.get(lid, lid), cid, *_grounding_cells(*cells))
 
+    spans: dict[str, tuple[datetime, datetime | None]] = {}
+
+    def group_rows() -> Iterator[Sequence[Any]]:
+        for gid, target, needs, *cells in reader.stream_rows(
+            "requirement_groups", ("group_id", "target_id", "needs", *g), as_of
+        ):
+            spans[gid] = (cells[4], cells[5])
+            yield (gid, target, str(needs), *_grounding_cells(*cells))
+
+    def member_rows() -> Iterator[Sequence[Any]]:
+        # A member is written within its group's version in force (a member kept across a
+        # revision of the group began before it): the export is a snapshot, and the bundle it
+        # makes imports with every member inside its group.
+        for gid, option, cid, *cells in reader.stream_rows(
+            "requirement_members", ("group_id", "option", "concept_id", *g), as_of
+        ):
+            start, end = spans[gid]
+            cells[4] = max(cells[4], start)
+            cells[5] = end if cells[5] is None else cells[5] if end is None else min(cells[5], end)
+            yield (gid, option, cid, *_grounding_cells(*cells))
+
     # Each file is written under a temporary name and renamed once all are complete: a
-    # refusal half-way (an alias the format cannot hold) leaves no partial bundle behind.
-    files = (MANIFEST, CONCEPTS, EDGES, LINKS)
+    # refusal half-way (an alias the format cannot hold) leaves no partial bundle behind. The
+    # requirement files are written only when the graph holds a group.
+    files = (MANIFEST, CONCEPTS, EDGES, LINKS, GROUPS, MEMBERS)
     partial = {f: folder / f"{f}.partial" for f in files}
     try:
         partial[MANIFEST].write_text(
@@ -599,19 +667,32 @@ def export_bundle(
                 formula_escape,
             ),
             "lesson_concepts": _write_csv(partial[LINKS], LINK_COLUMNS, link_rows(), formula_escape),
+            "requirement_groups": _write_csv(partial[GROUPS], GROUP_COLUMNS, group_rows(), formula_escape),
+            "requirement_members": _write_csv(
+                partial[MEMBERS], MEMBER_COLUMNS, member_rows(), formula_escape
+            ),
         }
     except BaseException:
         for written in partial.values():
             written.unlink(missing_ok=True)
         raise
+    grouped = counts["requirement_groups"] > 0
     for fname in files:
+        if fname in (GROUPS, MEMBERS) and not grouped:
+            partial[fname].unlink()
+            (folder / fname).unlink(missing_ok=True)
+            continue
         partial[fname].replace(folder / fname)
-    return {
+    out = {
         "concepts": counts["concepts"],
         "concept_edges": counts["concept_edges"],
         "lessons": len(lessons),
         "lesson_concepts": counts["lesson_concepts"],
     }
+    if grouped:
+        out["requirement_groups"] = counts["requirement_groups"]
+        out["requirement_members"] = counts["requirement_members"]
+    return out
 
 
 def _grounding_cells(

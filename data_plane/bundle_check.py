@@ -26,6 +26,7 @@ Contradictions and what a policy does with them:
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -40,15 +41,19 @@ from data_plane import schema
 from data_plane.bundle_rows import (
     CONCEPTS,
     EDGES,
+    GROUPS,
     LINKS,
     MANIFEST,
+    MEMBERS,
     Cells,
     Manifest,
     Row,
     RowFault,
     concept_write,
     edge_write,
+    group_write,
     link_write,
+    member_write,
     read_manifest,
     read_rows,
 )
@@ -59,6 +64,8 @@ from data_plane.gateway import Write
 from data_plane.reads import GraphReader
 from data_plane.records import Grounding
 from data_plane.relations import PREREQUISITE, RELATED, RELATIONS, edge_key
+from data_plane.requirements import unlearnable
+from data_plane.temporal import find_cycle
 
 __all__ = ["ImportPolicy", "LessonPlan", "Plan", "SetAside", "check", "format_problems"]
 
@@ -74,16 +81,19 @@ KIND_ORDER: Final = (
     "evidence",
     "time",
     "relation",
+    "needs",
+    "option",
     "self_loop",
     "duplicate",
     "duplicate_name",
     "confusable_name",
     "lesson_title",
     "unknown_concept",
+    "requirement",
     "cycle",
     "refused",
 )
-_FILES: Final = (MANIFEST, CONCEPTS, EDGES, LINKS)
+_FILES: Final = (MANIFEST, CONCEPTS, EDGES, LINKS, GROUPS, MEMBERS)
 _REL_INDEX: Final = {r: i for i, r in enumerate(RELATIONS)}
 
 
@@ -205,6 +215,7 @@ class Plan:
     concept_keys: set[int] = field(default_factory=set, repr=False)
     edge_keys: set[int] = field(default_factory=set, repr=False)
     link_keys: set[int] = field(default_factory=set, repr=False)
+    group_keys: set[str] = field(default_factory=set, repr=False)
 
     @property
     def name(self) -> str:
@@ -219,6 +230,7 @@ class Plan:
         """Drop the key indexes (the write pass needs them only for ``invalidate_missing``)."""
         self.ids, self.names = {}, []
         self.concept_keys, self.edge_keys, self.link_keys = set(), set(), set()
+        self.group_keys = set()
 
     def index(self, ident: str) -> int:
         i = self.ids.get(ident)
@@ -321,6 +333,10 @@ def check(folder: str | Path, reader: GraphReader, policy: ImportPolicy | None =
         if policy.mutual_as_related:
             _mutual_pairs(plan, arcs, arc_keys)
         _cycles(plan, arcs)
+        pairs = _check_requirements(plan, cells, known) if (path / GROUPS).is_file() else []
+        # learning order is read off sound groups only (a group already refused would count as unmeetable)
+        if pairs and not any(p.kind == "cycle" or p.file in (GROUPS, MEMBERS) for p in plan.problems):
+            _group_cycles(conn, plan, arcs, pairs, now)
     return plan
 
 
@@ -538,6 +554,154 @@ def _check_links(plan: Plan, cells: Cells, known: _Either) -> None:
             _unknown(plan, row, "concept_id", [concept_id], f"lesson link {lesson_id}/{concept_id}")
         else:
             lesson.kept += 1
+
+
+_Member = tuple[str, str, int, str, str, int]  # group, target, needs, option, concept, line
+
+
+def _check_requirements(plan: Plan, cells: Cells, known: _Either) -> list[_Member]:
+    """``requirement_groups.csv`` and ``requirement_members.csv``: every row, every group's k
+    against its number of options, members naming their own target or a group the bundle does
+    not have; returns each member (group, target, needs, option, concept, line) for the
+    learning-order check."""
+    groups: dict[str, tuple[str, int, int]] = {}
+    faulty: set[str] = set()  # groups whose row is reported already: their members are not blamed
+    for row in _rows(plan, GROUPS):
+        try:
+            w = group_write(row, cells)
+        except RowFault as fault:
+            plan.problems.append(row.problem(fault))
+            faulty.add(row.get("group_id").strip())
+            continue
+        gid, target = w.key[0], w.content["target_id"]
+        if gid in groups:
+            first = groups[gid][2]
+            plan.problems.append(
+                Problem(
+                    "duplicate",
+                    GROUPS,
+                    row.line,
+                    "group_id",
+                    f"duplicate group {gid!r}; first given on line {first}",
+                )
+            )
+            continue
+        groups[gid] = (target, w.content["needs"], row.line)
+        plan.group_keys.add(gid)
+        if target not in known:
+            _unknown_member(plan, GROUPS, row.line, "target_id", f"requirement {gid!r}", target)
+    options: dict[str, set[str]] = {}
+    seen: dict[tuple[str, ...], int] = {}
+    pairs: list[_Member] = []
+    rows = _rows(plan, MEMBERS) if (plan.folder / MEMBERS).is_file() else iter(())
+    for row in rows:
+        try:
+            w = member_write(row, cells)
+        except RowFault as fault:
+            plan.problems.append(row.problem(fault))
+            continue
+        gid, option, concept = w.key
+        what = f"requirement {gid!r} option {option}"
+        if w.key in seen:
+            plan.problems.append(
+                Problem(
+                    "duplicate",
+                    MEMBERS,
+                    row.line,
+                    "concept_id",
+                    f"{what}: {concept!r} again; first given on line {seen[w.key]}",
+                )
+            )
+            continue
+        seen[w.key] = row.line
+        group = groups.get(gid)
+        if group is None and gid in faulty:
+            continue
+        if group is None:
+            plan.problems.append(
+                Problem("requirement", MEMBERS, row.line, "group_id", f"{what}: no such group in {GROUPS}")
+            )
+            continue
+        if concept == group[0]:
+            plan.problems.append(
+                Problem(
+                    "self_loop",
+                    MEMBERS,
+                    row.line,
+                    "concept_id",
+                    f"{what}: {concept!r} is the group's own target",
+                )
+            )
+            continue
+        if concept not in known:
+            _unknown_member(plan, MEMBERS, row.line, "concept_id", what, concept)
+            continue
+        options.setdefault(gid, set()).add(option)
+        pairs.append((gid, group[0], group[1], option, concept, row.line))
+    for gid, (_, needs, line) in groups.items():
+        n = len(options.get(gid, ()))
+        if needs > n:
+            have = f"has {n} option(s) in {MEMBERS}" if n else f"has no member in {MEMBERS}"
+            plan.problems.append(
+                Problem(
+                    "requirement",
+                    GROUPS,
+                    line,
+                    "needs",
+                    f"requirement {gid!r} needs {needs} of its options but {have}",
+                )
+            )
+    return pairs
+
+
+def _unknown_member(plan: Plan, file: str, line: int, column: str, what: str, concept: str) -> None:
+    plan.problems.append(
+        Problem(
+            "unknown_concept",
+            file,
+            line,
+            column,
+            f"{what}: unknown concept {concept!r}: not in concepts.csv and not active in the graph",
+        )
+    )
+
+
+def _group_cycles(
+    conn: Connection, plan: Plan, arcs: list[Arc], members: list[_Member], now: datetime
+) -> None:
+    """Every concept stays learnable in some order (``data_plane.requirements.unlearnable``) over
+    the bundle's and the stored prerequisites, the bundle's groups and the stored groups the
+    bundle does not restate; else a ``cycle`` problem on the member rows of a cycle no order can
+    enter."""
+    plain = [(plan.names[a.source], plan.names[a.target]) for a in arcs if a.source >= 0]
+    g, m = schema.requirement_groups, schema.requirement_members
+    stored = (
+        sa.select(g.c.group_id, g.c.target_id, g.c.needs, m.c.option, m.c.concept_id)
+        .select_from(m.join(g, g.c.group_id == m.c.group_id))
+        .where(_open(m, now), _open(g, now))
+    )
+    groups = [
+        (gid, t, int(k), o, c) for gid, t, k, o, c in _stream(conn, stored) if gid not in plan.group_keys
+    ]
+    groups += [member[:5] for member in members]
+    nodes = {n for pair in plain for n in pair} | {r[1] for r in groups} | {r[4] for r in groups}
+    bad = unlearnable(nodes, plain, groups)
+    if not bad:
+        return
+    pairs = [(s, t) for s, t in plain if s in bad and t in bad] + [
+        (c, t) for _, t, _, _, c in groups if c in bad and t in bad
+    ]
+    cycle = find_cycle([], sorted(set(pairs))) or sorted(bad)
+    on = set(itertools.pairwise(cycle))
+    lines = tuple(sorted({line for _, t, _, _, c, line in members if (c, t) in on}))
+    plan.problems.append(
+        Problem(
+            "cycle", MEMBERS, lines[0] if lines else None, "concept_id",
+            f"learning-order cycle no order can enter: {' -> '.join(cycle)} (each of these needs the "
+            "next one before it, through a requirement group or an edge)",
+            lines,
+        )
+    )  # fmt: skip
 
 
 # ---------------------------------------------------------------------------------------------

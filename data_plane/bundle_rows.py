@@ -33,8 +33,10 @@ __all__ = [
     "BUNDLE_FORMAT",
     "CONCEPTS",
     "EDGES",
+    "GROUPS",
     "LINKS",
     "MANIFEST",
+    "MEMBERS",
     "Cells",
     "Manifest",
     "Row",
@@ -42,7 +44,9 @@ __all__ = [
     "concept_write",
     "edge_write",
     "escape_cell",
+    "group_write",
     "link_write",
+    "member_write",
     "read_manifest",
     "read_rows",
     "unescape_cell",
@@ -53,15 +57,21 @@ MANIFEST: Final = "manifest.json"
 CONCEPTS: Final = "concepts.csv"
 EDGES: Final = "concept_edges.csv"
 LINKS: Final = "lesson_concepts.csv"
+GROUPS: Final = "requirement_groups.csv"
+MEMBERS: Final = "requirement_members.csv"
 
 GROUNDING_COLUMNS: Final = ("confidence", "reason", "source", "evidence", "valid_at", "invalid_at")
 CONCEPT_COLUMNS: Final = ("id", "name", "aliases", "summary", *GROUNDING_COLUMNS)
 EDGE_COLUMNS: Final = ("source_id", "target_id", "relation", *GROUNDING_COLUMNS)
 LINK_COLUMNS: Final = ("lesson_id", "lesson_title", "concept_id", *GROUNDING_COLUMNS)
+GROUP_COLUMNS: Final = ("group_id", "target_id", "needs", *GROUNDING_COLUMNS)
+MEMBER_COLUMNS: Final = ("group_id", "option", "concept_id", *GROUNDING_COLUMNS)
 REQUIRED: Final = {
     CONCEPTS: ("id", "name"),
     EDGES: ("source_id", "target_id", "relation"),
     LINKS: ("lesson_id", "concept_id"),
+    GROUPS: ("group_id", "target_id", "needs"),
+    MEMBERS: ("group_id", "option", "concept_id"),
 }
 _DEFAULT_KEYS: Final = ("source", "reason", "confidence", "evidence", "valid_at")
 
@@ -562,3 +572,40 @@ def link_write(row: Row, cells: Cells) -> tuple[Write, str]:
         invalid_at=invalid_at,
     )
     return w, row.get("lesson_title")
+
+
+def group_write(row: Row, cells: Cells) -> Write:
+    """A ``requirement_groups.csv`` row as the write of its group row (``upsert``): the group's
+    members come from ``requirement_members.csv`` and are joined to it by the caller."""
+    group_id, target_id = row.ident("group_id"), row.ident("target_id")
+    text = row.get("needs").strip()
+    if not (text.isascii() and text.isdigit() and int(text) >= 1):
+        raise RowFault("needs", f"needs must be a whole number of at least 1, got {text!r}", "needs")
+    valid_at, invalid_at = times(row, cells)
+    return Write(
+        "requirement_groups",
+        (group_id,),
+        "upsert",
+        grounding(row, cells),
+        {"target_id": target_id, "needs": int(text)},
+        valid_at,
+        invalid_at,
+    )
+
+
+def member_write(row: Row, cells: Cells) -> Write:
+    """A ``requirement_members.csv`` row as the write of its member (``upsert``)."""
+    group_id, concept_id = row.ident("group_id"), row.ident("concept_id")
+    option = row.get("option").strip()
+    if not (option.isascii() and option.isdigit() and option[0] != "0" and len(option) <= 8):
+        raise RowFault("option", f"option must be a positive number (1, 2, ...), got {option!r}", "option")
+    valid_at, invalid_at = times(row, cells)
+    return Write(
+        "requirement_members",
+        (group_id, option, concept_id),
+        "upsert",
+        grounding(row, cells),
+        {},
+        valid_at,
+        invalid_at,
+    )

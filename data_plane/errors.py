@@ -12,6 +12,7 @@
     │   ├── SelfLoop             an edge from a concept to itself
     │   ├── InactiveEndpoint     an edge to an unknown or no-longer-active concept
     │   ├── PrerequisiteCycle    a prerequisite edge would close a cycle (.cycle)
+    │   ├── RequirementRejected  a requirement group is malformed (k, options, members)
     │   ├── KeyExists            assert on a key whose current version still holds
     │   ├── DuplicateName        a concept name or alias reads the same as another concept's (.other_id)
     │   └── ConcurrentWrite      another writer changed the key first; retry
@@ -163,6 +164,12 @@ class PrerequisiteCycle(WriteRejected):
     def __init__(self, message: str, *, cycle: list[str]) -> None:
         super().__init__(message, field="relation", value="prerequisite")
         self.cycle = cycle
+
+
+class RequirementRejected(WriteRejected):
+    """A requirement group is malformed: ``needs`` below 1 or above its number of options, an
+    empty option, a member that is its own target, a target that changes, or options that fall
+    below ``needs`` at some valid time (``field`` and ``value`` name which)."""
 
 
 class KeyExists(WriteRejected):

@@ -37,7 +37,7 @@ import json
 import operator
 import sys
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -62,6 +62,7 @@ from data_plane.errors import (
     KGError,
     NotFound,
     PrerequisiteCycle,
+    RequirementRejected,
     SelfLoop,
     TemporalConflict,
     UnknownRelation,
@@ -82,6 +83,7 @@ from data_plane.records import (
     text_fault,
 )
 from data_plane.relations import PREREQUISITE, RELATIONS, canonical_edge, edge_key
+from data_plane.requirements import check_group, label_options, period_fault, unlearnable
 from data_plane.reuse import ReuseEntry
 from data_plane.rows import concept_from_row, edge_from_row, stamp_from_row, version_from_row
 from data_plane.sidecar import QueuedAnswer, queue_of
@@ -113,7 +115,7 @@ class _Keep(Enum):
 KEEP: Final = _Keep.KEEP
 """Sentinel for ``invalid_at``: keep the current version's value."""
 
-MODES: Final = ("assert", "revise", "correct", "upsert", "invalidate", "retract", "set_aside")
+MODES: Final = ("assert", "revise", "correct", "upsert", "invalidate", "retract", "set_aside", "cover")
 # Text content refused alike on both engines when it holds NUL or is not UTF-8 (see text_fault).
 _TEXT_CONTENT: Final = ("name", "aliases", "summary", "title", "question", "answer_text")
 _CONTENT: Final[dict[str, tuple[str, ...]]] = {
@@ -121,8 +123,12 @@ _CONTENT: Final[dict[str, tuple[str, ...]]] = {
     "concept_edges": (),
     "lessons": ("title",),
     "lesson_concepts": (),
+    "requirement_groups": ("target_id", "needs"),
+    "requirement_members": (),
     "answers": ("question", "answer_text", "abstained", "payload"),
 }
+GROUPS: Final = "requirement_groups"
+MEMBERS: Final = "requirement_members"
 
 
 @dataclass(frozen=True)
@@ -215,6 +221,57 @@ class Write:
             "lesson_concepts", (lesson_id, concept_id), mode, grounding, {}, valid_at, invalid_at, until
         )
 
+    @classmethod
+    def requirement(
+        cls,
+        group_id: str,
+        *,
+        grounding: Grounding,
+        mode: str = "invalidate",
+        invalid_at: datetime | _Keep | None = KEEP,
+        until: datetime | None = None,
+    ) -> Write:
+        """A write of a requirement group's own row: for closing a group (``invalidate``, its
+        members follow by cascade) or retracting it. Asserting and revising a group, members
+        and all, is a :class:`RequirementWrite`."""
+        return cls(GROUPS, (group_id,), mode, grounding, {}, None, invalid_at, until)
+
+
+@dataclass(frozen=True)
+class RequirementWrite:
+    """One write of a whole requirement group: its row and its members, in one batch.
+
+    ``mode``: ``assert`` (a new group, or one closed before, over ``[valid_at, invalid_at)``;
+    ``target_id``, ``needs`` and ``options`` required), ``revise`` (over ``[valid_at, until)``,
+    default all of its validity: a new ``needs``, new ``options``, or both; what is not given is
+    kept; the versions it supersedes keep their parts outside the portion) or ``upsert`` (a
+    bundle's group: authoritative from ``valid_at`` on, its members too; members the bundle no
+    longer lists are closed from then). ``options`` are the sets of concepts each all needed, in
+    order; a mapping gives their numbers too. An upsert may give its ``members`` instead: one
+    upsert ``Write`` per member with its own grounding and times (a bundle's member rows; the
+    options are read off their keys). Closing a group is ``Write.requirement(group_id,
+    mode="invalidate")``."""
+
+    group_id: str
+    grounding: Grounding
+    mode: str = "assert"
+    target_id: str | None = None
+    needs: int | None = None
+    options: Sequence[Collection[str]] | Mapping[str, Collection[str]] | None = None
+    valid_at: datetime | None = None
+    invalid_at: datetime | None = None
+    until: datetime | None = None
+    members: tuple[Write, ...] = ()
+
+    @property
+    def table(self) -> str:
+        """The table of the group's own row (where errors about the group are located)."""
+        return GROUPS
+
+    @property
+    def key(self) -> tuple[str, ...]:
+        return (self.group_id,)
+
 
 class BatchResult:
     """What a batch wrote: new versions (in write order, cascades last), the earlier parts of
@@ -285,7 +342,14 @@ class BatchResult:
 def _describe(table: str, key: tuple[str, ...]) -> str:
     if table == "concept_edges":
         return f"edge {edge_key(*key)!r}"
-    noun = {"concepts": "concept", "lessons": "lesson", "lesson_concepts": "lesson link", "answers": "answer"}
+    noun = {
+        "concepts": "concept",
+        "lessons": "lesson",
+        "lesson_concepts": "lesson link",
+        GROUPS: "requirement",
+        MEMBERS: "requirement member",
+        "answers": "answer",
+    }
     return f"{noun[table]} {'/'.join(key)!r}"
 
 
@@ -355,6 +419,8 @@ def _validate_content(table: str, key: tuple[str, ...], content: Mapping[str, An
             raise InputError(
                 f"concept {key[0]!r}: summary must be text", field="summary", value=content["summary"]
             )
+    if table in (GROUPS, MEMBERS):
+        _validate_requirement(table, key, content)
     if (
         table == "lessons"
         and "title" in content
@@ -363,6 +429,36 @@ def _validate_content(table: str, key: tuple[str, ...], content: Mapping[str, An
         raise InputError(
             f"lesson {key[0]!r}: title must be non-empty text", field="title", value=content["title"]
         )
+
+
+def _validate_requirement(table: str, key: tuple[str, ...], content: Mapping[str, Any]) -> None:
+    """A group's target is an id and its ``needs`` a positive integer; a member's option is a
+    positive decimal number (``"1"``, ``"2"``, ...)."""
+    what = _describe(table, key)
+    if table == MEMBERS:
+        option = key[1]
+        if not (option.isascii() and option.isdigit() and option[0] != "0" and len(option) <= 8):
+            raise RequirementRejected(
+                f"{what}: option must be a positive number, got {option!r}", field="option", value=option
+            )
+        return
+    if "target_id" in content:
+        target = content["target_id"]
+        fault = (
+            id_fault(target)
+            if isinstance(target, str) and target.strip() == target and target
+            else "is not an id"
+        )
+        if fault is not None:
+            raise InputError(
+                f"{what}: target_id {str(target)[:60]!r} {fault}", field="target_id", value=target
+            )
+    if "needs" in content:
+        needs = content["needs"]
+        if isinstance(needs, bool) or not isinstance(needs, int) or needs < 1:
+            raise RequirementRejected(
+                f"{what}: needs must be an integer of at least 1, got {needs!r}", field="needs", value=needs
+            )
 
 
 def _defaults(table: str, key: tuple[str, ...]) -> dict[str, Any]:
@@ -438,9 +534,13 @@ class _Pending:
 
     def live_after(self) -> list[Period]:
         """The valid periods of the key in force as now known, once the write is applied."""
+        return [_period(r) for r in self.live_rows_after()]
+
+    def live_rows_after(self) -> list[Mapping[str, Any]]:
+        """The current versions of the key not retracted, once the write is applied."""
         closed = {id(r) for r in self.closed}
         kept = [r for r in self.currents if id(r) not in closed and r["op"] != "retract"]
-        return [_period(r) for r in (*kept, *self.rows) if r["op"] != "retract"]
+        return [r for r in (*kept, *self.rows) if r["op"] != "retract"]
 
 
 def _plan(write: Write, currents: list[dict[str, Any]], now: datetime, *, strict: bool = True) -> _Pending:
@@ -714,6 +814,20 @@ def _set_aside(p: _Pending, live: list[dict[str, Any]], now: datetime, strict: b
     p.add(new)
 
 
+def _cover(p: _Pending, live: list[dict[str, Any]], now: datetime, strict: bool) -> None:
+    """Holds over all of ``[valid_at, until)``: asserted over the parts of it where it does not
+    hold yet (a requirement member a revision keeps or adds), each part a version of its own."""
+    w = p.write
+    what = _Described(w.table, w.key)
+    assert w.valid_at is not None
+    portion = _checked_period(what, w.valid_at, w.until, "until")
+    content = {**_defaults(w.table, w.key), **w.content}
+    for gap in uncovered(portion, [_period(r) for r in live]):
+        retracted = [r for r in _retracted_in(p, gap) if all(r is not c for c in p.closed)]
+        p.closed += retracted
+        p.add(_build(w.table, w.key, content, w.grounding, "assert", gap, now, _last(retracted)))
+
+
 _Rule = Callable[[_Pending, list[dict[str, Any]], datetime, bool], None]
 _RULES: Final[dict[str, _Rule]] = {
     "assert": _assert,
@@ -723,6 +837,7 @@ _RULES: Final[dict[str, _Rule]] = {
     "invalidate": _invalidate,
     "retract": _retract,
     "set_aside": _set_aside,
+    "cover": _cover,
 }
 
 _BOOKKEEPING: Final = frozenset({"version_id", "op", "recorded_at", "expired_at", "supersedes_id"})
@@ -941,6 +1056,73 @@ class WriteGateway:
         )
         return self.apply([w]).written[0]
 
+    def assert_requirement(
+        self,
+        group_id: str,
+        *,
+        target_id: str,
+        needs: int,
+        options: Sequence[Collection[str]],
+        grounding: Grounding,
+        valid_at: datetime | None = None,
+        invalid_at: datetime | None = None,
+    ) -> BatchResult:
+        """Assert that ``target_id`` needs ``needs`` of ``options`` (each a set of concept ids,
+        all needed), the group and its members in one write, over ``[valid_at, invalid_at)``.
+        Refused (nothing written): unknown or inactive concepts, a member equal to the target,
+        ``needs`` outside 1..len(options), an empty option, a group that would close a
+        learning-order cycle (each member counts as a prerequisite of the target), a group id
+        that holds then (``KeyExists``)."""
+        w = RequirementWrite(
+            group_id,
+            grounding,
+            target_id=target_id,
+            needs=needs,
+            options=options,
+            valid_at=valid_at,
+            invalid_at=invalid_at,
+        )
+        return self.apply([w])
+
+    def revise_requirement(
+        self,
+        group_id: str,
+        *,
+        grounding: Grounding,
+        needs: int | None = None,
+        options: Sequence[Collection[str]] | None = None,
+        valid_at: datetime | None = None,
+        until: datetime | None = None,
+    ) -> BatchResult:
+        """Revise a group over ``[valid_at, until)`` (default: all of its validity): a new
+        ``needs``, new ``options``, or both (what is not given is kept). The versions it
+        supersedes are closed, never deleted, and keep their parts outside the portion; an
+        option left as it was keeps its number and its versions."""
+        w = RequirementWrite(
+            group_id, grounding, "revise", needs=needs, options=options, valid_at=valid_at, until=until
+        )
+        return self.apply([w])
+
+    def invalidate_requirement(
+        self,
+        group_id: str,
+        *,
+        grounding: Grounding,
+        invalid_at: datetime | None = None,
+        until: datetime | None = None,
+        retract: bool = False,
+    ) -> BatchResult:
+        """Close a group over ``[invalid_at, until)`` (default: from now on), or retract it; its
+        members are closed the same way, with the same grounding, in the same write."""
+        w = Write.requirement(
+            group_id,
+            grounding=grounding,
+            mode="retract" if retract else "invalidate",
+            invalid_at=KEEP if invalid_at is None else invalid_at,
+            until=until,
+        )
+        return self.apply([w])
+
     def record_answer(
         self,
         answer_id: str,
@@ -1040,7 +1222,9 @@ class WriteGateway:
 
     # -- batches -----------------------------------------------------------------------------
 
-    def apply(self, writes: Sequence[Write], *, allow_duplicate_names: bool = False) -> BatchResult:
+    def apply(
+        self, writes: Sequence[Write | RequirementWrite], *, allow_duplicate_names: bool = False
+    ) -> BatchResult:
         """Apply ``writes`` in one transaction: all of them, or none (the error says why).
         ``allow_duplicate_names`` lets concepts go by names other concepts go by."""
         name_key = None if allow_duplicate_names else self._name_key
@@ -1053,7 +1237,7 @@ class WriteGateway:
 
     @contextmanager
     def rehearse(
-        self, writes: Sequence[Write], *, allow_duplicate_names: bool = False
+        self, writes: Sequence[Write | RequirementWrite], *, allow_duplicate_names: bool = False
     ) -> Iterator[tuple[BatchResult, Connection]]:
         """A dry run: apply ``writes`` in a transaction that is always rolled back. Yields what
         they would write (checked as :meth:`apply` checks it) and the connection that sees the
@@ -1105,7 +1289,7 @@ class WriteGateway:
     def _apply(
         self,
         conn: Connection,
-        writes: list[Write],
+        writes: Sequence[Write | RequirementWrite],
         now: datetime,
         *,
         prerequisites: list[tuple[str, str]] | None = None,
@@ -1117,7 +1301,8 @@ class WriteGateway:
         ``concepts`` caches concept rows across the batches of one transaction (see BulkWriter).
         With ``name_key``, concept names are checked for duplicates (bulk imports leave that to
         the bundle check, which compares the whole bundle at once)."""
-        normalised = [_normalise(w) for w in writes]
+        expanded, lenient = _expand_requirements(conn, writes, now)
+        normalised = [_normalise(w) for w in expanded]
         seen: set[tuple[str, tuple[str, ...]]] = set()
         for w in normalised:
             _validate_content(w.table, w.key, w.content)
@@ -1130,18 +1315,31 @@ class WriteGateway:
             seen.add((w.table, w.key))
 
         currents = _load_current(conn, normalised)
-        pending = [_plan(w, currents.get((w.table, w.key), []), now) for w in normalised]
+        pending = [
+            _plan(w, currents.get((w.table, w.key), []), now, strict=(w.table, w.key) not in lenient)
+            for w in normalised
+        ]
         pending += _cascade(conn, pending, seen, now)
         if name_key is not None:
             _check_names(conn, pending, now, name_key)
         view = _final_view(conn, pending, concepts)
         _check_endpoints(pending, view)
         _check_shrunk_concepts(conn, pending, seen)
-        if prerequisites is None:
-            _check_prerequisite_cycles(conn, pending, now)
-        else:
-            prerequisites += _open_prerequisites(pending, now)[0]
-        return _persist(conn, pending, now)
+        targets = _check_requirements(conn, pending)
+        added = _open_prerequisites(pending, now, targets)[0]
+        if prerequisites is not None:
+            prerequisites += added
+            return _persist(conn, pending, now)
+        if not added:
+            return _persist(conn, pending, now)
+        if not targets and not _has_groups(conn):
+            _check_prerequisite_cycles(conn, pending, now, targets)
+            return _persist(conn, pending, now)
+        # With groups, learning order is checked on the graph as the transaction now has it
+        # (a refusal rolls the write back): every concept after the batch's pairs stays learnable.
+        result = _persist(conn, pending, now)
+        _check_learnable(conn, {t for _, t in added}, now)
+        return result
 
 
 class BulkWriter:
@@ -1155,7 +1353,7 @@ class BulkWriter:
         # endpoints of its edges.
         self._concepts: dict[str, list[Period]] = {}
 
-    def apply(self, writes: Sequence[Write]) -> BatchResult:
+    def apply(self, writes: Sequence[Write | RequirementWrite]) -> BatchResult:
         """Apply one batch inside the transaction; raises like :meth:`WriteGateway.apply`."""
         result = self._gateway._apply(
             self._conn, list(writes), self.now, prerequisites=self._added, concepts=self._concepts
@@ -1167,6 +1365,10 @@ class BulkWriter:
         """The deferred prerequisite-cycle check over every open prerequisite edge added."""
         if self._added:
             targets = {t for _, t in self._added}
+            if _has_groups(self._conn):
+                self._added = []
+                _check_learnable(self._conn, targets, self.now)
+                return
             # Past a few chunks of starts the reachable part is most of the graph anyway, and one
             # scan beats a recursive query per chunk that walks the same edges again.
             if len(targets) > 4 * _CHUNK:
@@ -1375,48 +1577,36 @@ def _lookup(dialect: Dialect, table_name: str, size: int, columns: tuple[str, ..
 def _cascade(
     conn: Connection, pending: list[_Pending], seen: set[tuple[str, tuple[str, ...]]], now: datetime
 ) -> list[_Pending]:
-    """Closing a concept closes its edges and lesson links over the same portion of valid time,
-    with the same grounding, by the same rule (so a part of an edge that would only have held
-    inside the portion is retracted: it never held while the concept did)."""
-    closing = [
+    """Closing a concept closes its edges, lesson links and the requirement groups that name it
+    (as target or as a member), and closing a group closes its members, over the same portion of
+    valid time, with the same grounding, by the same rule (so a part of an edge that would only
+    have held inside the portion is retracted: it never held while the concept did). A group is
+    one statement: when a concept it names stops holding, the whole group is closed with it
+    (docs/data-plane.md, "Requirement groups")."""
+    queue = [
         p
         for p in pending
-        if p.write.table == "concepts" and p.rows and p.write.mode in ("invalidate", "retract")
+        if p.write.table in (*_DEPENDENTS,) and p.rows and p.write.mode in ("invalidate", "retract")
     ]
-    if not closing:
-        return []
     extra: list[_Pending] = []
-    edges, links = schema.concept_edges, schema.lesson_concepts
-    for p in closing:
-        cid = p.write.key[0]
+    while queue:
+        p = queue.pop(0)
         retract = p.write.mode == "retract"
-        # The portion the concept's invalidation covered: from its own invalid_at to its until.
+        # The portion the invalidation covered: from its own invalid_at to its until.
         start = next((r["invalid_at"] for r in p.rows if r["op"] == "invalidate"), None)
         if start is None:
             start = min(r["valid_at"] for r in p.rows if r["op"] == "retract")
         portion = Period(start, p.write.until)
-        # One statement per end: SQLite answers "source = x OR target = x" through the
-        # expired_at index, scanning every current edge, where each end alone has its own index.
-        for table, conds in (
-            (edges, (edges.c.source_id == cid, edges.c.target_id == cid)),
-            (links, (links.c.concept_id == cid,)),
-        ):
-            found: dict[tuple[str, ...], list[dict[str, Any]]] = defaultdict(list)
-            for cond in conds:
-                stmt = sa.select(table).where(cond, table.c.expired_at.is_(None), table.c.op != "retract")
-                if conn.dialect.name == "postgresql":
-                    stmt = stmt.with_for_update()
-                for r in conn.execute(stmt).mappings():
-                    found[row_key(table.name, r)].append(dict(r))
+        for table, found in _dependents(conn, p.write.table, p.write.key[0]):
             for key in sorted(found, key=lambda k: min(r["version_id"] for r in found[k])):
-                if (table.name, key) in seen:
+                if (table, key) in seen:
                     continue
                 rows = sorted(found[key], key=_by_valid_time)
                 if not retract and not any(overlaps(_period(r), portion) for r in rows):
                     continue  # already closed no later than the concept
-                seen.add((table.name, key))
+                seen.add((table, key))
                 w = Write(
-                    table.name,
+                    table,
                     key,
                     "retract" if retract else "invalidate",
                     p.write.grounding,
@@ -1428,7 +1618,330 @@ def _cascade(
                 cascaded = _plan(w, rows, now, strict=False)
                 cascaded.cascade = True
                 extra.append(cascaded)
+                if table in _DEPENDENTS:
+                    queue.append(cascaded)
     return extra
+
+
+_E, _LC, _G, _M = (
+    schema.concept_edges,
+    schema.lesson_concepts,
+    schema.requirement_groups,
+    schema.requirement_members,
+)
+_Found = sa.Select[Any]
+
+
+def _current(table: sa.Table, cond: sa.ColumnElement[bool]) -> _Found:
+    return sa.select(table).where(cond, table.c.expired_at.is_(None), table.c.op != "retract")
+
+
+def _groups_naming(cid: str) -> _Found:
+    # Entered from the member's concept index, then each group by its key: an IN (subquery) on
+    # group_id has SQLite scan every current group through the expired_at index instead.
+    return (
+        sa.select(_G)
+        .select_from(_M.join(_G, _G.c.group_id == _M.c.group_id))
+        .where(
+            _M.c.concept_id == cid,
+            _M.c.expired_at.is_(None),
+            _M.c.op != "retract",
+            _G.c.expired_at.is_(None),
+            _G.c.op != "retract",
+        )
+    )
+
+
+# What closing a key of a table closes with it: per table, one statement per way of finding
+# them. One statement per end: SQLite answers "source = x OR target = x" through the expired_at
+# index, scanning every current edge, where each end alone has its own index.
+_DEPENDENTS: Final[dict[str, tuple[tuple[sa.Table, Callable[[str], _Found]], ...]]] = {
+    "concepts": (
+        (_E, lambda cid: _current(_E, _E.c.source_id == cid)),
+        (_E, lambda cid: _current(_E, _E.c.target_id == cid)),
+        (_LC, lambda cid: _current(_LC, _LC.c.concept_id == cid)),
+        (_G, lambda cid: _current(_G, _G.c.target_id == cid)),
+        (_G, _groups_naming),
+    ),
+    GROUPS: ((_M, lambda gid: _current(_M, _M.c.group_id == gid)),),
+}
+
+
+def _dependents(
+    conn: Connection, table_name: str, ident: str
+) -> Iterator[tuple[str, dict[tuple[str, ...], list[dict[str, Any]]]]]:
+    """The current versions in force of every key that closing ``ident`` of ``table_name``
+    closes, per table, by key."""
+    by_table: dict[str, dict[tuple[str, ...], list[dict[str, Any]]]] = {}
+    for table, statement in _DEPENDENTS[table_name]:
+        found = by_table.setdefault(table.name, defaultdict(list))
+        stmt = statement(ident)
+        if conn.dialect.name == "postgresql":
+            stmt = stmt.with_for_update(of=table)
+        for r in conn.execute(stmt).mappings():
+            key = row_key(table.name, r)
+            if all(r["version_id"] != x["version_id"] for x in found[key]):
+                found[key].append(dict(r))
+    yield from by_table.items()
+
+
+# ---------------------------------------------------------------------------------------------
+# Requirement groups: a RequirementWrite is expanded into writes of single keys (its group row and
+# its members), planned like any others; what only the whole group can say is checked after.
+
+
+def _expand_requirements(
+    conn: Connection, writes: Sequence[Write | RequirementWrite], now: datetime
+) -> tuple[list[Write], set[tuple[str, tuple[str, ...]]]]:
+    """Every write of single keys, requirement writes expanded in place (reading their groups'
+    current rows first), and the keys whose closing is lenient (a member a revision drops may
+    have held only inside the portion: retracted there, as a cascade does)."""
+    if not any(isinstance(w, RequirementWrite) for w in writes):
+        return list(writes), set()  # type: ignore[arg-type]
+    ids = sorted({w.group_id for w in writes if isinstance(w, RequirementWrite)})
+    groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    members: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for i in range(0, len(ids), _CHUNK):
+        for row in _current_of(conn, GROUPS, [(g,) for g in ids[i : i + _CHUNK]]):
+            groups[row["group_id"]].append(row)
+        stmt = sa.select(_M).where(_M.c.group_id.in_(ids[i : i + _CHUNK]), _M.c.expired_at.is_(None))
+        for r in conn.execute(stmt).mappings():
+            members[r["group_id"]].append(dict(r))
+    out: list[Write] = []
+    lenient: set[tuple[str, tuple[str, ...]]] = set()
+    for w in writes:
+        if not isinstance(w, RequirementWrite):
+            out.append(w)
+            continue
+        rule = _REQUIREMENT_RULES.get(w.mode)
+        if rule is None:
+            raise InputError(
+                f"requirement {w.group_id!r}: mode {w.mode!r}; a requirement write asserts, revises or "
+                "upserts a group (close one with Write.requirement)",
+                field="mode",
+                value=w.mode,
+            )
+        live = sorted((r for r in groups[w.group_id] if r["op"] != "retract"), key=_by_valid_time)
+        for single, strict in rule(w, live, [r for r in members[w.group_id] if r["op"] != "retract"], now):
+            out.append(single)
+            if not strict:
+                lenient.add((single.table, single.key))
+    return out, lenient
+
+
+_Expanded = Iterator[tuple[Write, bool]]
+
+
+def _group_row(w: RequirementWrite, mode: str, content: dict[str, Any]) -> Write:
+    end: datetime | _Keep | None = KEEP if mode == "revise" else w.invalid_at
+    return Write(GROUPS, (w.group_id,), mode, w.grounding, content, w.valid_at, end, w.until)
+
+
+def _labelled(
+    w: RequirementWrite, target: str, needs: int, old: Mapping[str, frozenset[str]]
+) -> dict[str, frozenset[str]]:
+    """The write's options, checked and numbered (a mapping's own numbers are kept)."""
+    assert w.options is not None
+    given = w.options
+    options = list(given.values()) if isinstance(given, Mapping) else list(given)
+    checked = check_group(w.group_id, target, needs, options)
+    if isinstance(given, Mapping):
+        return dict(zip((str(k) for k in given), checked, strict=True))
+    return label_options(old, checked)
+
+
+def _member(
+    w: RequirementWrite, label: str, concept: str, mode: str, start: datetime | None, end: Any
+) -> Write:
+    return Write(MEMBERS, (w.group_id, label, concept), mode, w.grounding, {}, start, end, None)
+
+
+def _dropped(
+    w: RequirementWrite, label: str, concept: str, start: datetime | None, until: datetime | None
+) -> Write:
+    """A member the write no longer lists, closed over ``[start, until)`` (lenient: a part it
+    covers from its start is retracted)."""
+    return Write(MEMBERS, (w.group_id, label, concept), "invalidate", w.grounding, {}, None, start, until)
+
+
+def _assert_requirement(
+    w: RequirementWrite, live: list[dict[str, Any]], members: list[dict[str, Any]], now: datetime
+) -> _Expanded:
+    """A new group over ``[valid_at, invalid_at)`` with every member over the same period."""
+    if w.target_id is None or w.needs is None or w.options is None:
+        raise InputError(
+            f"requirement {w.group_id!r}: asserting a group needs its target, needs and options",
+            field="target_id" if w.target_id is None else "needs" if w.needs is None else "options",
+        )
+    labels = _labelled(w, w.target_id, w.needs, {})
+    start = w.valid_at or now  # the members start exactly where the group does
+    yield _group_row(w, "assert", {"target_id": w.target_id, "needs": w.needs}), True
+    for label, option in labels.items():
+        for concept in sorted(option):
+            yield _member(w, label, concept, "assert", start, w.invalid_at), True
+
+
+def _options_of(rows: Iterable[Mapping[str, Any]]) -> dict[str, frozenset[str]]:
+    """Option number -> its concepts, by number (so equal options are matched in a fixed order)."""
+    out: dict[str, set[str]] = defaultdict(set)
+    for r in rows:
+        out[r["option"]].add(r["concept_id"])
+    return {k: frozenset(out[k]) for k in sorted(out, key=int)}
+
+
+def _same_target(w: RequirementWrite, live: list[dict[str, Any]]) -> str:
+    """The group's target; a write naming another is refused (a group's target never changes)."""
+    if not live:
+        raise NotFound(f"requirement {w.group_id!r} does not exist (or was retracted)", key=w.group_id)
+    target = str(live[-1]["target_id"])
+    if w.target_id is not None and w.target_id != target:
+        raise RequirementRejected(
+            f"requirement {w.group_id!r} is a requirement of {target!r}; a group's target never "
+            f"changes (assert a new group for {w.target_id!r})",
+            field="target_id",
+            value=w.target_id,
+        )
+    return target
+
+
+def _revise_requirement(
+    w: RequirementWrite, live: list[dict[str, Any]], members: list[dict[str, Any]], now: datetime
+) -> _Expanded:
+    """New ``needs`` and/or options over ``[valid_at, until)`` (default: all of its validity).
+    Members the new options drop are closed over the portion (keeping their parts outside it);
+    members they keep or add hold over all of it."""
+    target = _same_target(w, live)
+    if w.invalid_at is not None:
+        raise InputError(
+            f"requirement {w.group_id!r}: a revision keeps the periods it covers; invalidate the group "
+            "to change when it holds",
+            field="invalid_at",
+        )
+    yield _group_row(w, "revise", {} if w.needs is None else {"needs": w.needs}), True
+    if w.options is None:
+        return
+    portion = Period(w.valid_at, w.until)
+    spans = _joined(cut(_period(r), portion).inside for r in live if overlaps(_period(r), portion))
+    if not spans:
+        return  # it holds at no time there: the group row's revise refuses that
+    if len(spans) > 1:
+        raise TemporalConflict(
+            f"requirement {w.group_id!r} holds over {len(spans)} separate periods in "
+            f"{_span(portion)}; revise its options over each of them (valid_at and until)",
+            field="valid_at",
+            value=format_time(portion.start) or "",
+        )
+    span = spans[0]
+    inside = [r for r in members if overlaps(_period(r), span)]
+    needs = w.needs if w.needs is not None else int(live[-1]["needs"])
+    labels = _labelled(w, target, needs, _options_of(inside))
+    wanted = {(label, c) for label, option in labels.items() for c in option}
+    for key in sorted({(r["option"], r["concept_id"]) for r in inside} - wanted):
+        yield _dropped(w, *key, span.start, span.end), False
+    for label, concept in sorted(wanted):
+        yield replace(_member(w, label, concept, "cover", span.start, KEEP), until=span.end), True
+
+
+def _joined(periods: Iterable[Period | None]) -> list[Period]:
+    """Periods merged where they touch or overlap, in order (``None`` ends are open)."""
+    out: list[Period] = []
+    for p in sorted((p for p in periods if p is not None), key=lambda p: (p.start is not None, p.start)):
+        if out and (out[-1].end is None or (p.start is not None and p.start <= out[-1].end)):
+            last = out[-1]
+            end = None if last.end is None or p.end is None else max(last.end, p.end)
+            out[-1] = Period(last.start, end)
+        else:
+            out.append(p)
+    return out
+
+
+def _upsert_requirement(
+    w: RequirementWrite, live: list[dict[str, Any]], members: list[dict[str, Any]], now: datetime
+) -> _Expanded:
+    """A bundle's group, authoritative from ``valid_at`` on (the whole period when empty), its
+    members too: stored members it no longer lists are closed from then."""
+    given: dict[str, set[str]] = defaultdict(set)
+    for m in w.members:
+        given[m.key[1]].add(m.key[2])
+    if w.members:
+        w = replace(w, options=dict(sorted(given.items(), key=lambda kv: int(kv[0]))))
+    if w.target_id is None or w.needs is None or w.options is None:
+        raise InputError(f"requirement {w.group_id!r}: a bundle group needs target, needs and options")
+    if live:
+        _same_target(w, live)
+    start = w.valid_at or (live[0]["valid_at"] if live else None)
+    labels = _labelled(w, w.target_id, w.needs, {})
+    wanted = {(label, c) for label, option in labels.items() for c in option}
+    yield _group_row(w, "upsert", {"target_id": w.target_id, "needs": w.needs}), True
+    holding = {
+        (r["option"], r["concept_id"])
+        for r in members
+        if start is None or r["invalid_at"] is None or r["invalid_at"] > start
+    }
+    for key in sorted(holding - wanted):
+        first = min(r["valid_at"] for r in members if (r["option"], r["concept_id"]) == key)
+        yield _dropped(w, *key, first if start is None or start < first else start, None), False
+    member_start = start or now
+    if w.members:
+        for m in w.members:
+            yield (m if m.valid_at is not None else replace(m, valid_at=member_start)), True
+        return
+    for label, concept in sorted(wanted):
+        yield _member(w, label, concept, "upsert", member_start, w.invalid_at), True
+
+
+_REQUIREMENT_RULES: Final[
+    dict[str, Callable[[RequirementWrite, list[dict[str, Any]], list[dict[str, Any]], datetime], _Expanded]]
+] = {
+    "assert": _assert_requirement,
+    "revise": _revise_requirement,
+    "upsert": _upsert_requirement,
+}
+
+
+def _check_requirements(conn: Connection, pending: list[_Pending]) -> dict[str, str]:
+    """Every group a batch touches keeps :func:`~data_plane.requirements.period_fault`'s rules
+    as now known once it is applied (its members only where it holds, never its target, at
+    least ``needs`` options at every valid time it holds, one target throughout); returns each
+    touched group's target (for the cycle check)."""
+    written = {(p.write.table, p.write.key): p for p in pending if p.write.table in (GROUPS, MEMBERS)}
+    ids = sorted({key[0] for _, key in written})
+    if not ids:
+        return {}
+    versions: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    members: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for (name, key), p in written.items():
+        (versions if name == GROUPS else members)[key[0]].extend(p.live_rows_after())
+    for i in range(0, len(ids), _CHUNK):
+        chunk = ids[i : i + _CHUNK]
+        for table, into in ((_G, versions), (_M, members)):
+            stmt = sa.select(table).where(
+                table.c.group_id.in_(chunk), table.c.expired_at.is_(None), table.c.op != "retract"
+            )
+            for r in conn.execute(stmt).mappings():
+                if (table.name, row_key(table.name, r)) not in written:
+                    into[r["group_id"]].append(dict(r))
+    targets: dict[str, str] = {}
+    for gid in ids:
+        rows = versions.get(gid, [])
+        found = {r["target_id"] for r in rows}
+        if len(found) > 1:
+            raise RequirementRejected(
+                f"requirement {gid!r} would be a requirement of {' and '.join(sorted(map(repr, found)))}; "
+                "a group's target never changes",
+                field="target_id",
+                value=sorted(found)[0],
+            )
+        fault = period_fault(
+            gid,
+            [(_period(r), r["target_id"], int(r["needs"])) for r in rows],
+            [(_period(r), r["option"], r["concept_id"]) for r in members.get(gid, [])],
+        )
+        if fault is not None:
+            raise fault
+        if found:
+            targets[gid] = found.pop()
+    return targets
 
 
 def _new_names(p: _Pending) -> list[tuple[str, str]]:
@@ -1478,9 +1991,18 @@ def _check_names(conn: Connection, pending: list[_Pending], now: datetime, key: 
                 )
 
 
-def _ends(table: str, key: tuple[str, ...]) -> tuple[str, ...]:
-    """The concepts an edge or lesson link points at."""
-    return key[:2] if table == "concept_edges" else key[1:]
+_POINTING: Final = ("concept_edges", "lesson_concepts", GROUPS, MEMBERS)
+"""The tables whose rows point at concepts (which must hold wherever they do)."""
+
+
+def _ends(p: _Pending) -> tuple[str, ...]:
+    """The concepts an edge, lesson link, requirement group (its target) or member points at."""
+    table, key = p.write.table, p.write.key
+    if table == "concept_edges":
+        return key[:2]
+    if table == GROUPS:
+        return tuple(sorted({r["target_id"] for r in p.rows}))
+    return key[-1:]
 
 
 def _final_view(
@@ -1493,8 +2015,8 @@ def _final_view(
     from ``cache``, which is then kept up to date)."""
     needed: set[str] = set()
     for p in pending:
-        if p.rows and p.write.table in ("concept_edges", "lesson_concepts"):
-            needed.update(_ends(p.write.table, p.write.key))
+        if p.rows and p.write.table in _POINTING:
+            needed.update(_ends(p))
     view: dict[str, list[Period]] = {}
     written = {p.write.key[0]: p for p in pending if p.write.table == "concepts"}
     if cache is not None:
@@ -1522,11 +2044,12 @@ def _check_endpoints(pending: list[_Pending], view: Mapping[str, list[Period]]) 
     it may neither start before the concept nor outlive it, nor hold in a gap between its
     periods."""
     for p in pending:
-        if not p.rows or p.write.table not in ("concept_edges", "lesson_concepts"):
+        if not p.rows or p.write.table not in _POINTING:
             continue
         for row in p.rows:
             if row["op"] != "retract":
-                for cid in _ends(p.write.table, p.write.key):
+                ends = (row["target_id"],) if p.write.table == GROUPS else _ends(p)
+                for cid in ends:
                     _refuse_uncovered(p.write.table, p.write.key, _period(row), cid, view.get(cid) or [])
 
 
@@ -1572,6 +2095,8 @@ def _check_shrunk_concepts(
             (schema.concept_edges, schema.concept_edges.c.source_id == cid),
             (schema.concept_edges, schema.concept_edges.c.target_id == cid),
             (schema.lesson_concepts, schema.lesson_concepts.c.concept_id == cid),
+            (_G, _G.c.target_id == cid),
+            (_M, _M.c.concept_id == cid),
         ):
             stmt = sa.select(table).where(cond, table.c.expired_at.is_(None), table.c.op != "retract")
             for r in conn.execute(stmt).mappings():
@@ -1581,16 +2106,20 @@ def _check_shrunk_concepts(
 
 
 def _open_prerequisites(
-    pending: list[_Pending], now: datetime
+    pending: list[_Pending], now: datetime, targets: Mapping[str, str] | None = None
 ) -> tuple[list[tuple[str, str]], set[tuple[str, str]]]:
-    """The prerequisite edges a batch leaves open (in force now or later), and those it leaves
-    closed."""
+    """The prerequisite pairs (before, after) a batch leaves open (in force now or later), and
+    those it leaves closed: its prerequisite edges, and its requirement members (each a possible
+    prerequisite of its group's target: ``targets`` maps group ids to targets)."""
     added: list[tuple[str, str]] = []
     closed: set[tuple[str, str]] = set()
     for p in pending:
-        if p.write.table != "concept_edges" or p.write.key[2] != PREREQUISITE:
+        if p.write.table == MEMBERS and targets is not None and p.write.key[0] in targets:
+            pair = (p.write.key[2], targets[p.write.key[0]])
+        elif p.write.table != "concept_edges" or p.write.key[2] != PREREQUISITE:
             continue
-        pair = (p.write.key[0], p.write.key[1])
+        else:
+            pair = (p.write.key[0], p.write.key[1])
         if any(period.end is None or period.end > now for period in p.live_after()):
             added.append(pair)
         else:
@@ -1598,8 +2127,10 @@ def _open_prerequisites(
     return added, closed
 
 
-def _check_prerequisite_cycles(conn: Connection, pending: list[_Pending], now: datetime) -> None:
-    added, closed = _open_prerequisites(pending, now)
+def _check_prerequisite_cycles(
+    conn: Connection, pending: list[_Pending], now: datetime, targets: Mapping[str, str]
+) -> None:
+    added, closed = _open_prerequisites(pending, now, targets)
     if not added:
         return
     existing = [e for e in _reachable_prerequisites(conn, {t for _, t in added}, now) if e not in closed]
@@ -1608,39 +2139,110 @@ def _check_prerequisite_cycles(conn: Connection, pending: list[_Pending], now: d
         raise PrerequisiteCycle("prerequisite edge would close a cycle: " + " -> ".join(cycle), cycle=cycle)
 
 
-def _open_prerequisite_edges(conn: Connection, now: datetime) -> list[tuple[str, str]]:
-    """Every open prerequisite edge (one scan)."""
+def _open(table: sa.Table, now: datetime) -> sa.ColumnElement[bool]:
+    """A current version in force now or later."""
+    return sa.and_(
+        table.c.expired_at.is_(None),
+        table.c.op != "retract",
+        sa.or_(table.c.invalid_at.is_(None), table.c.invalid_at > now),
+    )
+
+
+def _prerequisite_pairs(conn: Connection, now: datetime) -> sa.Subquery | None:
+    """The open (before, after) pairs the cycle check walks when the graph holds requirement
+    groups at all: prerequisite edges and each open member with its group's target (a union the
+    engine may read whole). None without groups: the edge table itself is walked then, each step
+    an index lookup as it always was."""
     e = schema.concept_edges
-    stmt = sa.select(e.c.source_id, e.c.target_id).where(
-        e.c.relation == PREREQUISITE,
-        e.c.expired_at.is_(None),
-        e.c.op != "retract",
-        sa.or_(e.c.invalid_at.is_(None), e.c.invalid_at > now),
+    edges = sa.select(e.c.source_id.label("source_id"), e.c.target_id.label("target_id")).where(
+        e.c.relation == PREREQUISITE, _open(e, now)
+    )
+    if not _has_groups(conn):
+        return None
+    members = (
+        sa.select(_M.c.concept_id.label("source_id"), _G.c.target_id.label("target_id"))
+        .select_from(_M.join(_G, _G.c.group_id == _M.c.group_id))
+        .where(_open(_M, now), _open(_G, now))
+    )
+    return sa.union_all(edges, members).subquery("pairs")
+
+
+def _has_groups(conn: Connection) -> bool:
+    """Does the graph hold any requirement member (then learning order is learnability, not
+    acyclicity)?"""
+    return conn.execute(sa.select(_M.c.version_id).limit(1)).first() is not None
+
+
+def _check_learnable(conn: Connection, starts: set[str], now: datetime) -> None:
+    """Every concept at or after ``starts`` in learning order can still be learnt in some order
+    (``data_plane.requirements.unlearnable``; concepts before them are unaffected by the change
+    and were learnable before it), on the open graph as ``conn`` sees it; else a
+    ``PrerequisiteCycle`` naming a cycle no order can enter."""
+    e = schema.concept_edges
+    everything = len(starts) > 4 * _CHUNK
+    reach = [] if everything else _reachable_prerequisites(conn, starts, now)
+    nodes = set(starts) | {t for _, t in reach}
+    plain_stmt = sa.select(e.c.source_id, e.c.target_id).where(e.c.relation == PREREQUISITE, _open(e, now))
+    group_stmt = (
+        sa.select(_G.c.group_id, _G.c.target_id, _G.c.needs, _M.c.option, _M.c.concept_id)
+        .select_from(_G.join(_M, _M.c.group_id == _G.c.group_id))
+        .where(_open(_G, now), _open(_M, now))
+    )
+    plain: list[tuple[str, str]] = []
+    groups: list[tuple[str, str, int, str, str]] = []
+    if everything:
+        plain = [(s, t) for s, t in conn.execute(plain_stmt)]
+        groups = [tuple(r) for r in conn.execute(group_stmt)]
+        nodes = {n for pair in plain for n in pair} | {r[1] for r in groups} | {r[4] for r in groups}
+    else:
+        ordered = sorted(nodes)
+        for i in range(0, len(ordered), _CHUNK):
+            chunk = ordered[i : i + _CHUNK]
+            plain += [(s, t) for s, t in conn.execute(plain_stmt.where(e.c.target_id.in_(chunk)))]
+            groups += [tuple(r) for r in conn.execute(group_stmt.where(_G.c.target_id.in_(chunk)))]
+    bad = unlearnable(nodes, plain, groups)
+    if not bad:
+        return
+    pairs = [(s, t) for s, t in plain if s in bad and t in bad]
+    pairs += [(m, t) for _, t, _, _, m in groups if m in bad and t in bad]
+    cycle = find_cycle([], sorted(set(pairs))) or sorted(bad)
+    raise PrerequisiteCycle(
+        "prerequisite edge or requirement would close a learning-order cycle no order can enter: "
+        + " -> ".join(cycle),
+        cycle=cycle,
+    )
+
+
+def _open_prerequisite_edges(conn: Connection, now: datetime) -> list[tuple[str, str]]:
+    """Every open prerequisite pair (one scan)."""
+    e = schema.concept_edges
+    pairs = _prerequisite_pairs(conn, now)
+    stmt = (
+        sa.select(e.c.source_id, e.c.target_id).where(e.c.relation == PREREQUISITE, _open(e, now))
+        if pairs is None
+        else sa.select(pairs.c.source_id, pairs.c.target_id)
     )
     # Interned: the ids are shared with the rest of the process instead of copied per edge.
     return [(sys.intern(s), sys.intern(t)) for s, t in conn.execute(stmt)]
 
 
 def _reachable_prerequisites(conn: Connection, starts: set[str], now: datetime) -> list[tuple[str, str]]:
-    """Open prerequisite edges reachable from ``starts`` (recursive CTE; one round trip per chunk)."""
+    """Open prerequisite pairs reachable from ``starts`` (recursive CTE; one round trip per chunk)."""
     e = schema.concept_edges
-    open_prereq = sa.and_(
-        e.c.relation == PREREQUISITE,
-        e.c.expired_at.is_(None),
-        e.c.op != "retract",
-        sa.or_(e.c.invalid_at.is_(None), e.c.invalid_at > now),
-    )
+    pairs = _prerequisite_pairs(conn, now)
     out: set[tuple[str, str]] = set()
     ordered = sorted(starts)
     for i in range(0, len(ordered), _CHUNK):
-        anchor = sa.select(e.c.source_id, e.c.target_id).where(
-            open_prereq, e.c.source_id.in_(ordered[i : i + _CHUNK])
+        src: Any = e if pairs is None else pairs
+        cond = sa.and_(e.c.relation == PREREQUISITE, _open(e, now)) if pairs is None else sa.true()
+        anchor = sa.select(src.c.source_id, src.c.target_id).where(
+            cond, src.c.source_id.in_(ordered[i : i + _CHUNK])
         )
         reach = anchor.cte("reach", recursive=True)
         step = (
-            sa.select(e.c.source_id, e.c.target_id)
-            .join(reach, e.c.source_id == reach.c.target_id)
-            .where(open_prereq)
+            sa.select(src.c.source_id, src.c.target_id)
+            .join(reach, src.c.source_id == reach.c.target_id)
+            .where(cond)
         )
         reach = reach.union(step)
         out.update((s, t) for s, t in conn.execute(sa.select(reach.c.source_id, reach.c.target_id)))

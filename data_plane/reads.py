@@ -28,6 +28,8 @@ from data_plane.records import (
     Edge,
     EdgeRow,
     Neighbour,
+    RequirementGroup,
+    RequirementMember,
     Snapshot,
     Version,
 )
@@ -36,7 +38,10 @@ from data_plane.rows import (
     RECORD_COLUMNS,
     concept_from_row,
     edge_from_row,
+    grounding_from_row,
+    member_from_row,
     record_from_values,
+    stamp_from_row,
     version_from_row,
 )
 from data_plane.sidecar import queued_answer, side_path
@@ -46,11 +51,19 @@ _CHUNK = 500
 # Rows per fetch of a streamed read (a server-side cursor's page on PostgreSQL).
 _STREAM_BATCH = 2000
 # The tables a diff covers, in the order it reports them.
-DIFF_TABLES: Final = ("concepts", "concept_edges", "lessons", "lesson_concepts")
+DIFF_TABLES: Final = (
+    "concepts",
+    "concept_edges",
+    "lessons",
+    "lesson_concepts",
+    "requirement_groups",
+    "requirement_members",
+)
 _T = TypeVar("_T")
 # The order streamed reads list each table in (edges by source, relation, target).
 _ORDER: Final = {**schema.KEY_COLUMNS, "concept_edges": ("source_id", "relation", "target_id")}
 C, E = schema.concepts, schema.concept_edges
+G, M = schema.requirement_groups, schema.requirement_members
 
 
 # What a neighbourhood row carries: the thin edge and concept columns only (no JSON, no stamps).
@@ -574,6 +587,99 @@ class GraphReader:
                     counts[cid][relation] = counts[cid].get(relation, 0) + n
         return counts
 
+    # -- requirement groups -------------------------------------------------------------------
+
+    def requirements(
+        self, target_ids: Iterable[str], *, as_of: AsOf | None = None
+    ) -> dict[str, tuple[RequirementGroup, ...]]:
+        """The requirement groups of each target in force as of ``as_of``, each with its
+        members in force then, by group id (targets without one are absent). Two statements per
+        500 targets (groups, then their members), through the target and key indexes."""
+        as_of = as_of or self.as_of()
+        wanted = sorted(set(target_ids))
+        found: list[RequirementGroup] = []
+        for i in range(0, len(wanted), _CHUNK):
+            found += self._groups(G.c.target_id.in_(wanted[i : i + _CHUNK]), as_of)
+        out: dict[str, list[RequirementGroup]] = {}
+        for g in found:
+            out.setdefault(g.target_id, []).append(g)
+        return {t: tuple(sorted(gs, key=lambda g: g.group_id)) for t, gs in sorted(out.items())}
+
+    def requirement(self, group_id: str, *, as_of: AsOf | None = None) -> RequirementGroup:
+        """One group in force as of ``as_of`` with its members (``NotFound`` if none)."""
+        found = self._groups(G.c.group_id == group_id, as_of or self.as_of())
+        if not found:
+            raise NotFound(f"no active requirement {group_id!r}", key=group_id)
+        return found[0]
+
+    def requirements_naming(
+        self, concept_ids: Iterable[str], *, as_of: AsOf | None = None
+    ) -> dict[str, tuple[RequirementGroup, ...]]:
+        """The groups in force whose options name each concept (what a concept is one way to
+        meet), each with all its members; concepts in none are absent."""
+        as_of = as_of or self.as_of()
+        wanted = sorted(set(concept_ids))
+        naming: dict[str, set[str]] = {}
+        with self.connection() as conn:
+            for i in range(0, len(wanted), _CHUNK):
+                stmt = sa.select(M.c.concept_id, M.c.group_id).where(
+                    M.c.concept_id.in_(wanted[i : i + _CHUNK]), as_of.clause(M)
+                )
+                for cid, gid in conn.execute(stmt):
+                    naming.setdefault(gid, set()).add(cid)
+        groups: dict[str, RequirementGroup] = {}
+        ids = sorted(naming)
+        for i in range(0, len(ids), _CHUNK):
+            groups.update((g.group_id, g) for g in self._groups(G.c.group_id.in_(ids[i : i + _CHUNK]), as_of))
+        out: dict[str, list[RequirementGroup]] = {}
+        for gid, g in sorted(groups.items()):
+            for cid in naming[gid]:
+                out.setdefault(cid, []).append(g)
+        return {c: tuple(gs) for c, gs in sorted(out.items())}
+
+    def _groups(self, cond: sa.ColumnElement[bool], as_of: AsOf) -> list[RequirementGroup]:
+        """Groups in force matching ``cond``, with their members in force, by group id."""
+        with self.connection() as conn:
+            rows = list(
+                conn.execute(sa.select(G).where(cond, as_of.clause(G)).order_by(G.c.group_id)).mappings()
+            )
+            ids = [r["group_id"] for r in rows]
+            members: dict[str, list[RequirementMember]] = {}
+            for i in range(0, len(ids), _CHUNK):
+                stmt = (
+                    sa.select(M)
+                    .where(M.c.group_id.in_(ids[i : i + _CHUNK]), as_of.clause(M))
+                    .order_by(M.c.group_id, M.c.concept_id)
+                )
+                for r in conn.execute(stmt).mappings():
+                    m = member_from_row(r)
+                    members.setdefault(m.group_id, []).append(m)
+        return [
+            RequirementGroup(
+                r["group_id"],
+                r["target_id"],
+                int(r["needs"]),
+                grounding_from_row(r),
+                stamp_from_row(r),
+                tuple(sorted(members.get(r["group_id"], ()), key=lambda m: (m.option, m.concept_id))),
+            )
+            for r in rows
+        ]
+
+    def requirement_history(self, group_id: str) -> list[Version]:
+        """Every version of a group and of its members, in recorded order (then version id,
+        the group's own versions first)."""
+        with self.connection() as conn:
+            out = [
+                version_from_row(t.name, r)
+                for t in (G, M)
+                for r in conn.execute(sa.select(t).where(t.c.group_id == group_id)).mappings()
+            ]
+        if not out:
+            raise NotFound(f"requirement_groups: no history for {group_id!r}", key=group_id)
+        rank = {"requirement_groups": 0, "requirement_members": 1}
+        return sorted(out, key=lambda v: (v.stamp.recorded_at, rank[v.table], v.stamp.version_id))
+
     # -- audit ------------------------------------------------------------------------------
 
     def history(self, table_name: str, key: tuple[str, ...]) -> list[Version]:
@@ -700,6 +806,8 @@ class GraphReader:
             tuple(self.stream_edges(as_of)),
             tuple(self.stream_versions("lesson_concepts", as_of)),
             tuple(self.stream_versions("lessons", as_of)),
+            tuple(self.stream_versions("requirement_groups", as_of)),
+            tuple(self.stream_versions("requirement_members", as_of)),
         )
 
     def diff(self, since: datetime, until: datetime, *, tables: Iterable[str] | None = None) -> Diff:

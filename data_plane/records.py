@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Final, NamedTuple, Protocol
@@ -332,6 +332,78 @@ class Edge:
         }
 
 
+@dataclass(frozen=True)
+class RequirementMember:
+    """One member version: ``concept_id`` is part of option ``option`` (1, 2, ...) of group
+    ``group_id``; an option's concepts are all needed."""
+
+    group_id: str
+    option: int
+    concept_id: str
+    grounding: Grounding
+    stamp: Stamp
+
+    @property
+    def version_id(self) -> int:
+        return self.stamp.version_id
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "group_id": self.group_id,
+            "option": self.option,
+            "concept_id": self.concept_id,
+            "grounding": self.grounding.to_dict(),
+            **self.stamp.to_dict(),
+        }
+
+
+@dataclass(frozen=True)
+class RequirementGroup:
+    """A requirement group version in force, with its members in force at the same point:
+    ``target_id`` needs ``needs`` of :attr:`options` (each option's concepts all needed)."""
+
+    group_id: str
+    target_id: str
+    needs: int
+    grounding: Grounding
+    stamp: Stamp
+    members: tuple[RequirementMember, ...]
+
+    @property
+    def version_id(self) -> int:
+        return self.stamp.version_id
+
+    @property
+    def options(self) -> tuple[tuple[str, ...], ...]:
+        """The options by number, each its concept ids sorted."""
+        by: dict[int, list[str]] = {}
+        for m in self.members:
+            by.setdefault(m.option, []).append(m.concept_id)
+        return tuple(tuple(sorted(by[n])) for n in sorted(by))
+
+    @property
+    def option_numbers(self) -> tuple[int, ...]:
+        """The numbers of :attr:`options`, in the same order."""
+        return tuple(sorted({m.option for m in self.members}))
+
+    def satisfied_by(self, known: Collection[str]) -> bool:
+        """Are at least ``needs`` options wholly in ``known`` (the one meaning of a group,
+        ``data_plane.requirements.GroupSpec``)?"""
+        have = set(known)
+        return sum(1 for o in self.options if set(o) <= have) >= self.needs
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "group_id": self.group_id,
+            "target_id": self.target_id,
+            "needs": self.needs,
+            "options": [list(o) for o in self.options],
+            "grounding": self.grounding.to_dict(),
+            **self.stamp.to_dict(),
+            "members": [m.to_dict() for m in self.members],
+        }
+
+
 class Neighbour(NamedTuple):
     """One step out of a set of concepts, as thin rows: the edge taken and the concept reached."""
 
@@ -377,6 +449,8 @@ class Snapshot:
     edges: tuple[Edge, ...]
     lesson_links: tuple[Version, ...]
     lessons: tuple[Version, ...] = field(default=())
+    requirement_groups: tuple[Version, ...] = field(default=())
+    requirement_members: tuple[Version, ...] = field(default=())
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -386,6 +460,8 @@ class Snapshot:
             "edges": [e.to_dict() for e in self.edges],
             "lessons": [v.to_dict() for v in self.lessons],
             "lesson_links": [v.to_dict() for v in self.lesson_links],
+            "requirement_groups": [v.to_dict() for v in self.requirement_groups],
+            "requirement_members": [v.to_dict() for v in self.requirement_members],
         }
 
 

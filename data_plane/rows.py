@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from data_plane import schema
-from data_plane.records import Concept, Edge, Grounding, Stamp, Version
+from data_plane.records import Concept, Edge, Grounding, RequirementMember, Stamp, Version
 
 
 def stamp_from_row(row: Mapping[Any, Any]) -> Stamp:
@@ -99,6 +99,16 @@ def version_from_row(table_name: str, row: Mapping[Any, Any]) -> Version:
         table=table_name,
         key=tuple(row[k] for k in keys),
         content={k: v for k, v in row.items() if k not in _NOT_CONTENT and k not in keys},
+        grounding=grounding_from_row(row),
+        stamp=stamp_from_row(row),
+    )
+
+
+def member_from_row(row: Mapping[Any, Any]) -> RequirementMember:
+    return RequirementMember(
+        group_id=row["group_id"],
+        option=int(row["option"]),
+        concept_id=row["concept_id"],
         grounding=grounding_from_row(row),
         stamp=stamp_from_row(row),
     )

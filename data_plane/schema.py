@@ -1,7 +1,7 @@
 """The SQL schema: every graph table holds *versions* of stable keys.
 
-Each row of ``concepts``, ``concept_edges``, ``lessons``, ``lesson_concepts`` and ``answers`` is one
-version of its key, with the grounding record (``confidence``, ``reason``, ``source``,
+Each row of ``concepts``, ``concept_edges``, ``lessons``, ``lesson_concepts``, ``requirement_groups``,
+``requirement_members`` and ``answers`` is one version of its key, with the grounding record (``confidence``, ``reason``, ``source``,
 ``evidence``), the two timelines (``valid_at``/``invalid_at``: true in the curriculum;
 ``recorded_at``/``expired_at``: known to the system), the operation that wrote it and the version it
 supersedes. Rows are never deleted and only ever closed once: the database enforces both with
@@ -191,6 +191,43 @@ lesson_concepts = _versioned_table(
 )
 sa.Index("ix_lesson_concepts_concept", lesson_concepts.c.concept_id)
 
+# Requirements with alternatives (migration 0005; docs/data-plane.md, "Requirement groups"): a group
+# says its target needs ``needs`` (k >= 1) of its options; a member row puts one concept into one
+# option (an option is the set of concepts that are ALL needed). ``option`` is the option's number
+# within its group ("1", "2", ...), part of the member's key, because a concept may belong to more
+# than one option of a group (one of {A, B} or {A, C}).
+requirement_groups = _versioned_table(
+    "requirement_groups",
+    ("group_id",),
+    [
+        sa.Column("group_id", sa.String(MAX_ID_LENGTH), nullable=False),
+        sa.Column("target_id", sa.String(MAX_ID_LENGTH), nullable=False),
+        sa.Column("needs", sa.Integer(), nullable=False),
+    ],
+    sa.CheckConstraint("length(group_id) > 0", name="group_id_nonempty"),
+    sa.CheckConstraint("needs >= 1", name="needs_positive"),
+)
+# A target's groups (reads, walks stepping from a target into its groups).
+sa.Index(
+    "ix_requirement_groups_target_recorded", requirement_groups.c.target_id, requirement_groups.c.recorded_at
+)
+
+requirement_members = _versioned_table(
+    "requirement_members",
+    ("group_id", "option", "concept_id"),
+    [
+        sa.Column("group_id", sa.String(MAX_ID_LENGTH), nullable=False),
+        sa.Column("option", sa.String(8), nullable=False),
+        sa.Column("concept_id", sa.String(MAX_ID_LENGTH), nullable=False),
+    ],
+)
+# The groups a concept is an option of (walks in the unlocks direction, cascades).
+sa.Index(
+    "ix_requirement_members_concept_recorded",
+    requirement_members.c.concept_id,
+    requirement_members.c.recorded_at,
+)
+
 answers = _versioned_table(
     "answers",
     ("answer_id",),
@@ -253,6 +290,8 @@ VERSIONED_TABLES: Final[tuple[sa.Table, ...]] = (
     concept_edges,
     lessons,
     lesson_concepts,
+    requirement_groups,
+    requirement_members,
     answers,
 )
 KEY_COLUMNS: Final[dict[str, tuple[str, ...]]] = {
@@ -260,5 +299,7 @@ KEY_COLUMNS: Final[dict[str, tuple[str, ...]]] = {
     "concept_edges": ("source_id", "target_id", "relation"),
     "lessons": ("lesson_id",),
     "lesson_concepts": ("lesson_id", "concept_id"),
+    "requirement_groups": ("group_id",),
+    "requirement_members": ("group_id", "option", "concept_id"),
     "answers": ("answer_id",),
 }

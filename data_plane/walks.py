@@ -78,6 +78,7 @@ __all__ = [
     "FRINGE",
     "MAX_STARTS",
     "NEEDED_BEFORE",
+    "REQUIREMENT",
     "UNLOCKS",
     "Paths",
     "Step",
@@ -103,6 +104,9 @@ DEFAULT_BUDGET: Final = 2000
 _LEARNING: Final = (PREREQUISITE, BUILDS_ON)
 
 C, E = schema.concepts, schema.concept_edges
+G, M = schema.requirement_groups, schema.requirement_members
+REQUIREMENT: Final = "requirement"
+"""The ``relation`` of a walk row that stepped through a requirement group (not an edge)."""
 
 
 @dataclass(frozen=True, order=True)
@@ -114,28 +118,39 @@ class Step:
 
 
 def learning_steps(direction: str, relations: Collection[str] = _LEARNING) -> tuple[Step, ...]:
-    """The steps of a learning-order walk over ``relations`` (prerequisite and/or builds_on).
+    """The steps of a learning-order walk over ``relations`` (prerequisite and/or builds_on, and
+    :data:`REQUIREMENT` to step through requirement groups as well).
 
-    ``needed_before``: prerequisite target→source, builds_on source→target; ``unlocks``: the
-    reverse. Other relations have no learning order and are refused.
+    ``needed_before``: prerequisite target→source, builds_on source→target, a group's target to
+    its members; ``unlocks``: the reverse. Other relations have no learning order and are
+    refused. Without :data:`REQUIREMENT` a walk never reads the group tables (what every caller
+    written before groups existed gets, on every graph).
     """
     if direction not in DIRECTIONS:
         raise InputError(f"unknown walk direction {direction!r}; use one of {DIRECTIONS}", field="direction")
-    unknown = sorted(set(relations) - set(_LEARNING))
-    if unknown or not relations:
+    unknown = sorted(set(relations) - {*_LEARNING, REQUIREMENT})
+    if unknown or not set(relations) & set(_LEARNING):
         raise InputError(
-            f"a learning-order walk follows prerequisite and builds_on only, got {sorted(relations)}",
+            "a learning-order walk follows prerequisite and builds_on (and requirement groups) only, "
+            f"got {sorted(relations)}",
             field="relations",
             value=unknown,
         )
     before = direction == NEEDED_BEFORE
+    # A member is a possible prerequisite of its group's target: oriented like a prerequisite edge.
     return tuple(sorted(Step(r, forward=(r == BUILDS_ON) == before) for r in set(relations)))
 
 
 @dataclass(frozen=True)
 class WalkRow:
-    """One edge the walk took: its version, ends, relation, confidence, and depth (the step
-    count from the nearest start to ``to_id``). ``from_id`` is the end the walk left from."""
+    """One step the walk took: its version, ends, relation, confidence, and depth (the step
+    count from the nearest start to ``to_id``). ``from_id`` is the end the walk left from.
+
+    A step through a requirement group (``groups=True``) has ``relation`` :data:`REQUIREMENT`,
+    ``version_id`` and ``confidence`` of the *member* version, ``source_id`` the member concept
+    and ``target_id`` the group's target (the member is one way to meet a need of the target,
+    oriented like a prerequisite edge), and ``group_id``, ``option`` and ``needs`` say which
+    group and option it came through and what k the group needs. Edge steps leave those None."""
 
     version_id: int
     source_id: str
@@ -145,6 +160,14 @@ class WalkRow:
     depth: int
     from_id: str
     to_id: str
+    group_id: str | None = None
+    option: int | None = None
+    needs: int | None = None
+
+    @property
+    def through_group(self) -> bool:
+        """Did this step come through a requirement group (not an edge)?"""
+        return self.group_id is not None
 
 
 @dataclass(frozen=True)
@@ -165,6 +188,9 @@ class Walk:
     max_depth: int | None
     excluded: frozenset[str] = frozenset()
     neighbours: tuple[Neighbour, ...] = field(default=(), repr=False)
+    # detail=True, groups=True: the thin row of each concept first reached through a group step
+    # (edge steps carry theirs in ``neighbours``).
+    group_concepts: Mapping[str, ConceptRow] = field(default_factory=dict, repr=False)
 
     @property
     def reached(self) -> frozenset[str]:
@@ -197,16 +223,46 @@ def _step_condition(node: Any, forward: bool, backward: bool, prefix: str = "") 
     return sa.or_(*terms)
 
 
+def _group_step(needed_before: bool) -> tuple[sa.FromClause, sa.ColumnElement[str]]:
+    """The join from a reached concept through the requirement groups it is the target of
+    (needed before: into their members) or a member of (unlocks: to their targets), and the far
+    end. Entered through ``ix_requirement_groups_target_recorded`` or
+    ``ix_requirement_members_concept_recorded``, then the other table by its key."""
+    if needed_before:
+        return G.join(M, M.c.group_id == G.c.group_id), M.c.concept_id
+    return M.join(G, G.c.group_id == M.c.group_id), G.c.target_id
+
+
+def _group_on(node: Any, needed_before: bool) -> sa.ColumnElement[bool]:
+    near = G.c.target_id if needed_before else M.c.concept_id
+    return sa.and_(near == node)
+
+
+_GROUP_COLUMNS: Final = 3  # group_id, option, needs
+
+
 @functools.cache
-def _walk_statement(forward: bool, backward: bool, detail: bool, bounded: bool) -> sa.Select[Any]:
+def _walk_statement(
+    forward: bool,
+    backward: bool,
+    detail: bool,
+    bounded: bool,
+    groups: str | None = None,
+    lateral: bool = False,
+) -> sa.Select[Any] | sa.CompoundSelect[Any]:
     """Built once per shape and executed with binds (compiled-statement cache). ``bounded``:
     rows are ``(concept, depth)`` and the depth is bounded; otherwise rows are concepts only,
-    so each concept is expanded exactly once."""
+    so each concept is expanded exactly once. ``groups``: also step through requirement groups
+    in that learning direction (``needed_before``: from a target into its groups' members;
+    ``unlocks``: from a member to its groups' targets). Each step is then a recursive SELECT of
+    its own (SQLite allows several), or, with ``lateral`` (PostgreSQL, which allows one
+    reference to the recursive table), one SELECT joining a LATERAL union of both steps."""
     as_of_valid, as_of_recorded = AS_OF_PARAMS
     starts: sa.BindParameter[list[str]] = sa.bindparam("starts", expanding=True)
     exclude: sa.BindParameter[list[str]] = sa.bindparam("exclude", expanding=True)
     max_depth = sa.bindparam("max_depth", type_=sa.Integer())
     cap = sa.bindparam("cap", type_=sa.Integer())
+    before = groups == NEEDED_BEFORE
 
     anchor_cols: list[Any] = [C.c.concept_id.label("node")]
     if bounded:
@@ -216,18 +272,36 @@ def _walk_statement(forward: bool, backward: bool, detail: bool, bounded: bool) 
     )
     walk_cte = anchor.cte("walk", recursive=True)
     w = walk_cte.alias("w")
-    far = _far(w.c.node)
-    step_cols: list[Any] = [far.label("node")]
-    conditions = [in_force(E, as_of_valid, as_of_recorded), far.not_in(exclude)]
-    if bounded:
-        step_cols.append((w.c.depth + 1).label("depth"))
-        conditions.append(w.c.depth < max_depth)
-    step = (
-        sa.select(*step_cols)
-        .select_from(w.join(E, _step_condition(w.c.node, forward, backward)))
-        .where(*conditions)
-    )
-    walk_cte = walk_cte.union(step)
+
+    def edge_step(joined: bool) -> sa.Select[Any]:
+        far, on = _far(w.c.node), _step_condition(w.c.node, forward, backward)
+        stmt = sa.select(far.label("node")).select_from(w.join(E, on) if joined else E)
+        stmt = stmt.where(in_force(E, as_of_valid, as_of_recorded), far.not_in(exclude))
+        return stmt if joined else stmt.where(on).correlate(w)
+
+    def group_step(joined: bool) -> sa.Select[Any]:
+        through, end = _group_step(before)
+        on = _group_on(w.c.node, before)
+        stmt = sa.select(end.label("node")).select_from(w.join(through, on) if joined else through)
+        stmt = stmt.where(
+            in_force(G, as_of_valid, as_of_recorded),
+            in_force(M, as_of_valid, as_of_recorded),
+            end.not_in(exclude),
+        )
+        return stmt if joined else stmt.where(on).correlate(w)
+
+    def deeper(stmt: sa.Select[Any]) -> sa.Select[Any]:
+        if not bounded:
+            return stmt
+        return stmt.add_columns((w.c.depth + 1).label("depth")).where(w.c.depth < max_depth)
+
+    if groups is None:
+        walk_cte = walk_cte.union(deeper(edge_step(True)))
+    elif not lateral:
+        walk_cte = walk_cte.union(deeper(edge_step(True)), deeper(group_step(True)))
+    else:
+        both = sa.union_all(edge_step(False), group_step(False)).subquery().lateral("s")
+        walk_cte = walk_cte.union(deeper(sa.select(both.c.node).select_from(w.join(both, sa.true()))))
     capped = sa.select(*walk_cte.c).limit(cap).cte("capped")
     depth = capped.c.depth if bounded else sa.literal(0, sa.Integer())
     on = [_step_condition(capped.c.node, forward, backward), in_force(E, as_of_valid, as_of_recorded)]
@@ -252,7 +326,39 @@ def _walk_statement(forward: bool, backward: bool, detail: bool, bounded: bool) 
                 reached.c.concept_id == _far(capped.c.node), in_force(reached, as_of_valid, as_of_recorded)
             ),
         )
-    return sa.select(*columns).select_from(joined)
+    edges = sa.select(*columns).select_from(joined)
+    if groups is None:
+        return edges
+    nothing = [sa.cast(sa.null(), t) for t in (sa.String(), sa.String(), sa.Integer())]
+    edges = edges.add_columns(*(n.label(f"g{i}") for i, n in enumerate(nothing)))
+    # The group half: one row per member of a group of each reached concept (inner join: a
+    # concept with no group has its edge half's row, which marks it expanded).
+    through, end = _group_step(before)
+    g_on = [
+        _group_on(capped.c.node, before),
+        in_force(G, as_of_valid, as_of_recorded),
+        in_force(M, as_of_valid, as_of_recorded),
+    ]
+    if bounded:
+        g_on.append(depth < max_depth)
+    g_columns: list[Any] = [
+        capped.c.node,
+        depth,
+        M.c.version_id,
+        M.c.concept_id,
+        G.c.target_id,
+        sa.literal(REQUIREMENT, sa.String()),
+        M.c.confidence,
+    ]
+    g_joined = capped.join(through, sa.and_(*g_on))
+    if detail:
+        reached = C.alias("reached_g")
+        g_columns += [reached.c.version_id, reached.c.concept_id, reached.c.name, reached.c.summary]
+        g_joined = g_joined.outerjoin(
+            reached, sa.and_(reached.c.concept_id == end, in_force(reached, as_of_valid, as_of_recorded))
+        )
+    g_columns += [G.c.group_id, M.c.option, G.c.needs]
+    return sa.union_all(edges, sa.select(*g_columns).select_from(g_joined))
 
 
 @contextmanager
@@ -274,8 +380,10 @@ def walk_statement(
     budget: int = DEFAULT_BUDGET,
     exclude: Collection[str] = (),
     detail: bool = False,
-) -> tuple[sa.Select[Any], dict[str, Any]]:
-    """The one SQL statement of a walk and its parameters (validated: see :func:`walk`)."""
+    dialect: str = "sqlite",
+) -> tuple[sa.Select[Any] | sa.CompoundSelect[Any], dict[str, Any]]:
+    """The one SQL statement of a walk and its parameters (validated: see :func:`walk`); the
+    text of a walk through requirement groups depends on the engine (``dialect``)."""
     starts = sorted(set(starts))
     if not 1 <= len(starts) <= MAX_STARTS:
         raise InputError(
@@ -285,9 +393,17 @@ def walk_statement(
         )
     if not steps:
         raise InputError("a walk needs at least one step (relation and orientation)", field="steps")
-    unknown = sorted({s.relation for s in steps} - set(RELATIONS))
+    unknown = sorted({s.relation for s in steps} - {*RELATIONS, REQUIREMENT})
     if unknown:
         raise InputError(f"unknown relation(s) {unknown}", field="relations", value=unknown)
+    through = {s.forward for s in steps if s.relation == REQUIREMENT}
+    if len(through) > 1 or len(through) == len(steps):
+        raise InputError(
+            "a walk steps through requirement groups in one direction, beside at least one edge relation",
+            field="relations",
+        )
+    groups = None if not through else (UNLOCKS if through.pop() else NEEDED_BEFORE)
+    steps = [s for s in steps if s.relation != REQUIREMENT]
     if max_depth is not None and (
         isinstance(max_depth, bool) or not isinstance(max_depth, int) or not 1 <= max_depth <= 64
     ):
@@ -310,7 +426,10 @@ def walk_statement(
         params["forward"] = forward
     if backward:
         params["backward"] = backward
-    return _walk_statement(bool(forward), bool(backward), detail, max_depth is not None), params
+    lateral = groups is not None and dialect == "postgresql"
+    return _walk_statement(
+        bool(forward), bool(backward), detail, max_depth is not None, groups, lateral
+    ), params
 
 
 _THIN: Final = 7
@@ -335,16 +454,28 @@ def walk(
     rows as :class:`~data_plane.records.Neighbour` values (for the planner's evidence; the
     answer fetches full records once, by version id).
     """
-    stmt, params = walk_statement(
-        starts, as_of, steps, max_depth=max_depth, budget=budget, exclude=exclude, detail=detail
-    )
     with _bound(engine) as conn:
+        stmt, params = walk_statement(
+            starts,
+            as_of,
+            steps,
+            max_depth=max_depth,
+            budget=budget,
+            exclude=exclude,
+            detail=detail,
+            dialect=conn.dialect.name,
+        )
         rows = conn.execute(stmt, params).all()
     pairs: set[tuple[str, int]] = set()
     depths: dict[str, int] = {}
-    # version id -> (source, target, relation, confidence, from, to, depth of from); least depth
-    taken: dict[int, tuple[str, str, str, float, str, str, int]] = {}
+    # (0 for an edge, 1 for a group member; version id) -> (source, target, relation,
+    # confidence, from, to, depth of from, group id, option, needs); least depth
+    taken: dict[
+        tuple[int, int], tuple[str, str, str, float, str, str, int, str | None, int | None, int | None]
+    ] = {}
     neighbours: dict[int, Neighbour] = {}
+    group_concepts: dict[str, ConceptRow] = {}
+    g = _THIN + 4 if detail else _THIN  # where a row's group columns start, when it has them
     for r in rows:
         node, depth = r[0], int(r[1])
         pairs.add((node, depth))
@@ -353,30 +484,41 @@ def walk(
         if r[2] is None:
             continue
         vid, source, target = int(r[2]), r[3], r[4]
+        group = r[g] if len(r) > g else None
+        kind = 0 if group is None else 1
         to = target if source == node else source
         if to not in depths or depth + 1 < depths[to]:
             depths[to] = depth + 1
-        if vid in taken and taken[vid][6] <= depth:
+        if (kind, vid) in taken and taken[kind, vid][6] <= depth:
             continue
         if detail:
             if r[_THIN] is None:  # the reached concept is not in force: not a step
                 continue
-            neighbours[vid] = Neighbour(
-                edge=EdgeRow(vid, source, target, r[5], float(r[6])),
-                concept=ConceptRow(int(r[_THIN]), r[_THIN + 1], r[_THIN + 2], r[_THIN + 3]),
-                from_id=node,
-                direction="out" if source == node else "in",
-            )
-        taken[vid] = (source, target, r[5], float(r[6]), node, to, depth)
+            concept = ConceptRow(int(r[_THIN]), r[_THIN + 1], r[_THIN + 2], r[_THIN + 3])
+            if group is None:
+                neighbours[vid] = Neighbour(
+                    edge=EdgeRow(vid, source, target, r[5], float(r[6])),
+                    concept=concept,
+                    from_id=node,
+                    direction="out" if source == node else "in",
+                )
+            else:
+                group_concepts.setdefault(concept.concept_id, concept)
+        option, needs = (None, None) if group is None else (int(r[g + 1]), int(r[g + 2]))
+        taken[kind, vid] = (source, target, r[5], float(r[6]), node, to, depth, group, option, needs)
     if max_depth is None:
         # Unbounded rows carry no depth: least depths come breadth-first from the starts.
         found = _distances(params["starts"], ((t[4], t[5]) for t in taken.values()))
         depths = {c: found.get(c, len(depths)) for c in depths}
-        taken = {vid: (*t[:6], depths[t[4]]) for vid, t in taken.items()}
+        taken = {k: (*t[:6], depths[t[4]], *t[7:]) for k, t in taken.items()}
     ordered = tuple(
         sorted(
-            (WalkRow(vid, t[0], t[1], t[2], t[3], t[6] + 1, t[4], t[5]) for vid, t in taken.items()),
-            key=lambda x: (x.depth, x.version_id),
+            (
+                WalkRow(vid, t[0], t[1], t[2], t[3], t[6] + 1, t[4], t[5], t[7], t[8], t[9])
+                for (_, vid), t in taken.items()
+            ),
+            # edges before group steps at one depth (without groups: by depth and version id)
+            key=lambda x: (x.depth, x.group_id is not None, x.version_id),
         )
     )
     return Walk(
@@ -387,7 +529,10 @@ def walk(
         partial=len(pairs) > budget,
         max_depth=max_depth,
         excluded=frozenset(params["exclude"]),
-        neighbours=tuple(neighbours[x.version_id] for x in ordered if x.version_id in neighbours),
+        neighbours=tuple(
+            neighbours[x.version_id] for x in ordered if x.group_id is None and x.version_id in neighbours
+        ),
+        group_concepts=group_concepts,
     )
 
 
@@ -554,7 +699,9 @@ def explain_walk(
     **options: Any,
 ) -> list[str]:
     """The engine's query plan for :func:`walk` (for docs and the plan test)."""
-    stmt, params = walk_statement(starts, as_of, steps or learning_steps(NEEDED_BEFORE), **options)
+    stmt, params = walk_statement(
+        starts, as_of, steps or learning_steps(NEEDED_BEFORE), dialect=engine.dialect.name, **options
+    )
     return explain(engine, stmt, params)
 
 

@@ -32,7 +32,7 @@ from data_plane.gateway import Write
 from data_plane.records import Grounding
 from data_plane.relations import canonical_edge
 
-__all__ = ["SyntheticGraph", "generate", "write_bundle", "writes"]
+__all__ = ["SyntheticGraph", "generate", "groups", "write_bundle", "write_groups", "writes"]
 
 _MIX: Final = (
     ("prerequisite", 0.30),
@@ -178,6 +178,49 @@ def write_bundle(graph: SyntheticGraph, path: str | Path) -> Path:
         for i, (cid, *_) in enumerate(graph.concepts):
             lesson = graph.lesson_of(i)
             w.writerow((lesson, f"Lesson {lesson}", cid))
+    return folder
+
+
+def groups(
+    graph: SyntheticGraph, *, share: float = 0.2, seed: int = 7
+) -> list[tuple[str, str, int, list[str]]]:
+    """Requirement groups for ``graph``: about ``share`` of the concepts (past the first layer)
+    get one group ``(group id, target, needs, options)``, one of 2-4 single-concept options drawn
+    from earlier layers as prerequisites are (needs 2 of 4 now and then), so every concept stays
+    learnable (members always lie in earlier layers)."""
+    rng = random.Random(seed * 31 + 1)
+    n = len(graph.concepts)
+    layers = max(3, int(n**0.5 / 2))
+    width = max(1, n // layers)
+    ids = [c[0] for c in graph.concepts]
+    out: list[tuple[str, str, int, list[str]]] = []
+    for j in range(width, n):
+        if rng.random() >= share:
+            continue
+        first = (j // width) * width  # the first concept of j's layer
+        choices = sorted(
+            {rng.randint(max(0, first - 3 * width), first - 1) for _ in range(rng.randint(2, 4))}
+        )
+        if len(choices) < 2:
+            continue
+        needs = 2 if len(choices) == 4 and rng.random() < 0.25 else 1
+        out.append((f"{ids[j]}.1", ids[j], needs, [ids[i] for i in choices]))
+    return out
+
+
+def write_groups(found: list[tuple[str, str, int, list[str]]], path: str | Path) -> Path:
+    """Write ``found`` (from :func:`groups`) as the bundle's requirement_groups.csv and
+    requirement_members.csv (grounding from the manifest's defaults)."""
+    folder = Path(path)
+    with (folder / "requirement_groups.csv").open("w", encoding="utf-8", newline="") as fh:
+        w = csv.writer(fh, lineterminator="\n")
+        w.writerow(("group_id", "target_id", "needs"))
+        w.writerows((gid, target, needs) for gid, target, needs, _ in found)
+    with (folder / "requirement_members.csv").open("w", encoding="utf-8", newline="") as fh:
+        w = csv.writer(fh, lineterminator="\n")
+        w.writerow(("group_id", "option", "concept_id"))
+        for gid, _, _, options in found:
+            w.writerows((gid, i, cid) for i, cid in enumerate(options, 1))
     return folder
 
 

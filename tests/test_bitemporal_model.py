@@ -2,7 +2,9 @@
 bi-temporal reference model of valid periods.
 
 Hypothesis drives random sequences of assert, revise, correct, invalidate, retract and re-assert
-of concepts, edges (every relation) and lesson links, each over a valid period drawn in the past,
+of concepts, edges (every relation), lesson links and requirement groups (a group with its
+members in one write; revisions of k and of the options; closing a concept a group names closes
+the group), each over a valid period drawn in the past,
 at the present, in the future and on the boundaries of the periods already stored (and a
 microsecond either side), with a manual clock that only moves when a rule advances it (often by
 zero, so writes share instants). The model, written here independently of the gateway, keeps
@@ -37,7 +39,7 @@ from typing import Any, ClassVar
 
 import pytest
 import sqlalchemy as sa
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, event, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule, run_state_machine_as_test
 
@@ -52,6 +54,8 @@ from data_plane import (
     KeyExists,
     NotFound,
     PrerequisiteCycle,
+    RequirementRejected,
+    RequirementWrite,
     SelfLoop,
     TemporalConflict,
     UnknownRelation,
@@ -67,6 +71,15 @@ from data_plane.reuse import AnswerIndex
 from data_plane.testing import EPOCH, ManualClock, grounding
 
 NAMES = {"a": "Alpha", "b": "Beta", "c": "Gamma", "d": "Delta", "e": "Epsilon"}
+GROUP_IDS = ("g1", "g2")
+GROUPS, MEMBERS = "requirement_groups", "requirement_members"
+TABLES = (
+    schema.concepts,
+    schema.concept_edges,
+    schema.lesson_concepts,
+    schema.requirement_groups,
+    schema.requirement_members,
+)
 CONCEPT_IDS = tuple(NAMES)
 LESSON_IDS = ("L1", "L2")
 SUMMARIES = ("first summary", "second summary")
@@ -99,7 +112,8 @@ Key = tuple[str, ...]
 
 @dataclass
 class MV:
-    """One version in the reference model (``summary`` is a concept's content; None otherwise)."""
+    """One version in the reference model (``summary`` is a concept's content, a group's
+    ``target|needs``; None otherwise)."""
 
     table: str
     key: Key
@@ -292,15 +306,143 @@ class Model:
         added.append(first.over(s, e, summary=new_summary, reason=reason, op="revise", recorded_at=now))
         return Plan(added, closed)
 
+    def cover(self, table: str, key: Key, reason: str, s: datetime, e: datetime, now: datetime) -> Plan:
+        """The key holds over all of [s, e): asserted over each part where it does not yet."""
+        gaps = [(s, e)]
+        for v in self.live(table, key):
+            gaps = [p for a, b in gaps for p in ((a, min(b, v.start)), (max(a, v.end), b)) if p[0] < p[1]]
+        out = Plan([], [])
+        for a, b in gaps:
+            out.closed += [
+                v
+                for v in self.currents(table, key)
+                if v.op == "retract" and _meets(v.start, v.end, a, b) and v not in out.closed
+            ]
+            out.added.append(MV(table, key, None, reason, "assert", a, None if b == FOREVER else b, now))
+        return out
+
+    def requirement(
+        self,
+        mode: str,
+        gid: str,
+        *,
+        target: str | None,
+        needs: int | None,
+        options: list[frozenset[str]] | None,
+        reason: str,
+        start: datetime | None,
+        end: datetime | None,
+        now: datetime,
+    ) -> Plan:
+        """A requirement write: the group row, then its members, in the gateway's order of
+        refusals (the group's shape first, then each key's own rule)."""
+        if mode in ("invalidate", "retract"):
+            p = self.plan(mode, GROUPS, (gid,), summary=None, reason=reason, start=start, end=end, now=now)
+            more = self.cascade_members(gid, p, mode, reason, end if mode == "invalidate" else None, now)
+            return Plan(p.added + more.added, p.closed + more.closed)
+        if mode == "assert":
+            assert target is not None and needs is not None and options is not None
+            _check_shape(target, needs, options)
+            out = self.plan(
+                "assert",
+                GROUPS,
+                (gid,),
+                summary=f"{target}|{needs}",
+                reason=reason,
+                start=start,
+                end=end,
+                now=now,
+            )
+            for label, option in enumerate(options, 1):
+                for c in sorted(option):
+                    p = self.plan(
+                        "assert",
+                        MEMBERS,
+                        (gid, str(label), c),
+                        summary=None,
+                        reason=reason,
+                        start=start or now,
+                        end=end,
+                        now=now,
+                    )
+                    out = Plan(out.added + p.added, out.closed + p.closed)
+            return out
+        live = self.live(GROUPS, (gid,))
+        if not live:
+            raise Predicted(NotFound)
+        target = (live[-1].summary or "").split("|")[0]
+        span: tuple[datetime, datetime] | None = None
+        if options is not None:
+            ps, pe = start or NEVER, end or FOREVER
+            spans = _merged(
+                sorted((max(v.start, ps), min(v.end, pe)) for v in live if _meets(v.start, v.end, ps, pe))
+            )
+            if len(spans) > 1:
+                raise Predicted(TemporalConflict)
+            if spans:
+                _check_shape(
+                    target,
+                    needs if needs is not None else int((live[-1].summary or "").split("|")[1]),
+                    options,
+                )
+                span = spans[0]
+        out = self.plan(
+            "revise",
+            GROUPS,
+            (gid,),
+            summary=None if needs is None else f"{target}|{needs}",
+            reason=reason,
+            start=start,
+            end=end,
+            now=now,
+        )
+        if span is None or options is None:
+            return out
+        s, e = span
+        inside = [v for v in self.member_versions(gid) if _meets(v.start, v.end, s, e)]
+        old: dict[str, set[str]] = {}
+        for v in inside:
+            old.setdefault(v.key[1], set()).add(v.key[2])
+        labels = _labels({k: frozenset(old[k]) for k in sorted(old, key=int)}, options)
+        wanted = {(label, c) for label, o in labels.items() for c in o}
+        for label, c in sorted({(v.key[1], v.key[2]) for v in inside} - wanted):
+            p = self.plan(
+                "invalidate",
+                MEMBERS,
+                (gid, label, c),
+                summary=None,
+                reason=reason,
+                start=s,
+                end=None if e == FOREVER else e,
+                now=now,
+                strict=False,
+            )
+            out = Plan(out.added + p.added, out.closed + p.closed)
+        for label, c in sorted(wanted):
+            p = self.cover(MEMBERS, (gid, label, c), reason, s, e, now)
+            out = Plan(out.added + p.added, out.closed + p.closed)
+        return out
+
+    def member_versions(self, gid: str) -> list[MV]:
+        return [
+            v
+            for v in self.versions
+            if v.table == MEMBERS and v.key[0] == gid and v.expired_at is None and v.op != "retract"
+        ]
+
+    def cascade_members(
+        self, gid: str, plan: Plan, mode: str, reason: str, until: datetime | None, now: datetime
+    ) -> Plan:
+        """Closing a group closes its members over the same portion."""
+        return self._close_with(
+            plan, mode, reason, until, now, sorted({(MEMBERS, v.key) for v in self.member_versions(gid)})
+        )
+
     def cascade(
         self, cid: str, plan: Plan, mode: str, reason: str, until: datetime | None, now: datetime
     ) -> Plan:
-        """Closing a concept closes its edges and lesson links over the same portion."""
-        if mode not in ("invalidate", "retract") or not plan.added:
-            return Plan([], [])
-        starts = [v.invalid_at for v in plan.added if v.op == "invalidate"]
-        start = starts[0] if starts else min(v.valid_at for v in plan.added if v.op == "retract")
-        out = Plan([], [])
+        """Closing a concept closes its edges, lesson links and the groups that name it (as
+        target or member, and so their members) over the same portion."""
         keys = sorted(
             {
                 (v.table, v.key)
@@ -313,6 +455,38 @@ class Model:
                 )
             }
         )
+        groups = {
+            (GROUPS, (v.key[0],))
+            for v in self.versions
+            if v.expired_at is None
+            and v.op != "retract"
+            and (
+                (v.table == GROUPS and (v.summary or "").split("|")[0] == cid)
+                or (v.table == MEMBERS and v.key[2] == cid)
+            )
+            and self.live(GROUPS, (v.key[0],))
+        }
+        out = self._close_with(plan, mode, reason, until, now, [*keys, *sorted(groups)])
+        for key in sorted({v.key for v in out.added if v.table == GROUPS}):
+            sub = Plan([v for v in out.added if v.table == GROUPS and v.key == key], [])
+            more = self.cascade_members(key[0], sub, mode, reason, until, now)
+            out = Plan(out.added + more.added, out.closed + more.closed)
+        return out
+
+    def _close_with(
+        self,
+        plan: Plan,
+        mode: str,
+        reason: str,
+        until: datetime | None,
+        now: datetime,
+        keys: list[tuple[str, Key]],
+    ) -> Plan:
+        if mode not in ("invalidate", "retract") or not plan.added:
+            return Plan([], [])
+        starts = [v.invalid_at for v in plan.added if v.op == "invalidate"]
+        start = starts[0] if starts else min(v.valid_at for v in plan.added if v.op == "retract")
+        out = Plan([], [])
         for table, key in keys:
             live = self.live(table, key)
             if mode == "invalidate" and not any(
@@ -339,13 +513,28 @@ class Model:
         for v in held:
             if v.table == "concepts":
                 continue
-            for cid in v.key[:2] if v.table == "concept_edges" else v.key[1:]:
+            if v.table == GROUPS:
+                ends: tuple[str, ...] = ((v.summary or "").split("|")[0],)
+            elif v.table == MEMBERS:
+                ends = v.key[2:]
+            else:
+                ends = v.key[:2] if v.table == "concept_edges" else v.key[1:]
+            for cid in ends:
                 at = v.start
                 for s, e in coverage(cid):
                     if s <= at < e:
                         at = e
                 if at < v.end:
                     raise Predicted(InactiveEndpoint)
+        _check_groups(held)
+        ordered = any(
+            (v.table == "concept_edges" and v.key[2] == PREREQUISITE) or v.table == MEMBERS
+            for v in (*plan.added, *plan.closed)
+        )
+        if ordered and any(v.table == MEMBERS for v in (*self.versions, *plan.added)):
+            if _unlearnable([v for v in held if v.end > now]):
+                raise Predicted(PrerequisiteCycle)
+            return
         touched = any(v.table == "concept_edges" and v.key[2] == PREREQUISITE for v in plan.added)
         graph: dict[str, set[str]] = {}
         for v in held:
@@ -358,6 +547,104 @@ class Model:
         for v in plan.closed:
             v.expired_at = now
         self.versions += plan.added
+
+
+def _check_shape(target: str, needs: int, options: list[frozenset[str]]) -> None:
+    if any(target in o for o in options) or not 1 <= needs <= len(options):
+        raise Predicted(RequirementRejected)
+
+
+def _merged(parts: list[tuple[datetime, datetime]]) -> list[tuple[datetime, datetime]]:
+    out: list[tuple[datetime, datetime]] = []
+    for a, b in parts:
+        if out and a <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        else:
+            out.append((a, b))
+    return out
+
+
+def _labels(old: dict[str, frozenset[str]], new: list[frozenset[str]]) -> dict[str, frozenset[str]]:
+    """Option numbers as a revision keeps them: an unchanged option keeps its number, a new one
+    takes the smallest free number (written here apart from the gateway's)."""
+    out: dict[str, frozenset[str]] = {}
+    free = dict(old)
+    rest = []
+    for o in new:
+        hit = [label for label, x in free.items() if x == o]
+        if hit:
+            out[hit[0]] = o
+            del free[hit[0]]
+        else:
+            rest.append(o)
+    n = 0
+    for o in rest:
+        n += 1
+        while str(n) in out:
+            n += 1
+        out[str(n)] = o
+    return out
+
+
+def _check_groups(held: list[MV]) -> None:
+    """Every group's members hold only where it does, never name its target, and give it at
+    least ``needs`` options at every valid time it holds."""
+    for gid in {v.key[0] for v in held if v.table in (GROUPS, MEMBERS)}:
+        versions = [v for v in held if v.table == GROUPS and v.key == (gid,)]
+        members = [v for v in held if v.table == MEMBERS and v.key[0] == gid]
+        if len({(v.summary or "").split("|")[0] for v in versions}) > 1:
+            raise Predicted(RequirementRejected)
+        spans = _merged(sorted((v.start, v.end) for v in versions))
+        for m in members:
+            if not any(a <= m.start and m.end <= b for a, b in spans):
+                raise Predicted(RequirementRejected)
+            if any(
+                m.key[2] == (v.summary or "").split("|")[0] and _meets(v.start, v.end, m.start, m.end)
+                for v in versions
+            ):
+                raise Predicted(RequirementRejected)
+        cuts = sorted({t for v in versions + members for t in (v.start, v.end)})
+        for v in versions:
+            needs = int((v.summary or "").split("|")[1])
+            inner = [t for t in cuts if v.start < t < v.end]
+            for a, b in zip([v.start, *inner], [*inner, v.end], strict=True):
+                if len({m.key[1] for m in members if m.start <= a and b <= m.end}) < needs:
+                    raise Predicted(RequirementRejected)
+
+
+def _unlearnable(open_versions: list[MV]) -> bool:
+    """Is some concept learnable in no order, over what is open now or later (a group needs the
+    most any open version of it needs, from the union of its open options)? A plain fixed point,
+    written here apart from the gateway's worklist."""
+    plain = {
+        (v.key[0], v.key[1]) for v in open_versions if v.table == "concept_edges" and v.key[2] == PREREQUISITE
+    }
+    groups: dict[str, tuple[str, int]] = {}
+    for v in open_versions:
+        if v.table == GROUPS:
+            target, needs = (v.summary or "").split("|")
+            groups[v.key[0]] = (target, max(int(needs), groups.get(v.key[0], (target, 0))[1]))
+    options: dict[str, dict[str, set[str]]] = {}
+    for v in open_versions:
+        if v.table == MEMBERS and v.key[0] in groups:
+            options.setdefault(v.key[0], {}).setdefault(v.key[1], set()).add(v.key[2])
+    nodes = {n for pair in plain for n in pair} | {t for t, _ in groups.values()}
+    nodes |= {c for opts in options.values() for o in opts.values() for c in o}
+    learnt: set[str] = set()
+    while True:
+        more = {
+            n
+            for n in nodes - learnt
+            if all(a in learnt for a, b in plain if b == n)
+            and all(
+                sum(1 for o in options.get(gid, {}).values() if o <= learnt) >= k
+                for gid, (t, k) in groups.items()
+                if t == n
+            )
+        }
+        if not more:
+            return bool(nodes - learnt)
+        learnt |= more
 
 
 def _has_cycle(graph: dict[str, set[str]]) -> bool:
@@ -413,6 +700,24 @@ class BiTemporalMachine(RuleBasedStateMachine):
         start = EPOCH - timedelta(days=1) if back else None
         for cid in CONCEPT_IDS[:n]:
             self.write("assert", "concepts", (cid,), SUMMARIES[0], REASONS[0], start, None)
+        if n >= 3:
+            # and one group (a needs one of b or c), so that group revisions and cascades happen
+            options = [frozenset("b"), frozenset("c")]
+            w = RequirementWrite("g1", grounding(REASONS[0]), "assert", "a", 1, [["b"], ["c"]], start)
+            now = self.clock.now
+            plan = self.model.requirement(
+                "assert",
+                "g1",
+                target="a",
+                needs=1,
+                options=options,
+                reason=REASONS[0],
+                start=start,
+                end=None,
+                now=now,
+            )
+            self.model.check(plan, now)
+            self.apply(w, plan, now)
 
     # -- drawing ------------------------------------------------------------------------------
 
@@ -512,6 +817,64 @@ class BiTemporalMachine(RuleBasedStateMachine):
         start, end = self._time(data, "start"), self._time(data, "end")
         self.write(mode, "lesson_concepts", tuple(key), None, reason, start, end)
 
+    @rule(
+        data=st.data(),
+        mode=st.sampled_from(
+            ("assert", "assert", "assert", "revise", "revise", "revise", "invalidate", "retract")
+        ),
+        reason=st.sampled_from(REASONS),
+    )
+    def write_group(self, data: st.DataObject, mode: str, reason: str) -> None:
+        """A requirement group: asserted with its members, revised (k, options or both, over a
+        portion), invalidated or retracted with its members, asserted again."""
+        gid = self._pick(
+            data,
+            [k[0] for k in self._live_keys(GROUPS)] if mode != "assert" else [],
+            st.sampled_from(GROUP_IDS),
+        )
+        start, end = self._time(data, "start"), self._time(data, "end")
+        live = [k[0] for k in self._live_keys("concepts")]
+        target = self._pick(data, live, st.sampled_from(CONCEPT_IDS))
+        # Mostly well-formed (live members other than the target, k within the options), so that
+        # groups get written, revised and cascaded; sometimes anything, so refusals happen too.
+        others = [c for c in live if c != target]
+        sound = bool(others) and data.draw(st.integers(0, 9), label="sound") < 8
+        option = st.frozensets(st.sampled_from(others if sound else CONCEPT_IDS), min_size=1, max_size=2)
+        options = data.draw(st.lists(option, min_size=1, max_size=3), label="options")
+        needs = data.draw(st.integers(1, len(options)) if sound else st.sampled_from((1, 2)), label="needs")
+        g = grounding(reason)
+        w: Write | RequirementWrite
+        if mode == "assert":
+            w = RequirementWrite(gid, g, "assert", target, needs, [sorted(o) for o in options], start, end)
+            args = {"target": target, "needs": needs, "options": options}
+        elif mode == "revise":
+            if data.draw(st.booleans(), label="keep needs"):
+                needs_or_none: int | None = None
+            else:
+                needs_or_none = needs
+            opts = options if data.draw(st.booleans(), label="new options") else None
+            w = RequirementWrite(
+                gid, g, "revise", needs=needs_or_none, options=None if opts is None else [sorted(o) for o in opts],
+                valid_at=start, until=end,
+            )  # fmt: skip
+            args = {"target": None, "needs": needs_or_none, "options": opts}
+        elif mode == "invalidate":
+            w = Write(GROUPS, (gid,), mode, g, {}, None, KEEP if start is None else start, end)
+            args = {"target": None, "needs": None, "options": None}
+        else:
+            w = Write(GROUPS, (gid,), mode, g, {})
+            args = {"target": None, "needs": None, "options": None}
+        now = self.clock.now
+        try:
+            plan = self.model.requirement(mode, gid, reason=reason, start=start, end=end, now=now, **args)
+            self.model.check(plan, now)
+        except Predicted as p:
+            event(f"group {mode}: refused with {p.error.__name__}")
+            self.refused(w, p.error)
+            return
+        event(f"group {mode}: {len(plan.added)} versions" if plan.added else f"group {mode}: unchanged")
+        self.apply(w, plan, now)
+
     @rule(data=st.data(), as_of=st.booleans(), which=st.sampled_from(QUESTIONS))
     def ask(self, data: st.DataObject, as_of: bool, which: str) -> None:
         """The answer a learner gets (reused when nothing it read changed) equals a fresh one at
@@ -579,6 +942,9 @@ class BiTemporalMachine(RuleBasedStateMachine):
         except Predicted as p:
             self.refused(w, p.error)
             return
+        self.apply(w, plan, now)
+
+    def apply(self, w: Write | RequirementWrite, plan: Plan, now: datetime) -> None:
         result = self.gateway.apply([w])
         assert len(result.written) + len(result.kept) + len(result.cascaded) == len(plan.added), (w, plan)
         self.model.commit(plan, now)
@@ -592,7 +958,7 @@ class BiTemporalMachine(RuleBasedStateMachine):
     def _content(table: str, key: Key, summary: str | None) -> dict[str, Any]:
         return {"name": NAMES[key[0]], "aliases": [], "summary": summary} if table == "concepts" else {}
 
-    def refused(self, write: Write, expected: type[Exception]) -> None:
+    def refused(self, write: Write | RequirementWrite, expected: type[Exception]) -> None:
         before = self._rows()
         with pytest.raises((WriteRejected, NotFound)) as info:
             self.gateway.apply([write])
@@ -606,17 +972,21 @@ class BiTemporalMachine(RuleBasedStateMachine):
     def _rows(self) -> list[tuple[Any, ...]]:
         out: list[tuple[Any, ...]] = []
         with self.engine.connect() as conn:
-            for table in (schema.concepts, schema.concept_edges, schema.lesson_concepts):
+            for table in TABLES:
                 keys = schema.KEY_COLUMNS[table.name]
-                summary = table.c.summary if table.name == "concepts" else sa.null()
-                for r in conn.execute(
-                    sa.select(table, summary.label("content")).order_by(table.c.version_id)
-                ).mappings():
+                for r in conn.execute(sa.select(table).order_by(table.c.version_id)).mappings():
+                    content = (
+                        r["summary"]
+                        if table.name == "concepts"
+                        else f"{r['target_id']}|{r['needs']}"
+                        if table.name == GROUPS
+                        else None
+                    )
                     out.append(
                         (
                             table.name,
                             tuple(r[k] for k in keys),
-                            r["content"],
+                            content,
                             r["reason"],
                             r["op"],
                             r["valid_at"],
@@ -634,7 +1004,7 @@ class BiTemporalMachine(RuleBasedStateMachine):
     @invariant()
     def current_versions_of_a_key_never_overlap(self) -> None:
         with self.engine.connect() as conn:
-            for table in (schema.concepts, schema.concept_edges, schema.lesson_concepts):
+            for table in TABLES:
                 a, b = table.alias("a"), table.alias("b")
                 same = [a.c[k] == b.c[k] for k in schema.KEY_COLUMNS[table.name]]
                 stmt = sa.select(sa.func.count()).where(
@@ -672,6 +1042,19 @@ class BiTemporalMachine(RuleBasedStateMachine):
             # No edge or link in force has an endpoint out of force, at any point on either timeline.
             assert all(s in concepts and t in concepts for s, t, _ in edges)
             assert all(c in concepts for _, c in links)
+            groups = {m.key[0]: ((m.summary or "").split("|"), m.reason) for m in held if m.table == GROUPS}
+            members = {m.key: m.reason for m in held if m.table == MEMBERS}
+            read = [g for gs in self.reader.requirements(CONCEPT_IDS, as_of=AsOf(v, k)).values() for g in gs]
+            assert {g.group_id: ([g.target_id, str(g.needs)], g.grounding.reason) for g in read} == groups, (
+                v,
+                k,
+            )
+            assert {
+                (m.group_id, str(m.option), m.concept_id): m.grounding.reason for g in read for m in g.members
+            } == {key: r for key, r in members.items() if key[0] in groups}
+            # No member in force outside its group, nor a group in force whose target is not.
+            assert {key[0] for key in members} <= set(groups)
+            assert all(target in concepts for (target, _), _ in groups.values())
 
             ids = set(self.rnd.sample(CONCEPT_IDS, self.rnd.randint(1, 2)))
             expected = set()
@@ -690,7 +1073,7 @@ class BiTemporalMachine(RuleBasedStateMachine):
         times = sorted(self.times)
         since, until = sorted((self.rnd.choice(times), self.rnd.choice(times)))
         since -= self.rnd.choice((MICRO, timedelta(0)))
-        diff = self.reader.diff(since, until, tables=("concepts", "concept_edges", "lesson_concepts"))
+        diff = self.reader.diff(since, until, tables=[t.name for t in TABLES])
         got = Counter(
             (
                 x.table,

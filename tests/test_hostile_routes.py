@@ -37,7 +37,12 @@ with warnings.catch_warnings():
 
 GROUNDING = {"reason": "hostile suite", "evidence": {"suite": "hostile"}, "confidence": 0.9}
 # Valid values of every path parameter the app has, and a valid body of every route that takes one.
-PATH = {"concept_id": "rag", "key": "rag>builds_on>embeddings", "lesson_id": "L-hostile"}
+PATH = {
+    "concept_id": "rag",
+    "key": "rag>builds_on>embeddings",
+    "lesson_id": "L-hostile",
+    "group_id": "hostile_a.1",
+}
 # Curation routes work on concepts and an edge of their own (see the fixture).
 ROUTE_PATH = {
     "/concepts/{concept_id}/revise": {"concept_id": "hostile_a"},
@@ -117,6 +122,9 @@ def api(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
     for cid in ("hostile_a", "hostile_b", "hostile_gone"):
         gateway.assert_concept(cid, name=cid.replace("_", " ").title(), grounding=g)
     gateway.assert_edge("hostile_a", "hostile_b", "related", grounding=g)
+    gateway.assert_requirement(
+        "hostile_a.1", target_id="hostile_a", needs=1, options=[["rag"], ["hostile_b"]], grounding=g
+    )
     app = create_app(runtime.settings, runtime=runtime, config=ApiConfig(ask_rate_per_min=0))
     with TestClient(app, raise_server_exceptions=False) as client:
         asked = client.post("/ask", json={"question": "What does RAG build on?"})

@@ -2,10 +2,12 @@
 
 The operational tables of migration 0003 (``rate_limits``, ``answer_reuse``) are not graph history:
 a downgrade below 0003 drops them, and an upgrade brings them back empty (limits start full, and
-answers are reused again once asked again)."""
+answers are reused again once asked again). The requirement tables of migration 0005 are graph
+history: a downgrade below 0005 drops them only while they are empty, and refuses otherwise."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -20,7 +22,10 @@ from data_plane.tokens import TokenStore
 
 PREVIOUS = "0001"
 OPERATIONAL = frozenset({"rate_limits", "answer_reuse"})
-KEPT = frozenset(schema.metadata.tables) - OPERATIONAL
+REQUIREMENTS = frozenset({"requirement_groups", "requirement_members"})
+KEPT = frozenset(schema.metadata.tables) - OPERATIONAL - REQUIREMENTS
+# After everything _populate records (its manual clock starts at 2025-01-01).
+LATER = datetime(2025, 6, 1, tzinfo=UTC)
 
 
 def _populate(engine: Engine) -> None:
@@ -91,7 +96,7 @@ def populated(engine: Engine) -> Engine:
 def test_populated_database_has_rows_in_every_table(populated: Engine) -> None:
     """The fixture is not vacuous: every table holds rows, including superseded versions."""
     dump = _dump(populated)
-    assert all(dump[t.name] for t in schema.metadata.sorted_tables), {k: len(v) for k, v in dump.items()}
+    assert all(dump[t] for t in KEPT | OPERATIONAL), {k: len(v) for k, v in dump.items()}
     assert len(dump["concepts"]) > 5
 
 
@@ -128,3 +133,20 @@ def test_guards_and_writes_work_after_round_trip(populated: Engine) -> None:
         "fresh", name="Fresh", grounding=grounding("after migration")
     )
     assert v.stamp.version_id > top
+
+
+def test_downgrade_below_0005_is_refused_while_groups_hold_history(populated: Engine) -> None:
+    """A database holding a requirement group is not downgraded below 0005 (that would delete the
+    group's history): the downgrade fails and every row, groups included, is still there."""
+    WriteGateway(populated, clock=ManualClock(LATER)).assert_requirement(
+        "rag.1",
+        target_id="rag",
+        needs=1,
+        options=[["embeddings"], ["vector_search"]],
+        grounding=grounding("one of"),
+    )
+    before = _dump(populated)
+    with pytest.raises(Exception, match="holds requirement history"):
+        downgrade(populated, "0004")
+    assert schema_revision(populated) == head_revision()
+    assert _dump(populated) == before

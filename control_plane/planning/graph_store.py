@@ -19,6 +19,12 @@ store's :class:`~data_plane.temporal.AsOf`, or now) and writes through
 * ``get_rel_map`` runs the planner's own indexed statements: the seeds' neighbourhood
   (``GraphReader.neighbourhood``) and, beyond one hop, the needed-before walk
   (``data_plane.walks``). LlamaIndex gives it no direction; its docstring says which it takes.
+* Requirement groups ("one of A or B") are relations a LlamaIndex user reads in ``get_triplets``:
+  a node ``EntityNode(label="Requirement", name=<group id>)`` per group (properties: target_id,
+  needs, options, version_id, grounding), a ``requires`` relation from the target to it, and an
+  ``option`` relation from it to each member (properties: option, version_id, grounding):
+  the target needs ``needs`` of the options, each option's members all. ``get_rel_map`` follows
+  edges only.
 * Vector retrieval: :meth:`SQLPropertyGraphStore.embed_concepts` embeds the concepts into a
   LlamaIndex vector store (or the store is given one that holds them), which ``vector_query``
   (``VectorContextRetriever``) then searches; without one ``vector_query`` refuses with a
@@ -76,12 +82,18 @@ from data_plane.walks import MAX_STARTS, NEEDED_BEFORE, learning_steps, walk
 __all__ = [
     "CONCEPT_LABEL",
     "NOT_A_DOCUMENT_STORE",
+    "OPTION",
+    "REQUIREMENT_LABEL",
+    "REQUIRES",
     "SQLPropertyGraphStore",
     "SeedRetriever",
     "grounding_from",
 ]
 
 CONCEPT_LABEL = "Concept"
+REQUIREMENT_LABEL = "Requirement"
+REQUIRES: Final = "requires"
+OPTION: Final = "option"
 _GROUNDING_KEYS = ("confidence", "reason", "source", "evidence")
 # Beyond its first hop, a rel map follows learning order towards what the seeds rest on.
 REL_MAP_DIRECTION: Final = NEEDED_BEFORE
@@ -321,6 +333,7 @@ class SQLPropertyGraphStore(PropertyGraphStore, ReaderExpander):
         and to relation ``properties`` (equal values)."""
         as_of = self.as_of()
         edges: dict[str, Edge] = {}
+        names: list[str] = []
         if entity_names is not None or ids is not None:
             names = sorted(self.named([*(entity_names or []), *(ids or [])], as_of=as_of))
             rows: dict[str, EdgeRow] = {}
@@ -332,9 +345,70 @@ class SQLPropertyGraphStore(PropertyGraphStore, ReaderExpander):
             for e in self._reader.snapshot(as_of).edges:
                 if relation_names is None or e.relation in relation_names:
                     edges[e.key] = e
-        return [
-            t for t in self._triplets(list(edges.values()), as_of) if _matches(t[1].properties, properties)
-        ]
+        triplets = self._triplets(list(edges.values()), as_of)
+        if relation_names is None or {REQUIRES, OPTION} & set(relation_names):
+            targets = None if entity_names is None and ids is None else names
+            triplets += self._requirement_triplets(targets, as_of, relation_names)
+        return [t for t in triplets if _matches(t[1].properties, properties)]
+
+    def _requirement_triplets(
+        self, concept_ids: list[str] | None, as_of: AsOf, relation_names: list[str] | None
+    ) -> list[Triplet]:
+        """The groups of ``concept_ids`` (as target or as an option; all groups when None) as
+        ``requires`` and ``option`` triplets through a Requirement node (module docstring)."""
+        if concept_ids is None:
+            targets = sorted(
+                {v.content["target_id"] for v in self._reader.snapshot(as_of).requirement_groups}
+            )
+            groups = {
+                g.group_id: g for gs in self._reader.requirements(targets, as_of=as_of).values() for g in gs
+            }
+        else:
+            groups = {
+                g.group_id: g
+                for gs in self._reader.requirements(concept_ids, as_of=as_of).values()
+                for g in gs
+            }
+            for gs in self._reader.requirements_naming(concept_ids, as_of=as_of).values():
+                groups.update((g.group_id, g) for g in gs)
+        ends = self._reader.concepts(
+            {g.target_id for g in groups.values()}
+            | {m.concept_id for g in groups.values() for m in g.members},
+            as_of=as_of,
+        )
+        out: list[Triplet] = []
+        for g in sorted(groups.values(), key=lambda g: g.group_id):
+            node = EntityNode(
+                name=g.group_id,
+                label=REQUIREMENT_LABEL,
+                properties={
+                    "target_id": g.target_id,
+                    "needs": g.needs,
+                    "options": [list(o) for o in g.options],
+                    "version_id": g.version_id,
+                    "grounding": g.grounding.to_dict(),
+                },
+            )
+            if (relation_names is None or REQUIRES in relation_names) and g.target_id in ends:
+                requires = Relation(
+                    label=REQUIRES,
+                    source_id=g.target_id,
+                    target_id=g.group_id,
+                    properties={"needs": g.needs, "version_id": g.version_id, **g.grounding.to_dict()},
+                )
+                out.append((concept_node(ends[g.target_id]), requires, node))
+            if relation_names is not None and OPTION not in relation_names:
+                continue
+            for m in g.members:
+                if m.concept_id in ends:
+                    option = Relation(
+                        label=OPTION,
+                        source_id=g.group_id,
+                        target_id=m.concept_id,
+                        properties={"option": m.option, "version_id": m.version_id, **m.grounding.to_dict()},
+                    )
+                    out.append((node, option, concept_node(ends[m.concept_id])))
+        return out
 
     def _triplets(self, edges: list[Edge], as_of: AsOf) -> list[Triplet]:
         ends = self._reader.concepts({i for e in edges for i in (e.source_id, e.target_id)}, as_of=as_of)

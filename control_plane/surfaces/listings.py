@@ -172,7 +172,8 @@ def _key_of(pos: Any, size: int) -> tuple[str, ...]:
 def snapshot_page(
     reader: GraphReader, as_of: datetime | None, known_at: datetime | None, limit: int, cursor: str | None
 ) -> dict[str, Any]:
-    """Up to ``limit`` concepts, edges, lessons and lesson links of the graph as of a point, each
+    """Up to ``limit`` concepts, edges, lessons, lesson links, requirement groups and members of
+    the graph as of a point, each
     section streamed from SQL after its last key (keyset pages: a page never reads the graph)."""
     query = {"as_of": format_time(as_of), "known_at": format_time(known_at)}
     cur = Cursor.resume(cursor, "snapshot", query)
@@ -201,6 +202,14 @@ def snapshot_page(
         ),
         "lesson_links": section(
             2, lambda k, n: reader.stream_versions("lesson_concepts", point, after=k, limit=n), version_key
+        ),
+        "requirement_groups": section(
+            1, lambda k, n: reader.stream_versions("requirement_groups", point, after=k, limit=n), version_key
+        ),
+        "requirement_members": section(
+            3,
+            lambda k, n: reader.stream_versions("requirement_members", point, after=k, limit=n),
+            version_key,
         ),
     }
     page, positions = keyset_sections(sections, cur.pos if cur else None, limit)

@@ -17,11 +17,21 @@ from typing import Any, Final
 from data_plane.errors import InactiveEndpoint, NotFound
 from data_plane.names import normalise
 from data_plane.reads import GraphReader
-from data_plane.records import Concept, Edge, Version
+from data_plane.records import Concept, Edge, RequirementGroup, Version
 from data_plane.relations import SYMMETRIC
 from data_plane.temporal import AsOf
 
-__all__ = ["Hit", "Listed", "Profile", "hinted", "listing", "profile", "search", "unknown_hint"]
+__all__ = [
+    "Hit",
+    "Listed",
+    "Profile",
+    "hinted",
+    "listing",
+    "profile",
+    "requirement_line",
+    "search",
+    "unknown_hint",
+]
 
 # A summary matches more loosely than a name (its words are scattered through a sentence), and a
 # query found inside a longer name less surely than the whole name: both count for a little less.
@@ -83,12 +93,15 @@ def listing(
 
 @dataclass(frozen=True)
 class Profile:
-    """One concept as of a point: its version, the edges out of it and into it, its lessons."""
+    """One concept as of a point: its version, the edges out of it and into it, its lessons, its
+    requirement groups (``requirements``) and the groups it is an option of (``option_of``)."""
 
     concept: Concept
     outgoing: list[Edge]
     incoming: list[Edge]
     lessons: list[tuple[Version, str]]
+    requirements: tuple[RequirementGroup, ...] = ()
+    option_of: tuple[RequirementGroup, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -96,6 +109,8 @@ class Profile:
             "outgoing": [e.to_dict() for e in self.outgoing],
             "incoming": [e.to_dict() for e in self.incoming],
             "lessons": [{"lesson_id": v.key[0], "title": title, **v.to_dict()} for v, title in self.lessons],
+            "requirements": [g.to_dict() for g in self.requirements],
+            "option_of": [g.to_dict() for g in self.option_of],
         }
 
 
@@ -113,7 +128,23 @@ def profile(reader: GraphReader, concept_id: str, as_of: AsOf) -> Profile:
         (e for e in edges.values() if e.target_id == concept_id and e.relation not in SYMMETRIC),
         key=lambda e: e.key,
     )
-    return Profile(concept, outgoing, incoming, reader.lesson_links([concept_id], as_of=as_of))
+    return Profile(
+        concept,
+        outgoing,
+        incoming,
+        reader.lesson_links([concept_id], as_of=as_of),
+        reader.requirements([concept_id], as_of=as_of).get(concept_id, ()),
+        reader.requirements_naming([concept_id], as_of=as_of).get(concept_id, ()),
+    )
+
+
+def requirement_line(group: RequirementGroup) -> str:
+    """A group in one line: ``cse_101.1 -> cse_101 needs 1 of: cse_21 | math_154`` (an option of
+    several concepts joined with ``+``)."""
+    options = " | ".join(" + ".join(o) for o in group.options)
+    return (
+        f"{group.group_id} -> {group.target_id} needs {group.needs} of: {options}  ({group.grounding.reason})"
+    )
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,8 @@ Every graph table holds versions of a stable key. The database itself refuses DE
 TRUNCATE on PostgreSQL) and any UPDATE other than closing an open version once (``expired_at`` or
 ``invalid_at`` from NULL to a value); at most one version per key is current.
 
-This file is frozen: it does not import the application's schema, so later changes to the models
+This file is frozen: it does not import the application's schema (the versioned-table DDL it
+shares with later revisions is in ``migrations/versioned.py``, frozen alike), so later changes to the models
 cannot silently change what this revision did. ``tests/test_migrations.py`` checks that the
 models and the migrated database agree.
 
@@ -17,28 +18,15 @@ from collections.abc import Sequence
 
 import sqlalchemy as sa
 from alembic import op
-from sqlalchemy.dialects.postgresql import JSONB
+
+from migrations.versioned import JSON, TS, create_guarded, drop_guarded
 
 revision: str = "0001"
 down_revision: str | Sequence[str] | None = None
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
-JSON = sa.JSON().with_variant(JSONB(), "postgresql")
-VERSION_ID = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
-TS = sa.DateTime(timezone=True)
-
 RELATIONS = ("prerequisite", "builds_on", "part_of", "related", "contrasts_with")
-OPERATIONS = ("assert", "revise", "invalidate", "retract")
-CLOSABLE = ("invalid_at", "expired_at")
-COMMON_CHECKS = [
-    ("confidence >= 0 AND confidence <= 1", "confidence_range"),
-    ("length(reason) > 0", "reason_nonempty"),
-    ("length(source) > 0", "source_nonempty"),
-    ("invalid_at IS NULL OR invalid_at > valid_at", "valid_interval"),
-    ("expired_at IS NULL OR expired_at >= recorded_at", "recorded_interval"),
-    ("op IN (" + ", ".join(f"'{o}'" for o in OPERATIONS) + ")", "op_known"),
-]
 
 
 def _spec() -> dict[str, tuple[tuple[str, ...], list[sa.Column], list[tuple[str, str]]]]:
@@ -98,55 +86,6 @@ def _spec() -> dict[str, tuple[tuple[str, ...], list[sa.Column], list[tuple[str,
     }
 
 
-def _create_versioned(
-    name: str, key: tuple[str, ...], columns: list[sa.Column], checks: list[tuple[str, str]]
-) -> None:
-    op.create_table(
-        name,
-        sa.Column("version_id", VERSION_ID, primary_key=True, autoincrement=True),
-        *columns,
-        sa.Column("op", sa.String(16), nullable=False),
-        sa.Column("confidence", sa.Float(), nullable=False),
-        sa.Column("reason", sa.Text(), nullable=False),
-        sa.Column("source", sa.Text(), nullable=False),
-        sa.Column("evidence", JSON, nullable=False),
-        sa.Column("valid_at", TS, nullable=False),
-        sa.Column("invalid_at", TS, nullable=True),
-        sa.Column("recorded_at", TS, nullable=False),
-        sa.Column("expired_at", TS, nullable=True),
-        sa.Column("supersedes_id", VERSION_ID, nullable=True),
-        sa.ForeignKeyConstraint(
-            ["supersedes_id"], [f"{name}.version_id"], name=f"fk_{name}_supersedes_id_{name}"
-        ),
-        # op.f(): the name is final; the target metadata's naming convention must not prefix it again.
-        *(
-            sa.CheckConstraint(sql, name=op.f(f"ck_{name}_{short}"))
-            for sql, short in [*COMMON_CHECKS, *checks]
-        ),
-        sa.PrimaryKeyConstraint("version_id", name=f"pk_{name}"),
-    )
-    where = sa.text("expired_at IS NULL")
-    op.create_index(
-        f"uq_{name}_current", name, list(key), unique=True, sqlite_where=where, postgresql_where=where
-    )
-    op.create_index(f"ix_{name}_key_recorded", name, [*key, "recorded_at"])
-    op.create_index(f"ix_{name}_recorded_at", name, ["recorded_at"])
-    op.create_index(f"ix_{name}_expired_at", name, ["expired_at"])
-
-
-def _sqlite_guards(name: str, columns: list[str]) -> list[str]:
-    frozen = [c for c in columns if c not in CLOSABLE]
-    changed = " OR ".join(f"NEW.{c} IS NOT OLD.{c}" for c in frozen)
-    reopened = " OR ".join(f"(OLD.{c} IS NOT NULL AND NEW.{c} IS NOT OLD.{c})" for c in CLOSABLE)
-    return [
-        f"CREATE TRIGGER trg_{name}_no_delete BEFORE DELETE ON {name} BEGIN "
-        f"SELECT RAISE(ABORT, '{name}: rows are never deleted; invalidate the version instead'); END",
-        f"CREATE TRIGGER trg_{name}_close_only BEFORE UPDATE ON {name} WHEN {changed} OR {reopened} BEGIN "
-        f"SELECT RAISE(ABORT, '{name}: an UPDATE may only close an open version once "
-        f"(expired_at or invalid_at from NULL); content and grounding never change'); END",
-    ]
-
-
 PG_FUNCTIONS = [
     """
     CREATE FUNCTION kg_forbid_delete() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -170,14 +109,6 @@ PG_FUNCTIONS = [
 ]
 
 
-def _pg_guards(name: str) -> list[str]:
-    return [
-        f"CREATE TRIGGER trg_{name}_no_delete BEFORE DELETE ON {name} FOR EACH ROW EXECUTE FUNCTION kg_forbid_delete()",
-        f"CREATE TRIGGER trg_{name}_no_truncate BEFORE TRUNCATE ON {name} FOR EACH STATEMENT EXECUTE FUNCTION kg_forbid_delete()",
-        f"CREATE TRIGGER trg_{name}_close_only BEFORE UPDATE ON {name} FOR EACH ROW EXECUTE FUNCTION kg_close_only()",
-    ]
-
-
 def upgrade() -> None:
     dialect = op.get_bind().dialect.name
     spec = _spec()
@@ -185,23 +116,7 @@ def upgrade() -> None:
         for fn in PG_FUNCTIONS:
             op.execute(fn)
     for name, (key, columns, checks) in spec.items():
-        column_names = [
-            "version_id",
-            *(c.name for c in columns),
-            "op",
-            "confidence",
-            "reason",
-            "source",
-            "evidence",
-            "valid_at",
-            "invalid_at",
-            "recorded_at",
-            "expired_at",
-            "supersedes_id",
-        ]
-        _create_versioned(name, key, columns, checks)
-        for ddl in _sqlite_guards(name, column_names) if dialect == "sqlite" else _pg_guards(name):
-            op.execute(ddl)
+        create_guarded(name, key, columns, checks)
     op.create_index("ix_concept_edges_target_recorded", "concept_edges", ["target_id", "recorded_at"])
     op.create_index("ix_lesson_concepts_concept", "lesson_concepts", ["concept_id"])
     op.create_table(
@@ -222,13 +137,7 @@ def downgrade() -> None:
     dialect = op.get_bind().dialect.name
     op.drop_table("api_tokens")
     for name in reversed(list(_spec())):
-        if dialect == "postgresql":
-            for trg in ("no_delete", "no_truncate", "close_only"):
-                op.execute(f"DROP TRIGGER IF EXISTS trg_{name}_{trg} ON {name}")
-        else:
-            for trg in ("no_delete", "close_only"):
-                op.execute(f"DROP TRIGGER IF EXISTS trg_{name}_{trg}")
-        op.drop_table(name)
+        drop_guarded(name)
     if dialect == "postgresql":
         op.execute("DROP FUNCTION IF EXISTS kg_close_only()")
         op.execute("DROP FUNCTION IF EXISTS kg_forbid_delete()")

@@ -32,13 +32,24 @@ app.add_typer(audit_app, name="audit")
 @audit_app.command("history")
 def audit_history(
     ctx: typer.Context,
-    key: Annotated[str, typer.Argument(help="A concept id, or an edge as source>relation>target.")],
+    key: Annotated[
+        str,
+        typer.Argument(
+            help="A concept id, an edge as source>relation>target, or a group id (--requirement)."
+        ),
+    ],
+    requirement: Annotated[
+        bool, typer.Option("--requirement", help="KEY is a requirement group: its versions and its members'.")
+    ] = False,
     fmt: DataFormatOpt = DataFormat.text,
 ) -> None:
-    """Every version of a concept or edge, oldest first, with grounding and stamps."""
-    parts = edge_parts(key) if ">" in key else None
-    with runtime(ctx, concepts=[key] if parts is None else parts[:2]) as rt:
-        if parts is not None:
+    """Every version of a concept, edge or requirement group (with its members), oldest first,
+    with grounding and stamps."""
+    parts = edge_parts(key) if ">" in key and not requirement else None
+    with runtime(ctx, concepts=[] if requirement else [key] if parts is None else parts[:2]) as rt:
+        if requirement:
+            versions = rt.reader.requirement_history(key)
+        elif parts is not None:
             versions = rt.reader.history("concept_edges", parts)
         else:
             versions = rt.reader.history("concepts", (key,))
@@ -53,8 +64,9 @@ def audit_history(
         table.add_column(col)
     for v in versions:
         st = v.stamp
+        member = f" {v.key_text}" if v.table == "requirement_members" else ""
         table.add_row(
-            str(st.version_id),
+            f"{st.version_id}{escape(member)}",
             st.op,
             f"{format_time(st.valid_at)} .. {format_time(st.invalid_at) or 'open'}",
             f"{format_time(st.recorded_at)} .. {format_time(st.expired_at) or 'current'}",
@@ -89,6 +101,12 @@ def audit_snapshot(
                     "edges": (e.to_dict() for e in r.stream_edges(point)),
                     "lessons": (v.to_dict() for v in r.stream_versions("lessons", point)),
                     "lesson_links": (v.to_dict() for v in r.stream_versions("lesson_concepts", point)),
+                    "requirement_groups": (
+                        v.to_dict() for v in r.stream_versions("requirement_groups", point)
+                    ),
+                    "requirement_members": (
+                        v.to_dict() for v in r.stream_versions("requirement_members", point)
+                    ),
                 },
             )
             out.flush()
@@ -100,12 +118,14 @@ def audit_snapshot(
         n_concepts = sum(1 for _ in r.stream_concepts(point))
         n_lessons = sum(1 for _ in r.stream_versions("lessons", point))
         n_links = sum(1 for _ in r.stream_versions("lesson_concepts", point))
+        n_groups = sum(1 for _ in r.stream_versions("requirement_groups", point))
     from control_plane.surfaces.wording import counted
 
+    groups = f", {counted(n_groups, 'requirement group')}" if n_groups else ""
     typer.echo(
         f"snapshot as of {format_time(point.valid_at)} (known at {format_time(point.recorded_at)}): "
         f"{counted(n_concepts, 'concept')}, {counted(sum(counts.values()), 'edge')}, "
-        f"{counted(n_lessons, 'lesson')}, {counted(n_links, 'lesson link')}"
+        f"{counted(n_lessons, 'lesson')}, {counted(n_links, 'lesson link')}{groups}"
     )
     for rel in sorted(counts):
         typer.echo(f"  {rel}: {counts[rel]}")

@@ -143,6 +143,8 @@ _TABLE_NOUNS: Final = {
     "concept_edges": "edge",
     "lessons": "lesson",
     "lesson_concepts": "lesson link",
+    "requirement_groups": "requirement group",
+    "requirement_members": "requirement member",
 }
 
 
@@ -215,5 +217,5 @@ def export(
     if fmt is DataFormat.json:
         print_json(report_dict(report))
         return
-    written = ", ".join(counted(report[t], noun) for t, noun in _TABLE_NOUNS.items())
+    written = ", ".join(counted(report[t], noun) for t, noun in _TABLE_NOUNS.items() if t in report)
     typer.echo(f"exported {written} to {directory} (as of {format_time(point.valid_at)})")

@@ -436,8 +436,9 @@ def concept_show(
     known_at: KnownAtOpt = None,
     fmt: DataFormatOpt = DataFormat.text,
 ) -> None:
-    """One concept: its current version and grounding, its edges out and in, its lessons."""
-    from control_plane.surfaces.lookup import profile
+    """One concept: its current version and grounding, its edges out and in, its lessons, its
+    requirement groups and the groups it is an option of."""
+    from control_plane.surfaces.lookup import profile, requirement_line
 
     with runtime(ctx, concepts=[concept_id]) as rt:
         point = rt.reader.as_of(option_time(as_of, "as_of"), option_time(known_at, "known_at"))
@@ -460,6 +461,10 @@ def concept_show(
         lines += [f"  {e.key}  {e.grounding.confidence:.2f}  {e.grounding.reason}" for e in edges]
     lines.append(f"lessons ({len(found.lessons)}):")
     lines += [f"  {v.key[0]}  {title or '-'}" for v, title in found.lessons]
+    for title, groups in (("requirements", found.requirements), ("option of", found.option_of)):
+        if groups:
+            lines.append(f"{title} ({len(groups)}):")
+            lines += [f"  {requirement_line(g)}" for g in groups]
     for line in lines:
         typer.echo(line)
 

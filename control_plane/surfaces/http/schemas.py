@@ -279,6 +279,27 @@ class EdgeOut(_Stamped):
     grounding: GroundingOut
 
 
+class RequirementMemberOut(_Stamped):
+    """One member: ``concept_id`` is part of option ``option`` of group ``group_id``."""
+
+    group_id: str
+    option: int = Field(ge=1)
+    concept_id: str
+    grounding: GroundingOut
+
+
+class RequirementOut(_Stamped):
+    """A requirement group: ``target_id`` needs ``needs`` of ``options`` (each option's concepts
+    all needed), with its members in force at the same point."""
+
+    group_id: str
+    target_id: str
+    needs: int = Field(ge=1)
+    options: list[list[str]] = Field(description="By option number; each option's concept ids, sorted.")
+    grounding: GroundingOut
+    members: list[RequirementMemberOut]
+
+
 class VersionOut(_Stamped):
     """Any version of any versioned table (history, snapshot lessons, diffs, writes)."""
 
@@ -325,6 +346,14 @@ class SnapshotOut(BaseModel):
     edges: list[EdgeOut]
     lessons: list[VersionOut]
     lesson_links: list[VersionOut]
+    requirement_groups: list[VersionOut] = Field(
+        default_factory=list,
+        description="Groups: content {target_id, needs}; the target needs `needs` of its options.",
+    )
+    requirement_members: list[VersionOut] = Field(
+        default_factory=list,
+        description="Members: key group_id/option/concept_id; an option's concepts are all needed.",
+    )
     next_cursor: str | None = Field(default=None, description="Pass as `cursor` for the next page.")
 
 
