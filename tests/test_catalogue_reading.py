@@ -186,3 +186,27 @@ def test_a_code_with_its_title_in_parentheses_is_one_course(ask: Any) -> None:
 def test_what_two_courses_have_in_common_is_everything_both_need(ask: Any) -> None:
     a = ask("What do CSE 100 and CSE 101 have in common?")
     assert a["reading"]["combine"] == "both" and members(a) == {"cse_11", "cse_12", "math_20a", "math_20b"}
+
+
+@pytest.mark.parametrize(
+    ("question", "words"),
+    [
+        ("What do I need to know before the CSE 100 midterm?", "midterm"),
+        ("What's left before CSE 100? I'm fine with COGS 108.", "COGS"),
+        ("I've done CSE 11 and LIGN101, what can I take next?", "LIGN"),
+        ("Which careers use CSE 110?", "careers"),
+    ],
+)
+def test_a_word_no_part_of_the_reading_explains_is_an_abstention(ask: Any, question: str, words: str) -> None:
+    """A longer phrase of which only the start is a course, a code the catalogue lacks where what
+    the learner knows stands, an attribute the graph does not hold: never the rest answered as if
+    it were the whole question."""
+    a = ask(question)
+    assert a["abstained"] and words in a["abstain_reason"], a["text"]
+
+
+def test_the_learners_background_is_reported_not_read(ask: Any) -> None:
+    a = ask("I'm a DSC major. Trace the prerequisite chain from CSE 11 up to CSE 100 for me.")
+    assert not a["abstained"] and a["reading"]["background"] == ["DSC major"]
+    b = ask("just finished CSE 12 in my bootcamp, which courses list it as a direct prerequisite")
+    assert members(b) == {"cse_100", "cse_101", "cse_110"} and b["reading"]["background"] == ["bootcamp"]

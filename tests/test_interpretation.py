@@ -912,7 +912,7 @@ def test_a_lesson_noun_with_an_after_relation_is_not_lessons_covering() -> None:
     topics, and lessons covering X answers neither; the reading is unsure, not a wrong answer."""
     r = read("which modules have RAG as an immediate prereq (one hop forward only)?", FULL)
     assert not (r.sure and r.intent in ("lessons_covering", "neighbours")), r.describe()
-    r = read("which concepts have RAG as an immediate prereq (one hop forward only)?", FULL)
+    r = read("which concepts have RAG as an immediate prereq (one hop only)?", FULL)
     assert r.sure and r.intent == "dependents" and not r.transitive, r.describe()
 
 
@@ -978,7 +978,6 @@ def test_the_whole_as_a_noun_is_not_the_whole_tree() -> None:
             False,
         ),
         # a quantifier over a noun no vocabulary knows is about that noun
-        ("If RAG were a room, what would the whole house be? What is it part of?", "wholes", False),
         ("the complete list of everything RAG needs", "needed_before", True),
         # a clarification after the question still counts
         ("what's connected to RAG? no particular relation, just related", "related", None),
@@ -1281,7 +1280,7 @@ def test_a_name_inside_a_capitalised_longer_name_is_not_that_name(question: str)
 @pytest.mark.parametrize(
     "question",
     [
-        "What Must I Learn Before Vector Spaces?",  # title case: capitals say nothing
+        "What Must I Learn Before Vectors?",  # title case: capitals say nothing
         "What do I need before vectors?",
         "Before Vectors, what comes first?",  # the capital starts the sentence
         "I know RAG. What needs Vectors directly?",
@@ -1290,6 +1289,14 @@ def test_a_name_inside_a_capitalised_longer_name_is_not_that_name(question: str)
 def test_capitals_alone_do_not_make_a_longer_name(question: str) -> None:
     r = interpret(question, mentions_in(question, VECTORS), now=NOW, relations=PREREQ_ONLY, model=None)
     assert "Vector" not in (r.problem or ""), r.describe()
+
+
+def test_a_longer_phrase_that_starts_with_a_name_is_not_the_name() -> None:
+    """ "Vector Spaces" where the graph has only "Vector": answering about Vector would answer
+    another question; the reading names the word it cannot explain."""
+    question = "What Must I Learn Before Vector Spaces?"
+    r = interpret(question, mentions_in(question, VECTORS), now=NOW, relations=PREREQ_ONLY, model=None)
+    assert not r.sure and "'Spaces'" in (r.problem or ""), r.describe()
 
 
 # -- families read from holdout17's failures (after it was scored once, blind); own phrasings --
@@ -1681,7 +1688,6 @@ def test_a_verb_with_an_as_complement_takes_the_name_as_object() -> None:
         ("I want to study RAG chunk by chunk. What are its constituent subtopics?", "parts", False),
         ("Show me everything further along the curriculum that traces back to RAG.", "dependents", True),
         # a phrase split by the name it takes: "set X against" is "set against X"
-        ("When textbooks set RAG against something else, what is that other thing?", "contrasts", False),
         ("what else goes together with RAG", "related", False),
     ],
 )
@@ -1823,9 +1829,31 @@ def test_a_pronoun_fills_the_other_place_of_a_frame() -> None:
     """ "from RAG ... related to it — not ...": the frame's other place is "it"; the words after
     the dash are a remark, not a topic the graph lacks."""
     assert_sure(
-        "Starting from RAG, which concepts are related to it — nothing formal, just loosely associated ones?",
+        "Starting from RAG, which concepts are related to it — nothing strict, just loosely associated ones?",
         "related",
     )
+
+
+@pytest.mark.parametrize(
+    ("question", "words"),
+    [
+        ("What do I need before the RAG midterm?", "midterm"),
+        ("Which careers use RAG?", "careers"),
+        ("In plain language, what is RAG and why is it useful?", "useful"),
+        ("When textbooks set RAG against something else, what is that other thing?", "textbooks"),
+        ("If RAG were a room, what would the whole house be? What is it part of?", "room"),
+        ("For a poster I need a plain-language explanation of RAG.", "poster"),
+        ("which concepts have RAG as an immediate prereq (one hop forward only)?", "forward"),
+        ("Starting from RAG, which concepts are related to it — nothing formal, just loose ones?", "formal"),
+    ],
+)
+def test_a_word_the_reading_does_not_explain_is_not_dropped(question: str, words: str) -> None:
+    """Every content word of the asking sentences is a name, a word the reader reads with, a
+    closed-class or framing word, the learner's context or a part set aside; else the reading is a
+    problem naming the words, not an answer to part of the question (``accounting``). Some of these
+    were answered before the rule, as if the words were not there."""
+    r = read(question, FULL)
+    assert not r.sure and words in (r.problem or ""), r.describe()
 
 
 @pytest.mark.parametrize(
@@ -2084,7 +2112,7 @@ def test_a_pronoun_splitting_a_phrasal_verb_is_its_object() -> None:
     "question",
     [
         "So what exactly is RAG? came up in a meeting and I just nodded",
-        "For a poster I need a plain-language explanation of RAG.",
+        "I need a plain-language explanation of RAG.",
     ],
 )
 def test_about_with_a_remark_after_or_a_need_of_the_learners(question: str) -> None:
@@ -2191,7 +2219,7 @@ def test_from_something_unknown_towards_a_concept_is_no_plan(question: str) -> N
 
 @pytest.mark.parametrize(
     "question",
-    ["In plain language, what is RAG and why is it useful?", "What is meant by RAG, in plain language?"],
+    ["In plain language, what is RAG?", "What is meant by RAG, in plain language?"],
 )
 def test_in_plain_language_asks_about_the_concept(question: str) -> None:
     """ "in plain language" is "in plain words": the learner asks what X is."""

@@ -472,7 +472,7 @@ _QUANTIFIERS: Final = frozenset(normalise("every whole entire complete full"))
 _COLLECTIONS: Final = frozenset(
     normalise(
         "set list chain tree path sequence lineage history picture map range collection series line "
-        "curriculum syllabus course programme program"
+        "curriculum syllabus course programme program backlog"
     )
 )
 
@@ -691,8 +691,8 @@ def _asked_noun(toks: Sequence[str], i: int, other_cues: bool, masked: frozenset
 
 _PARTITIVES: Final = frozenset(normalise("any one some each which all none either"))
 # Nouns for the graph's concepts when a question word asks for them ("which concepts", "what topics").
-_CONCEPT_NOUNS: Final = frozenset(normalise("concept topic idea"))
-_TOPIC_WORDS: Final = _CONCEPT_NOUNS | frozenset(normalise("subject area skill module unit ones"))
+_CONCEPT_NOUNS: Final = frozenset(normalise("concept topic idea ideas"))  # "-as" stays plural
+_TOPIC_WORDS: Final = _CONCEPT_NOUNS | frozenset(normalise("subject area areas skill module unit ones"))
 
 
 def _same_sentence(sentence: Sequence[int], i: int) -> range:

@@ -74,6 +74,7 @@ from datetime import datetime
 from types import EllipsisType
 from typing import Final
 
+from control_plane.understanding.accounting import account
 from control_plane.understanding.analysis import Parse, analyse
 from control_plane.understanding.forms import FORM_FRAMES
 from control_plane.understanding.frames import FRAMES, read_frames
@@ -176,6 +177,14 @@ def _accounted(p: Parse, reading: Reading) -> Reading:
     second = _second_question(p)
     if second is not None and second[0]:
         return replace(reading, problem="the message asks two questions at once; ask them one at a time")
+    words = account(p, second[1] if second is not None else ())
+    if words.unexplained:
+        said = " and ".join(repr(p.text.surface(lo, hi)) for lo, hi in words.unexplained)
+        return replace(
+            reading,
+            problem=f"the question also says {said}, which this reading ({reading.describe()}) does not explain",
+        )
+    reading = replace(reading, background=tuple(p.text.surface(lo, hi) for lo, hi in words.background))
     if second is not None:
         # "..., and also which laptop should I buy?": a request about nothing the graph holds,
         # set aside, and the answer says so
@@ -191,10 +200,10 @@ def _accounted(p: Parse, reading: Reading) -> Reading:
     left = [m for m in p.ordered if m.concept_id not in used and p.tags.get(m.concept_id) != "example"]
     if not left:
         return reading
-    words = " and ".join(repr(p.words_of[m.concept_id]) for m in left)
+    names = " and ".join(repr(p.words_of[m.concept_id]) for m in left)
     return replace(
         reading,
-        problem=f"the question also names {words}, which this reading ({reading.describe()}) leaves out",
+        problem=f"the question also names {names}, which this reading ({reading.describe()}) leaves out",
     )
 
 

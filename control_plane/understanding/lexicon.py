@@ -31,11 +31,13 @@ __all__ = [
     "ASKED",
     "AUX_START",
     "BARE",
+    "BASIS_VERBS",
     "BEFORE_MARKERS",
     "BEFORE_WORDS",
     "BETWEEN_PROFORMS",
     "BOTH",
     "BUILD",
+    "CALENDAR",
     "CAUSAL",
     "CLAUSE_SUBJECT",
     "COMPLETING",
@@ -60,7 +62,9 @@ __all__ = [
     "FIRST_PERSON",
     "FIRST_WORDS",
     "FOUND",
+    "FRAMING",
     "FRONTED",
+    "FUNCTION_WORDS",
     "GOALS",
     "HOLDERS",
     "HOW_FOLLOWERS",
@@ -113,6 +117,7 @@ __all__ = [
     "PREREQ",
     "PRONOUNS",
     "PURPOSE_VERBS",
+    "READINESS",
     "RELATED_WORDS",
     "RELATION_NOUNS",
     "RELATION_PHRASES",
@@ -253,7 +258,7 @@ VERBS: Final = (
          "consisting of|made of|made up of|composed of|break down into|broken down into|split into|divided into|divide into|divides into|"
          "cover|covered", PART, WHOLE, PARTR),
     cue("part of|belong to|belonged to|belonging to|belong in|belong inside|belong within|belong under|member of|make up|made up|makes up|sit in|sit under|sit within|sit inside|fall within|fit within|"
-         "fall under|come under|comes under|came under|coming under|fit into|fit in|component of|piece of|element of|subtopic of|constitute|constitutes|"
+         "fall under|come under|comes under|came under|coming under|fit into|fit in|fold into|folds into|folded into|component of|piece of|element of|subtopic of|constitute|constitutes|"
          "constituted|constituting", PART, PARTR, WHOLE),
 )  # fmt: skip
 
@@ -265,7 +270,7 @@ _TOPIC_NOUNS: Final = ("topic", "concept", "material", "stuff", "one", "subject"
 NOUNS: Final = (
     # "X's dependencies" (a developer's word): what X depends on, its prerequisites
     cue("prerequisite|prereq|pre requisite|requirement|dependency|dep", PREREQ, FOUND, DEP, noun=True),
-    cue("foundation|basis|base|building block|underpinning|groundwork", BUILD, FOUND, DEP, noun=True),
+    cue("foundation|basis|base|building block|underpinning|groundwork|footing", BUILD, FOUND, DEP, noun=True),
     cue("background|grounding", LEARN, FOUND, DEP, True, noun=True),
     cue("dependent|successor|follow up|next step|consequence", LEARN, DEP, FOUND, noun=True),
     # "the later / earlier topics" are downstream / upstream of the concept the question names
@@ -314,19 +319,20 @@ PURPOSE_VERBS: Final = frozenset(
     normalise("learn understand study master tackle know grasp start reach arrive approach get do build use "
               "read follow take begin work apply learning understanding studying mastering tackling starting "
               "reaching approaching getting doing taking beginning working attempting diving moving jumping "
-              "picking covering commence commencing embark embarking undertake undertaking")
+              "picking covering commence commencing embark embarking undertake undertaking enrol enroll "
+              "enrolling register registering sign signing touch touching")
 )  # fmt: skip
 
 # What a learner has done with what they know: learnt it, or, on a catalogue, taken or passed it.
 KNOWN_VERBS: Final = frozenset(normalise("know knew known knowing learned learnt mastered studied covered completed done finished understand understood took taken passed"))  # fmt: skip
 
-EXCEPT: Final = tuple(normalise(m) for m in ("except", "but not", "excluding", "other than", "apart from", "besides", "not including", "without", "minus", "leave out", "leaving out", "skip", "skipping"))  # fmt: skip
+EXCEPT: Final = tuple(normalise(m) for m in ("except", "but not", "excluding", "other than", "apart from", "besides", "not including", "not counting", "without", "minus", "leave out", "leaving out", "skip", "skipping"))  # fmt: skip
 
 APPOSITIVE: Final = tuple(normalise(m) for m in ("like", "such as", "e g", "eg", "aka", "also known as", "called", "named", "i e", "ie"))  # fmt: skip
 
 DIRECT: Final = tuple(normalise(m) for m in ("direct", "directly", "immediate", "immediately", "right before", "just before", "right after", "just after", "one step", "first order", "next", "straight"))  # fmt: skip
 
-TRANSITIVE: Final = tuple(normalise(m) for m in ("at some point", "sooner or later", "indirect", "indirectly", "transitive", "transitively", "all the way", "everything", "full", "whole", "entire", "complete", "ultimately", "eventually", "down the line", "recursive", "recursively", "every", "chain of", "in total", "overall", "tree", "hierarchy", "further", "any distance", "any depth", "any level", "chain", "many steps", "all of it", "way later", "way after",
+TRANSITIVE: Final = tuple(normalise(m) for m in ("at some point", "sooner or later", "indirect", "indirectly", "transitive", "transitively", "all the way", "everything", "full", "whole", "entire", "complete", "ultimately", "eventually", "down the line", "recursive", "recursively", "every", "chain of", "in total", "altogether", "overall", "tree", "hierarchy", "further", "any distance", "any depth", "any level", "chain", "many steps", "all of it", "way later", "way after",
                                                         "several steps", "multiple steps", "few steps", "steps away", "steps later", "steps further", "in the end", "in the long run", "however far", "far ones", "distant ones", "far away ones",))  # fmt: skip
 
 # Nouns for the map itself ("skill tree", "hierarchy"): transitive only when no word says
@@ -360,7 +366,7 @@ PATH: Final = tuple(normalise(m) for m in ("path", "route", "chain", "connect", 
 # path unless the words ask how the two differ or relate ("the difference between them").
 BETWEEN_PROFORMS: Final = tuple(normalise(m) for m in ("between them", "between the two", "between those", "between these", "between both"))  # fmt: skip
 
-CONTRAST: Final = tuple(normalise(m) for m in ("contrast", "contrasted", "contrasting", "contrasts", "versus", "vs", "alternative", "opposite", "opposing", "opposed", "difference", "differ", "compare", "compared", "instead of", "rather than", "trade off", "competing", "compete", "set against", "pitted against", "juxtaposed", "juxtapose", "opposition", "counterpart", "rival", "weighed against"))  # fmt: skip
+CONTRAST: Final = tuple(normalise(m) for m in ("contrast", "contrasted", "contrasting", "contrasts", "versus", "vs", "alternative", "opposite", "opposing", "opposed", "difference", "differ", "compare", "compared", "comparison", "instead of", "rather than", "trade off", "competing", "compete", "set against", "pitted against", "juxtaposed", "juxtapose", "opposition", "counterpart", "rival", "weighed against"))  # fmt: skip
 
 RELATED_WORDS: Final = tuple(
     normalise(m)
@@ -478,7 +484,7 @@ POLITE: Final = frozenset(
 REQUESTS: Final = frozenset(
     normalise(
         "provide enumerate state outline summarise summarize identify map lay break name list show give tell "
-        "find point recommend suggest indicate specify mention detail display"
+        "find point recommend suggest indicate specify mention detail display fill"
     )
 )
 
@@ -596,6 +602,63 @@ LINKERS: Final = POLITE | frozenset(
 )
 
 
+# -- the whole question accounted for (``accounting``) -------------------------------------------
+
+# Closed-class English, the words that name nothing: determiners and quantifiers, pronouns,
+# question words, conjunctions, auxiliaries and modals (with the pieces contractions leave:
+# "don't" -> "don", "t"), prepositions, negation, small numbers, greetings and thanks. Not part of
+# ``VOCABULARY`` (misspelt words are respelt against that), only of what accounts for a word.
+FUNCTION_WORDS: Final = frozenset(
+    normalise("""
+    a an the this that these those my your his her its our their whose which what whatever
+    whichever each every either neither any some no none all both half several many much more most
+    few fewer less least little enough such other another own same i me myself mine you yourself
+    yours yourselves he him himself she herself hers it itself they them themselves theirs we us
+    ourselves ours one ones oneself someone somebody something anyone anybody anything everyone
+    everybody everything nobody nothing where when why how whether if unless whereas while though
+    although because since until till as than so then there here now ever never always often
+    sometimes once twice again also too very quite rather somewhat really just only even still yet
+    already soon else instead otherwise anyway perhaps maybe somewhere anywhere everywhere nowhere
+    and or nor but be am is are was were been being have has had having do does did doing will
+    would shall should can could may might must ought s t d ll ve re m don doesn didn isn aren wasn
+    weren won wouldn shouldn couldn cannot haven hasn hadn let lets not yes yeah yep nope zero two
+    three four five six seven eight nine ten second third please thanks thank cheers ok okay well
+    oh ah hey hi hello um uh hmm btw pls thx tho etc eg ie incl vs wanna gotta gonna kinda sorta
+    lemme gimme single to of in on at by for with from
+    about into onto upon over under through between among within without against
+    """)
+)
+
+# Words that frame the asking or the learner's situation and relate no concepts: "I was wondering
+# which ...", "kind of curious how far ...", "I keep hearing about X", "roughly speaking", "quick
+# q:", "in a sentence or two", "which larger topic is X part of" (the form's words place X).
+FRAMING: Final = frozenset(
+    normalise("""
+    wonder wondering wondered curious interested keen hope hoping try trying tried plan planning
+    decide deciding figure figuring think thinking consider considering hear hearing heard see
+    seeing seen read reading keep keeps kept look looking prepare preparing prepping kind sort
+    roughly speaking basically honestly quick q brief briefly short simple simply sentence larger
+    broader bigger wider smaller narrower counting clue grips existing account
+    """)
+)
+
+# The calendar's names ("I'm starting X on Monday", "by March"): when, never what.
+CALENDAR: Final = frozenset(
+    normalise("""
+    monday tuesday wednesday thursday friday saturday sunday weekend weekends january february march
+    april may june july august september october november december tonight tomorrow today
+    """)
+)
+
+# What a readiness question may say of the learner and the goal ("am I allowed to take Y", "would
+# I be cleared for Y"): the ready form reads the question by its shape, these words by its meaning.
+READINESS: Final = frozenset(normalise("ready prepared allowed permitted cleared eligible qualified"))
+
+# The verbs of "stacked / layered / constructed on top of X", "worked out on the basis of X": the
+# phrase after them says the relation.
+BASIS_VERBS: Final = frozenset(normalise("stacked layered constructed placed put worked developed"))
+
+
 def nameless(token: str) -> bool:
     """Could ``token`` be a word of a topic's name the graph lacks: a word no vocabulary here
     explains, not a linking or polite word, not an adverb in -ly ("loosely")?"""
@@ -603,7 +666,9 @@ def nameless(token: str) -> bool:
 
 
 # What a question that asks what is still left says ("what's left", "what remains", "what else").
-REMAINING: Final = frozenset(normalise("left remain remains remaining remainder rest else still missing"))
+REMAINING: Final = frozenset(
+    normalise("left remain remains remaining remainder rest else still missing outstanding gap")
+)
 
 # Auxiliaries that open a yes/no question ("does" normalises to "doe").
 YES_NO_AUX: Final = frozenset(
@@ -883,7 +948,9 @@ COVERING: Final = frozenset(normalise("that which cover covering teach teaching 
 
 ON_TOPIC: Final = frozenset({"on", "about", "for"})  # "lessons on X": only with the name right after
 
-TAUGHT: Final = frozenset(normalise("covered taught explained discussed introduced treated"))
+TAUGHT: Final = frozenset(
+    normalise("covered taught explained discussed introduced treated bring brings brought")
+)
 
 COVERING_VERBS: Final = frozenset(
     normalise("cover covering teach teaching include explain deal discuss introduce go")

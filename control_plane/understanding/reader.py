@@ -29,6 +29,7 @@ from typing import Final, Protocol
 
 from rapidfuzz import fuzz
 
+from control_plane.understanding.accounting import runs
 from control_plane.understanding.intent_model import IntentModel, default_model
 from control_plane.understanding.interpretation import interpret
 from control_plane.understanding.lexicon import (
@@ -372,7 +373,7 @@ def _close_names(
             if close:
                 return words, close
         return None
-    for lo, hi in _runs(unexplained):
+    for lo, hi in runs(unexplained):
         # a slip in one word of a longer name ("reinforcment learning"): the words next to it,
         # when they are words and no name, are tried with it
         tried = [
@@ -397,17 +398,6 @@ def _widened(lo: int, hi: int, n: int) -> list[tuple[int, int]]:
         for a, b in ((lo - 1, hi), (lo, hi + 1), (lo - 1, hi + 1), (lo - 2, hi), (lo, hi + 2))
         if a >= 0 and b <= n
     ]
-
-
-def _runs(positions: Sequence[int]) -> list[tuple[int, int]]:
-    """Maximal runs of consecutive token positions, as ``[lo, hi)`` spans."""
-    runs: list[tuple[int, int]] = []
-    for i in positions:
-        if runs and runs[-1][1] == i:
-            runs[-1] = (runs[-1][0], i + 1)
-        else:
-            runs.append((i, i + 1))
-    return runs
 
 
 def _shadowed(before: Sequence[Mention], after: Sequence[Mention]) -> Mention | None:

@@ -133,6 +133,9 @@ class Reading:
     # Parts of the question the reading sets aside (an aside that asks something the graph does
     # not record, in a sentence of its own), as the learner wrote them: the answer says so.
     set_aside: tuple[str, ...] = ()
+    # The learner's own words beside the question that the reading leaves as their background
+    # ("I'm a DSC major", "in my bootcamp", "I was wondering"), as written (``accounting``).
+    background: tuple[str, ...] = ()
     form: str = ""  # one of FORMS
     # (id, name) of known concepts close to a name the question wrote that matches none
     did_you_mean: tuple[tuple[str, str], ...] = ()
@@ -262,6 +265,7 @@ class Reading:
             "doubt": self.doubt,
             "did_you_mean": [{"id": cid, "name": name} for cid, name in self.did_you_mean],
             "set_aside": list(self.set_aside),
+            "background": list(self.background),
         }
 
 
