@@ -17,7 +17,7 @@ from typing import Any, Final, NamedTuple, TypeVar
 import sqlalchemy as sa
 from sqlalchemy.engine import Dialect, Engine
 
-from data_plane import schema
+from data_plane import schema, write_clock
 from data_plane.clock import Clock, ensure_utc, utc_now
 from data_plane.errors import NotFound
 from data_plane.explain import explain
@@ -380,8 +380,19 @@ class GraphReader:
         return held[1] if held is not None and held[0] is self._engine else None
 
     def as_of(self, valid_at: datetime | None = None, recorded_at: datetime | None = None) -> AsOf:
-        """An ``AsOf`` whose missing times default to now."""
-        return AsOf.at(self._clock, valid_at, recorded_at)
+        """An ``AsOf`` whose missing times default to now, its recorded time no later than the
+        latest committed write (:meth:`known_at`)."""
+        point = AsOf.at(self._clock, valid_at, recorded_at)
+        return AsOf(point.valid_at, self.known_at(point.recorded_at))
+
+    def known_at(self, asked: datetime) -> datetime:
+        """The recorded time to read "as known at ``asked``" at: ``asked``, or the stamp of the
+        latest committed graph write if that is earlier, so that the read gives the same result
+        whenever it is repeated (a write committing later is stamped after it:
+        ``data_plane.write_clock``)."""
+        asked = ensure_utc(asked, field="known_at")
+        with self.connection() as conn:
+            return write_clock.known_at(asked, write_clock.latest(conn))
 
     # -- neighbourhoods ---------------------------------------------------------------------
 
