@@ -24,6 +24,7 @@ consistent with the graph tables' never-delete rule (they keep every version for
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from typing import Final, TypeVar
 
@@ -44,8 +45,17 @@ T = schema.rate_limits
 _ATTEMPTS: Final = 8
 
 
+def bounded(key: str) -> str:
+    """``key`` as stored: itself when it fits the column (``VARCHAR(200)``), else its first 100
+    characters and a SHA-256 of the whole, so no key overflows it and distinct keys stay apart."""
+    if len(key) <= T.c.key.type.length:
+        return key
+    return f"{key[:100]}#sha256:{hashlib.sha256(key.encode('utf-8', 'surrogatepass')).hexdigest()}"
+
+
 class LimitTable:
-    """Read-step-write of one limited key at a time, atomic across processes."""
+    """Read-step-write of one limited key at a time, atomic across processes. Keys longer than
+    the column are stored :func:`bounded`."""
 
     def __init__(self, engine: Engine) -> None:
         self._engine = side_engine(engine) or engine
@@ -59,7 +69,7 @@ class LimitTable:
         change it; store the new value it returns (None: leave the row as it is) and return its
         result. When a row was added, rows whose value is below ``sweep_before`` are swept."""
         with self._writer.begin() as conn:
-            result, added = self._update(conn, key, step)
+            result, added = self._update(conn, bounded(key), step)
         if added:
             self.sweep(sweep_before)
         return result
@@ -90,7 +100,7 @@ class LimitTable:
     def peek(self, key: str) -> float | None:
         """``key``'s stored value (None: no row), without locking it."""
         with self._engine.connect() as conn:
-            value = conn.execute(sa.select(T.c.tat).where(T.c.key == key)).scalar()
+            value = conn.execute(sa.select(T.c.tat).where(T.c.key == bounded(key))).scalar()
         return None if value is None else float(value)
 
     def sweep(self, before: float) -> int:
