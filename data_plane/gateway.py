@@ -347,7 +347,7 @@ def _validate_content(table: str, key: tuple[str, ...], content: Mapping[str, An
             if (why := confusable(name)) is not None:
                 raise InputError(
                     f"concept {key[0]!r}: {column} {name!r} could pass for another name ({why}); "
-                    "write each word in one script",
+                    "write each word in one script, without direction controls",
                     field=column,
                     value=name,
                 )
