@@ -43,12 +43,14 @@ T = schema.rate_limits
 # An insert can lose to another process's insert and the row then vanish to a sweep before it is
 # locked; each retry needs that to happen again, so a few are plenty.
 _ATTEMPTS: Final = 8
+# The key column's width (``VARCHAR(200)``).
+_MAX_KEY: Final = 200
 
 
 def bounded(key: str) -> str:
     """``key`` as stored: itself when it fits the column (``VARCHAR(200)``), else its first 100
     characters and a SHA-256 of the whole, so no key overflows it and distinct keys stay apart."""
-    if len(key) <= T.c.key.type.length:
+    if len(key) <= _MAX_KEY:
         return key
     return f"{key[:100]}#sha256:{hashlib.sha256(key.encode('utf-8', 'surrogatepass')).hexdigest()}"
 
@@ -58,9 +60,18 @@ class LimitTable:
     the column are stored :func:`bounded`."""
 
     def __init__(self, engine: Engine) -> None:
-        self._engine = side_engine(engine) or engine
+        self._main = engine
+        side_engine(engine)
+
+    @property
+    def _engine(self) -> Engine:
+        # Looked up at every use: a side file deleted under the process is opened afresh.
+        return side_engine(self._main) or self._main
+
+    @property
+    def _writer(self) -> Engine:
         # On SQLite this option makes the transaction BEGIN IMMEDIATE (data_plane.database).
-        self._writer = self._engine.execution_options(kg_write=True)
+        return self._engine.execution_options(kg_write=True)
 
     def update(
         self, key: str, step: Callable[[float | None], tuple[float | None, R]], *, sweep_before: float

@@ -1,6 +1,6 @@
 """RFC 7807 problem bodies, and the exception handlers that turn every error into one.
 
-``KGError`` maps to 400/404/409 (503 for the model, 429 with ``Retry-After`` when this
+``KGError`` maps to 400/404/409 (503 for the model or a database file that cannot be written, 429 with ``Retry-After`` when this
 server's model budget is spent, 500 for misconfiguration); Starlette's own HTTP errors (unknown
 route, wrong method), a body that is not JSON (400, naming the line and column), validation errors
 (422) and anything unexpected (500, details only in the server log) become problem bodies too:
@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from http import HTTPStatus
+from pathlib import PurePath
 from typing import Any, Final
 
 import structlog
@@ -30,6 +31,7 @@ from data_plane.errors import (
     KGError,
     NotFound,
     PrerequisiteCycle,
+    StorageFault,
     TemporalConflict,
 )
 
@@ -120,6 +122,8 @@ def kg_status(exc: KGError) -> tuple[int, str]:
         return 409, "Conflict"
     if isinstance(exc, LLMError):
         return 503, "Model unavailable"
+    if isinstance(exc, StorageFault):
+        return 503, "Storage unavailable"
     if isinstance(exc, ConfigurationError):
         return 500, "Misconfigured"
     return 400, "Bad request"
@@ -134,6 +138,11 @@ async def _kg_error(request: Request, exc: Exception) -> JSONResponse:
         # Spent between the door check and this question's first model call (another process).
         request.app.state.metrics.limited("model_calls")
         headers = {"Retry-After": str(max(1, math.ceil(exc.retry_after)))}
+    if isinstance(exc, StorageFault) and exc.path:
+        # The file's name, not where it lives (as /readyz: a path says too much to any client);
+        # the log has it whole.
+        log.error("http.storage_fault", error=text)
+        text = text.replace(exc.path, PurePath(exc.path).name)
     return problem(status, name, text.splitlines()[0] if text else name, headers=headers)
 
 
