@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 import structlog
-from kg_cli import ENV, GROUNDED, assert_one_line_error, kg, ok
+from kg_cli import ENV, GROUNDED, assert_json_error, assert_one_line_error, kg, ok
 from typer.testing import CliRunner
 
 from control_plane.surfaces.cli import app
@@ -123,7 +123,7 @@ def test_ask_with_an_unwritable_out_fails_before_recording_anything(db: str, tmp
     opened before the question is asked)."""
     before = json.loads(ok(db, "audit", "answers", "--format", "json").stdout)
     result = kg(db, "ask", QUESTION, "--format", "json", "--out", str(tmp_path / "missing" / "a.json"))
-    assert_one_line_error(result, "missing")
+    assert_json_error(result, "missing")
     assert json.loads(ok(db, "audit", "answers", "--format", "json").stdout) == before
 
 

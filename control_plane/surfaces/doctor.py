@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 import httpx
 import sqlalchemy as sa
@@ -70,6 +70,9 @@ class Check:
     def line(self) -> str:
         return f"[{self.status}] {self.name}: {self.detail}"
 
+    def to_dict(self) -> dict[str, str]:
+        return {"name": self.name, "status": self.status, "detail": self.detail}
+
 
 @dataclass(frozen=True)
 class DoctorReport:
@@ -82,6 +85,9 @@ class DoctorReport:
     def lines(self) -> list[str]:
         verdict = "all good" if self.ok else "something is wrong (see [fail] above)"
         return [c.line() for c in self.checks] + [f"doctor: {verdict}"]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"ok": self.ok, "checks": [c.to_dict() for c in self.checks]}
 
 
 def _scrub(text: str, *secrets: str | None) -> str:

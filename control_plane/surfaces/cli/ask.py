@@ -4,18 +4,28 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Mapping
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Annotated, Any, TextIO
 
 import typer
 
-from control_plane.surfaces.cli.options import AskFormat, AsOfOpt, EvidenceShown, KnownAtOpt, SynthChoice
+from control_plane.surfaces.cli.options import (
+    AskFormat,
+    AsOfOpt,
+    DataFormat,
+    DataFormatOpt,
+    EvidenceShown,
+    KnownAtOpt,
+    SynthChoice,
+)
 from control_plane.surfaces.cli.shell import (
     EXIT_MODEL_UNAVAILABLE,
     commands,
     console,
     option_time,
+    print_json,
     say_waiting,
     settings,
 )
@@ -33,6 +43,7 @@ def init(
     no_curriculum: Annotated[
         bool, typer.Option("--no-curriculum", help="Only create/upgrade the schema.")
     ] = False,
+    fmt: DataFormatOpt = DataFormat.text,
 ) -> None:
     """Create or upgrade the database (Alembic) and load the bundled curriculum. Idempotent."""
     from control_plane.surfaces.runtime import default_database_url, ensure_initialised
@@ -40,6 +51,17 @@ def init(
     report = ensure_initialised(
         settings(ctx).database_url or default_database_url(), load_curriculum=not no_curriculum
     )
+    if fmt is DataFormat.json:
+        print_json(
+            {
+                "database": report.database,
+                "revision_before": report.revision_before,
+                "revision_after": report.revision_after,
+                "migrated": report.migrated,
+                "curriculum": report.curriculum,
+            }
+        )
+        return
     print_init(report)
 
 
@@ -121,6 +143,15 @@ def ask(
         raise typer.Exit(EXIT_MODEL_UNAVAILABLE)
 
 
+def with_text(answer: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The answer object as ``--format json`` prints it: an abstention's ``text`` is what the text
+    format says ("Abstained: REASON"; the recorded ``answer/1`` keeps "" there, and the reason in
+    ``abstain_reason``), so a script reads ``.text`` for every outcome."""
+    if answer.get("abstained") and not answer.get("text"):
+        return {**answer, "text": f"Abstained: {answer.get('abstain_reason')}"}
+    return answer
+
+
 def emit_answer(
     answer: dict[str, Any],
     fmt: AskFormat,
@@ -139,7 +170,7 @@ def emit_answer(
     from control_plane.surfaces import pictures  # only the picture formats need it
 
     renderers = {
-        AskFormat.json: lambda a: json.dumps(a, indent=2, ensure_ascii=False) + "\n",
+        AskFormat.json: lambda a: json.dumps(with_text(a), indent=2, ensure_ascii=False) + "\n",
         AskFormat.mermaid: pictures.to_mermaid,
         AskFormat.dot: pictures.to_dot,
         AskFormat.html: pictures.to_html,

@@ -221,11 +221,22 @@ def audit_set_aside(
 def audit_replay(
     ctx: typer.Context,
     answer_id: Annotated[str, typer.Argument(help="A recorded answer id (see `kg audit answers`).")],
+    fmt: Annotated[
+        DataFormat, typer.Option("--format", help="json (the default) for programs, text for people.")
+    ] = DataFormat.json,
 ) -> None:
     """Re-run a recorded answer and report what changed since (JSON)."""
     with runtime(ctx) as rt:
         report = rt.replay(answer_id)
-    print_json(report)
+    if fmt is DataFormat.json:
+        print_json(report)
+        return
+    changed = report["changes"]["answer_changed"]
+    typer.echo(
+        f"answer {report['answer_id']}: "
+        + ("reproduced as it was known" if report["reproduced"] else "NOT reproduced as it was known")
+        + ("; asked now, the answer changed" if changed else "; asked now, the same answer")
+    )
 
 
 @audit_app.command("impact")

@@ -180,12 +180,20 @@ def bundle_from_pairs_cmd(
     confidence: Annotated[
         float, typer.Option("--confidence", min=0.0, max=1.0, help="Confidence of every pair, in [0, 1].")
     ] = 1.0,
+    fmt: Annotated[
+        DataFormat, typer.Option("--format", help="json (the default) for programs, text for people.")
+    ] = DataFormat.json,
 ) -> None:
     """Write a bundle from a two-column list of prerequisite pairs (ids are slugs of the names)."""
     from data_plane.pairs import bundle_from_pairs
 
     made = bundle_from_pairs(pairs, out, names=names, source=source, confidence=confidence)
-    print_json(made.to_dict())
+    if fmt is DataFormat.json:
+        print_json(made.to_dict())
+    else:
+        typer.echo(
+            f"wrote bundle {made.folder}: {counted(made.concepts, 'concept')}, {counted(made.pairs, 'pair')}"
+        )
 
 
 @app.command("export")

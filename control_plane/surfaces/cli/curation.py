@@ -110,10 +110,16 @@ DryRunOpt = Annotated[
 
 
 def apply_writes(
-    rt: Runtime, writes: Sequence[Write], *, dry_run: bool, allow_duplicate_name: bool = False
+    rt: Runtime,
+    writes: Sequence[Write],
+    *,
+    dry_run: bool,
+    allow_duplicate_name: bool = False,
+    fmt: DataFormat = DataFormat.text,
 ) -> None:
     """Apply ``writes`` and print every version written (or, with ``dry_run``, what would be
-    written and which recorded answers it would change, writing nothing)."""
+    written and which recorded answers it would change, writing nothing); ``fmt`` json prints
+    ``{"written": [...]}`` as the HTTP API answers (with ``dry_run``, also ``"answers"``)."""
     if dry_run:
         from control_plane.planning.impact import rehearse
 
@@ -125,13 +131,25 @@ def apply_writes(
             allow_duplicate_names=allow_duplicate_name,
             clock=rt.clock,
         )
+        shown = [*result.written, *result.kept, *result.cascaded] or result.unchanged
+        if fmt is DataFormat.json:
+            print_json({"dry_run": True, "written": [v.to_dict() for v in shown], "answers": found.to_dict()})
+            return
         typer.echo("dry run, nothing was written; it would write:")
-        print_versions([*result.written, *result.kept, *result.cascaded] or result.unchanged, indent="  ")
+        print_versions(shown, indent="  ")
         for line in found.lines():
             typer.echo(line)
         return
     result = rt.gateway.apply(writes, allow_duplicate_names=allow_duplicate_name)
-    print_versions([*result.written, *result.kept, *result.cascaded] or result.unchanged)
+    show_versions([*result.written, *result.kept, *result.cascaded] or result.unchanged, fmt)
+
+
+def show_versions(versions: Sequence[Version], fmt: DataFormat) -> None:
+    """Versions written, one line each, or as ``{"written": [...]}`` (the HTTP API's shape)."""
+    if fmt is DataFormat.json:
+        print_json({"written": [v.to_dict() for v in versions]})
+    else:
+        print_versions(versions)
 
 
 def print_versions(versions: Sequence[Version], *, indent: str = "") -> None:
@@ -160,6 +178,7 @@ def concept_add(
     allow_duplicate_name: AllowDuplicateNameOpt = False,
     until: UntilOpt = None,
     dry_run: DryRunOpt = False,
+    fmt: DataFormatOpt = DataFormat.text,
 ) -> None:
     """Assert a new concept, or again one that was invalidated, over [--valid-at, --until) where
     it does not hold. A name or alias another concept already goes by (as questions are read)
@@ -176,7 +195,7 @@ def concept_add(
         invalid_at=option_time(until, "until"),
     )
     with runtime(ctx) as rt:
-        apply_writes(rt, [w], dry_run=dry_run, allow_duplicate_name=allow_duplicate_name)
+        apply_writes(rt, [w], dry_run=dry_run, allow_duplicate_name=allow_duplicate_name, fmt=fmt)
 
 
 @concept_app.command("revise")
@@ -197,6 +216,7 @@ def concept_revise(
     until: UntilOpt = None,
     correct: CorrectOpt = False,
     dry_run: DryRunOpt = False,
+    fmt: DataFormatOpt = DataFormat.text,
 ) -> None:
     """Revise a concept from --valid-at (default: all of its validity) until --until (default:
     open); fields not given are kept. Before and after that period, it stays as it was."""
@@ -215,7 +235,7 @@ def concept_revise(
         until=None if correct else end,
     )
     with runtime(ctx, concepts=[concept_id]) as rt:
-        apply_writes(rt, [w], dry_run=dry_run, allow_duplicate_name=allow_duplicate_name)
+        apply_writes(rt, [w], dry_run=dry_run, allow_duplicate_name=allow_duplicate_name, fmt=fmt)
 
 
 @concept_app.command("invalidate")
@@ -230,6 +250,7 @@ def concept_invalidate(
     confidence: ConfidenceOpt = 1.0,
     until: UntilOpt = None,
     dry_run: DryRunOpt = False,
+    fmt: DataFormatOpt = DataFormat.text,
 ) -> None:
     """Close a concept's validity from --invalid-at (default now) until --until (default: for
     good); its edges and lesson links are closed with it over the same period."""
@@ -244,7 +265,7 @@ def concept_invalidate(
         until=option_time(until, "until"),
     )
     with runtime(ctx, concepts=[concept_id]) as rt:
-        apply_writes(rt, [w], dry_run=dry_run)
+        apply_writes(rt, [w], dry_run=dry_run, fmt=fmt)
 
 
 @edge_app.command("add")
@@ -258,6 +279,7 @@ def edge_add(
     confidence: ConfidenceOpt = 1.0,
     until: UntilOpt = None,
     dry_run: DryRunOpt = False,
+    fmt: DataFormatOpt = DataFormat.text,
 ) -> None:
     """Assert an edge between two active concepts (a new one, or again one that was invalidated)
     over [--valid-at, --until) where it does not hold."""
@@ -273,7 +295,7 @@ def edge_add(
         invalid_at=option_time(until, "until"),
     )
     with runtime(ctx, concepts=[s, t]) as rt:
-        apply_writes(rt, [w], dry_run=dry_run)
+        apply_writes(rt, [w], dry_run=dry_run, fmt=fmt)
 
 
 @edge_app.command("revise")
@@ -288,6 +310,7 @@ def edge_revise(
     until: UntilOpt = None,
     correct: CorrectOpt = False,
     dry_run: DryRunOpt = False,
+    fmt: DataFormatOpt = DataFormat.text,
 ) -> None:
     """Re-ground an edge from --valid-at (default: all of its validity) until --until (default:
     open); before and after that period it stays as it was."""
@@ -306,7 +329,7 @@ def edge_revise(
         until=None if correct else end,
     )
     with runtime(ctx, concepts=[s, t]) as rt:
-        apply_writes(rt, [w], dry_run=dry_run)
+        apply_writes(rt, [w], dry_run=dry_run, fmt=fmt)
 
 
 @edge_app.command("invalidate")
@@ -321,6 +344,7 @@ def edge_invalidate(
     confidence: ConfidenceOpt = 1.0,
     until: UntilOpt = None,
     dry_run: DryRunOpt = False,
+    fmt: DataFormatOpt = DataFormat.text,
 ) -> None:
     """Close an edge's validity from --invalid-at (default now) until --until (default: for
     good), or retract it."""
@@ -338,7 +362,7 @@ def edge_invalidate(
         until=option_time(until, "until"),
     )
     with runtime(ctx, concepts=[s, t]) as rt:
-        apply_writes(rt, [w], dry_run=dry_run)
+        apply_writes(rt, [w], dry_run=dry_run, fmt=fmt)
 
 
 @lesson_app.command("link")
@@ -352,6 +376,7 @@ def lesson_link(
     source: SourceOpt = None,
     confidence: ConfidenceOpt = 1.0,
     dry_run: DryRunOpt = False,
+    fmt: DataFormatOpt = DataFormat.text,
 ) -> None:
     """Link a lesson to an active concept (again, after an unlink)."""
     from data_plane.gateway import Write
@@ -363,10 +388,10 @@ def lesson_link(
                 Write.lesson(lesson_id, grounding=g, title=title),
                 Write.lesson_link(lesson_id, concept_id, grounding=g),
             ]
-            apply_writes(rt, writes, dry_run=True)
+            apply_writes(rt, writes, dry_run=True, fmt=fmt)
             return
         v = rt.gateway.link_lesson(lesson_id, concept_id, grounding=g, title=title)
-    print_versions([v])
+    show_versions([v], fmt)
 
 
 @lesson_app.command("unlink")
@@ -379,6 +404,7 @@ def lesson_unlink(
     source: SourceOpt = None,
     confidence: ConfidenceOpt = 1.0,
     dry_run: DryRunOpt = False,
+    fmt: DataFormatOpt = DataFormat.text,
 ) -> None:
     """Close a lesson link from now on."""
     from data_plane.gateway import Write
@@ -387,11 +413,14 @@ def lesson_unlink(
     with runtime(ctx, concepts=[concept_id]) as rt:
         if dry_run:
             apply_writes(
-                rt, [Write.lesson_link(lesson_id, concept_id, grounding=g, mode="invalidate")], dry_run=True
+                rt,
+                [Write.lesson_link(lesson_id, concept_id, grounding=g, mode="invalidate")],
+                dry_run=True,
+                fmt=fmt,
             )
             return
         v = rt.gateway.unlink_lesson(lesson_id, concept_id, grounding=g)
-    print_versions([v])
+    show_versions([v], fmt)
 
 
 # -- look-ups ---------------------------------------------------------------------------------
