@@ -10,7 +10,7 @@ of one point in time. :func:`unknown_hint` offers names the way the question rea
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -20,7 +20,7 @@ from data_plane.records import Concept, Edge, Version
 from data_plane.relations import SYMMETRIC
 from data_plane.temporal import AsOf
 
-__all__ = ["Hit", "Listed", "Profile", "listing", "profile", "search", "unknown_hint"]
+__all__ = ["Hit", "Listed", "Profile", "kg_search", "listing", "profile", "search", "unknown_hint"]
 
 # A summary matches more loosely than a name (its words are scattered through a sentence), and a
 # query found inside a longer name less surely than the whole name: both count for a little less.
@@ -178,10 +178,22 @@ def search(query: str, concepts: Iterable[Concept], *, limit: int = 10, cutoff: 
     return sorted(hits, key=lambda h: (-h.score, h.concept_id))[:limit]
 
 
-def unknown_hint(reader: GraphReader, concept_ids: Sequence[str], as_of: AsOf | None = None) -> str | None:
+def kg_search(word: str) -> str:
+    """Where the command line finds concepts by name."""
+    return f"`kg concept search {_shell_word(word)}` finds concepts by name"
+
+
+def unknown_hint(
+    reader: GraphReader,
+    concept_ids: Sequence[str],
+    as_of: AsOf | None = None,
+    *,
+    searching: Callable[[str], str] = kg_search,
+) -> str | None:
     """For the ids among ``concept_ids`` that name no concept in force (now, or as of ``as_of``):
-    the concepts near each, as the question reader finds them, and the command that searches; None
-    when every id names a concept."""
+    the concepts near each, as the question reader finds them, and where to search (``searching``:
+    the command line's, by default; the HTTP API names its route); None when every id names a
+    concept."""
     from control_plane.understanding.names import NameIndex
 
     point = as_of or reader.as_of()
@@ -197,8 +209,7 @@ def unknown_hint(reader: GraphReader, concept_ids: Sequence[str], as_of: AsOf | 
         offered = " or ".join(f"{n} ({names[n].name})" for n in near if n in names)
         said = f"did you mean {offered}?" if offered else "no concept's name is near it"
         parts.append(said if len(unknown) == 1 else f"{cid!r}: {said}")
-    search = f"`kg concept search {_shell_word(unknown[0])}` finds concepts by name"
-    return f"{'; '.join(parts)} ({search})"
+    return f"{'; '.join(parts)} ({searching(unknown[0])})"
 
 
 def _shell_word(text: str) -> str:

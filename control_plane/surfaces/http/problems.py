@@ -14,19 +14,23 @@ from collections.abc import Mapping
 from http import HTTPStatus
 from pathlib import PurePath
 from typing import Any, Final
+from urllib.parse import quote
 
 import structlog
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from control_plane.errors import LLMError, ModelBudgetSpent
 from control_plane.surfaces.http.schemas import Problem
+from control_plane.surfaces.lookup import unknown_hint
 from data_plane.errors import (
     ConcurrentWrite,
     ConfigurationError,
     DuplicateName,
+    InactiveEndpoint,
     KeyExists,
     KGError,
     NotFound,
@@ -138,12 +142,29 @@ async def _kg_error(request: Request, exc: Exception) -> JSONResponse:
         # Spent between the door check and this question's first model call (another process).
         request.app.state.metrics.limited("model_calls")
         headers = {"Retry-After": str(max(1, math.ceil(exc.retry_after)))}
+    if isinstance(exc, NotFound | InactiveEndpoint) and (named := _named_concepts(request)):
+        # As `kg` does: the concepts near an id that names none, and where to search.
+        rt = request.app.state.runtime
+        hint = await run_in_threadpool(unknown_hint, rt.reader, named, searching=_search_route)
+        if hint is not None:
+            text = f"{text.splitlines()[0]}; {hint}"
     if isinstance(exc, StorageFault) and exc.path:
         # The file's name, not where it lives (as /readyz: a path says too much to any client);
         # the log has it whole.
         log.error("http.storage_fault", error=text)
         text = text.replace(exc.path, PurePath(exc.path).name)
     return problem(status, name, text.splitlines()[0] if text else name, headers=headers)
+
+
+def _named_concepts(request: Request) -> list[str]:
+    """The concept ids a request names in its path or query (``/concepts/{concept_id}``,
+    ``?concept=``)."""
+    named = [request.path_params.get("concept_id"), request.query_params.get("concept")]
+    return [n for n in named if isinstance(n, str) and n]
+
+
+def _search_route(word: str) -> str:
+    return f"GET /search/concepts?q={quote(word)} finds concepts by name"
 
 
 async def _http_error(_request: Request, exc: Exception) -> JSONResponse:
