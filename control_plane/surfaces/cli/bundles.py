@@ -69,6 +69,7 @@ def import_(
 
     Every problem is reported in one run (nothing is written); exit code 1 if the bundle was refused.
     """
+    import dataclasses
     import tempfile
 
     from control_plane.surfaces.progress import progress_bar
@@ -90,8 +91,10 @@ def import_(
     with tempfile.TemporaryDirectory(prefix="kg-pairs-") as tmp:
         remap = None
         if pairs is not None:
+            # The bundle made from the pairs is a means: what is said names the user's files.
             made = bundle_from_pairs(pairs, Path(tmp) / "bundle", names=names)
             bundle, remap = made.folder, made.remap
+            policy = dataclasses.replace(policy, located=made.located)
         assert bundle is not None
 
         def refused(problems: Sequence[Problem], name: str | None) -> NoReturn:
@@ -120,7 +123,7 @@ def import_(
                     _echo_set_aside(plan.set_asides(), "would be set aside")
                 return
             try:
-                with progress_bar(f"importing {bundle}") as advance:
+                with progress_bar(f"importing {pairs or bundle}") as advance:
                     report = import_bundle(
                         rt.gateway,
                         bundle,
