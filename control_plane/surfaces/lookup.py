@@ -178,9 +178,14 @@ def search(query: str, concepts: Iterable[Concept], *, limit: int = 10, cutoff: 
     return sorted(hits, key=lambda h: (-h.score, h.concept_id))[:limit]
 
 
+# An id longer than this is not repeated in a hint: the message names it once already.
+ECHO_MAX: Final = 60
+
+
 def kg_search(word: str) -> str:
-    """Where the command line finds concepts by name."""
-    return f"`kg concept search {_shell_word(word)}` finds concepts by name"
+    """Where the command line finds concepts by name (a long id is not echoed again)."""
+    shown = _shell_word(word) if len(word) <= ECHO_MAX else "WORDS"
+    return f"`kg concept search {shown}` finds concepts by name"
 
 
 def unknown_hint(
@@ -208,7 +213,8 @@ def unknown_hint(
         names = reader.concepts(near, as_of=point)
         offered = " or ".join(f"{n} ({names[n].name})" for n in near if n in names)
         said = f"did you mean {offered}?" if offered else "no concept's name is near it"
-        parts.append(said if len(unknown) == 1 else f"{cid!r}: {said}")
+        named = repr(cid) if len(cid) <= ECHO_MAX else f"{cid[:20]!r}... ({len(cid):,} characters)"
+        parts.append(said if len(unknown) == 1 else f"{named}: {said}")
     return f"{'; '.join(parts)} ({searching(unknown[0])})"
 
 

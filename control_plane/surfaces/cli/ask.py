@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from collections.abc import Mapping
@@ -111,7 +112,8 @@ def ask(
     """Answer a question with its evidence sub-graph, or abstain (and say why). A recorded answer
     to the same question is reused, at no model call, when nothing it read has changed since.
 
-    Exits 3 when it abstained because the model stayed unavailable."""
+    When the model stays unavailable, the question is answered offline (the deterministic
+    synthesizer, from the graph), which it says, and the command exits 3."""
     from control_plane.planning.loop import MODEL_UNAVAILABLE
     from control_plane.surfaces.runtime import (
         Runtime,
@@ -136,10 +138,25 @@ def ask(
             answer = rt.planner.reply(question, as_of=valid_at, known_at=recorded_at, fresh=fresh).to_dict()
         finally:
             rt.close()
+        outage = answer["abstained"] and str(answer["abstain_reason"]).startswith(MODEL_UNAVAILABLE)
+        if outage and chosen.synthesizer != "offline":
+            # The graph answers without the model; say so, and still exit 3 (the model is down).
+            typer.echo(
+                f"answered offline (from the graph, no model): {answer['abstain_reason']}; "
+                f"the abstention is recorded as answer {answer['answer_id']}",
+                err=True,
+            )
+            rt = Runtime.build(dataclasses.replace(chosen, synthesizer="offline"), on_wait=say_waiting)
+            try:
+                answer = rt.planner.reply(
+                    question, as_of=valid_at, known_at=recorded_at, fresh=fresh
+                ).to_dict()
+            finally:
+                rt.close()
         emit_answer(answer, fmt, sink, evidence)
     if out is not None:
         typer.echo(f"wrote {fmt.value} for answer {answer['answer_id']} to {out}", err=True)
-    if answer["abstained"] and str(answer["abstain_reason"]).startswith(MODEL_UNAVAILABLE):
+    if outage:
         raise typer.Exit(EXIT_MODEL_UNAVAILABLE)
 
 

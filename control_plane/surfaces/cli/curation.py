@@ -100,6 +100,15 @@ CorrectOpt = Annotated[
         "start) to --until (default: the last end) replaces every version in force.",
     ),
 ]
+# A revision's start: unlike an assertion's, it defaults to the whole validity, not to now.
+ReviseFromOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--valid-at",
+        help="Start of the revised period (ISO 8601). Default: all of its validity, from where it "
+        "first holds (with --correct: the first start).",
+    ),
+]
 DryRunOpt = Annotated[
     bool,
     typer.Option(
@@ -209,7 +218,7 @@ def concept_revise(
         list[str] | None, typer.Option("--alias", help="Replaces the aliases (repeatable).")
     ] = None,
     summary: Annotated[str | None, typer.Option("--summary", help="New one-paragraph summary.")] = None,
-    valid_at: ValidAtOpt = None,
+    valid_at: ReviseFromOpt = None,
     source: SourceOpt = None,
     confidence: ConfidenceOpt = 1.0,
     allow_duplicate_name: AllowDuplicateNameOpt = False,
@@ -304,7 +313,7 @@ def edge_revise(
     edge: EdgeArg,
     reason: ReasonOpt,
     evidence: EvidenceOpt,
-    valid_at: ValidAtOpt = None,
+    valid_at: ReviseFromOpt = None,
     source: SourceOpt = None,
     confidence: ConfidenceOpt = 1.0,
     until: UntilOpt = None,

@@ -25,7 +25,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from control_plane.errors import LLMError, ModelBudgetSpent
 from control_plane.surfaces.http.schemas import Problem
-from control_plane.surfaces.lookup import unknown_hint
+from control_plane.surfaces.lookup import ECHO_MAX, unknown_hint
 from data_plane.errors import (
     ConcurrentWrite,
     ConfigurationError,
@@ -164,7 +164,8 @@ def _named_concepts(request: Request) -> list[str]:
 
 
 def _search_route(word: str) -> str:
-    return f"GET /search/concepts?q={quote(word)} finds concepts by name"
+    shown = quote(word) if len(word) <= ECHO_MAX else "WORDS"
+    return f"GET /search/concepts?q={shown} finds concepts by name"
 
 
 async def _http_error(_request: Request, exc: Exception) -> JSONResponse:
