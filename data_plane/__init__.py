@@ -38,6 +38,7 @@ if typing.TYPE_CHECKING:
     from data_plane.errors import PrerequisiteCycle as PrerequisiteCycle
     from data_plane.errors import Problem as Problem
     from data_plane.errors import SelfLoop as SelfLoop
+    from data_plane.errors import StorageFault as StorageFault
     from data_plane.errors import TemporalConflict as TemporalConflict
     from data_plane.errors import UnknownRelation as UnknownRelation
     from data_plane.errors import WriteRejected as WriteRejected
@@ -81,6 +82,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "PrerequisiteCycle",
         "Problem",
         "SelfLoop",
+        "StorageFault",
         "TemporalConflict",
         "UnknownRelation",
         "WriteRejected",

@@ -106,7 +106,9 @@ def test_replay_prints_json_by_default_and_a_line_as_text(db: str) -> None:
 
 
 def test_shell_completion_is_typers(tmp_path: Path) -> None:
-    """`kg --show-completion bash` prints Typer's completion script for kg."""
-    result = CliRunner().invoke(app, ["--show-completion", "bash"], prog_name="kg")
+    """`kg --install-completion` is offered, and the script it installs (what the shell asks
+    for with _KG_COMPLETE=source_bash) is Typer's completion for kg."""
+    assert "--install-completion" in CliRunner().invoke(app, ["--help"], prog_name="kg").stdout
+    result = CliRunner().invoke(app, [], prog_name="kg", env={"_KG_COMPLETE": "source_bash"})
     assert result.exit_code == 0, result.output
     assert "_kg_completion" in result.stdout and "complete" in result.stdout
