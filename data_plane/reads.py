@@ -715,8 +715,9 @@ class GraphReader:
 
     def diff(self, since: datetime, until: datetime, *, tables: Iterable[str] | None = None) -> Diff:
         """Versions recorded in ``(since, until]``, grouped by what they did, in memory
-        (``stream_changes`` for large ranges)."""
-        since, until = ensure_utc(since, field="from"), ensure_utc(until, field="to")
+        (``stream_changes`` for large ranges). ``until`` is read no later than the latest
+        committed write (:meth:`known_at`), so the diff is the same whenever it is repeated."""
+        since, until = ensure_utc(since, field="from"), self.known_at(ensure_utc(until, field="to"))
         names = list(tables) if tables is not None else list(DIFF_TABLES)
         groups: dict[str, list[Version]] = {"assert": [], "revise": [], "invalidate": [], "retract": []}
         for name in names:

@@ -12,7 +12,7 @@ from sqlalchemy.engine import Engine
 from control_plane.planning.loop import Planner
 from control_plane.planning.replay import replay
 from control_plane.synthesizers.offline import OfflineSynthesizer
-from data_plane import GraphReader, Write, WriteGateway, schema
+from data_plane import GraphReader, Write, WriteGateway, schema, utc_now
 from data_plane.reuse import AnswerIndex
 from data_plane.testing import ManualClock, build_graph, grounding
 
@@ -43,6 +43,19 @@ def test_a_read_now_during_an_open_write_reads_the_same_after_its_commit(engine:
     assert reader.snapshot(point) == during
     assert point.recorded_at < bulk.now
     assert "rag>builds_on>chunking" in {e.key for e in reader.snapshot().edges}
+
+
+def test_a_diff_to_now_during_an_open_write_is_the_same_after_its_commit(engine: Engine) -> None:
+    """What was recorded up to "now", read while a write's transaction is open, is what the same
+    diff gives after the write commits (the diff ends no later than the latest committed write)."""
+    gateway, reader = WriteGateway(engine), GraphReader(engine)
+    _graph(gateway)
+    since = reader.history("concepts", ("rag",))[0].stamp.recorded_at - timedelta(seconds=1)
+    with gateway.bulk() as bulk:
+        bulk.apply([_import_edge()])
+        during = reader.diff(since, utc_now())
+    assert reader.diff(during.since, during.until) == during
+    assert "rag>builds_on>chunking" not in {v.key_text for v in during.asserted}
 
 
 def test_an_answer_during_an_import_replays_after_it_commits(engine: Engine) -> None:

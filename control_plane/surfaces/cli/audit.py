@@ -158,6 +158,7 @@ def audit_diff(
     )
     with runtime(ctx) as rt:
         r = rt.reader
+        t1 = r.known_at(t1)  # no later than the latest committed write: a repeatable diff
 
         def changes(op: str) -> Iterator[Version]:
             for table in DIFF_TABLES:
