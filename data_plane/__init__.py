@@ -39,6 +39,7 @@ if typing.TYPE_CHECKING:
     from data_plane.errors import Problem as Problem
     from data_plane.errors import RequirementRejected as RequirementRejected
     from data_plane.errors import SelfLoop as SelfLoop
+    from data_plane.errors import StorageFault as StorageFault
     from data_plane.errors import TemporalConflict as TemporalConflict
     from data_plane.errors import UnknownRelation as UnknownRelation
     from data_plane.errors import WriteRejected as WriteRejected
@@ -86,6 +87,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "Problem",
         "RequirementRejected",
         "SelfLoop",
+        "StorageFault",
         "TemporalConflict",
         "UnknownRelation",
         "WriteRejected",

@@ -387,7 +387,7 @@ def _write(
             if aside is None:
                 sink.add(w, (file, row.line))
                 continue
-            record = SetAside.record(aside, plan.name, w.grounding)
+            record = SetAside.record(plan.located(aside), plan.name, w.grounding)
             sink.add(
                 Write(w.table, w.key, "set_aside", record, {}, w.valid_at, w.invalid_at),
                 (file, row.line),

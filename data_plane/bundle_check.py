@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -108,6 +108,9 @@ class ImportPolicy:
     set_aside: bool = False
     mutual_as_related: bool = False
     name_key: NameKey | None = None
+    # How a set-aside row is named to the user and in its record: as it is, or (a pairs import)
+    # by the file and line the user wrote (``PairsBundle.located``).
+    located: Callable[[SetAside], SetAside] | None = None
 
 
 @dataclass(frozen=True)
@@ -217,6 +220,10 @@ class Plan:
     link_keys: set[int] = field(default_factory=set, repr=False)
     group_keys: set[str] = field(default_factory=set, repr=False)
 
+    def located(self, aside: SetAside) -> SetAside:
+        """``aside`` as the user is told of it (the policy's ``located``; as it is by default)."""
+        return aside if self.policy.located is None else self.policy.located(aside)
+
     @property
     def name(self) -> str:
         return self.manifest.name
@@ -281,6 +288,7 @@ class Plan:
         link (every link row set aside), which are not created."""
         files = {f: i for i, f in enumerate(_FILES)}
         rows = sorted(self.set_aside.values(), key=lambda s: (files.get(s.file, 9), s.line))
+        rows = [self.located(s) for s in rows]
         empty = [
             SetAside(
                 "lesson",

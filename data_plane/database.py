@@ -17,9 +17,10 @@ from typing import TYPE_CHECKING, Any, Final
 import sqlalchemy as sa
 import structlog
 from sqlalchemy import event
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Engine, ExceptionContext
 from sqlalchemy.exc import ArgumentError
 
+from data_plane import storage
 from data_plane.errors import ConfigurationError, WriteLockTimeout
 
 if TYPE_CHECKING:
@@ -127,8 +128,10 @@ def _sqlite_begin(conn: sa.Connection) -> None:
         raw.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
 
 
-def connect(url: str, *, echo: bool = False) -> Engine:
-    """Create an engine for ``url`` (``sqlite:///path`` or ``postgresql+psycopg://...``)."""
+def connect(url: str, *, echo: bool = False, what: str = "the database file") -> Engine:
+    """Create an engine for ``url`` (``sqlite:///path`` or ``postgresql+psycopg://...``). On an
+    SQLite file, an error saying the file cannot be opened or written (permissions, a full disk)
+    is a ``StorageFault`` naming ``what`` and its path (``data_plane.storage``)."""
     try:
         parsed = sa.make_url(url)
     except ArgumentError as exc:
@@ -145,6 +148,15 @@ def connect(url: str, *, echo: bool = False) -> Engine:
             _tune_sqlite(dbapi_connection, record)
 
         event.listen(engine, "begin", _sqlite_begin)
+        if parsed.database and parsed.database != ":memory:":
+            path = Path(parsed.database).expanduser().absolute()
+
+            @event.listens_for(engine, "handle_error")
+            def _storage(context: ExceptionContext) -> None:
+                found = storage.translated(context.original_exception, path, what)
+                if found is not None:
+                    raise found from context.original_exception
+
         return engine
     if parsed.get_backend_name() == "postgresql":
         if parsed.drivername == "postgresql":

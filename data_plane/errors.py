@@ -18,6 +18,7 @@
     │   └── ConcurrentWrite      another writer changed the key first; retry
     │       └── WriteLockTimeout another writer held the write lock longer than the wait (.waited_s)
     ├── NotFound                 no such concept, edge, answer or version (.key)
+    ├── StorageFault             an SQLite file cannot be written: permissions, a full disk (.path)
     ├── LLMError                 defined in control_plane.errors (LLMUnavailable, LLMRejected)
     ├── AccessRefused            defined in control_plane.errors (Unauthenticated, Forbidden)
     └── RateLimited              defined in control_plane.errors
@@ -205,3 +206,12 @@ class NotFound(KGError):
     def __init__(self, message: str, *, key: Any = None) -> None:
         super().__init__(message)
         self.key = key
+
+
+class StorageFault(KGError):
+    """An SQLite database file or its side file cannot be opened or written: its permissions, a
+    read-only file system, a full disk (``.path``). The message names the file and what is wrong."""
+
+    def __init__(self, message: str, *, path: str | None = None) -> None:
+        super().__init__(message)
+        self.path = path

@@ -49,7 +49,7 @@ import structlog
 from sqlalchemy.engine import Connection, Dialect, Engine
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 
-from data_plane import schema
+from data_plane import schema, write_clock
 from data_plane.clock import Clock, ensure_utc, format_time, utc_now
 from data_plane.database import WriteWait
 from data_plane.duplicates import NameBook, NameKey
@@ -411,7 +411,7 @@ def _validate_content(table: str, key: tuple[str, ...], content: Mapping[str, An
             if (why := confusable(name)) is not None:
                 raise InputError(
                     f"concept {key[0]!r}: {column} {name!r} could pass for another name ({why}); "
-                    "write each word in one script",
+                    "write each word in one script, without direction controls",
                     field=column,
                     value=name,
                 )
@@ -1229,8 +1229,9 @@ class WriteGateway:
         ``allow_duplicate_names`` lets concepts go by names other concepts go by."""
         name_key = None if allow_duplicate_names else self._name_key
         with _translated(), self._writer.begin() as conn:
-            now = self._lock(conn)
+            now, previous = self._stamp(conn)
             result = self._apply(conn, list(writes), now, name_key=name_key)
+            _advance_clock(conn, result, now, previous)
         self._log(result, now)
         self._move_queued_answers_now()
         return result
@@ -1246,8 +1247,11 @@ class WriteGateway:
         with _translated(), self._writer.connect() as conn:
             transaction = conn.begin()
             try:
-                now = self._lock(conn)
-                yield self._apply(conn, list(writes), now, name_key=name_key), conn
+                now, previous = self._stamp(conn)
+                result = self._apply(conn, list(writes), now, name_key=name_key)
+                # Rolled back with the rest; reads inside the rehearsal see its writes as known.
+                _advance_clock(conn, result, now, previous)
+                yield result, conn
             finally:
                 transaction.rollback()
 
@@ -1262,11 +1266,20 @@ class WriteGateway:
         everything back.
         """
         with _translated(), self._writer.begin() as conn:
-            now = self._lock(conn)
+            now, previous = self._stamp(conn)
             writer = BulkWriter(self, conn, now)
             yield writer
             writer.finish()
+            if writer.wrote:
+                write_clock.advance(conn, now, previous)
         self._move_queued_answers_now()
+
+    def _stamp(self, conn: Connection) -> tuple[datetime, datetime | None]:
+        """Take the graph's write lock; return the write's recorded time, strictly after the
+        latest committed graph write's (``data_plane.write_clock``), and that write's."""
+        now = self._lock(conn)
+        previous = write_clock.latest(conn)
+        return write_clock.stamp_after(now, previous), previous
 
     def _lock(self, conn: Connection, lock: int = _PG_WRITE_LOCK) -> datetime:
         """Take the write lock (SQLite took it at BEGIN; on PostgreSQL ``lock``, the graph's or
@@ -1347,6 +1360,7 @@ class BulkWriter:
 
     def __init__(self, gateway: WriteGateway, conn: Connection, now: datetime) -> None:
         self._gateway, self._conn, self.now = gateway, conn, now
+        self.wrote = False
         self._added: list[tuple[str, str]] = []
         # Concept rows (only the columns endpoint checks read) this transaction has seen or
         # written: exact while it holds the write lock, and it spares every batch re-reading the
@@ -1358,6 +1372,7 @@ class BulkWriter:
         result = self._gateway._apply(
             self._conn, list(writes), self.now, prerequisites=self._added, concepts=self._concepts
         )
+        self.wrote = self.wrote or _wrote(result)
         self._gateway._log(result, self.now)
         return result
 
@@ -1383,6 +1398,16 @@ class BulkWriter:
                 raise PrerequisiteCycle(
                     "prerequisite edge would close a cycle: " + " -> ".join(cycle), cycle=cycle
                 )
+
+
+def _wrote(result: BatchResult) -> bool:
+    return bool(result.written or result.kept or result.cascaded)
+
+
+def _advance_clock(conn: Connection, result: BatchResult, now: datetime, previous: datetime | None) -> None:
+    """Move the write clock to ``now`` with the write, if it wrote anything."""
+    if _wrote(result):
+        write_clock.advance(conn, now, previous)
 
 
 def _pg_write_lock(conn: Connection, wait: WriteWait, lock: int) -> None:

@@ -24,6 +24,7 @@ consistent with the graph tables' never-delete rule (they keep every version for
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from typing import Final, TypeVar
 
@@ -42,15 +43,35 @@ T = schema.rate_limits
 # An insert can lose to another process's insert and the row then vanish to a sweep before it is
 # locked; each retry needs that to happen again, so a few are plenty.
 _ATTEMPTS: Final = 8
+# The key column's width (``VARCHAR(200)``).
+_MAX_KEY: Final = 200
+
+
+def bounded(key: str) -> str:
+    """``key`` as stored: itself when it fits the column (``VARCHAR(200)``), else its first 100
+    characters and a SHA-256 of the whole, so no key overflows it and distinct keys stay apart."""
+    if len(key) <= _MAX_KEY:
+        return key
+    return f"{key[:100]}#sha256:{hashlib.sha256(key.encode('utf-8', 'surrogatepass')).hexdigest()}"
 
 
 class LimitTable:
-    """Read-step-write of one limited key at a time, atomic across processes."""
+    """Read-step-write of one limited key at a time, atomic across processes. Keys longer than
+    the column are stored :func:`bounded`."""
 
     def __init__(self, engine: Engine) -> None:
-        self._engine = side_engine(engine) or engine
+        self._main = engine
+        side_engine(engine)
+
+    @property
+    def _engine(self) -> Engine:
+        # Looked up at every use: a side file deleted under the process is opened afresh.
+        return side_engine(self._main) or self._main
+
+    @property
+    def _writer(self) -> Engine:
         # On SQLite this option makes the transaction BEGIN IMMEDIATE (data_plane.database).
-        self._writer = self._engine.execution_options(kg_write=True)
+        return self._engine.execution_options(kg_write=True)
 
     def update(
         self, key: str, step: Callable[[float | None], tuple[float | None, R]], *, sweep_before: float
@@ -59,7 +80,7 @@ class LimitTable:
         change it; store the new value it returns (None: leave the row as it is) and return its
         result. When a row was added, rows whose value is below ``sweep_before`` are swept."""
         with self._writer.begin() as conn:
-            result, added = self._update(conn, key, step)
+            result, added = self._update(conn, bounded(key), step)
         if added:
             self.sweep(sweep_before)
         return result
@@ -90,7 +111,7 @@ class LimitTable:
     def peek(self, key: str) -> float | None:
         """``key``'s stored value (None: no row), without locking it."""
         with self._engine.connect() as conn:
-            value = conn.execute(sa.select(T.c.tat).where(T.c.key == key)).scalar()
+            value = conn.execute(sa.select(T.c.tat).where(T.c.key == bounded(key))).scalar()
         return None if value is None else float(value)
 
     def sweep(self, before: float) -> int:

@@ -219,9 +219,18 @@ def normalise(text: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+# Bidirectional-text controls (embeddings, overrides, isolates, marks): invisible, they reorder
+# what is shown, so "GAR\u202e" and a reversed name look alike (Trojan Source, CVE-2021-42574).
+BIDI_CONTROLS: Final = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c")
+
+
 def confusable(name: str) -> str | None:
-    """Why ``name`` could pass for another name, or None: a word that mixes Latin, Greek and
-    Cyrillic letters ("RАG" with a Cyrillic А looks like "RAG")."""
+    """Why ``name`` could pass for another name, or None: a bidirectional-text control (it
+    reorders what is displayed), or a word that mixes Latin, Greek and Cyrillic letters ("RАG"
+    with a Cyrillic А looks like "RAG")."""
+    for ch in name:
+        if ch in BIDI_CONTROLS:
+            return f"it holds the bidirectional-text control U+{ord(ch):04X} {unicodedata.name(ch)}"
     for word in re.findall(r"[^\W\d_]+", unicodedata.normalize("NFKC", name)):
         scripts = {s for s in map(_script, word) if s in _LOOKALIKE_SCRIPTS}
         if len(scripts) > 1:

@@ -27,10 +27,11 @@ import csv
 import json
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
 
+from data_plane.bundle_check import SetAside
 from data_plane.bundle_rows import BUNDLE_FORMAT, CONCEPTS, EDGES, MANIFEST, csv_writer
 from data_plane.errors import BundleError, Problem
 
@@ -38,6 +39,8 @@ __all__ = ["PairsBundle", "bundle_from_pairs", "slugify"]
 
 _PAIR_HEADERS: Final = frozenset({"prerequisite", "source", "from", "before"})
 _NON_SLUG: Final = re.compile(r"[^a-z0-9]+")
+# "line 4", "lines 3, 4, 2" in a message about the generated edges file.
+_LINES: Final = re.compile(r"(\blines? )(\d+(?:, \d+)*)")
 
 
 def slugify(name: str) -> str:
@@ -47,7 +50,9 @@ def slugify(name: str) -> str:
 
 @dataclass
 class PairsBundle:
-    """A bundle written from a pairs file, and how its rows map back to the pairs file's lines."""
+    """A bundle written from a pairs file, and how its rows map back to the files the user wrote:
+    every problem and set-aside row is named by the pairs (or names) file, its line and its
+    column's header, never by the generated ``concept_edges.csv`` / ``source_id``."""
 
     folder: Path
     pairs_file: str
@@ -55,14 +60,48 @@ class PairsBundle:
     pairs: int
     # Line of concept_edges.csv -> line of the pairs file.
     edge_lines: dict[int, int] = field(default_factory=dict)
+    # Line of concepts.csv -> (file, line) that first named the concept.
+    concept_lines: dict[int, tuple[str, int]] = field(default_factory=dict)
+    # The pairs file's two column headers (as written, or "column 1", "column 2").
+    headers: tuple[str, str] = ("column 1", "column 2")
+
+    def _where(self, file: str | None, line: int | None) -> tuple[str | None, int | None]:
+        if file == EDGES:
+            return self.pairs_file, self.edge_lines.get(line, line) if line else None
+        if file == CONCEPTS and line in self.concept_lines:
+            return self.concept_lines[line]
+        return file, line
+
+    def _text(self, file: str | None, message: str) -> str:
+        """``message`` in the user's terms: their file, its lines, its columns."""
+        if file == EDGES:
+
+            def lines(m: re.Match[str]) -> str:
+                return m.group(1) + ", ".join(
+                    str(self.edge_lines.get(int(n), n)) for n in m.group(2).split(", ")
+                )
+
+            message = _LINES.sub(lines, message)
+            message = message.replace(EDGES, self.pairs_file)
+        for internal, header in zip(("source_id", "target_id"), self.headers, strict=True):
+            message = re.sub(rf"\b{internal}\b", repr(header), message)
+        return message
 
     def remap(self, problem: Problem) -> Problem:
-        """A problem in the generated edges file, named by the pairs file's line instead."""
-        if problem.file != EDGES:
+        """A problem in the generated bundle, named by the user's file, line and column."""
+        if problem.file not in (EDGES, CONCEPTS):
             return problem
-        line = self.edge_lines.get(problem.line) if problem.line else None
-        lines = tuple(self.edge_lines.get(n, n) for n in problem.lines)
-        return Problem(problem.kind, self.pairs_file, line, None, problem.message, lines)
+        file, line = self._where(problem.file, problem.line)
+        lines = tuple(self._where(problem.file, n)[1] or n for n in problem.lines)
+        column = dict(zip(("source_id", "target_id"), self.headers, strict=True)).get(problem.column or "")
+        message = self._text(problem.file, problem.message)
+        return Problem(problem.kind, file or problem.file, line, column, message, lines)
+
+    def located(self, aside: SetAside) -> SetAside:
+        """A set-aside row named by the pairs file's line (its reason too)."""
+        file, line = self._where(aside.file, aside.line)
+        why = self._text(aside.file, aside.why)
+        return replace(aside, file=file or aside.file, line=line or aside.line, why=why)
 
     def to_dict(self) -> dict[str, Any]:
         return {"bundle": str(self.folder), "concepts": self.concepts, "pairs": self.pairs}
@@ -110,6 +149,18 @@ def _records(path: Path, headers: frozenset[str]) -> Iterator[tuple[int, list[st
         raise BundleError(f"is not UTF-8 ({exc.reason}); save it as UTF-8", file=path.name) from exc
     except csv.Error as exc:
         raise BundleError(f"malformed CSV: {exc}", file=path.name) from exc
+
+
+def _header(path: Path, headers: frozenset[str]) -> tuple[str, str] | None:
+    """The first two cells of the file's header row, if its first row is one."""
+    try:
+        with path.open(encoding="utf-8-sig", newline="") as fh:
+            first = next(csv.reader(fh), [])
+    except (UnicodeDecodeError, csv.Error):
+        return None  # _records says what is wrong with the file
+    if first and first[0].strip().lower() in headers:
+        return first[0].strip(), (first[1].strip() if len(first) > 1 else "column 2")
+    return None
 
 
 def bundle_from_pairs(
@@ -168,4 +219,11 @@ def bundle_from_pairs(
         writer = csv_writer(fh)
         writer.writerow(("source_id", "target_id", "relation", "evidence"))
         writer.writerows(edge_rows)
-    return PairsBundle(folder, pairs_path.name, len(known.rows), len(edge_rows), edge_lines)
+    concept_lines = {
+        i + 2: (str(row["evidence"]["file"]), int(row["evidence"]["line"]))
+        for i, row in enumerate(known.rows.values())
+    }
+    headers = _header(pairs_path, _PAIR_HEADERS) or ("column 1", "column 2")
+    return PairsBundle(
+        folder, pairs_path.name, len(known.rows), len(edge_rows), edge_lines, concept_lines, headers
+    )

@@ -17,7 +17,7 @@ from typing import Any, Final, NamedTuple, TypeVar
 import sqlalchemy as sa
 from sqlalchemy.engine import Dialect, Engine
 
-from data_plane import schema
+from data_plane import schema, write_clock
 from data_plane.clock import Clock, ensure_utc, utc_now
 from data_plane.errors import NotFound
 from data_plane.explain import explain
@@ -44,7 +44,7 @@ from data_plane.rows import (
     stamp_from_row,
     version_from_row,
 )
-from data_plane.sidecar import queued_answer, side_path
+from data_plane.sidecar import queue_of, queued_answer, side_path
 from data_plane.temporal import AS_OF_PARAMS, AsOf, in_force
 
 _CHUNK = 500
@@ -393,8 +393,19 @@ class GraphReader:
         return held[1] if held is not None and held[0] is self._engine else None
 
     def as_of(self, valid_at: datetime | None = None, recorded_at: datetime | None = None) -> AsOf:
-        """An ``AsOf`` whose missing times default to now."""
-        return AsOf.at(self._clock, valid_at, recorded_at)
+        """An ``AsOf`` whose missing times default to now, its recorded time no later than the
+        latest committed write (:meth:`known_at`)."""
+        point = AsOf.at(self._clock, valid_at, recorded_at)
+        return AsOf(point.valid_at, self.known_at(point.recorded_at))
+
+    def known_at(self, asked: datetime) -> datetime:
+        """The recorded time to read "as known at ``asked``" at: ``asked``, or the stamp of the
+        latest committed graph write if that is earlier, so that the read gives the same result
+        whenever it is repeated (a write committing later is stamped after it:
+        ``data_plane.write_clock``)."""
+        asked = ensure_utc(asked, field="known_at")
+        with self.connection() as conn:
+            return write_clock.known_at(asked, write_clock.latest(conn))
 
     # -- neighbourhoods ---------------------------------------------------------------------
 
@@ -812,8 +823,9 @@ class GraphReader:
 
     def diff(self, since: datetime, until: datetime, *, tables: Iterable[str] | None = None) -> Diff:
         """Versions recorded in ``(since, until]``, grouped by what they did, in memory
-        (``stream_changes`` for large ranges)."""
-        since, until = ensure_utc(since, field="from"), ensure_utc(until, field="to")
+        (``stream_changes`` for large ranges). ``until`` is read no later than the latest
+        committed write (:meth:`known_at`), so the diff is the same whenever it is repeated."""
+        since, until = ensure_utc(since, field="from"), self.known_at(ensure_utc(until, field="to"))
         names = list(tables) if tables is not None else list(DIFF_TABLES)
         groups: dict[str, list[Version]] = {"assert": [], "revise": [], "invalidate": [], "retract": []}
         for name in names:
@@ -836,19 +848,41 @@ class GraphReader:
         before: tuple[datetime, int] | None = None,
     ) -> list[Version]:
         """Recorded answers (current versions), newest first; ``before`` (recorded_at, version_id)
-        of the last answer of a previous page continues after it."""
+        of the last answer of a previous page continues after it. Answers still queued in the
+        SQLite side file (an import held the write lock; one killed leaves them there until the
+        next write) are listed too, with version id 0, as :meth:`answer` reads them."""
         A = schema.answers
+        since = None if since is None else ensure_utc(since, field="since")
+        at = None if before is None else (ensure_utc(before[0], field="cursor"), before[1])
+        # The queue first, as in :meth:`answer`: a move commits to ``answers`` before it leaves it.
+        queue = queue_of(self._engine)
+        queued = [q.version() for q in queue.pending(None)] if queue is not None else []
         stmt = sa.select(A).where(A.c.expired_at.is_(None))
         if since is not None:
-            stmt = stmt.where(A.c.recorded_at >= ensure_utc(since, field="since"))
-        if before is not None:
-            at = ensure_utc(before[0], field="cursor")
+            stmt = stmt.where(A.c.recorded_at >= since)
+        if at is not None:
             stmt = stmt.where(
-                sa.or_(A.c.recorded_at < at, sa.and_(A.c.recorded_at == at, A.c.version_id < before[1]))
+                sa.or_(A.c.recorded_at < at[0], sa.and_(A.c.recorded_at == at[0], A.c.version_id < at[1]))
             )
         stmt = stmt.order_by(A.c.recorded_at.desc(), A.c.version_id.desc()).limit(limit)
         with self.connection() as conn:
-            return [version_from_row("answers", r) for r in conn.execute(stmt).mappings()]
+            found = [version_from_row("answers", r) for r in conn.execute(stmt).mappings()]
+            if not queued:
+                return found
+            # One moved already but not yet gone from the queue (a crash between the two) is listed once.
+            ids = [v.key[0] for v in queued]
+            moved = set(conn.execute(sa.select(A.c.answer_id).where(A.c.answer_id.in_(ids))).scalars())
+        queued = [
+            v
+            for v in queued
+            if v.key[0] not in moved
+            and (since is None or v.stamp.recorded_at >= since)
+            and (at is None or (v.stamp.recorded_at, 0) < at)
+        ]
+        merged = sorted(
+            [*found, *queued], key=lambda v: (v.stamp.recorded_at, v.stamp.version_id), reverse=True
+        )
+        return merged[:limit]
 
     def answer(self, answer_id: str) -> Version:
         """A recorded answer; also one recorded while the write lock was held and still queued

@@ -285,6 +285,17 @@ answer_reuse = sa.Table(
 )
 sa.Index("ix_answer_reuse_key_created", answer_reuse.c.reuse_key, answer_reuse.c.created_at)
 
+# The recorded time of the latest committed graph write (migration 0006): one row, updated in the
+# transaction of every graph write that wrote something. A write stamps its rows strictly after it,
+# and a read "as known at T" reads at most at it (docs/data-plane.md, "Recorded time").
+write_clock = sa.Table(
+    "write_clock",
+    metadata,
+    sa.Column("id", sa.Integer(), primary_key=True, autoincrement=False),
+    sa.Column("recorded_at", UTCDateTime(), nullable=False),
+    sa.CheckConstraint("id = 1", name="one_row"),
+)
+
 VERSIONED_TABLES: Final[tuple[sa.Table, ...]] = (
     concepts,
     concept_edges,

@@ -19,6 +19,11 @@ Nothing here is a fact about the curriculum or has a history of its own: the que
 itself, and a limit's row says no more than "wait until t". So the side file's two tables are
 created on first use (``CREATE TABLE IF NOT EXISTS``), outside Alembic, which owns the graph
 database's schema; a side file holding no queued answer may be deleted (the limits start full).
+One deleted or replaced under a running process is noticed at its next use (the path no longer
+holds the file the process opened): the process opens the file at the path afresh and first copies
+into it the answers still queued in the old one, so none is lost. A side file that cannot be
+written (its permissions, a full disk) is a ``StorageFault`` naming it (``data_plane.storage``),
+and :func:`probe` tries a write that is rolled back, for ``kg doctor`` and ``/readyz``.
 A database in memory has no side file: its answers wait for the write lock, as every write does.
 """
 
@@ -33,15 +38,26 @@ from typing import Any, Final
 
 import sqlalchemy as sa
 from sqlalchemy import event
+from sqlalchemy.dialects import sqlite
 from sqlalchemy.engine import Engine
 from sqlalchemy.schema import CreateIndex, CreateTable
 
-from data_plane import schema
+from data_plane import schema, storage
 from data_plane.clock import format_time, parse_time
 from data_plane.database import connect
+from data_plane.errors import StorageFault
 from data_plane.records import Grounding, Stamp, Version
 
-__all__ = ["SUFFIX", "AnswerQueue", "QueuedAnswer", "queued_answer", "side_engine", "side_path"]
+__all__ = [
+    "SUFFIX",
+    "WHAT",
+    "AnswerQueue",
+    "QueuedAnswer",
+    "probe",
+    "queued_answer",
+    "side_engine",
+    "side_path",
+]
 
 SUFFIX: Final = "-ops"
 
@@ -56,8 +72,12 @@ answer_queue = sa.Table(
 )
 _TABLES: Final = (schema.rate_limits, answer_queue)
 
-# One side engine per graph engine (it dies with it, and is disposed with it).
-_ENGINES: weakref.WeakKeyDictionary[Engine, Engine] = weakref.WeakKeyDictionary()
+# What the messages call it.
+WHAT: Final = "the side file"
+
+# One side engine per graph engine (it dies with it, and is disposed with it), with the inode of
+# the file it opened.
+_ENGINES: weakref.WeakKeyDictionary[Engine, tuple[Engine, int]] = weakref.WeakKeyDictionary()
 
 
 def side_path(engine: Engine) -> Path | None:
@@ -72,21 +92,63 @@ def side_engine(engine: Engine, *, create: bool = True) -> Engine | None:
     """The engine of ``engine``'s side file (None for PostgreSQL and in-memory SQLite), its
     tables created on first use; with ``create=False``, None while the file does not exist yet
     (reads never create it)."""
+    path = side_path(engine)
     found = _ENGINES.get(engine)
     if found is not None:
-        return found
-    path = side_path(engine)
+        old, inode = found
+        if path is not None and _inode(path) == inode:
+            return old
+        # Deleted or replaced under this process: what is queued in the old file moves along.
+        del _ENGINES[engine]
+        pending = AnswerQueue(old).pending(None)
+        old.dispose()
+        if pending:
+            new = side_engine(engine)
+            assert new is not None
+            AnswerQueue(new).put_all(pending)
+            return new
     if path is None or (not create and not path.exists()):
         return None
-    side = connect(f"sqlite:///{path}")
+    side = connect(f"sqlite:///{path}", what=WHAT)
     with side.execution_options(kg_write=True).begin() as conn:
         for table in _TABLES:
             conn.execute(CreateTable(table, if_not_exists=True))
             for index in table.indexes:
                 conn.execute(CreateIndex(index, if_not_exists=True))
-    _ENGINES[engine] = side
+    _ENGINES[engine] = (side, _inode(path))
     event.listen(engine, "engine_disposed", lambda *_: side.dispose())
     return side
+
+
+def _inode(path: Path) -> int:
+    try:
+        return path.stat().st_ino
+    except FileNotFoundError:
+        return -1
+
+
+def probe(engine: Engine) -> str | None:
+    """Why the side file of ``engine`` could not take a question's writes now (its answer, its
+    limits), or None: the disk and permissions are looked at, then a write is tried and rolled
+    back (it reaches no disk). None where there is no side file (PostgreSQL, memory)."""
+    path = side_path(engine)
+    if path is None:
+        return None
+    why = storage.fault(path, WHAT)
+    if why is not None:
+        return why
+    try:
+        side = side_engine(engine)
+        assert side is not None
+        with side.execution_options(kg_write=True).connect() as conn:
+            transaction = conn.begin()
+            try:
+                conn.execute(sa.insert(schema.rate_limits).values(key="kg:probe", tat=0.0))
+            finally:
+                transaction.rollback()
+    except StorageFault as exc:
+        return str(exc)
+    return None
 
 
 @dataclass(frozen=True)
@@ -144,8 +206,22 @@ class AnswerQueue:
         with self._writer.begin() as conn:
             conn.execute(sa.insert(answer_queue).values(row))
 
-    def pending(self, limit: int) -> list[QueuedAnswer]:
-        """Up to ``limit`` queued answers, oldest first."""
+    def put_all(self, items: Iterable[QueuedAnswer]) -> None:
+        """Queue ``items`` in order, skipping any already queued (another process copied it)."""
+        rows = [
+            {
+                "answer_id": item.answer_id,
+                "reuse_key": None if item.reuse is None else item.reuse["key"],
+                "record": item.to_json(),
+            }
+            for item in items
+        ]
+        if rows:
+            with self._writer.begin() as conn:
+                conn.execute(sqlite.insert(answer_queue).on_conflict_do_nothing(), rows)
+
+    def pending(self, limit: int | None) -> list[QueuedAnswer]:
+        """Up to ``limit`` queued answers (None: all), oldest first."""
         stmt = sa.select(answer_queue.c.record).order_by(answer_queue.c.seq).limit(limit)
         with self._engine.connect() as conn:
             return [QueuedAnswer.from_json(r) for (r,) in conn.execute(stmt)]

@@ -6,12 +6,17 @@ offline synthesizer) and ``kg ask`` (a process of its own) are timed with no imp
 (idle), and again while another process imports a synthetic bundle of about ``--rows`` rows
 (:mod:`evals.graphgen`), from the moment its write pass holds the write lock. Each timed ask also
 says whether the import was still uncommitted when it returned, and whether its answer was
-recorded (readable by id). Prints the table ``docs/reliability.md`` (section 9) quotes.
+recorded (readable by id). The bundle also adds an edge from RAG, which "What does RAG build on?"
+reads; once the import has committed, every answer taken during it is replayed as it was known
+(``GET /answers/{id}/replay``), and must be reproduced. Prints the table ``docs/reliability.md``
+(section 9) quotes.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
+import json
 import multiprocessing as mp
 import os
 import statistics
@@ -63,28 +68,29 @@ def _client(url: str) -> Any:
     return TestClient(create_app(settings, config=ApiConfig(ask_rate_per_min=100_000)))
 
 
-def _post_ask(client: Any, question: str, fresh: bool) -> tuple[float, bool]:
-    """Seconds for one POST /ask, and whether its answer can be read back by id."""
+def _post_ask(client: Any, question: str, fresh: bool) -> tuple[float, bool, str]:
+    """Seconds for one POST /ask, whether its answer can be read back by id, and the id."""
     started = time.perf_counter()
     response = client.post("/ask", json={"question": question, "fresh": fresh})
     took = time.perf_counter() - started
     if response.status_code != 200:
         raise SystemExit(f"POST /ask answered {response.status_code}: {response.text}")
-    recorded = client.get(f"/answers/{response.json()['answer_id']}").status_code == 200
-    return took, recorded
+    answer_id = str(response.json()["answer_id"])
+    return took, client.get(f"/answers/{answer_id}").status_code == 200, answer_id
 
 
-def _kg_ask(url: str, question: str) -> tuple[float, bool]:
+def _kg_ask(url: str, question: str) -> tuple[float, bool, str]:
     env = {**os.environ, "KG_SYNTHESIZER": "offline", "KG_DATABASE_URL": url, "KG_WRITE_WAIT_S": "600"}
     started = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-m", "control_plane.surfaces.cli", "ask", question],
+        [sys.executable, "-m", "control_plane.surfaces.cli", "ask", question, "--fresh", "--format", "json"],
         env=env,
         capture_output=True,
         text=True,
         check=False,
     )
-    return time.perf_counter() - started, done.returncode == 0
+    answer_id = str(json.loads(done.stdout)["answer_id"]) if done.returncode == 0 else ""
+    return time.perf_counter() - started, done.returncode == 0, answer_id
 
 
 def _round(url: str, client: Any, asks: int, still_writing: Any) -> dict[str, list[Any]]:
@@ -92,15 +98,15 @@ def _round(url: str, client: Any, asks: int, still_writing: Any) -> dict[str, li
     out: dict[str, list[Any]] = {"post_ask": [], "kg_ask": []}
 
     def cli() -> None:
-        took, ok = _kg_ask(url, QUESTIONS[1])
-        out["kg_ask"].append((took, ok, still_writing()))
+        took, ok, answer_id = _kg_ask(url, QUESTIONS[0])
+        out["kg_ask"].append((took, ok, still_writing(), answer_id))
 
     beside = threading.Thread(target=cli)
     beside.start()
     for i in range(asks):
         q = QUESTIONS[i % len(QUESTIONS)]
-        took, recorded = _post_ask(client, q, fresh=i % 2 == 0)
-        out["post_ask"].append((took, recorded, still_writing()))
+        took, recorded, answer_id = _post_ask(client, q, fresh=i % 2 == 0)
+        out["post_ask"].append((took, recorded, still_writing(), answer_id))
     beside.join()
     return out
 
@@ -112,7 +118,12 @@ def measure(url: str, rows: int, asks: int, work: Path) -> dict[str, Any]:
 
     ensure_initialised(url)
     edges = max(100, round(rows / 1.408))  # graphgen: 1 edge : 0.2 concepts : 0.2 links : 0.008 lessons
-    bundle = write_bundle(generate(edges), work / f"bundle-{uuid.uuid4().hex[:6]}")
+    graph = generate(edges)
+    bundle = write_bundle(graph, work / f"bundle-{uuid.uuid4().hex[:6]}")
+    with (bundle / "concept_edges.csv").open("a", encoding="utf-8", newline="") as fh:
+        csv.writer(fh, lineterminator="\n").writerow(
+            ("rag", graph.concepts[0][0], "builds_on", "an edge from RAG that the import adds")
+        )
     client = _client(url)
     idle = _round(url, client, asks, lambda: False)
     ctx = mp.get_context("spawn")
@@ -126,6 +137,8 @@ def measure(url: str, rows: int, asks: int, work: Path) -> dict[str, Any]:
     during = _round(url, client, asks, lambda: not committed.is_set())
     child.join()
     ended = time.perf_counter()
+    for kind in during:
+        during[kind] = [(*ask[:3], _reproduced(client, ask[3])) for ask in during[kind]]
     client.close()
     return {
         "rows": sum(1 for f in bundle.glob("*.csv") for _ in f.open(encoding="utf-8")) - 3,
@@ -134,6 +147,12 @@ def measure(url: str, rows: int, asks: int, work: Path) -> dict[str, Any]:
         "idle": idle,
         "during": during,
     }
+
+
+def _reproduced(client: Any, answer_id: str) -> bool:
+    """Whether the answer replays, as it was known, to itself (after the import committed)."""
+    response = client.get(f"/answers/{answer_id}/replay")
+    return response.status_code == 200 and bool(response.json()["reproduced"])
 
 
 def _postgres_database(server: str) -> tuple[str, Any]:
@@ -155,7 +174,8 @@ def _postgres_database(server: str) -> tuple[str, Any]:
 
 HEADER = (
     "| engine | rows | write pass (lock held) | ask | idle, median | during the import: median | max "
-    "| returned before the commit | recorded |\n|---|---:|---:|---|---:|---:|---:|---:|---:|"
+    "| returned before the commit | recorded | replayed after it: reproduced |"
+    "\n|---|---:|---:|---|---:|---:|---:|---:|---:|---:|"
 )
 
 
@@ -163,15 +183,16 @@ def _rows(engine: str, m: dict[str, Any]) -> list[str]:
     """Markdown table rows (see :data:`HEADER`) of one engine's measurement."""
     lines = []
     for kind, label in (("post_ask", "`POST /ask`"), ("kg_ask", "`kg ask`")):
-        idle = [t for t, _, _ in m["idle"][kind]]
+        idle = [ask[0] for ask in m["idle"][kind]]
         during = m["during"][kind]
-        times = [t for t, _, _ in during]
-        inside = sum(1 for _, _, w in during if w)
-        recorded = sum(1 for _, r, _ in during if r)
+        times = [ask[0] for ask in during]
+        inside = sum(1 for ask in during if ask[2])
+        recorded = sum(1 for ask in during if ask[1])
+        reproduced = sum(1 for ask in during if ask[3])
         lines.append(
             f"| {engine} | {m['rows']:,} | {m['write_pass_s']:.1f} s | {label} | "
             f"{statistics.median(idle):.3f} s | {statistics.median(times):.3f} s | {max(times):.3f} s | "
-            f"{inside}/{len(during)} | {recorded}/{len(during)} |"
+            f"{inside}/{len(during)} | {recorded}/{len(during)} | {reproduced}/{len(during)} |"
         )
     return lines
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from click.testing import Result
@@ -23,6 +24,16 @@ def ok(url: str, *args: str, env: dict[str, str] | None = None) -> Result:
     result = kg(url, *args, env=env)
     assert result.exit_code == 0, result.output
     return result
+
+
+def assert_json_error(result: Result, needle: str, code: int = 1) -> None:
+    """The command failed (exit ``code``) with exactly one line on stderr: the JSON object
+    ``{"error": ..., "exit_code": code}``, its error containing ``needle``."""
+    assert result.exit_code == code, result.output
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr
+    assert json.loads(lines[0]) == {"error": json.loads(lines[0])["error"], "exit_code": code}
+    assert needle in json.loads(lines[0])["error"]
 
 
 def assert_one_line_error(result: Result, needle: str) -> None:

@@ -19,7 +19,11 @@ at random (valid, recorded) points drawn from the stamps seen (boundaries and a 
 side) the snapshot (concepts, edges, lesson links), neighbourhoods, a diff between two recorded
 times and the history of a key equal the model's. A rule asks questions through answer reuse: the
 answer a learner gets (reused or not) equals a fresh one at its point, cites only edges the model
-has in force there, and a replay of a recorded answer reproduces it.
+has in force there, and a replay of a recorded answer reproduces it. Another writes while a
+reader reads (the write's transaction open, as an import's is): the reader's snapshot and answer,
+as known at the point it read, are the same after the commit, and the answer's replay reproduces.
+Writes are stamped after the latest write that wrote something (``data_plane.write_clock``), and a
+read "now" reads as known no later than it.
 """
 
 from __future__ import annotations
@@ -49,6 +53,7 @@ from control_plane.synthesizers.offline import OfflineSynthesizer
 from data_plane import (
     KEEP,
     AsOf,
+    BatchResult,
     GraphReader,
     InactiveEndpoint,
     KeyExists,
@@ -69,6 +74,7 @@ from data_plane import (
 from data_plane.relations import PREREQUISITE, RELATIONS, canonical_edge
 from data_plane.reuse import AnswerIndex
 from data_plane.testing import EPOCH, ManualClock, grounding
+from data_plane.write_clock import known_at, stamp_after
 
 NAMES = {"a": "Alpha", "b": "Beta", "c": "Gamma", "d": "Delta", "e": "Epsilon"}
 GROUP_IDS = ("g1", "g2")
@@ -683,6 +689,7 @@ class BiTemporalMachine(RuleBasedStateMachine):
         )
         self.model = Model()
         self.times: set[datetime] = {EPOCH}
+        self.latest: datetime | None = None
         self.recorded: list[str] = []
         self.rnd = random.Random(0)
 
@@ -704,7 +711,7 @@ class BiTemporalMachine(RuleBasedStateMachine):
             # and one group (a needs one of b or c), so that group revisions and cascades happen
             options = [frozenset("b"), frozenset("c")]
             w = RequirementWrite("g1", grounding(REASONS[0]), "assert", "a", 1, [["b"], ["c"]], start)
-            now = self.clock.now
+            now = stamp_after(self.clock.now, self.latest)
             plan = self.model.requirement(
                 "assert",
                 "g1",
@@ -864,7 +871,7 @@ class BiTemporalMachine(RuleBasedStateMachine):
         else:
             w = Write(GROUPS, (gid,), mode, g, {})
             args = {"target": None, "needs": None, "options": None}
-        now = self.clock.now
+        now = stamp_after(self.clock.now, self.latest)
         try:
             plan = self.model.requirement(mode, gid, reason=reason, start=start, end=end, now=now, **args)
             self.model.check(plan, now)
@@ -886,11 +893,53 @@ class BiTemporalMachine(RuleBasedStateMachine):
         fresh = self.planner.ask(question, as_of=valid, record=False).to_dict()
         assert (got["text"], got["abstained"]) == (fresh["text"], fresh["abstained"]), question
         assert _cited(got) == _cited(fresh)
-        point = (valid or self.clock.now, self.clock.now)
+        point = (valid or self.clock.now, known_at(self.clock.now, self.latest))
         in_force = {v.key for v in self.model.versions if v.table == "concept_edges" and v.in_force(*point)}
         assert _cited(got) <= in_force, (question, _cited(got), in_force)
         self.recorded.append(got["answer_id"])
         # Later writes are recorded strictly after the answer, as in any real use.
+        self.clock.advance(MICRO)
+
+    @rule(
+        data=st.data(),
+        table=st.sampled_from(("concepts", "concept_edges", "lesson_concepts")),
+        which=st.sampled_from(QUESTIONS),
+    )
+    def write_while_a_reader_reads(self, data: st.DataObject, table: str, which: str) -> None:
+        """A write that commits while a reader reads (an import's write pass): what the reader
+        read, and the answer it gave, as known at its point, are what the same read gives after the
+        commit (the write is recorded after every point a reader could read before it)."""
+        live = [k[0] for k in self._live_keys("concepts")]
+        if table == "concepts":
+            key: Key = (data.draw(st.sampled_from(CONCEPT_IDS)),)
+        elif table == "concept_edges" and len(live) >= 2:
+            s, t = data.draw(st.lists(st.sampled_from(live), min_size=2, max_size=2, unique=True))
+            key = canonical_edge(s, t, data.draw(st.sampled_from(RELATIONS)))
+        else:
+            key = (data.draw(st.sampled_from(LESSON_IDS)), data.draw(st.sampled_from(CONCEPT_IDS)))
+        question = which.format(NAMES[data.draw(st.sampled_from(CONCEPT_IDS))])
+        read: dict[str, Any] = {}
+
+        def apply_while_reading(w: Write) -> BatchResult:
+            with self.gateway.bulk() as bulk:
+                result = bulk.apply([w])
+                read["point"] = point = self.reader.as_of()
+                read["snapshot"] = self.reader.snapshot(point)
+                read["answer"] = self.planner.reply(question, fresh=True).to_dict()
+            return result
+
+        summary = SUMMARIES[1] if table == "concepts" else None
+        self.write("assert", table, key, summary, REASONS[1], None, None, apply=apply_while_reading)
+        if read:
+            assert self.reader.snapshot(read["point"]) == read["snapshot"], read["point"]
+            self.recorded.append(read["answer"]["answer_id"])
+            report = replay(
+                read["answer"]["answer_id"],
+                reader=self.reader,
+                synthesizer=OfflineSynthesizer(),
+                clock=self.clock,
+            )
+            assert report["reproduced"], report
         self.clock.advance(MICRO)
 
     @rule()
@@ -916,8 +965,12 @@ class BiTemporalMachine(RuleBasedStateMachine):
         reason: str,
         start: datetime | None,
         end: datetime | None,
+        apply: Callable[[Write], BatchResult] | None = None,
     ) -> None:
-        now = self.clock.now
+        """Apply one write to the model and the store (through ``apply``, default the gateway's)."""
+        apply = apply or (lambda w: self.gateway.apply([w]))
+        # Strictly after the latest write that wrote something, however the clock stands.
+        now = stamp_after(self.clock.now, self.latest)
         g = grounding(reason)
         if mode == "assert":
             w = Write(table, key, mode, g, self._content(table, key, summary), start, end)
@@ -942,12 +995,21 @@ class BiTemporalMachine(RuleBasedStateMachine):
         except Predicted as p:
             self.refused(w, p.error)
             return
-        self.apply(w, plan, now)
+        self.apply(w, plan, now, through=apply)
 
-    def apply(self, w: Write | RequirementWrite, plan: Plan, now: datetime) -> None:
-        result = self.gateway.apply([w])
+    def apply(
+        self,
+        w: Write | RequirementWrite,
+        plan: Plan,
+        now: datetime,
+        through: Callable[[Write | RequirementWrite], BatchResult] | None = None,
+    ) -> None:
+        """Apply ``w`` to the store (through ``through``, default the gateway's) and ``plan`` to
+        the model, which must agree on what was written."""
+        result = through(w) if through is not None else self.gateway.apply([w])
         assert len(result.written) + len(result.kept) + len(result.cascaded) == len(plan.added), (w, plan)
         self.model.commit(plan, now)
+        self.latest = now if plan.added else self.latest
         self.times.add(now)
         for v in plan.added:
             self.times.add(v.valid_at)

@@ -496,6 +496,36 @@ def test_import_pairs_reports_problems_by_the_pairs_file_line(
     assert row_counts(engine)["concept_edges"] == 2 + 3  # two imported, one set-aside record
 
 
+def test_a_pairs_import_names_the_users_file_line_and_column(database_url: str, tmp_path: Path) -> None:
+    """Problems of a pairs import name the pairs file, its lines (blank lines counted) and its
+    columns' headers, never the generated concept_edges.csv or source_id/target_id; the progress
+    bar names the pairs file, not a temporary folder."""
+    bad = tmp_path / "topics.csv"
+    bad.write_text("before,after\nA,B\n\nB,C\nC,A\nD,D\n,E\nF,G\nG,F\n")
+    result = kg(database_url, "import", "--pairs", str(bad), "--check")
+    assert result.exit_code == 1
+    out = result.output
+    assert "topics.csv:7 column 'before': 'before' must not be empty" in out
+    assert "topics.csv:6 column 'after': an edge may not connect 'd' to itself" in out
+    assert "topics.csv lines 2, 4, 5" in out and "would set aside line 5" in out
+    assert "topics.csv lines 8, 9" in out and "would set aside line 9" in out
+    for internal in ("concept_edges.csv", "concepts.csv", "source_id", "target_id", "kg-pairs-"):
+        assert internal not in out, internal
+
+
+def test_rows_a_pairs_import_sets_aside_name_the_users_lines(database_url: str, tmp_path: Path) -> None:
+    """Rows a pairs import sets aside are listed, and recorded (`kg audit set-aside`), by the pairs
+    file's own lines, their reasons too."""
+    pairs = tmp_path / "topics.csv"
+    pairs.write_text("prerequisite,concept\nA,B\n\nB,C\nC,A\nF,G\nG,F\n")
+    done = kg(database_url, "import", "--pairs", str(pairs), "--set-aside", "--mutual-as-related")
+    assert done.exit_code == 0, done.output
+    for said in (done.output, kg(database_url, "audit", "set-aside").output):
+        assert "topics.csv:5" in said and "topics.csv lines 2, 4, 5" in said
+        assert "topics.csv:6" in said and "mutual prerequisite with line 7" in said
+        assert "concept_edges.csv" not in said
+
+
 def test_bundle_from_pairs_command(tmp_path: Path) -> None:
     """kg bundle from-pairs writes a bundle folder and says how many concepts and pairs."""
     pairs = tmp_path / "p.csv"

@@ -6,6 +6,7 @@ import getpass
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import pytest
 import structlog
-from kg_cli import ENV, GROUNDED, assert_one_line_error, kg, ok
+from kg_cli import ENV, GROUNDED, assert_json_error, assert_one_line_error, kg, ok
 from typer.testing import CliRunner
 
 from control_plane.surfaces.cli import app
@@ -103,12 +104,18 @@ def test_ask_mermaid_and_dot(initialised: str) -> None:
     assert ok(initialised, "ask", QUESTION, "--format", "dot").stdout.startswith("digraph evidence {")
 
 
-def test_ask_html_writes_the_evidence_page(initialised: str, tmp_path: Path) -> None:
-    """--format html --out FILE writes a page whose SVG has the seed concept."""
+@pytest.mark.parametrize("graphviz", [True, False], ids=["with dot", "without dot"])
+def test_ask_html_writes_the_evidence_page(initialised: str, tmp_path: Path, graphviz: bool) -> None:
+    """--format html --out FILE writes a page whose SVG has the seed concept, with Graphviz's dot
+    on PATH and without it (a pip-only install: the pure-Python layered layout)."""
+    if graphviz and shutil.which("dot") is None:
+        pytest.skip("Graphviz dot is not installed (.ci/run installs it)")
     out = tmp_path / "evidence.html"
-    ok(initialised, "ask", QUESTION, "--format", "html", "--out", str(out))
+    env = {} if graphviz else {"PATH": str(tmp_path)}  # a folder with no dot in it
+    ok(initialised, "ask", QUESTION, "--format", "html", "--out", str(out), env=env)
     page = out.read_text()
     assert "<svg" in page and 'data-id="agent_orchestration"' in page
+    assert ("Laid out without Graphviz" in page) is not graphviz
 
 
 def test_ask_with_an_unwritable_out_fails_before_recording_anything(db: str, tmp_path: Path) -> None:
@@ -116,7 +123,7 @@ def test_ask_with_an_unwritable_out_fails_before_recording_anything(db: str, tmp
     opened before the question is asked)."""
     before = json.loads(ok(db, "audit", "answers", "--format", "json").stdout)
     result = kg(db, "ask", QUESTION, "--format", "json", "--out", str(tmp_path / "missing" / "a.json"))
-    assert_one_line_error(result, "missing")
+    assert_json_error(result, "missing")
     assert json.loads(ok(db, "audit", "answers", "--format", "json").stdout) == before
 
 

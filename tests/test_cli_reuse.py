@@ -1,5 +1,5 @@
-"""`kg ask` reuses a recorded answer to the same question unless --fresh, and exits 3 when it
-abstained because the model stayed unavailable."""
+"""`kg ask` reuses a recorded answer to the same question unless --fresh, and when the model stays
+unavailable answers offline, says so, and exits 3."""
 
 from __future__ import annotations
 
@@ -48,8 +48,9 @@ def test_a_repeated_question_is_reused_and_fresh_asks_again(db: str) -> None:
     assert code == 0 and json.loads(again)["reused_from"] is None and json.loads(again)["syntheses"] >= 1
 
 
-def test_an_abstention_because_the_model_was_down_exits_3(db: str) -> None:
-    """With the model gateway unreachable, `kg ask` prints the abstention and exits 3 (not 0)."""
+def test_a_model_outage_answers_offline_says_so_and_exits_3(db: str) -> None:
+    """With the model gateway unreachable, `kg ask` answers from the graph offline, says in one
+    line that it answered offline and why (the abstention recorded), and exits 3 (not 0)."""
     env = {
         **ENV,
         "KG_SYNTHESIZER": "deepseek",
@@ -58,8 +59,11 @@ def test_an_abstention_because_the_model_was_down_exits_3(db: str) -> None:
         "KG_LLM_MAX_RETRIES": "0",
         "KG_LLM_TIMEOUT_S": "5",
     }
-    code, text = _ask(db, env=env)
-    assert code == EXIT_MODEL_UNAVAILABLE == 3
-    assert "Abstained" in text and "the model is unavailable" in text
+    result = CliRunner().invoke(app, ["--db", db, "ask", QUESTION, "--fresh"], env=env)
+    assert result.exit_code == EXIT_MODEL_UNAVAILABLE == 3
+    assert result.stdout.startswith("Answer: Retrieval-augmented generation builds on")
+    assert "synthesizer offline" in result.stdout
+    said = [line for line in result.stderr.splitlines() if line.startswith("answered offline")]
+    assert len(said) == 1 and "the model is unavailable" in said[0] and "recorded as answer" in said[0]
     code, _ = _ask(db)  # the offline synthesizer answers; an ordinary answer exits 0
     assert code == 0

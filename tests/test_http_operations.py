@@ -83,7 +83,8 @@ def test_health_and_readiness_need_no_token_and_are_never_limited(runtime: Runti
             ready = c.get("/readyz")
             assert ready.status_code == 200 and ready.json()["status"] == "ready"
     checks = ready.json()["checks"]
-    assert set(checks) == {"database", "schema", "synthesizer"} and all(c["ok"] for c in checks.values())
+    assert set(checks) == {"database", "schema", "storage", "synthesizer"}
+    assert all(c["ok"] for c in checks.values())
     assert checks["synthesizer"]["detail"].startswith("offline")
 
 

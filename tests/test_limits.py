@@ -86,6 +86,16 @@ def test_the_table_decides_like_memory(table: LimitTable) -> None:
     assert shared.wait("ask:addr:a") == pytest.approx(local.wait("ask:addr:a"))
 
 
+def test_a_key_longer_than_its_column_is_limited_like_any_other(table: LimitTable) -> None:
+    """A key of 300 characters is stored bounded (no overflow of the key column, on either
+    engine), and two long keys that differ only at their end are limited apart."""
+    limiter = RateLimiter(1, clock=Ticker(), store=table)
+    one, other = "ask:addr:" + "x" * 300, "ask:addr:" + "x" * 299 + "y"
+    assert limiter.check(one) == 0.0
+    assert limiter.check(one) > 0
+    assert limiter.check(other) == 0.0
+
+
 @pytest.mark.parametrize("threads", [2, 8])
 def test_concurrent_checks_admit_exactly_the_burst(database_url: str, threads: int) -> None:
     """Many threads, each with its own engine (as separate processes would be), checking one key at

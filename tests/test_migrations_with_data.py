@@ -1,9 +1,11 @@
 """Migrations on a populated database: head → 0001 → head keeps every row and its grounding, byte for byte.
 
-The operational tables of migration 0003 (``rate_limits``, ``answer_reuse``) are not graph history:
-a downgrade below 0003 drops them, and an upgrade brings them back empty (limits start full, and
-answers are reused again once asked again). The requirement tables of migration 0005 are graph
-history: a downgrade below 0005 drops them only while they are empty, and refuses otherwise."""
+The operational tables of migrations 0003 (``rate_limits``, ``answer_reuse``) and 0006
+(``write_clock``) are not graph history: a downgrade below them drops them, and an upgrade brings
+the first two back empty (limits start full, and answers are reused again once asked again) and
+the write clock at the latest stamp the graph holds, where it was. The requirement tables of
+migration 0005 are graph history: a downgrade below 0005 drops them only while they are empty, and
+refuses otherwise."""
 
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ from data_plane.testing import ManualClock, build_graph, grounding
 from data_plane.tokens import TokenStore
 
 PREVIOUS = "0001"
-OPERATIONAL = frozenset({"rate_limits", "answer_reuse"})
+OPERATIONAL = frozenset({"rate_limits", "answer_reuse", "write_clock"})
 REQUIREMENTS = frozenset({"requirement_groups", "requirement_members"})
 KEPT = frozenset(schema.metadata.tables) - OPERATIONAL - REQUIREMENTS
 # After everything _populate records (its manual clock starts at 2025-01-01).
@@ -114,12 +116,14 @@ def test_downgrade_to_previous_keeps_every_row(populated: Engine) -> None:
 def test_round_trip_keeps_every_row(populated: Engine) -> None:
     """head → 0001 → head on a populated database keeps every row and grounding byte for byte."""
     before = _dump(populated, KEPT)
+    clock = _dump(populated, frozenset({"write_clock"}))
     downgrade(populated, PREVIOUS)
     migrate(populated)
     assert schema_revision(populated) == head_revision()
     assert "ix_concepts_name" in _indexes(populated)
     assert _dump(populated, KEPT) == before
-    assert _dump(populated, OPERATIONAL) == {"rate_limits": [], "answer_reuse": []}
+    assert _dump(populated, OPERATIONAL) == {"rate_limits": [], "answer_reuse": [], **clock}
+    assert len(clock["write_clock"]) == 1
 
 
 def test_guards_and_writes_work_after_round_trip(populated: Engine) -> None:

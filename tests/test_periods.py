@@ -198,7 +198,8 @@ def test_an_import_from_a_later_date_keeps_the_earlier_periods(db: str) -> None:
 
 def _old_revise(engine: Engine, cid: str, valid_at: datetime, now: datetime, summary: str) -> None:
     """What the gateway did before migration 0004: close the current version and write one new
-    version valid from ``valid_at`` only (the earlier part of the period was dropped)."""
+    version valid from ``valid_at`` only (the earlier part of the period was dropped). The write
+    clock is left where migration 0006 starts it on such a database: at its latest stamp."""
     c = schema.concepts
     with engine.begin() as conn:
         cur = (
@@ -215,6 +216,8 @@ def _old_revise(engine: Engine, cid: str, valid_at: datetime, now: datetime, sum
             supersedes_id=cur["version_id"],
         )
         conn.execute(sa.insert(c).values(**row))
+        clock = schema.write_clock
+        conn.execute(sa.update(clock).where(clock.c.id == 1).values(recorded_at=now))
 
 
 def test_periods_the_old_rule_dropped_are_restored_once(engine: Engine) -> None:

@@ -41,6 +41,28 @@ def test_a_trusted_proxy_names_the_client_it_forwarded() -> None:
     assert client_address("::1", "2001:db8::1", PROXY) == "2001:db8::1"
 
 
+@pytest.mark.parametrize(
+    ("forwarded", "client"),
+    [
+        ("[2001:DB8:0::1]", "2001:db8::1"),
+        ("2001:db8::1%eth0", "2001:db8::1"),
+        ("fe80::1%" + "z" * 200, "fe80::1"),
+        ("::ffff:1.2.3.4", "1.2.3.4"),
+        ("::FFFF:0102:0304", "1.2.3.4"),
+    ],
+)
+def test_every_spelling_of_an_address_is_one_client(forwarded: str, client: str) -> None:
+    """An address becomes a rate-limit key in one spelling: compressed, lower-case, without
+    brackets or an IPv6 zone, IPv4-mapped IPv6 as IPv4 (from a proxy or as the peer)."""
+    assert client_address("10.0.0.2", forwarded, PROXY) == client
+    assert client_address(forwarded, None, ()) == client
+
+
+def test_a_peer_that_is_no_address_is_bounded() -> None:
+    """A peer that is no IP address (a Unix socket path) is kept, cut to 64 characters."""
+    assert client_address("/run/" + "s" * 300, None, ()) == ("/run/" + "s" * 300)[:64]
+
+
 def test_an_untrusted_peer_cannot_forward() -> None:
     """A peer outside the trusted proxies is the client, whatever header it sends."""
     assert client_address("192.168.1.9", "1.2.3.4", PROXY) == "192.168.1.9"
@@ -92,6 +114,25 @@ def test_behind_a_trusted_proxy_each_client_has_its_own_limit(curriculum_runtime
     assert "client address 1.2.3.4" in first[2].json()["detail"]
     assert other.status_code == 200
     assert bad.status_code == 400 and "X-Forwarded-For" in bad.json()["detail"]
+
+
+def test_spellings_of_one_address_share_one_limit_on_every_engine(database_url: str) -> None:
+    """Behind a trusted proxy, one client's address forwarded in three spellings (one with a
+    200-character IPv6 zone) spends one limit: two answers, then 429, never a 500."""
+    from control_plane.settings import Settings
+    from data_plane import connect
+
+    runtime = Runtime(Settings(database_url=database_url, synthesizer="offline"), connect(database_url))
+    try:
+        with _client(runtime, "10.0.0.0/8") as client:
+            codes = [
+                client.post("/ask", json={"question": QUESTION}, headers={"X-Forwarded-For": spelling})
+                for spelling in ("fe80::1%" + "z" * 200, "FE80:0::1", "[fe80::1%eth0]")
+            ]
+    finally:
+        runtime.close()
+    assert [r.status_code for r in codes] == [200, 200, 429], [r.text for r in codes]
+    assert "client address fe80::1 " in codes[2].json()["detail"]
 
 
 @pytest.mark.slow

@@ -129,10 +129,12 @@ def test_neighbourhood_skips_retracted_edges_at_every_time(
 
 
 def test_neighbourhood_is_one_statement(graph: WriteGateway, reader: GraphReader, engine: Engine) -> None:
-    """A neighbourhood read of several ids sends exactly one SQL statement."""
-    reader.neighbourhood(["a"])  # first use of the pool: dialect set-up queries are not ours
+    """A neighbourhood read of several ids at a point sends exactly one SQL statement (a loop
+    settles its point once per question: ``GraphReader.known_at``)."""
+    point = reader.as_of()
+    reader.neighbourhood(["a"], as_of=point)  # first use of the pool: dialect set-up queries are not ours
     with _statements(engine) as seen:
-        found = reader.neighbourhood(["a", "b", "e"], relations={"prerequisite", "part_of"})
+        found = reader.neighbourhood(["a", "b", "e"], relations={"prerequisite", "part_of"}, as_of=point)
     assert len(found) == 4  # a -> b and b -> e, each seen from both ends
     assert len(seen) == 1, seen
 
@@ -387,6 +389,7 @@ def test_a_failed_block_leaves_no_connection_pinned(
         raise RuntimeError("boom")
     with reader.connection() as fresh:
         assert fresh is not held
+    point = reader.as_of()
     with _checkouts(engine) as seen:
-        reader.neighbourhood(["a"])
+        reader.neighbourhood(["a"], as_of=point)
     assert len(seen) == 1

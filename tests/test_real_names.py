@@ -160,6 +160,31 @@ def test_a_name_mixing_scripts_is_refused_at_import_and_write(database_url: str,
     assert added.exit_code != 0 and "could pass for another name" in added.output
 
 
+@pytest.mark.parametrize("control", ["\u202e", "\u2066", "\u200f", "\u061c"])
+def test_a_name_holding_a_direction_control_is_refused_at_every_write(
+    database_url: str, tmp_path: Path, control: str
+) -> None:
+    """A bidirectional-text control (U+202E reverses what follows it on screen) lets a name
+    display as another: the bundle check, a pairs import, an alias and a write refuse it, naming
+    the control."""
+    ok(database_url, "init", "--no-curriculum")
+    spoof = f"GAR{control} spoof"
+    bundle = write_bundle(tmp_path / "bundle", [*CONCEPTS, ("rag_spoof", spoof, "")])
+    checked = kg(database_url, "import", str(bundle), "--check")
+    assert checked.exit_code != 0 and "confusable_name" in checked.output
+    assert f"U+{ord(control):04X}" in checked.output
+    pairs, names = tmp_path / "pairs.csv", tmp_path / "names.csv"
+    pairs.write_text(f"prerequisite,concept\nArithmetic,{spoof}\n", encoding="utf-8")
+    names.write_text(f"name,summary\nArithmetic,Numbers.\n{spoof},Spoof.\n", encoding="utf-8")
+    paired = kg(database_url, "import", "--pairs", str(pairs), "--names", str(names), "--check")
+    assert paired.exit_code != 0 and f"U+{ord(control):04X}" in paired.output
+    added = kg(database_url, "concept", "add", "spoof", "--name", spoof, *GROUNDED)
+    assert added.exit_code != 0 and "bidirectional-text control" in added.output
+    ok(database_url, "concept", "add", "plain", "--name", "Plain", *GROUNDED)
+    aliased = kg(database_url, "concept", "revise", "plain", "--alias", spoof, *GROUNDED)
+    assert aliased.exit_code != 0 and f"U+{ord(control):04X}" in aliased.output
+
+
 def test_search_finds_a_name_as_learners_type_it(real_map: str) -> None:
     """`kg concept search "hookes law"` puts Hooke's law first, and "c++" finds C++ before C."""
     hooke = ok(real_map, "concept", "search", "hookes law", "--format", "json")

@@ -81,6 +81,7 @@ def test_walk_gathers_the_closure_in_one_statement(
     )
     statements: list[str] = []
     engine.connect().close()
+    point = reader.as_of()  # a loop settles its point once per question, before it walks
 
     def record(_c: object, _cur: object, statement: str, *_a: object) -> None:
         if not statement.lstrip().upper().startswith(("BEGIN", "COMMIT", "ROLLBACK")):
@@ -88,7 +89,7 @@ def test_walk_gathers_the_closure_in_one_statement(
 
     sa.event.listen(engine, "before_cursor_execute", record)
     try:
-        w = walk(engine, ["n7"], as_of=reader.as_of(), steps=BEFORE)
+        w = walk(engine, ["n7"], as_of=point, steps=BEFORE)
     finally:
         sa.event.remove(engine, "before_cursor_execute", record)
     assert len([s for s in statements if "WITH RECURSIVE" in s.upper()]) == 1

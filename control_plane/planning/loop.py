@@ -474,7 +474,9 @@ class Planner:
         False, the grammar's reading only, before the model is asked to read it)."""
         started = time.perf_counter()
         created_at = ensure_utc(self.clock(), field="clock")
-        point = AsOf(as_of or created_at, known_at or created_at)
+        # Read as known no later than the latest committed write, so a replay reads what this
+        # read did even if a write stamped earlier (an import's rows) commits meanwhile.
+        point = AsOf(as_of or created_at, self.reader.known_at(known_at or created_at))
         u = self._understand(question, point, explicit=as_of is not None, now=created_at)
         start = _Start(started, created_at, u.point, uuid.uuid4().hex, u.reading, tuple(u.seeds), Usage(), u)
         return self._read_by_model(question, start) if model else start

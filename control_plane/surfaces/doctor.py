@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 import httpx
 import sqlalchemy as sa
@@ -29,10 +29,12 @@ import structlog
 
 from control_plane.settings import LLMSettings, Settings, redact_url
 from control_plane.surfaces.wording import counted
-from data_plane import schema
+from data_plane import schema, storage
 from data_plane.clock import utc_now
-from data_plane.database import connect, head_revision, redacted_url, schema_revision
+from data_plane.database import connect, head_revision, redacted_url, schema_revision, sqlite_path
 from data_plane.errors import ConfigurationError
+from data_plane.sidecar import probe as sidecar_probe
+from data_plane.sidecar import queue_of, side_path
 from data_plane.temporal import in_force
 
 __all__ = ["Check", "DoctorReport", "check_database", "check_gateway", "check_synthesizer", "run_doctor"]
@@ -68,6 +70,9 @@ class Check:
     def line(self) -> str:
         return f"[{self.status}] {self.name}: {self.detail}"
 
+    def to_dict(self) -> dict[str, str]:
+        return {"name": self.name, "status": self.status, "detail": self.detail}
+
 
 @dataclass(frozen=True)
 class DoctorReport:
@@ -80,6 +85,9 @@ class DoctorReport:
     def lines(self) -> list[str]:
         verdict = "all good" if self.ok else "something is wrong (see [fail] above)"
         return [c.line() for c in self.checks] + [f"doctor: {verdict}"]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"ok": self.ok, "checks": [c.to_dict() for c in self.checks]}
 
 
 def _scrub(text: str, *secrets: str | None) -> str:
@@ -128,15 +136,45 @@ def check_database(url: str) -> list[Check]:
                 ).scalar_one()
                 for name, table in COUNTED
             }
+        counts["answer"] += _queued(engine)
         text = ", ".join(counted(n, noun) for noun, n in counts.items())
         if counts["concept"] == 0:
             checks.append(Check("graph", "warn", f"{text}: run `kg init` to load the bundled curriculum"))
         else:
             checks.append(Check("graph", "ok", text))
         checks.append(_check_periods(engine))
+        checks.extend(_check_storage(engine))
         return checks
     finally:
         engine.dispose()
+
+
+def _queued(engine: sa.Engine) -> int:
+    """Answers queued in the SQLite side file and not in ``answers`` yet (an import killed while
+    they were asked leaves them there until the next write moves them)."""
+    queue = queue_of(engine)
+    ids = {q.answer_id for q in queue.pending(None)} if queue is not None else set()
+    if not ids:
+        return 0
+    A = schema.answers
+    with engine.connect() as conn:
+        moved = set(conn.execute(sa.select(A.c.answer_id).where(A.c.answer_id.in_(ids))).scalars())
+    return len(ids - moved)
+
+
+def _check_storage(engine: sa.Engine) -> list[Check]:
+    """On an SQLite file, whether it and its side file take the writes a question makes (its
+    answer, its limits): permissions, the disk, and a write tried and rolled back."""
+    path = sqlite_path(engine.url.render_as_string(hide_password=False))
+    if path is None:
+        return []
+    out = []
+    why = storage.fault(path.absolute(), "the database file")
+    out.append(Check("database file", "fail" if why else "ok", why or f"{path.absolute()} can be written"))
+    side = side_path(engine)
+    why = sidecar_probe(engine)
+    out.append(Check("side file", "fail" if why else "ok", why or f"{side} can be written"))
+    return out
 
 
 def _check_periods(engine: sa.Engine) -> Check:

@@ -235,7 +235,8 @@ def diff_page(
     """Up to ``limit`` asserted, revised, invalidated and retracted versions recorded in (since, until]."""
     query = {"from": format_time(since), "to": format_time(until)}
     cur = Cursor.resume(cursor, "diff", query)
-    end = until or now
+    # No later than the latest committed write, so every page (and a repeat) reads the same.
+    end = reader.known_at(until or now)
     if cur is not None:
         if not isinstance(cur.at, str):
             raise _bad("diff")

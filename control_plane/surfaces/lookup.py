@@ -10,7 +10,7 @@ of one point in time. :func:`unknown_hint` offers names the way the question rea
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -26,6 +26,7 @@ __all__ = [
     "Listed",
     "Profile",
     "hinted",
+    "kg_search",
     "listing",
     "profile",
     "requirement_line",
@@ -210,10 +211,27 @@ def search(query: str, concepts: Iterable[Concept], *, limit: int = 10, cutoff: 
     return sorted(hits, key=lambda h: (-h.score, h.concept_id))[:limit]
 
 
-def unknown_hint(reader: GraphReader, concept_ids: Sequence[str], as_of: AsOf | None = None) -> str | None:
+# An id longer than this is not repeated in a hint: the message names it once already.
+ECHO_MAX: Final = 60
+
+
+def kg_search(word: str) -> str:
+    """Where the command line finds concepts by name (a long id is not echoed again)."""
+    shown = _shell_word(word) if len(word) <= ECHO_MAX else "WORDS"
+    return f"`kg concept search {shown}` finds concepts by name"
+
+
+def unknown_hint(
+    reader: GraphReader,
+    concept_ids: Sequence[str],
+    as_of: AsOf | None = None,
+    *,
+    searching: Callable[[str], str] = kg_search,
+) -> str | None:
     """For the ids among ``concept_ids`` that name no concept in force (now, or as of ``as_of``):
-    the concepts near each, as the question reader finds them, and the command that searches; None
-    when every id names a concept."""
+    the concepts near each, as the question reader finds them, and where to search (``searching``:
+    the command line's, by default; the HTTP API names its route); None when every id names a
+    concept."""
     from control_plane.understanding.names import NameIndex
 
     point = as_of or reader.as_of()
@@ -228,9 +246,9 @@ def unknown_hint(reader: GraphReader, concept_ids: Sequence[str], as_of: AsOf | 
         names = reader.concepts(near, as_of=point)
         offered = " or ".join(f"{n} ({names[n].name})" for n in near if n in names)
         said = f"did you mean {offered}?" if offered else "no concept's name is near it"
-        parts.append(said if len(unknown) == 1 else f"{cid!r}: {said}")
-    search = f"`kg concept search {_shell_word(unknown[0])}` finds concepts by name"
-    return f"{'; '.join(parts)} ({search})"
+        named = repr(cid) if len(cid) <= ECHO_MAX else f"{cid[:20]!r}... ({len(cid):,} characters)"
+        parts.append(said if len(unknown) == 1 else f"{named}: {said}")
+    return f"{'; '.join(parts)} ({searching(unknown[0])})"
 
 
 def hinted(

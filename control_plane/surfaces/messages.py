@@ -11,12 +11,23 @@ no concept is ``lookup.hinted``.) This module imports nothing heavy: SQLAlchemy 
 from __future__ import annotations
 
 import re
-from typing import Final
+from collections.abc import Mapping
+from typing import Any, Final
 
-__all__ = ["database_error", "first_line"]
+__all__ = ["abstention_said", "database_error", "first_line"]
 
 # What SQLite and PostgreSQL say when the schema is not there: the one case `kg init` mends.
 _NO_SCHEMA: Final = re.compile(r"no such table|relation .* does not exist")
+
+
+def abstention_said(answer: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The answer object as ``kg ask --format json`` and the MCP ``ask`` tool give it: an
+    abstention's ``text`` is what the text format says ("Abstained: REASON"; the recorded
+    ``answer/1`` keeps "" there, and the reason in ``abstain_reason``), so a script or an agent
+    reads ``.text`` for every outcome."""
+    if answer.get("abstained") and not answer.get("text"):
+        return {**answer, "text": f"Abstained: {answer.get('abstain_reason')}"}
+    return answer
 
 
 def first_line(message: str, default: str = "failed") -> str:

@@ -30,7 +30,8 @@ __all__ = ["app"]
 
 app = commands(
     no_args_is_help=True,
-    add_completion=False,
+    # Typer's own shell completion: kg --install-completion (bash, zsh, fish, PowerShell).
+    add_completion=True,
     pretty_exceptions_enable=False,
     help="A bi-temporal curriculum knowledge graph: grounded answers with their evidence, or an abstention.",
 )

@@ -69,7 +69,7 @@ def head_lines(answer: Mapping[str, Any], width: int, *, model_calls: int) -> li
         lines = _wrap(f"Answer: {answer['text']}", width, hang="")
     reading = answer.get("reading") or {}
     if reading.get("read_as"):
-        lines += _wrap(f"read as: {reading['read_as']}", width)
+        lines += _wrap(f"read as: {reading['read_as']}{_as_of(answer)}", width)
     offered = [f"{d['name']} ({d['id']})" for d in answer.get("did_you_mean") or ()]
     if offered and "did you mean" not in str(reading.get("read_as", "")):
         lines += _wrap(f"did you mean: {', '.join(offered)}?", width)
@@ -84,6 +84,16 @@ def head_lines(answer: Mapping[str, Any], width: int, *, model_calls: int) -> li
     if answer.get("reused_from"):
         meta.append(f"reused from {answer['reused_from']}")
     return lines + _joined(meta, width)
+
+
+def _as_of(answer: Mapping[str, Any]) -> str:
+    """ ", as of DATE" when the answer was asked about another valid time than when it was asked
+    (``--as-of``, ``as_of``): the reading says what was asked, this line says when it was about."""
+    valid = (answer.get("as_of") or {}).get("valid_at")
+    if not valid or valid == answer.get("created_at"):
+        return ""
+    shown = valid.removesuffix("T00:00:00Z")
+    return "" if shown in str((answer.get("reading") or {}).get("read_as", "")) else f", as of {shown}"
 
 
 def _names(answer: Mapping[str, Any]) -> dict[str, str]:

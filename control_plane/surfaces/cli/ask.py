@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from contextlib import ExitStack
@@ -10,15 +11,25 @@ from typing import Annotated, Any, TextIO
 
 import typer
 
-from control_plane.surfaces.cli.options import AskFormat, AsOfOpt, EvidenceShown, KnownAtOpt, SynthChoice
+from control_plane.surfaces.cli.options import (
+    AskFormat,
+    AsOfOpt,
+    DataFormat,
+    DataFormatOpt,
+    EvidenceShown,
+    KnownAtOpt,
+    SynthChoice,
+)
 from control_plane.surfaces.cli.shell import (
     EXIT_MODEL_UNAVAILABLE,
     commands,
     console,
     option_time,
+    print_json,
     say_waiting,
     settings,
 )
+from control_plane.surfaces.messages import abstention_said
 
 __all__ = ["app", "first_run"]
 
@@ -33,6 +44,7 @@ def init(
     no_curriculum: Annotated[
         bool, typer.Option("--no-curriculum", help="Only create/upgrade the schema.")
     ] = False,
+    fmt: DataFormatOpt = DataFormat.text,
 ) -> None:
     """Create or upgrade the database (Alembic) and load the bundled curriculum. Idempotent."""
     from control_plane.surfaces.runtime import default_database_url, ensure_initialised
@@ -40,6 +52,17 @@ def init(
     report = ensure_initialised(
         settings(ctx).database_url or default_database_url(), load_curriculum=not no_curriculum
     )
+    if fmt is DataFormat.json:
+        print_json(
+            {
+                "database": report.database,
+                "revision_before": report.revision_before,
+                "revision_after": report.revision_after,
+                "migrated": report.migrated,
+                "curriculum": report.curriculum,
+            }
+        )
+        return
     print_init(report)
 
 
@@ -89,7 +112,8 @@ def ask(
     """Answer a question with its evidence sub-graph, or abstain (and say why). A recorded answer
     to the same question is reused, at no model call, when nothing it read has changed since.
 
-    Exits 3 when it abstained because the model stayed unavailable."""
+    When the model stays unavailable, the question is answered offline (the deterministic
+    synthesizer, from the graph), which it says, and the command exits 3."""
     from control_plane.planning.loop import MODEL_UNAVAILABLE
     from control_plane.surfaces.runtime import Runtime, default_database_url
 
@@ -106,10 +130,25 @@ def ask(
             answer = rt.planner.reply(question, as_of=valid_at, known_at=recorded_at, fresh=fresh).to_dict()
         finally:
             rt.close()
+        outage = answer["abstained"] and str(answer["abstain_reason"]).startswith(MODEL_UNAVAILABLE)
+        if outage and chosen.synthesizer != "offline":
+            # The graph answers without the model; say so, and still exit 3 (the model is down).
+            typer.echo(
+                f"answered offline (from the graph, no model): {answer['abstain_reason']}; "
+                f"the abstention is recorded as answer {answer['answer_id']}",
+                err=True,
+            )
+            rt = Runtime.build(dataclasses.replace(chosen, synthesizer="offline"), on_wait=say_waiting)
+            try:
+                answer = rt.planner.reply(
+                    question, as_of=valid_at, known_at=recorded_at, fresh=fresh
+                ).to_dict()
+            finally:
+                rt.close()
         emit_answer(answer, fmt, sink, evidence)
     if out is not None:
         typer.echo(f"wrote {fmt.value} for answer {answer['answer_id']} to {out}", err=True)
-    if answer["abstained"] and str(answer["abstain_reason"]).startswith(MODEL_UNAVAILABLE):
+    if outage:
         raise typer.Exit(EXIT_MODEL_UNAVAILABLE)
 
 
@@ -141,7 +180,7 @@ def emit_answer(
     from control_plane.surfaces import pictures  # only the picture formats need it
 
     renderers = {
-        AskFormat.json: lambda a: json.dumps(a, indent=2, ensure_ascii=False) + "\n",
+        AskFormat.json: lambda a: json.dumps(abstention_said(a), indent=2, ensure_ascii=False) + "\n",
         AskFormat.mermaid: pictures.to_mermaid,
         AskFormat.dot: pictures.to_dot,
         AskFormat.html: pictures.to_html,

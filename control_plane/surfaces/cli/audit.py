@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Annotated, Any
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Annotated, Any, Final
 
 import typer
 
@@ -56,6 +56,12 @@ def audit_history(
     if fmt is DataFormat.json:
         print_json([v.to_dict() for v in versions])
         return
+    out = console()
+    if out.width < HISTORY_TABLE_WIDTH:
+        # A table this narrow would cut its timestamps ("2024-01-0…"): one block per version.
+        for line in history_lines(versions):
+            typer.echo(line)
+        return
     from rich.markup import escape
     from rich.table import Table
 
@@ -74,7 +80,23 @@ def audit_history(
             escape(v.grounding.reason),
             escape(v.grounding.source),
         )
-    console().print(table)
+    out.print(table)
+
+
+# The narrowest terminal on which the history table shows every timestamp whole.
+HISTORY_TABLE_WIDTH: Final = 132
+
+
+def history_lines(versions: Iterable[Version]) -> Iterator[str]:
+    """The history as blocks of whole lines (pure): a version's number, operation and confidence,
+    then its valid and recorded intervals, each timestamp whole, then reason and source."""
+    for v in versions:
+        st = v.stamp
+        yield f"version {st.version_id}  {st.op}  confidence {v.grounding.confidence:.2f}"
+        yield f"  valid     {format_time(st.valid_at)} .. {format_time(st.invalid_at) or 'open'}"
+        yield f"  recorded  {format_time(st.recorded_at)} .. {format_time(st.expired_at) or 'current'}"
+        yield f"  reason    {v.grounding.reason}"
+        yield f"  source    {v.grounding.source}"
 
 
 @audit_app.command("snapshot")
@@ -156,6 +178,7 @@ def audit_diff(
     )
     with runtime(ctx) as rt:
         r = rt.reader
+        t1 = r.known_at(t1)  # no later than the latest committed write: a repeatable diff
 
         def changes(op: str) -> Iterator[Version]:
             for table in DIFF_TABLES:
@@ -241,11 +264,22 @@ def audit_set_aside(
 def audit_replay(
     ctx: typer.Context,
     answer_id: Annotated[str, typer.Argument(help="A recorded answer id (see `kg audit answers`).")],
+    fmt: Annotated[
+        DataFormat, typer.Option("--format", help="json (the default) for programs, text for people.")
+    ] = DataFormat.json,
 ) -> None:
     """Re-run a recorded answer and report what changed since (JSON)."""
     with runtime(ctx) as rt:
         report = rt.replay(answer_id)
-    print_json(report)
+    if fmt is DataFormat.json:
+        print_json(report)
+        return
+    changed = report["changes"]["answer_changed"]
+    typer.echo(
+        f"answer {report['answer_id']}: "
+        + ("reproduced as it was known" if report["reproduced"] else "NOT reproduced as it was known")
+        + ("; asked now, the answer changed" if changed else "; asked now, the same answer")
+    )
 
 
 @audit_app.command("impact")

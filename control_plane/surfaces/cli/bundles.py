@@ -69,6 +69,7 @@ def import_(
 
     Every problem is reported in one run (nothing is written); exit code 1 if the bundle was refused.
     """
+    import dataclasses
     import tempfile
 
     from control_plane.surfaces.progress import progress_bar
@@ -90,8 +91,10 @@ def import_(
     with tempfile.TemporaryDirectory(prefix="kg-pairs-") as tmp:
         remap = None
         if pairs is not None:
+            # The bundle made from the pairs is a means: what is said names the user's files.
             made = bundle_from_pairs(pairs, Path(tmp) / "bundle", names=names)
             bundle, remap = made.folder, made.remap
+            policy = dataclasses.replace(policy, located=made.located)
         assert bundle is not None
 
         def refused(problems: Sequence[Problem], name: str | None) -> NoReturn:
@@ -120,7 +123,7 @@ def import_(
                     _echo_set_aside(plan.set_asides(), "would be set aside")
                 return
             try:
-                with progress_bar(f"importing {bundle}") as advance:
+                with progress_bar(f"importing {pairs or bundle}") as advance:
                     report = import_bundle(
                         rt.gateway,
                         bundle,
@@ -182,12 +185,20 @@ def bundle_from_pairs_cmd(
     confidence: Annotated[
         float, typer.Option("--confidence", min=0.0, max=1.0, help="Confidence of every pair, in [0, 1].")
     ] = 1.0,
+    fmt: Annotated[
+        DataFormat, typer.Option("--format", help="json (the default) for programs, text for people.")
+    ] = DataFormat.json,
 ) -> None:
     """Write a bundle from a two-column list of prerequisite pairs (ids are slugs of the names)."""
     from data_plane.pairs import bundle_from_pairs
 
     made = bundle_from_pairs(pairs, out, names=names, source=source, confidence=confidence)
-    print_json(made.to_dict())
+    if fmt is DataFormat.json:
+        print_json(made.to_dict())
+    else:
+        typer.echo(
+            f"wrote bundle {made.folder}: {counted(made.concepts, 'concept')}, {counted(made.pairs, 'pair')}"
+        )
 
 
 @app.command("export")

@@ -100,6 +100,15 @@ CorrectOpt = Annotated[
         "start) to --until (default: the last end) replaces every version in force.",
     ),
 ]
+# A revision's start: unlike an assertion's, it defaults to the whole validity, not to now.
+ReviseFromOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--valid-at",
+        help="Start of the revised period (ISO 8601). Default: all of its validity, from where it "
+        "first holds (with --correct: the first start).",
+    ),
+]
 DryRunOpt = Annotated[
     bool,
     typer.Option(
@@ -110,13 +119,22 @@ DryRunOpt = Annotated[
 
 
 def apply_writes(
-    rt: Runtime, writes: Sequence[Write], *, dry_run: bool, allow_duplicate_name: bool = False
+    rt: Runtime,
+    writes: Sequence[Write],
+    *,
+    dry_run: bool,
+    allow_duplicate_name: bool = False,
+    fmt: DataFormat = DataFormat.text,
 ) -> None:
     """Apply ``writes`` and print every version written (or, with ``dry_run``, what would be
-    written and which recorded answers it would change, writing nothing)."""
+    written and which recorded answers it would change, writing nothing); ``fmt`` json prints
+    ``{"written": [...]}`` as the HTTP API answers (with ``dry_run``, also ``"answers"``)."""
     from control_plane.surfaces.writes import curate
 
     outcome = curate(rt, writes, dry_run=dry_run, allow_duplicate_names=allow_duplicate_name)
+    if fmt is DataFormat.json:
+        print_json(outcome.to_dict())
+        return
     if outcome.answers is None:
         print_versions(outcome.versions)
         return
@@ -124,6 +142,14 @@ def apply_writes(
     print_versions(outcome.versions, indent="  ")
     for line in outcome.answers.lines():
         typer.echo(line)
+
+
+def show_versions(versions: Sequence[Version], fmt: DataFormat) -> None:
+    """Versions written, one line each, or as ``{"written": [...]}`` (the HTTP API's shape)."""
+    if fmt is DataFormat.json:
+        print_json({"written": [v.to_dict() for v in versions]})
+    else:
+        print_versions(versions)
 
 
 def print_versions(versions: Sequence[Version], *, indent: str = "") -> None:
@@ -152,6 +178,7 @@ def concept_add(
     allow_duplicate_name: AllowDuplicateNameOpt = False,
     until: UntilOpt = None,
     dry_run: DryRunOpt = False,
+    fmt: DataFormatOpt = DataFormat.text,
 ) -> None:
     """Assert a new concept, or again one that was invalidated, over [--valid-at, --until) where
     it does not hold. A name or alias another concept already goes by (as questions are read)
@@ -168,7 +195,7 @@ def concept_add(
         invalid_at=option_time(until, "until"),
     )
     with runtime(ctx) as rt:
-        apply_writes(rt, [w], dry_run=dry_run, allow_duplicate_name=allow_duplicate_name)
+        apply_writes(rt, [w], dry_run=dry_run, allow_duplicate_name=allow_duplicate_name, fmt=fmt)
 
 
 @concept_app.command("revise")
@@ -182,13 +209,14 @@ def concept_revise(
         list[str] | None, typer.Option("--alias", help="Replaces the aliases (repeatable).")
     ] = None,
     summary: Annotated[str | None, typer.Option("--summary", help="New one-paragraph summary.")] = None,
-    valid_at: ValidAtOpt = None,
+    valid_at: ReviseFromOpt = None,
     source: SourceOpt = None,
     confidence: ConfidenceOpt = 1.0,
     allow_duplicate_name: AllowDuplicateNameOpt = False,
     until: UntilOpt = None,
     correct: CorrectOpt = False,
     dry_run: DryRunOpt = False,
+    fmt: DataFormatOpt = DataFormat.text,
 ) -> None:
     """Revise a concept from --valid-at (default: all of its validity) until --until (default:
     open); fields not given are kept. Before and after that period, it stays as it was."""
@@ -204,7 +232,7 @@ def concept_revise(
         **revision(option_time(valid_at, "valid_at"), option_time(until, "until"), correct=correct),
     )
     with runtime(ctx, concepts=[concept_id]) as rt:
-        apply_writes(rt, [w], dry_run=dry_run, allow_duplicate_name=allow_duplicate_name)
+        apply_writes(rt, [w], dry_run=dry_run, allow_duplicate_name=allow_duplicate_name, fmt=fmt)
 
 
 @concept_app.command("invalidate")
@@ -219,6 +247,7 @@ def concept_invalidate(
     confidence: ConfidenceOpt = 1.0,
     until: UntilOpt = None,
     dry_run: DryRunOpt = False,
+    fmt: DataFormatOpt = DataFormat.text,
 ) -> None:
     """Close a concept's validity from --invalid-at (default now) until --until (default: for
     good); its edges and lesson links are closed with it over the same period."""
@@ -231,7 +260,7 @@ def concept_invalidate(
         **invalidation(option_time(invalid_at, "invalid_at"), option_time(until, "until"), retract=retract),
     )
     with runtime(ctx, concepts=[concept_id]) as rt:
-        apply_writes(rt, [w], dry_run=dry_run)
+        apply_writes(rt, [w], dry_run=dry_run, fmt=fmt)
 
 
 @edge_app.command("add")
@@ -245,6 +274,7 @@ def edge_add(
     confidence: ConfidenceOpt = 1.0,
     until: UntilOpt = None,
     dry_run: DryRunOpt = False,
+    fmt: DataFormatOpt = DataFormat.text,
 ) -> None:
     """Assert an edge between two active concepts (a new one, or again one that was invalidated)
     over [--valid-at, --until) where it does not hold."""
@@ -260,7 +290,7 @@ def edge_add(
         invalid_at=option_time(until, "until"),
     )
     with runtime(ctx, concepts=[s, t]) as rt:
-        apply_writes(rt, [w], dry_run=dry_run)
+        apply_writes(rt, [w], dry_run=dry_run, fmt=fmt)
 
 
 @edge_app.command("revise")
@@ -269,12 +299,13 @@ def edge_revise(
     edge: EdgeArg,
     reason: ReasonOpt,
     evidence: EvidenceOpt,
-    valid_at: ValidAtOpt = None,
+    valid_at: ReviseFromOpt = None,
     source: SourceOpt = None,
     confidence: ConfidenceOpt = 1.0,
     until: UntilOpt = None,
     correct: CorrectOpt = False,
     dry_run: DryRunOpt = False,
+    fmt: DataFormatOpt = DataFormat.text,
 ) -> None:
     """Re-ground an edge from --valid-at (default: all of its validity) until --until (default:
     open); before and after that period it stays as it was."""
@@ -290,7 +321,7 @@ def edge_revise(
         **revision(option_time(valid_at, "valid_at"), option_time(until, "until"), correct=correct),
     )
     with runtime(ctx, concepts=[s, t]) as rt:
-        apply_writes(rt, [w], dry_run=dry_run)
+        apply_writes(rt, [w], dry_run=dry_run, fmt=fmt)
 
 
 @edge_app.command("invalidate")
@@ -305,6 +336,7 @@ def edge_invalidate(
     confidence: ConfidenceOpt = 1.0,
     until: UntilOpt = None,
     dry_run: DryRunOpt = False,
+    fmt: DataFormatOpt = DataFormat.text,
 ) -> None:
     """Close an edge's validity from --invalid-at (default now) until --until (default: for
     good), or retract it."""
@@ -320,7 +352,7 @@ def edge_invalidate(
         **invalidation(option_time(invalid_at, "invalid_at"), option_time(until, "until"), retract=retract),
     )
     with runtime(ctx, concepts=[s, t]) as rt:
-        apply_writes(rt, [w], dry_run=dry_run)
+        apply_writes(rt, [w], dry_run=dry_run, fmt=fmt)
 
 
 @lesson_app.command("link")
@@ -334,6 +366,7 @@ def lesson_link(
     source: SourceOpt = None,
     confidence: ConfidenceOpt = 1.0,
     dry_run: DryRunOpt = False,
+    fmt: DataFormatOpt = DataFormat.text,
 ) -> None:
     """Link a lesson to an active concept (again, after an unlink)."""
     from data_plane.gateway import Write
@@ -345,10 +378,10 @@ def lesson_link(
                 Write.lesson(lesson_id, grounding=g, title=title),
                 Write.lesson_link(lesson_id, concept_id, grounding=g),
             ]
-            apply_writes(rt, writes, dry_run=True)
+            apply_writes(rt, writes, dry_run=True, fmt=fmt)
             return
         v = rt.gateway.link_lesson(lesson_id, concept_id, grounding=g, title=title)
-    print_versions([v])
+    show_versions([v], fmt)
 
 
 @lesson_app.command("unlink")
@@ -361,6 +394,7 @@ def lesson_unlink(
     source: SourceOpt = None,
     confidence: ConfidenceOpt = 1.0,
     dry_run: DryRunOpt = False,
+    fmt: DataFormatOpt = DataFormat.text,
 ) -> None:
     """Close a lesson link from now on."""
     from data_plane.gateway import Write
@@ -369,11 +403,14 @@ def lesson_unlink(
     with runtime(ctx, concepts=[concept_id]) as rt:
         if dry_run:
             apply_writes(
-                rt, [Write.lesson_link(lesson_id, concept_id, grounding=g, mode="invalidate")], dry_run=True
+                rt,
+                [Write.lesson_link(lesson_id, concept_id, grounding=g, mode="invalidate")],
+                dry_run=True,
+                fmt=fmt,
             )
             return
         v = rt.gateway.unlink_lesson(lesson_id, concept_id, grounding=g)
-    print_versions([v])
+    show_versions([v], fmt)
 
 
 # -- look-ups ---------------------------------------------------------------------------------

@@ -11,8 +11,8 @@ from typing import Annotated, Any
 
 import typer
 
-from control_plane.surfaces.cli.options import SynthChoice
-from control_plane.surfaces.cli.shell import commands, fail, root_db
+from control_plane.surfaces.cli.options import DataFormat, DataFormatOpt, SynthChoice
+from control_plane.surfaces.cli.shell import commands, fail, print_json, root_db
 
 __all__ = ["app"]
 
@@ -101,6 +101,7 @@ def eval_(
         bool, typer.Option("--record", help="Record the loop's answers in the database.")
     ] = False,
     verbose: Annotated[bool, typer.Option("--verbose", help="Keep the loop's per-round log events.")] = False,
+    fmt: DataFormatOpt = DataFormat.text,
 ) -> None:
     """Score the loop and the baselines on a question set; write report.json, report.md and plots."""
     runner = _evals("runner")
@@ -127,6 +128,9 @@ def eval_(
             round=round_,
             set_aside=set_aside,
         )
+    if fmt is DataFormat.json:
+        print_json(report)
+        return
     for line in runner.summary_lines(report, out):
         typer.echo(line)
 
@@ -167,6 +171,7 @@ def bench(
             help="Largest size also run on PostgreSQL when KG_TEST_POSTGRES_URL is set.",
         ),
     ] = 100_000,
+    fmt: DataFormatOpt = DataFormat.text,
 ) -> None:
     """Time import, the whole loop (without the model) and export on synthetic graphs of each size,
     each beside the raw driver in the same run; write bench.json, bench.md and plots."""
@@ -195,4 +200,7 @@ def bench(
         )
     for res in report["results"]:
         typer.echo(module.result_line(res), err=True)
+    if fmt is DataFormat.json:
+        print_json(report)
+        return
     typer.echo(report["table"])

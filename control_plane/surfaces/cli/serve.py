@@ -10,12 +10,13 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from control_plane.surfaces.cli.options import Scope
+from control_plane.surfaces.cli.options import DataFormat, DataFormatOpt, Scope
 from control_plane.surfaces.cli.shell import (
     commands,
     configure_logging,
     fail,
     group,
+    print_json,
     require_database,
     root_db,
     runtime,
@@ -38,10 +39,14 @@ def token_create(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(help="Who or what the token is for.")],
     scope: Annotated[Scope, typer.Option("--scope", help="read, or write (write also reads).")],
+    fmt: DataFormatOpt = DataFormat.text,
 ) -> None:
     """Create an API token; the secret is printed ONCE and never stored."""
     with runtime(ctx) as rt:
         token_id, secret = rt.tokens.create(name, scope.value)
+    if fmt is DataFormat.json:
+        print_json({"token_id": token_id, "name": name, "scope": scope.value, "secret": secret})
+        return
     typer.echo(f"token_id: {token_id}")
     typer.echo(f"secret:   {secret}")
     typer.echo("store the secret now: only its SHA-256 is kept, it cannot be shown again", err=True)
@@ -49,19 +54,27 @@ def token_create(
 
 @token_app.command("revoke")
 def token_revoke(
-    ctx: typer.Context, token_id: Annotated[str, typer.Argument(help="The token's id (see `kg token list`).")]
+    ctx: typer.Context,
+    token_id: Annotated[str, typer.Argument(help="The token's id (see `kg token list`).")],
+    fmt: DataFormatOpt = DataFormat.text,
 ) -> None:
     """Revoke a token; it is refused from the next request on."""
     with runtime(ctx) as rt:
         token = rt.tokens.revoke(token_id)
+    if fmt is DataFormat.json:
+        print_json(token.to_dict())
+        return
     typer.echo(f"revoked {token.token_id} ({token.name}) at {format_time(token.revoked_at)}")
 
 
 @token_app.command("list")
-def token_list(ctx: typer.Context) -> None:
+def token_list(ctx: typer.Context, fmt: DataFormatOpt = DataFormat.text) -> None:
     """List tokens (never their secrets)."""
     with runtime(ctx) as rt:
         tokens = rt.tokens.list()
+    if fmt is DataFormat.json:
+        print_json([t.to_dict() for t in tokens])
+        return
     if not tokens:
         typer.echo("no tokens")
     for t in tokens:
@@ -70,15 +83,18 @@ def token_list(ctx: typer.Context) -> None:
 
 
 @app.command("doctor")
-def doctor(ctx: typer.Context) -> None:
+def doctor(ctx: typer.Context, fmt: DataFormatOpt = DataFormat.text) -> None:
     """Check the database, the model configuration and, with a key, the gateway (no secrets shown).
 
     Exits 1 when any check fails."""
     from control_plane.surfaces.doctor import run_doctor
 
     report = run_doctor(os.environ, database_url=root_db(ctx))
-    for line in report.lines():
-        typer.echo(line)
+    if fmt is DataFormat.json:
+        print_json(report.to_dict())
+    else:
+        for line in report.lines():
+            typer.echo(line)
     raise typer.Exit(0 if report.ok else 1)
 
 

@@ -2,7 +2,8 @@
 times, consoles and JSON output.
 
 Every error the backend raises on purpose (``KGError``) ends the command with one line,
-``error: ...`` on stderr, and exit code 1; usage errors exit with 2; ``kg ask`` exits with
+``error: ...`` on stderr, and exit code 1 (under ``--format json``, the line is a JSON object:
+``{"error": "...", "exit_code": 1}``); usage errors exit with 2; ``kg ask`` exits with
 :data:`EXIT_MODEL_UNAVAILABLE` (3) when it abstained because the model stayed unavailable. This module imports only
 Typer at the top: what a command needs (SQLAlchemy, the planner, Rich tables) is imported inside
 the command, so ``kg --help`` and usage errors never load it.
@@ -11,11 +12,13 @@ the command, so ``kg --help`` and usage errors never load it.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from contextvars import ContextVar
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
@@ -56,18 +59,44 @@ CommandFunction = TypeVar("CommandFunction", bound=Callable[..., Any])
 EXIT_MODEL_UNAVAILABLE = 3
 
 
+# Whether the command being run was asked for ``--format json``: its errors are JSON then too.
+_JSON_ERRORS: ContextVar[bool] = ContextVar("kg_json_errors", default=False)
+
+
 def fail(message: str, code: int = 1) -> NoReturn:
-    """End the command with ``error: <first line of message>`` on stderr and exit ``code``."""
+    """End the command with ``error: <first line of message>`` on stderr and exit ``code``; under
+    ``--format json``, with the JSON object ``{"error": <that line>, "exit_code": code}`` instead."""
     from control_plane.surfaces.messages import first_line
 
-    typer.echo(f"error: {first_line(message)}", err=True)
+    first = first_line(message)
+    if _JSON_ERRORS.get():
+        typer.echo(json.dumps({"error": first, "exit_code": code}, ensure_ascii=False), err=True)
+    else:
+        typer.echo(f"error: {first}", err=True)
     raise typer.Exit(code)
 
 
+def _asks_for_json(args: list[str]) -> bool:
+    """Whether the command line (what follows ``kg``'s own options) says ``--format json``."""
+    return "--format=json" in args or any(
+        a == "--format" and b == "json" for a, b in itertools.pairwise(args)
+    )
+
+
 class Group(TyperGroup):
-    """Translates every error at the edge into one line on stderr and a non-zero exit code."""
+    """Translates every error at the edge into one line on stderr and a non-zero exit code (a JSON
+    object under ``--format json``, usage errors included)."""
 
     def invoke(self, ctx: Any) -> Any:
+        args = [*getattr(ctx, "_protected_args", []), *ctx.args]
+        token = _JSON_ERRORS.set(True) if _asks_for_json(args) else None
+        try:
+            return self._invoke(ctx)
+        finally:
+            if token is not None:
+                _JSON_ERRORS.reset(token)
+
+    def _invoke(self, ctx: Any) -> Any:
         try:
             return super().invoke(ctx)
         except KGError as exc:
@@ -83,6 +112,9 @@ class Group(TyperGroup):
             fail(f"an argument is not valid UTF-8 text: {exc.object[exc.start : exc.end]!r}")
         except Exception as exc:
             # Typer's (vendored click's) own exits and usage errors carry their own exit codes.
+            message = getattr(exc, "format_message", None)
+            if _JSON_ERRORS.get() and callable(message):
+                fail(str(message()), code=int(getattr(exc, "exit_code", 2)))
             if os.environ.get("KG_DEBUG") == "1" or type(exc).__module__.startswith(("typer", "click")):
                 raise
             from sqlalchemy.exc import SQLAlchemyError

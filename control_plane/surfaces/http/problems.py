@@ -1,8 +1,8 @@
 """RFC 7807 problem bodies, and the exception handlers that turn every error into one.
 
-``KGError`` maps to 400/404/409 (401 and 403 for a missing or unfit token, 503 for the model,
-429 with ``Retry-After`` when the caller's /ask limit or this server's model budget is spent, 500
-for misconfiguration); Starlette's own HTTP errors (unknown
+``KGError`` maps to 400/404/409 (401 and 403 for a missing or unfit token, 503 for the model or a
+database file that cannot be written, 429 with ``Retry-After`` when the caller's /ask limit or this
+server's model budget is spent, 500 for misconfiguration); Starlette's own HTTP errors (unknown
 route, wrong method), a body that is not JSON (400, naming the line and column), validation errors
 (422) and anything unexpected (500, details only in the server log) become problem bodies too:
 never a traceback. One status has one title (:func:`title`), whichever layer refuses.
@@ -12,25 +12,31 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from http import HTTPStatus
+from pathlib import PurePath
 from typing import Any, Final
+from urllib.parse import quote
 
 import structlog
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from control_plane.errors import Forbidden, LLMError, ModelBudgetSpent, RateLimited, Unauthenticated
 from control_plane.surfaces.http.schemas import Problem
+from control_plane.surfaces.lookup import ECHO_MAX, unknown_hint
 from control_plane.surfaces.ratelimit import whole_seconds
 from data_plane.errors import (
     ConcurrentWrite,
     ConfigurationError,
     DuplicateName,
+    InactiveEndpoint,
     KeyExists,
     KGError,
     NotFound,
     PrerequisiteCycle,
+    StorageFault,
     TemporalConflict,
 )
 
@@ -125,6 +131,8 @@ def kg_status(exc: KGError) -> tuple[int, str]:
         return 409, "Conflict"
     if isinstance(exc, LLMError):
         return 503, "Model unavailable"
+    if isinstance(exc, StorageFault):
+        return 503, "Storage unavailable"
     if isinstance(exc, ConfigurationError):
         return 500, "Misconfigured"
     return 400, "Bad request"
@@ -142,7 +150,30 @@ async def _kg_error(request: Request, exc: Exception) -> JSONResponse:
         # first model call (between the door check and that call: another process spent it).
         request.app.state.metrics.limited("ask" if isinstance(exc, RateLimited) else "model_calls")
         headers = {"Retry-After": str(whole_seconds(exc.retry_after))}
+    if isinstance(exc, NotFound | InactiveEndpoint) and (named := _named_concepts(request)):
+        # As `kg` does: the concepts near an id that names none, and where to search.
+        rt = request.app.state.runtime
+        hint = await run_in_threadpool(unknown_hint, rt.reader, named, searching=_search_route)
+        if hint is not None:
+            text = f"{text.splitlines()[0]}; {hint}"
+    if isinstance(exc, StorageFault) and exc.path:
+        # The file's name, not where it lives (as /readyz: a path says too much to any client);
+        # the log has it whole.
+        log.error("http.storage_fault", error=text)
+        text = text.replace(exc.path, PurePath(exc.path).name)
     return problem(status, name, text.splitlines()[0] if text else name, headers=headers)
+
+
+def _named_concepts(request: Request) -> list[str]:
+    """The concept ids a request names in its path or query (``/concepts/{concept_id}``,
+    ``?concept=``)."""
+    named = [request.path_params.get("concept_id"), request.query_params.get("concept")]
+    return [n for n in named if isinstance(n, str) and n]
+
+
+def _search_route(word: str) -> str:
+    shown = quote(word) if len(word) <= ECHO_MAX else "WORDS"
+    return f"GET /search/concepts?q={shown} finds concepts by name"
 
 
 async def _http_error(_request: Request, exc: Exception) -> JSONResponse:

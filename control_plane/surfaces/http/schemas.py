@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, date, datetime
 from enum import StrEnum
+from importlib import resources
 from typing import Annotated, Any, Final
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, field_validator
@@ -22,9 +23,22 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSche
 from data_plane.records import Grounding
 from data_plane.tokens import Token
 
+# Real values from the bundled curriculum, for the examples Swagger UI and ReDoc show (made by
+# asking a fresh `kg init` database through this API; lists cut to two items).
+_EXAMPLES: Final[dict[str, Any]] = json.loads(
+    resources.files("control_plane.surfaces.http").joinpath("examples.json").read_text(encoding="utf-8")
+)
+
+
+def example(name: str) -> dict[str, Any]:
+    """The ``json_schema_extra`` that gives a model its example from ``examples.json``."""
+    return {"examples": [_EXAMPLES[name]]}
+
+
 __all__ = [
     "AnswerOut",
     "AskIn",
+    "ConceptDetailOut",
     "ConceptHitOut",
     "ConceptIn",
     "ConceptOut",
@@ -122,6 +136,8 @@ class GroundingIn(BaseModel):
 class AskIn(BaseModel):
     """A learner's question, optionally as of another (valid time, recorded time)."""
 
+    model_config = ConfigDict(json_schema_extra=example("ASK_IN"))
+
     question: str = Field(min_length=1, max_length=MAX_QUESTION)
     as_of: Instant | None = Field(default=None, description=AS_OF)
     known_at: Instant | None = Field(default=None, description=KNOWN_AT)
@@ -133,6 +149,8 @@ class AskIn(BaseModel):
 
 
 class ConceptIn(BaseModel):
+    model_config = ConfigDict(json_schema_extra=example("CONCEPT_IN"))
+
     concept_id: str = Field(min_length=1, max_length=200)
     name: str = Field(min_length=1, max_length=400)
     aliases: list[str] = Field(default_factory=list)
@@ -154,6 +172,8 @@ _CORRECT = (
 
 
 class ConceptReviseIn(BaseModel):
+    model_config = ConfigDict(json_schema_extra=example("REVISE_IN"))
+
     name: str | None = None
     aliases: list[str] | None = None
     summary: str | None = None
@@ -170,6 +190,8 @@ class ConceptReviseIn(BaseModel):
 
 
 class InvalidateIn(BaseModel):
+    model_config = ConfigDict(json_schema_extra=example("INVALIDATE_IN"))
+
     invalid_at: Instant | None = Field(default=None, description=TIME_IN)
     until: Instant | None = Field(default=None, description=_UNTIL)
     retract: bool = False
@@ -177,6 +199,8 @@ class InvalidateIn(BaseModel):
 
 
 class EdgeIn(BaseModel):
+    model_config = ConfigDict(json_schema_extra=example("EDGE_IN"))
+
     source_id: str = Field(min_length=1, max_length=200)
     target_id: str = Field(min_length=1, max_length=200)
     relation: str = Field(min_length=1, max_length=32)
@@ -187,6 +211,8 @@ class EdgeIn(BaseModel):
 
 
 class EdgeInvalidateIn(BaseModel):
+    model_config = ConfigDict(json_schema_extra=example("EDGE_INVALIDATE_IN"))
+
     source_id: str = Field(min_length=1, max_length=200)
     target_id: str = Field(min_length=1, max_length=200)
     relation: str = Field(min_length=1, max_length=32)
@@ -197,12 +223,16 @@ class EdgeInvalidateIn(BaseModel):
 
 
 class LessonLinkIn(BaseModel):
+    model_config = ConfigDict(json_schema_extra=example("LESSON_LINK_IN"))
+
     concept_id: str = Field(min_length=1, max_length=200)
     title: str | None = None
     grounding: GroundingIn
 
 
 class LessonUnlinkIn(BaseModel):
+    model_config = ConfigDict(json_schema_extra=example("LESSON_UNLINK_IN"))
+
     concept_id: str = Field(min_length=1, max_length=200)
     grounding: GroundingIn
 
@@ -221,6 +251,8 @@ class Problem(BaseModel):
 
 
 class HealthOut(BaseModel):
+    model_config = ConfigDict(json_schema_extra=example("HEALTH"))
+
     status: str = Field(description='"ok"')
 
 
@@ -230,6 +262,8 @@ class CheckOut(BaseModel):
 
 
 class ReadyOut(BaseModel):
+    model_config = ConfigDict(json_schema_extra=example("READY"))
+
     status: str = Field(description='"ready" or "not ready"')
     checks: dict[str, CheckOut] = Field(description="database, schema and synthesizer")
 
@@ -254,6 +288,8 @@ class _Stamped(BaseModel):
 
 
 class ConceptOut(_Stamped):
+    model_config = ConfigDict(json_schema_extra=example("CONCEPT"))
+
     concept_id: str
     name: str
     aliases: list[str]
@@ -264,6 +300,8 @@ class ConceptOut(_Stamped):
 class ConceptHitOut(BaseModel):
     """A concept that matches a search (``kg concept search``): its best-matching field and text."""
 
+    model_config = ConfigDict(json_schema_extra=example("HIT"))
+
     concept_id: str
     name: str
     field: str = Field(description="name, alias or summary")
@@ -272,6 +310,8 @@ class ConceptHitOut(BaseModel):
 
 
 class EdgeOut(_Stamped):
+    model_config = ConfigDict(json_schema_extra=example("EDGE"))
+
     key: str = Field(description="source>relation>target")
     source_id: str
     target_id: str
@@ -303,10 +343,33 @@ class RequirementOut(_Stamped):
 class VersionOut(_Stamped):
     """Any version of any versioned table (history, snapshot lessons, diffs, writes)."""
 
+    model_config = ConfigDict(json_schema_extra=example("VERSION"))
+
     table: str
     key: str
     content: dict[str, Any]
     grounding: GroundingOut
+
+
+class LessonLinkOut(VersionOut):
+    """A lesson linked to a concept: the link's version, the lesson's id and title."""
+
+    model_config = ConfigDict(json_schema_extra=example("LESSON_LINK"))
+
+    lesson_id: str
+    title: str | None = None
+
+
+class ConceptDetailOut(ConceptOut):
+    """One concept with what ``kg concept show`` prints of it: its edges out and in (a symmetric
+    edge counts as outgoing from both ends) and its lessons, each with grounding, as of the same
+    point."""
+
+    model_config = ConfigDict(json_schema_extra=example("CONCEPT_DETAIL"))
+
+    outgoing: list[EdgeOut]
+    incoming: list[EdgeOut]
+    lessons: list[LessonLinkOut]
 
 
 class TouchedOut(BaseModel):
@@ -321,6 +384,8 @@ class ImpactOut(BaseModel):
     """Recorded answers that cited or read the facts; when replayed, answer ids by how they changed
     (now abstains, now answers, answer changed, evidence changed, unchanged)."""
 
+    model_config = ConfigDict(json_schema_extra=example("IMPACT"))
+
     facts: list[str]
     answers: list[TouchedOut]
     changes: dict[str, list[str]] | None = None
@@ -332,6 +397,8 @@ class WrittenOut(BaseModel):
     cascades, included); with ``dry_run``, what it would write and the recorded answers it would
     change, nothing written."""
 
+    model_config = ConfigDict(json_schema_extra=example("WRITTEN"))
+
     written: list[VersionOut]
     dry_run: bool = False
     answers: ImpactOut | None = None
@@ -339,6 +406,8 @@ class WrittenOut(BaseModel):
 
 class SnapshotOut(BaseModel):
     """One page of the whole graph as of (valid time, recorded time)."""
+
+    model_config = ConfigDict(json_schema_extra=example("SNAPSHOT"))
 
     valid_at: str = Field(description=_TIME)
     recorded_at: str = Field(description=_TIME)
@@ -360,7 +429,7 @@ class SnapshotOut(BaseModel):
 class DiffOut(BaseModel):
     """One page of the versions recorded in (from, to], grouped by operation."""
 
-    model_config = ConfigDict(populate_by_name=True)
+    model_config = ConfigDict(populate_by_name=True, json_schema_extra=example("DIFF"))
 
     from_: str = Field(alias="from", description=_TIME)
     to: str = Field(description=_TIME)
@@ -445,7 +514,7 @@ class AnswerOut(BaseModel):
     """The ``answer/1`` object: the answer, or an abstention with its reason, and the evidence
     sub-graph it rests on. Later minor additions appear as extra fields (e.g. ``partial``)."""
 
-    model_config = ConfigDict(populate_by_name=True, extra="allow")
+    model_config = ConfigDict(populate_by_name=True, extra="allow", json_schema_extra=example("ANSWER"))
 
     schema_: str = Field(alias="schema", description='"answer/1"')
     answer_id: str
@@ -544,6 +613,8 @@ class ChangesOut(BaseModel):
 
 class ReplayOut(BaseModel):
     """A recorded answer re-run as of its own times ("then") and as of now, and what changed."""
+
+    model_config = ConfigDict(json_schema_extra=example("REPLAY"))
 
     answer_id: str
     question: str

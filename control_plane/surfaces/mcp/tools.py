@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Final
 from pydantic import Field
 
 from control_plane.surfaces.mcp.backend import Call, Needs
+from control_plane.surfaces.messages import abstention_said
 from data_plane.clock import parse_time
 from data_plane.relations import RELATIONS
 
@@ -117,7 +118,7 @@ def ask(
     reply = call.runtime.planner.reply(
         question, as_of=_time(as_of, "as_of"), known_at=_time(known_at, "known_at"), fresh=fresh
     )
-    return call.answered(reply.to_dict())
+    return call.answered(dict(abstention_said(reply.to_dict())))
 
 
 # -- reading the graph ----------------------------------------------------------------------------

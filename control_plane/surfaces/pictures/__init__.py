@@ -4,12 +4,14 @@ Pure functions over the answer JSON (``Answer.to_dict()``), so a recorded answer
 after it was given. The modules, each one concept:
 
     scene      what a picture shows: cited vs other evidence, learning order, stages (pure)
-    graphviz   the layered layout, by Graphviz ``dot`` (the one place it is called)
+    geometry   what a layout is: boxes, routes, the canvas (whichever engine made it)
+    graphviz   the layered layout, by Graphviz ``dot`` (the one place it is called), or without it
+    layered    the same layout in pure Python (grandalf), where ``dot`` is not installed
     page       the self-contained HTML page: pictures, then the grounding tables
     text       Mermaid and DOT text, laid out by their own engines
     palette    the colours all formats share
 
-Why Graphviz, and what happens without it: docs/pictures.md.
+Why Graphviz, and what is drawn without it: docs/pictures.md.
 """
 
 from __future__ import annotations

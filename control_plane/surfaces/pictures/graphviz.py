@@ -8,7 +8,9 @@ foundation to what needs it (``scene.learning_order``), so its arrow points the 
 prerequisite and for "builds on". We ask ``dot`` for positions only (``-Tjson0``) and draw the
 SVG ourselves, so every element keeps its ids, grounding and escaping. Node boxes get a fixed
 size computed here from the text (with room for wider fonts than the one ``dot`` measures with),
-and edge labels are measured by ``dot`` at a larger font size than the page prints them.
+and edge labels are measured by ``dot`` at a larger font size than the page prints them. Where
+``dot`` is not on PATH, :func:`layout_scene` lays the scene out with :mod:`.layered` instead
+(pure Python, same boxes and directions).
 
 :func:`dot_source` and :func:`parse_layout` are pure; :func:`run_dot` is the I/O. Error tree::
 
@@ -21,12 +23,25 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Final
 
+import structlog
+
+from control_plane.surfaces.pictures.geometry import (
+    EDGE_FONT_PX,
+    LINE_PX,
+    NODE_FONT_PX,
+    Box,
+    Layout,
+    Point,
+    Route,
+    box_size,
+)
+from control_plane.surfaces.pictures.layered import layered_layout
 from control_plane.surfaces.pictures.scene import Scene, learning_order
 from data_plane.errors import KGError
+
+log = structlog.get_logger(__name__)
 
 __all__ = [
     "EDGE_FONT_PX",
@@ -44,21 +59,12 @@ __all__ = [
     "run_dot",
 ]
 
-NODE_FONT_PX: Final = 13
-EDGE_FONT_PX: Final = 11
-LINE_PX: Final = 17
-# Generous per-character width (13 px DejaVu Sans averages ~7.6 px) so names fit in any sans font.
-_CHAR_PX: Final = 8.2
-_PAD_X: Final = 22
-_PAD_Y: Final = 14
 # dot measures edge labels in its own Helvetica metrics at this size; the page prints them at 11 px.
 _DOT_EDGE_FONT: Final = 15
 _MARGIN: Final = 16
 _TIMEOUT_S: Final = 60
 # The widest picture that fits the page at 1280 px (2 rem margins, a border, room for a scrollbar).
 FIT_PX: Final = 1180
-
-Point = tuple[float, float]
 
 
 class LayoutUnavailable(KGError):
@@ -67,52 +73,6 @@ class LayoutUnavailable(KGError):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
-
-
-@dataclass(frozen=True)
-class Box:
-    """A concept box: centre and size, in page pixels."""
-
-    x: float
-    y: float
-    w: float
-    h: float
-
-
-@dataclass(frozen=True)
-class Route:
-    """An edge's cubic Bézier control points (p0, then three per segment), the arrow tips at the
-    end or the start (if any), and the centre of its label."""
-
-    points: tuple[Point, ...]
-    end_tip: Point | None
-    start_tip: Point | None
-    label: Point | None
-
-
-@dataclass(frozen=True)
-class Layout:
-    """Boxes by node id, routes by edge id, the canvas size, and which way learning order runs
-    (``LR``: left to right, ``TB``: top to bottom)."""
-
-    boxes: Mapping[str, Box]
-    routes: Mapping[str, Route]
-    width: float
-    height: float
-    rankdir: str = "LR"
-
-    @property
-    def positions(self) -> dict[str, Point]:
-        """Node centres by node id."""
-        return {k: (b.x, b.y) for k, b in self.boxes.items()}
-
-
-def box_size(lines: tuple[str, ...]) -> tuple[float, float]:
-    """Width and height of a box holding these lines at the page's node font."""
-    return (
-        max(96.0, max(len(x) for x in lines) * _CHAR_PX + 2 * _PAD_X),
-        len(lines) * LINE_PX + 2 * _PAD_Y,
-    )
 
 
 def _quoted(text: str) -> str:
@@ -205,13 +165,24 @@ def run_dot(source: str, *, dot: str = "dot") -> str:
 
 
 def layout_scene(scene: Scene, *, dot: str = "dot", fit: float | None = None) -> Layout:
-    """Lay a scene out with Graphviz dot, learning order left to right. With ``fit`` (pixels): if
+    """Lay a scene out, learning order left to right: with Graphviz dot, or, where ``dot`` is not
+    on PATH, with the pure-Python layered layout (:mod:`.layered`). With ``fit`` (pixels): if
     that is wider than ``fit``, top to bottom instead when that is narrower, so the page shows the
     picture without sideways scrolling (what is still wider, the page scales down to its width)."""
     if not scene.nodes:
         return Layout({}, {}, 0.0, 0.0)
-    across = parse_layout(scene, run_dot(dot_source(scene), dot=dot))
+    if shutil.which(dot) is None:
+        log.info("pictures.layered_layout", reason=f"{dot!r} is not on PATH")
+
+        def lay(rankdir: str) -> Layout:
+            return layered_layout(scene, rankdir=rankdir)
+    else:
+
+        def lay(rankdir: str) -> Layout:
+            return parse_layout(scene, run_dot(dot_source(scene, rankdir=rankdir), dot=dot), rankdir=rankdir)
+
+    across = lay("LR")
     if fit is None or across.width <= fit:
         return across
-    down = parse_layout(scene, run_dot(dot_source(scene, rankdir="TB"), dot=dot), rankdir="TB")
+    down = lay("TB")
     return down if down.width < across.width else across

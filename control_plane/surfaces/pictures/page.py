@@ -216,9 +216,10 @@ _RUNS: Final = {"LR": "left to right", "TB": "top to bottom"}
 def _drawn(scene: Scene, *, caption: str, dot: str) -> str:
     """One picture, fitted to the page, with a caption that says which way learning order runs."""
     lay = layout_scene(scene, dot=dot, fit=FIT_PX)
+    engine = "" if lay.engine == "dot" else " (Laid out without Graphviz, which is not installed.)"
     return (
         f'<p class="meta caption">Learning order runs {_RUNS[lay.rankdir]}: each arrow goes from a '
-        "foundation to what needs it.</p>"
+        f"foundation to what needs it.{engine}</p>"
         f'<div class="frame">{svg(scene, lay, caption=caption)}</div>'
     )
 

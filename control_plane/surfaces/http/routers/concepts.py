@@ -19,6 +19,7 @@ from control_plane.surfaces.http.dependencies import (
 )
 from control_plane.surfaces.http.problems import problem_responses
 from control_plane.surfaces.http.schemas import (
+    ConceptDetailOut,
     ConceptHitOut,
     ConceptIn,
     ConceptOut,
@@ -28,7 +29,7 @@ from control_plane.surfaces.http.schemas import (
     VersionOut,
 )
 from control_plane.surfaces.listings import ConceptFilter, concepts_page
-from control_plane.surfaces.lookup import search
+from control_plane.surfaces.lookup import profile, search
 from control_plane.surfaces.pagination import MAX_LIMIT, PAGED
 from control_plane.surfaces.writes import invalidation, revision
 from data_plane.gateway import Write
@@ -87,10 +88,17 @@ def search_concepts(
     return [h.to_dict() for h in hits]
 
 
-@router.get("/concepts/{concept_id}", tags=["graph"], response_model=ConceptOut)
+@router.get("/concepts/{concept_id}", tags=["graph"], response_model=ConceptDetailOut)
 def get_concept(concept_id: str, rt: RuntimeDep, _t: ReadToken, at: AsOfQuery) -> dict[str, Any]:
-    """One concept as of (valid time, recorded time)."""
-    return rt.reader.concept(concept_id, as_of=rt.reader.as_of(at.as_of, at.known_at)).to_dict()
+    """One concept as of (valid time, recorded time), with its edges out and in and its lessons:
+    what ``kg concept show`` prints."""
+    shown = profile(rt.reader, concept_id, rt.reader.as_of(at.as_of, at.known_at)).to_dict()
+    return {
+        **shown["concept"],
+        "outgoing": shown["outgoing"],
+        "incoming": shown["incoming"],
+        "lessons": shown["lessons"],
+    }
 
 
 @router.get("/concepts/{concept_id}/history", tags=["audit"], response_model=list[VersionOut])

@@ -19,8 +19,10 @@ from control_plane.surfaces.http.metrics import CONTENT_TYPE
 from control_plane.surfaces.http.problems import problem_responses
 from control_plane.surfaces.http.schemas import HealthOut, ReadyOut
 from control_plane.surfaces.runtime import Runtime, build_synthesizer
-from data_plane.database import head_revision, schema_revision
+from data_plane import storage
+from data_plane.database import head_revision, schema_revision, sqlite_path
 from data_plane.errors import KGError
+from data_plane.sidecar import probe as sidecar_probe
 
 __all__ = ["router"]
 
@@ -64,12 +66,26 @@ def _checks(rt: Runtime, head: str | None) -> dict[str, dict[str, Any]]:
         at = schema_revision(rt.engine)
         detail = f"at {at}" if at == head else f"at {at}, the code needs {head}: run `kg init`"
         out["schema"] = {"ok": at == head, "detail": detail}
+    if out["database"]["ok"]:
+        out["storage"] = _storage(rt)
     try:
         info = (rt.synthesizer or build_synthesizer(rt.settings)).info
         out["synthesizer"] = {"ok": True, "detail": f"{info.name} ({info.model})"}
     except KGError as exc:
         out["synthesizer"] = {"ok": False, "detail": str(exc).splitlines()[0]}
     return out
+
+
+def _storage(rt: Runtime) -> dict[str, Any]:
+    """Whether an SQLite database file and its side file take a question's writes; the problem
+    without the path (that says too much to anyone who can poll: ``kg doctor`` names it)."""
+    path = sqlite_path(rt.engine.url.render_as_string(hide_password=False))
+    if path is None:
+        return {"ok": True, "detail": f"not a file ({rt.engine.dialect.name})"}
+    why = storage.fault(path.absolute(), "the database file") or sidecar_probe(rt.engine)
+    if why is None:
+        return {"ok": True, "detail": "the database file and its side file can be written"}
+    return {"ok": False, "detail": why.replace(str(path.absolute()), path.name)}
 
 
 @router.get(
