@@ -1,7 +1,9 @@
 """The evidence sub-graph: what the loop has retrieved so far, with versions and grounding.
 
 Edges are identified by their *version id* (``e123`` in prompts), so a citation pins the exact
-version that was read, and a replay can tell whether that version is still in force.
+version that was read, and a replay can tell whether that version is still in force. Requirement
+groups ("one of A or B", docs/control-plane.md "Requirements with alternatives") are held whole,
+as full records, by group id (``g`` + the group's version id in prompts).
 
 While the loop runs, the graph holds thin rows (``EvidenceGraph[ConceptLike, EdgeLike]``: ids,
 names, summaries, relations, confidences); :meth:`EvidenceGraph.grounded` swaps in the full
@@ -17,10 +19,10 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from data_plane.errors import NotFound
-from data_plane.records import Concept, ConceptLike, Edge, EdgeLike, Version
+from data_plane.records import Concept, ConceptLike, Edge, EdgeLike, RequirementGroup, Version
 from data_plane.relations import PHRASES
 
-__all__ = ["EvidenceGraph", "LessonLink", "edge_ref"]
+__all__ = ["EvidenceGraph", "LessonLink", "edge_ref", "group_ref"]
 
 
 @dataclass(frozen=True)
@@ -57,6 +59,11 @@ def edge_ref(edge: EdgeLike) -> str:
     return f"e{edge.version_id}"
 
 
+def group_ref(group: RequirementGroup) -> str:
+    """The id a requirement group has in prompts: ``g`` + its version id."""
+    return f"g{group.version_id}"
+
+
 @dataclass
 class EvidenceGraph(Generic[C, E]):
     """Concepts and edges gathered by the loop. Grows monotonically; never holds duplicates."""
@@ -65,6 +72,24 @@ class EvidenceGraph(Generic[C, E]):
     edges: dict[str, E] = field(default_factory=dict)  # edge_ref -> edge
     seeds: tuple[str, ...] = ()
     lessons: dict[str, LessonLink] = field(default_factory=dict)  # link ref -> link
+    groups: dict[str, RequirementGroup] = field(default_factory=dict)  # group id -> group
+
+    def add_group(self, group: RequirementGroup) -> bool:
+        if group.group_id in self.groups:
+            return False
+        self.groups[group.group_id] = group
+        return True
+
+    def groups_of(self, target_id: str) -> list[RequirementGroup]:
+        """The requirement groups of ``target_id`` held, by group id."""
+        return sorted((g for g in self.groups.values() if g.target_id == target_id), key=lambda g: g.group_id)
+
+    def groups_naming(self, concept_id: str) -> list[RequirementGroup]:
+        """The requirement groups held with ``concept_id`` in one of their options, by group id."""
+        return sorted(
+            (g for g in self.groups.values() if any(concept_id in o for o in g.options)),
+            key=lambda g: g.group_id,
+        )
 
     def add_lesson_link(self, link: LessonLink) -> bool:
         if link.ref in self.lessons:
@@ -112,6 +137,14 @@ class EvidenceGraph(Generic[C, E]):
         for ref in sorted(self.edges, key=lambda r: int(r[1:])) if by_id else self.edges:
             e = self.edges[ref]
             lines.append(f"- {ref} | {e.source_id} -{e.relation}-> {e.target_id} | {e.confidence:.2f}")
+        if self.groups:
+            lines.append(
+                "REQUIREMENTS (group_id | target needs k of: option | option ...; an option's concepts all needed):"
+            )
+            for gid in sorted(self.groups):
+                g = self.groups[gid]
+                options = " | ".join(" + ".join(o) for o in g.options)
+                lines.append(f"- {group_ref(g)} | {g.target_id} needs {g.needs} of: {options}")
         if self.lessons:
             lines.append("LESSONS (link_id | lesson_id | title | covers concept):")
             for ref in sorted(self.lessons, key=lambda r: int(r[1:])):
@@ -154,6 +187,7 @@ class EvidenceGraph(Generic[C, E]):
             edges={ref: full(e, edges, Edge) for ref, e in self.edges.items()},
             seeds=self.seeds,
             lessons=dict(self.lessons),
+            groups=dict(self.groups),
         )
 
     def to_dict(self: EvidenceGraph[Concept, Edge]) -> dict[str, Any]:
@@ -169,5 +203,9 @@ class EvidenceGraph(Generic[C, E]):
         if self.lessons:  # absent when empty, so older answer payloads keep their shape
             out["lessons"] = [
                 self.lessons[r].to_dict() for r in sorted(self.lessons, key=lambda r: int(r[1:]))
+            ]
+        if self.groups:  # likewise
+            out["requirements"] = [
+                {"ref": group_ref(self.groups[g]), **self.groups[g].to_dict()} for g in sorted(self.groups)
             ]
         return out

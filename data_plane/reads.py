@@ -506,6 +506,14 @@ class GraphReader:
         with self.connection() as conn:
             return conn.execute(stmt).first() is not None
 
+    def has_requirement_groups(self, *, as_of: AsOf | None = None) -> bool:
+        """Does any requirement group hold as of ``as_of`` (does this graph say "one of" at all)?"""
+        as_of = as_of or self.as_of()
+        G = schema.requirement_groups
+        stmt = sa.select(sa.literal(1)).where(as_of.clause(G)).limit(1)
+        with self.connection() as conn:
+            return conn.execute(stmt).first() is not None
+
     def lesson_links(
         self, concept_ids: Iterable[str], *, as_of: AsOf | None = None
     ) -> list[tuple[Version, str]]:

@@ -201,6 +201,16 @@ class Answer:
     def cited_concept_ids(self) -> tuple[str, ...]:
         return tuple(cid for cid, _ in self.cited_concepts)
 
+    @property
+    def cited_requirements(self) -> tuple[str, ...]:
+        """The requirement groups the answer's result names (``requirements``, ``one_of``,
+        ``unmet``), by group id: what backs "one of" as cited edges back a plain need."""
+        facts = self.result.facts if self.result is not None and not self.abstained else {}
+        ids = [g["group_id"] for g in facts.get("requirements", ())]
+        ids += [facts["one_of"]] if facts.get("one_of") else []
+        ids += list(facts.get("unmet", ()))
+        return tuple(sorted(set(ids)))
+
     def edge_version_ids(self) -> list[int]:
         """Version ids of every edge in the evidence (recorded as the answer's evidence)."""
         return sorted(e.version_id for e in self.evidence.edges.values())
@@ -217,6 +227,8 @@ class Answer:
             "cited_concepts": [{"id": cid, "name": name} for cid, name in self.cited_concepts],
             "cited_edges": list(self.cited_edges),
             "cited_lessons": list(self.cited_lessons),
+            # absent without groups, so answers on graphs without them keep their shape
+            **({"cited_requirements": list(self.cited_requirements)} if self.cited_requirements else {}),
             "result": None if self.result is None or self.abstained else self.result.to_dict(),
             "seeds": list(self.seeds),
             "evidence": self.evidence.to_dict(),

@@ -51,7 +51,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from types import EllipsisType
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 import sqlalchemy as sa
 import structlog
@@ -72,6 +72,7 @@ from control_plane.planning.round import (
     ground,
     judge,
     read_lessons,
+    read_requirements,
     refocus,
     request,
     synthesize,
@@ -80,6 +81,7 @@ from control_plane.planning.round import (
 from control_plane.planning.study_plan import StudyPlan, study_plan
 from control_plane.planning.table_cache import UNREAD, TableCache, Unread, name_cache
 from control_plane.planning.walk_order import WalkOrder, walk_order
+from control_plane.semantics.requirements import chosen
 from control_plane.synthesizers.base import (
     QuestionReader,
     Result,
@@ -105,9 +107,10 @@ from data_plane.records import (
     Version,
     text_fault,
 )
+from data_plane.relations import BUILDS_ON, PREREQUISITE
 from data_plane.reuse import MAX_READS, AnswerIndex, Reads, ReuseEntry
 from data_plane.temporal import AsOf
-from data_plane.walks import lessons_for
+from data_plane.walks import FRINGE, REQUIREMENT, lessons_for
 
 __all__ = ["MAX_QUESTION_CHARS", "MODEL_UNAVAILABLE", "NOTHING_MORE", "NO_SEED", "UNSURE", "Planner"]
 
@@ -119,12 +122,21 @@ UNSURE = "the question could not be read with confidence"
 log = structlog.get_logger(__name__)
 
 
-def _tops(reader: GraphReader) -> tuple[int | None, int | None]:
-    """The newest concept and edge version ids, in one statement: what tells whether the cached
-    name index and relation counts may still hold."""
+class _Tops(NamedTuple):
+    """The newest concept, edge and requirement group version ids."""
+
+    concept: int | None
+    edge: int | None
+    group: int | None
+
+
+def _tops(reader: GraphReader) -> _Tops:
+    """The newest concept, edge and requirement group version ids, in one statement: what tells
+    whether the cached name index, relation counts and "does this graph hold groups" may still
+    hold."""
     with reader.connection() as conn:
-        concepts, edges = conn.execute(_tops_statement()).one()
-    return (None if concepts is None else int(concepts), None if edges is None else int(edges))
+        row = conn.execute(_tops_statement()).one()
+    return _Tops(*(None if v is None else int(v) for v in row))
 
 
 @functools.cache
@@ -132,7 +144,7 @@ def _tops_statement() -> sa.Select[Any]:
     """Built once: the check runs at the start of every question."""
     latest = [
         sa.select(sa.func.max(t.c.version_id)).scalar_subquery()
-        for t in (schema.concepts, schema.concept_edges)
+        for t in (schema.concepts, schema.concept_edges, schema.requirement_groups)
     ]
     return sa.select(*latest)
 
@@ -149,6 +161,7 @@ class _Start:
     seeds: tuple[Concept, ...]
     reading_usage: Usage  # the model call that read the question, if any
     understanding: Understanding  # the grammar's reading, names and seeds
+    grouped: bool = False  # the graph holds requirement groups at the question's point
 
 
 @dataclass(frozen=True)
@@ -233,6 +246,10 @@ class Planner:
         self.reuse = reuse
         self._names = name_cache(reader)
         # Active edges per relation, kept by the same rule as the name index.
+        # Whether any requirement group holds, kept by the same rule.
+        self._grouped = TableCache(
+            reader, schema.requirement_groups, lambda as_of: reader.has_requirement_groups(as_of=as_of)
+        )
         self._relations = TableCache(
             reader, schema.concept_edges, lambda as_of: reader.relation_counts(as_of=as_of)
         )
@@ -263,9 +280,11 @@ class Planner:
         u = self._understand(question, point, explicit=explicit, now=now)
         return u.reading, u.point, list(u.seeds)
 
-    def _understand(self, question: str, point: AsOf, *, explicit: bool, now: datetime) -> Understanding:
-        top_concept, top_edge = _tops(self.reader)
-        vocabulary = _Vocabulary(self, top_concept, top_edge)
+    def _understand(
+        self, question: str, point: AsOf, *, explicit: bool, now: datetime, tops: _Tops | None = None
+    ) -> Understanding:
+        tops = tops or _tops(self.reader)
+        vocabulary = _Vocabulary(self, tops.concept, tops.edge)
         return understand(question, vocabulary, point, explicit=explicit, now=now, model=self.intent_model)
 
     def _model_would_read(self, u: Understanding) -> bool:
@@ -477,8 +496,12 @@ class Planner:
         # Read as known no later than the latest committed write, so a replay reads what this
         # read did even if a write stamped earlier (an import's rows) commits meanwhile.
         point = AsOf(as_of or created_at, self.reader.known_at(known_at or created_at))
-        u = self._understand(question, point, explicit=as_of is not None, now=created_at)
-        start = _Start(started, created_at, u.point, uuid.uuid4().hex, u.reading, tuple(u.seeds), Usage(), u)
+        tops = _tops(self.reader)
+        u = self._understand(question, point, explicit=as_of is not None, now=created_at, tops=tops)
+        grouped = self._grouped.get(u.point, top=tops.group)
+        start = _Start(
+            started, created_at, u.point, uuid.uuid4().hex, u.reading, tuple(u.seeds), Usage(), u, grouped
+        )
         return self._read_by_model(question, start) if model else start
 
     def _read_by_model(self, question: str, start: _Start) -> _Start:
@@ -500,7 +523,10 @@ class Planner:
         reading = start.reading
         log.info("loop.reading", question_id=start.answer_id, **reading.to_dict())
         order = self.walk_order(reading) if self.walks else None
-        state = LoopState.seeded(question, reading, start.seeds, start.point, order)
+        if start.grouped and order is not None and order.direction != FRINGE:
+            # closures step through requirement groups too (one recursive statement still)
+            order = replace(order, relations=(*order.relations, REQUIREMENT))
+        state = LoopState.seeded(question, reading, start.seeds, start.point, order, grouped=start.grouped)
         if start.seeds and not reading.sure:
             state.reason = _unsure(reading)
         while state.reason is None and state.accepted is None and state.round_no < self.max_rounds:
@@ -528,6 +554,7 @@ class Planner:
         grown = Expansion([], [], 0) if state.retry else expand(state, self.store, self.frontier_cap)
         state.retry = False
         read_lessons(state, self.reader)
+        read_requirements(state, self.reader)
         req = request(state, self.reader, self.max_rounds)
         draft, unavailable = synthesize(state, self.synthesizer, req)
         verdict = judge(state, draft, req, self.threshold)
@@ -575,6 +602,10 @@ class Planner:
         if not state.evidence.seeds or reading.intent != "study_plan" or subject is None:
             return None
         needs = needs_from_edges((e.source_id, e.target_id, e.relation) for e in evidence.edges.values())
+        if evidence.groups:  # the same way through the choices as the answer's plan
+            needs, _ = chosen(
+                evidence, subject, reading.known, reading.relations or (PREREQUISITE, BUILDS_ON)
+            )
         draft = study_plan(subject, needs, known=reading.known)
         with self.reader.connection() as conn:
             lessons = lessons_for(conn, draft.concepts, as_of=state.point) if draft.concepts else {}

@@ -171,6 +171,9 @@ class LoopState:
     read_from: set[str] = field(default_factory=set)
     reusable: bool = True
     lessons_read: set[str] = field(default_factory=set)
+    # The graph holds requirement groups: each round reads the groups of what it gathered
+    grouped: bool = False
+    groups_read: set[str] = field(default_factory=set)
     # Relations a walked question turns to that its walk does not follow ("how are A and B
     # related", when no learning link joins them): that round expands one hop over them.
     hop_over: tuple[str, ...] = ()
@@ -191,6 +194,8 @@ class LoopState:
         seeds: tuple[Concept, ...],
         point: AsOf,
         order: WalkOrder | None,
+        *,
+        grouped: bool = False,
     ) -> LoopState:
         """The state before round 1: the seeds are the evidence and the frontier; the relations
         the question needs, fixed per question, come from its reading."""
@@ -214,6 +219,7 @@ class LoopState:
             Reserve(asked, direction),
         )
         state.reason = None if seeds else NO_SEED
+        state.grouped = grouped
         return state
 
     @property
@@ -276,6 +282,9 @@ def _gather(state: LoopState, walk: Walk) -> tuple[list[str], list[str]]:
     for n in reached:
         if evidence.add_edge(n.edge):
             edges_added.append(edge_ref(n.edge))
+    for cid, row in walk.group_concepts.items():  # reached through a requirement group's option
+        if evidence.add_concept(row):
+            added.append(cid)
     return added, edges_added
 
 
@@ -324,6 +333,30 @@ def read_lessons(state: LoopState, reader: GraphReader) -> None:
     for version, title in reader.lesson_links(ids, as_of=state.point):
         lesson_id, concept_id = version.key
         state.evidence.add_lesson_link(LessonLink(lesson_id, title, concept_id, version))
+
+
+def read_requirements(state: LoopState, reader: GraphReader) -> None:
+    """On a graph with requirement groups, the groups of every concept gathered (as their target)
+    and those naming it (as an option), whole, each concept once; the concepts they name join the
+    evidence unexpanded (names first: what a later round may expand). An answer that read groups is
+    not indexed for reuse (the reuse index watches the graph's other tables)."""
+    if not state.grouped:
+        return
+    ids = [c for c in state.evidence.concepts if c not in state.groups_read]
+    if not ids:
+        return
+    state.groups_read.update(ids)
+    state.reusable = False
+    found = reader.requirements(ids, as_of=state.point)
+    naming = reader.requirements_naming(ids, as_of=state.point)
+    groups = [g for batch in (found, naming) for gs in batch.values() for g in gs]
+    for g in groups:
+        state.evidence.add_group(g)
+    named = {c for g in groups for c in (g.target_id, *(m.concept_id for m in g.members))}
+    missing = sorted(named - set(state.evidence.concepts))
+    if missing:
+        for concept in reader.concepts(missing, as_of=state.point).values():
+            state.evidence.add_concept(concept)
 
 
 def ground(
@@ -476,12 +509,15 @@ def refocus(state: LoopState, draft: Draft, verdict: Verdict, reader: GraphReade
         focus = Focus(relations, tuple(sorted(budget_open)), f"continue: {PARTIAL}", focus.direction)
     state.focus, state.hop_over = focus, ()
     unread = [c for c in focus.concept_ids if c not in state.evidence.concepts and c not in state.visited]
+    # gathered but reached by no walk or hop (named by a requirement group): nothing is pending
+    # for them, so a walk starts from them
+    stray = [c for c in focus.concept_ids if c in state.unexplored and c not in state.pending]
     if order is not None and focus.relations and not set(focus.relations) <= set(order.relations):
         state.hop_over = focus.relations
         state.frontier = [c for c in focus.concept_ids if c not in state.visited][:cap]
-    elif order is not None and unread:
-        state.frontier = unread[:cap]
-        for c in reader.concepts(state.frontier, as_of=state.point).values():
+    elif order is not None and (unread or stray):
+        state.frontier = [*unread, *stray][:cap]
+        for c in reader.concepts([c for c in state.frontier if c in unread], as_of=state.point).values():
             state.evidence.add_concept(c)
     else:
         state.frontier = [

@@ -349,6 +349,8 @@ def _same_order(c: Claim, t: Claim, ctx: _Context) -> str | None:
         said = f"puts {ctx.name(c.first)} first" if c.first else "says neither needs the other"
         true = f"{ctx.name(t.first)} comes first" if t.first else "neither needs the other"
         return f"{said}, but in the evidence {true}"
+    if c.first is not None and not c.path and not t.path:
+        return None  # first on some ways only, through a requirement group's option: no edge path
     return _order_path(c, ctx)
 
 

@@ -43,6 +43,7 @@ from control_plane.semantics.findings import (
     partial,
     unsettled,
 )
+from control_plane.semantics.requirements import on_some_way, phrase, requirement
 from control_plane.synthesizers.base import Focus
 from control_plane.understanding.relating import Walk, adjacency, asked_adjacency, mode_of, walk
 from data_plane.relations import BUILDS_ON, CONTRASTS_WITH, PART_OF, PREREQUISITE, RELATED
@@ -168,6 +169,8 @@ def check(ask: Ask) -> Finding:
     if open_:
         found = Finding((), ("Not found yet: ", Name(x), " is not among what has been read so far."))
         return partial(found, open_, ev, reading.relations or _LEARNING)
+    if mode == "before" and (way := _one_way(ask, x, y, depth)) is not None:
+        return way
     n = len(w.parent) - 1
     scope = "" if depth is None else " directly"
     says = ["No: ", Name(x), f" is not among the {n} concept{'s' if n != 1 else ''}{scope} ",
@@ -185,6 +188,29 @@ def check(ask: Ask) -> Finding:
     )
 
 
+def _one_way(ask: Ask, x: str, y: str, depth: int | None) -> Finding | None:
+    """ "No" to "is X needed for Y" when X lies on some ways to Y only (an option of one of Y's
+    choices, or needed by one): which requirement it is one way to meet (``one_of``). One step
+    ("is X a direct prerequisite of Y"): Y's own groups only, X in an option."""
+    ev = ask.ev
+    relations = ask.reading.relations or _LEARNING
+    if depth is None:
+        found = on_some_way(ev, x, y, relations)
+    else:
+        found = next(((g, x) for g in ev.groups_of(y) if any(x in o for o in g.options)), None)
+    if found is None:
+        return None
+    g, via = found
+    says: list[Piece] = ["No: ", Name(x), " is not required for ", Name(y), "; it is "]
+    if via != x:
+        says += ["on the way to ", Name(via), ", "]
+    says += ["one of the ways to meet what ", Name(g.target_id), " requires (", *phrase(ev, g), ")"]
+    if g.target_id != y:
+        says += [", which ", Name(y), " needs"]
+    says.append(".")
+    return Finding((), tuple(says), facts={"holds": False, "direct": False, "one_of": g.group_id})
+
+
 def _direct_words(mode: str) -> str:
     return {
         "before": " comes directly before ",
@@ -200,7 +226,7 @@ def ready(ask: Ask, base: Callable[[Ask], Finding]) -> Finding:
     found = base(ask)
     if not found.complete:
         return replace(found, facts={**found.facts, "holds": None})
-    holds = not found.members
+    holds = not found.members and not found.facts.get("unmet")
     first = "Yes: " if holds else "Not yet. "
     return replace(found, says=(first, *found.says), facts={**found.facts, "holds": holds})
 
@@ -209,9 +235,13 @@ def count(ask: Ask, base: Callable[[Ask], Finding]) -> Finding:
     """The number of the base answer's members first, then the base answer."""
     found = base(ask)
     n = len(found.members)
+    groups = found.facts.get("requirements") or ()
+    lead = f"{n}. "
+    if groups:  # what every way needs; the choices are counted apart
+        lead = f"{n} on every way, and {len(groups)} requirement{'s' if len(groups) != 1 else ''} with alternatives. "
     return Finding(
         found.members,
-        (f"{n}. ", *found.says),
+        (lead, *found.says),
         found.edges,
         found.lessons,
         found.confidence,
@@ -232,6 +262,8 @@ def why(ask: Ask) -> Finding:
         open_ = _open(ask, w)
         if open_:
             return partial(Finding((), ("No chain found yet.",)), open_, ev, reading.relations or _LEARNING)
+        if ev.groups and (way := _one_way(ask, x, y, None)) is not None:
+            return replace(way, facts={"holds": False, "one_of": way.facts["one_of"]})
         n = len(w.parent) - 1
         return Finding(
             (),
@@ -305,6 +337,23 @@ def order(ask: Ask) -> Finding:
                 path=tuple(w.path_edges(first)),
             )
     open_ = sorted(set(_open(ask, wa)) | set(_open(ask, wb)))
+    if not open_ and ask.ev.groups:
+        relations = ask.reading.relations or _LEARNING
+        for first, then in ((a, b), (b, a)):
+            way = on_some_way(ask.ev, first, then, relations)
+            if way is not None:  # first lies on some ways to then, through an option
+                g, via = way
+                says: tuple[Piece, ...] = ("Learn ", Name(first), " first, on the ways through it: ")
+                if via != first:
+                    says += ("it is on the way to ", Name(via), ", ")
+                says += (
+                    "one of the ways to meet what ",
+                    Name(g.target_id),
+                    " requires (",
+                    *phrase(ask.ev, g),
+                    ").",
+                )
+                return Finding((first, then), says, facts={"first": first, "one_of": g.group_id})
     found = Finding(
         (a, b),
         ("Neither needs the other: ", Name(a), " and ", Name(b), " can be learned in either order."),
@@ -407,10 +456,10 @@ def next_concepts(ask: Ask) -> Finding:
     after = adjacency(ev, relations, "after")
     walks = [walk(k, before) for k in known]
     closure = set().union(*(w.parent for w in walks))
-    candidates = {c for k in closure for c, _ in after.get(k, []) if c not in closure}
-    ready = by_name((c for c in candidates if {n for n, _ in before.get(c, [])} <= closure), ev)
+    candidates = {c for k in closure for c in _after(ev, after, k) if c not in closure}
+    ready = by_name((c for c in candidates if _available(ev, before, c, closure)), ev)
     # what the known concepts themselves open, and of those what still needs more
-    opened = {c for k in known for c, _ in after.get(k, []) if c not in closure}
+    opened = {c for k in known for c in _after(ev, after, k) if c not in closure}
     waiting = by_name(opened - set(ready), ev)[:_MAX_WAITING]
     open_ = sorted(c for c in closure | candidates if c in ask.unexpanded)
     refs = by_ref(ref for c in (*ready, *waiting) for _, ref in before.get(c, []))
@@ -421,11 +470,11 @@ def next_concepts(ask: Ask) -> Finding:
     else:
         says = ("Knowing ", *knew, ", nothing new has all of its needs met yet.")
     if waiting:
-        says += (" Opened by what you know but still needing more: ",)
-        for i, c in enumerate(waiting):
-            needs = by_name((n for n, _ in before.get(c, []) if n not in closure), ev)
-            says += (*(("; ",) if i else ()), Name(c), " (also needs ", Names(needs), ")")
-        says += (".",)
+        says += (
+            " Opened by what you know but still needing more: ",
+            *_still_needs(ev, before, waiting, closure),
+            ".",
+        )
     found = Finding(ready, says, refs)
     return partial(found, open_, ev, relations) if open_ else found
 
@@ -439,8 +488,8 @@ def opens(ask: Ask) -> Finding:
     before = adjacency(ev, relations, "before")
     after = adjacency(ev, relations, "after")
     closure = set(walk(x, before).parent)
-    candidates = {c for c, _ in after.get(x, []) if c not in closure}
-    ready = by_name((c for c in candidates if {n for n, _ in before.get(c, [])} <= closure), ev)
+    candidates = {c for c in _after(ev, after, x) if c not in closure}
+    ready = by_name((c for c in candidates if _available(ev, before, c, closure)), ev)
     waiting = by_name(candidates - set(ready), ev)[:_MAX_WAITING]
     open_ = sorted(c for c in closure | candidates if c in ask.unexpanded)
     refs = by_ref(ref for c in (*ready, *waiting) for _, ref in before.get(c, []))
@@ -457,13 +506,42 @@ def opens(ask: Ask) -> Finding:
     else:
         says = ("Nothing comes after ", Name(x), ", according to the graph.")
     if waiting:
-        says += (" After it but still needing more: ",)
-        for i, c in enumerate(waiting):
-            needs = by_name((n for n, _ in before.get(c, []) if n not in closure), ev)
-            says += (*(("; ",) if i else ()), Name(c), " (also needs ", Names(needs), ")")
-        says += (".",)
+        says += (" After it but still needing more: ", *_still_needs(ev, before, waiting, closure), ".")
     found = Finding(ready, says, refs)
     return partial(found, open_, ev, relations) if open_ else found
+
+
+def _after(ev: EvidenceGraph[Any, Any], after: dict[str, list[tuple[str, str]]], c: str) -> list[str]:
+    """What comes one step after ``c``: its plain dependents and the targets of the groups it is
+    an option of."""
+    return [n for n, _ in after.get(c, [])] + [g.target_id for g in ev.groups_naming(c)]
+
+
+def _available(
+    ev: EvidenceGraph[Any, Any], before: dict[str, list[tuple[str, str]]], c: str, known: set[str]
+) -> bool:
+    """Can a learner credited with ``known`` take up ``c``: every plain need known, and every
+    group of ``c`` met by options inside ``known``?"""
+    return {n for n, _ in before.get(c, [])} <= known and all(g.satisfied_by(known) for g in ev.groups_of(c))
+
+
+def _still_needs(
+    ev: EvidenceGraph[Any, Any],
+    before: dict[str, list[tuple[str, str]]],
+    waiting: Sequence[str],
+    known: set[str],
+) -> tuple[Piece, ...]:
+    """Each waiting concept with what it still needs: its plain needs not known, and the phrases
+    of its groups not met."""
+    out: tuple[Piece, ...] = ()
+    for i, c in enumerate(waiting):
+        needs = by_name((n for n, _ in before.get(c, []) if n not in known), ev)
+        unmet = [g for g in ev.groups_of(c) if not g.satisfied_by(known)]
+        parts: tuple[Piece, ...] = (Names(needs),) if needs else ()
+        for g in unmet:
+            parts += ("; " if parts else "", *phrase(ev, g))
+        out += (*(("; ",) if i else ()), Name(c), " (also needs ", *parts, ")")
+    return out
 
 
 def start(ask: Ask) -> Finding:
@@ -472,7 +550,8 @@ def start(ask: Ask) -> Finding:
     ev, reading, x = ask.ev, ask.reading, ask.reading.subject
     assert x is not None
     w, adj = _walk_from(ask, x)
-    roots = by_name((c for c in w.parent if c != x and not adj.get(c)), ev)
+    # (a concept with a requirement group needs something first too)
+    roots = by_name((c for c in w.parent if c != x and not adj.get(c) and not ev.groups_of(c)), ev)
     open_ = _open(ask, w)
     refs = by_ref(r for c in roots for r in w.path_edges(c))
     if roots:
@@ -482,6 +561,15 @@ def start(ask: Ask) -> Finding:
             ", start with: ",
             Names(roots),
             " (nothing comes before them).",
+        )
+    elif ev.groups and (set(w.parent) - {x} or ev.groups_of(x)):
+        # every way in passes through an option: no one place to start
+        says = (
+            "Nothing ",
+            Name(x),
+            " requires on every way is a starting point: where to start depends on the options you take (",
+            *requirement(ev, x, reading.relations or _LEARNING),
+            ").",
         )
     else:
         says = ("Nothing needs to be learned before ", Name(x), ": start with it.")

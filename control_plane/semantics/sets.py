@@ -34,11 +34,11 @@ relation has no edge in this graph.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final
 
 from control_plane.evidence import EvidenceGraph
-from control_plane.learning_order import layers, needs_from_edges
+from control_plane.learning_order import closure, layers, needs_from_edges
 from control_plane.semantics.findings import (
     COMPLETE,
     DECIDED,
@@ -55,6 +55,19 @@ from control_plane.semantics.findings import (
     partial,
     relations_used,
     unsettled,
+)
+from control_plane.semantics.requirements import (
+    Pick,
+    choices,
+    chosen,
+    credited,
+    group_facts,
+    phrase,
+    pick_pieces,
+    plain_needs,
+    required,
+    requirement,
+    ways_after,
 )
 from control_plane.synthesizers.base import Focus
 from control_plane.understanding.interpretation import Reading
@@ -207,7 +220,113 @@ def _in_learning_order(reading: Reading) -> bool:
 
 
 def set_answer(ask: Ask) -> Finding:
-    """Every intent without a function of its own: one relation from the subject (or two)."""
+    """Every intent without a function of its own: one relation from the subject (or two); on a
+    graph with requirement groups, read with them (:func:`_with_alternatives`)."""
+    found = _set_answer(ask)
+    return _with_alternatives(ask, found) if ask.ev.groups else found
+
+
+def _with_alternatives(ask: Ask, found: Finding) -> Finding:
+    """A settled one-subject learning-order answer with the requirement groups it meets
+    (``semantics.requirements``; docs/control-plane.md, "Requirements with alternatives"): what
+    X needs as its requirement sentence and the choices along the way; what is left for a learner
+    with the groups still unmet; what comes after X with the targets X is an option of."""
+    ev, reading, x = ask.ev, ask.reading, ask.reading.subject
+    if not found.complete or reading.combine or x is None:
+        return found
+    relations = reading.relations or _LEARNING
+    mode = mode_of(reading)
+    if mode == "after":
+        return _after_with_alternatives(ask, found, x, relations)
+    if mode != "before" or reading.intent not in ("needed_before", "prerequisites"):
+        return found
+    known = [k for k in reading.known if k in ev.concepts]
+    if known:
+        return _left_with_alternatives(ask, found, x, known, relations)
+    if not reading.transitive:
+        direct = ev.groups_of(x)
+        if not direct:
+            return found
+        says: tuple[Piece, ...] = (*requirement(ev, x, relations), ".")
+        return replace(found, says=says, facts={**found.facts, "requirements": group_facts(direct)})
+    needs = required(ev, x, relations)
+    groups = choices(ev, {x, *needs})
+    if not groups:
+        return found
+    says = (*requirement(ev, x, relations), ".")
+    rest = by_name(needs - set(plain_needs(ev, x, relations)), ev)
+    if rest:
+        says += (" Every way to it also needs: ", Names(rest, staged=True), ".")
+    for c in by_name((c for c in needs if ev.groups_of(c)), ev):
+        says += (" ", *requirement(ev, c, relations), ".")
+    return replace(found, says=says, facts={**found.facts, "requirements": group_facts(groups)})
+
+
+def _left_with_alternatives(
+    ask: Ask, found: Finding, x: str, known: Sequence[str], relations: Sequence[str]
+) -> Finding:
+    """What is left before X for a learner who knows ``known``: the required concepts still
+    missing (the base answer), and the groups of X and of those that what they know leaves
+    unmet."""
+    ev = ask.ev
+    credit = credited(ev, known, relations)
+    groups = choices(ev, {x, *found.members})
+    if not groups:
+        return found
+    unmet = [g for g in groups if not g.satisfied_by(credit)]
+    facts = {**found.facts, "unmet": [g.group_id for g in unmet], "requirements": group_facts(groups)}
+    if not unmet and not found.members:
+        says: tuple[Piece, ...] = (
+            "Nothing is left: what you know meets what ",
+            Name(x),
+            " requires (",
+            *requirement(ev, x, relations),
+            ").",
+        )
+        return replace(found, says=says, facts=facts)
+    still: tuple[Piece, ...] = ()
+    for i, g in enumerate(unmet):
+        still += (*(("; ",) if i else ()), Name(g.target_id), " requires ", *phrase(ev, g))
+    if not found.members:
+        says = ("Still to meet: ", *still, ".")
+    elif unmet:
+        says = (*found.says, " Still to meet: ", *still, ".")
+    else:
+        says = found.says
+    return replace(found, says=says, facts=facts)
+
+
+def _after_with_alternatives(ask: Ask, found: Finding, x: str, relations: Sequence[str]) -> Finding:
+    """What comes after X, with what X lies on some way to through the options it is in."""
+    ev, reading = ask.ev, ask.reading
+    if reading.transitive:
+        reached = ways_after(ev, x, relations)
+        if reached <= set(found.members):
+            return found
+        members = by_name(reached, ev)
+        head, _ = _sentence(reading, ev, [x])
+        says = (
+            *head,
+            ": ",
+            Names(members, staged=True),
+            " (on some ways: through the options of requirements).",
+        )
+        return replace(found, members=members, says=says)
+    naming = ev.groups_naming(x)
+    if not naming:
+        return found
+    members = by_name({*found.members, *(g.target_id for g in naming)}, ev)
+    more: list[Piece] = [Name(x), " is one of the options for: "]
+    for i, g in enumerate(naming):
+        more += [*(["; "] if i else []), Name(g.target_id), " (", *phrase(ev, g), ")"]
+    says = (*(found.says if found.members else ()), *([" "] if found.members else []), *more, ".")
+    return replace(
+        found, members=members, says=says, facts={**found.facts, "requirements": group_facts(naming)}
+    )
+
+
+def _set_answer(ask: Ask) -> Finding:
+    """One relation from the subject (or two), as the edges say."""
     ev, reading, x, y = ask.ev, ask.reading, ask.reading.subject, ask.reading.other
     assert x is not None
     a = _solve(ask, x)
@@ -374,10 +493,17 @@ def study_plan(ask: Ask) -> Finding:
     ev, reading, x = ask.ev, ask.reading, ask.reading.subject
     assert x is not None
     members, _, open_ = _closure(ask, x)
-    keep = set(members)
     needs = needs_from_edges(
         (e.source_id, e.target_id, e.relation) for e in ev.edges.values() if e.relation in reading.relations
     )
+    picks: list[Pick] = []
+    if ev.groups:  # each choice takes one option (``requirements.chosen``), with what it requires
+        needs, picks = chosen(ev, x, [k for k in reading.known if k in ev.concepts], reading.relations)
+        planned = closure([x], needs) - {x}
+        rests = credited(ev, [k for k in reading.known if k in ev.concepts], reading.relations)
+        members = list(by_name(planned - rests, ev))
+        open_ = sorted(c for c in {x, *planned} if c in ask.unexpanded)
+    keep = set(members)
     refs = by_ref(
         ref
         for ref, e in ev.edges.items()
@@ -393,7 +519,11 @@ def study_plan(ask: Ask) -> Finding:
     for i, layer in enumerate(layers(members, needs)):
         says += [*(["; "] if i else []), f"{i + 1}. ", Names(tuple(layer))]
     says += ["; then ", Name(x), "."]
-    finding = Finding(tuple(members), tuple(says), refs)
+    facts: dict[str, Any] = {}
+    if picks:
+        says += pick_pieces(ev, picks)
+        facts["requirements"] = group_facts(p.group for p in picks)
+    finding = Finding(tuple(members), tuple(says), refs, facts=facts)
     return partial(finding, open_, ev, _LEARNING) if open_ else finding
 
 

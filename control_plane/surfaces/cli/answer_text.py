@@ -122,25 +122,38 @@ def _compact(edges: Sequence[Mapping[str, Any]], names: Mapping[str, str], width
     return lines
 
 
+def _cited_groups(answer: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    cited = set(answer.get("cited_requirements", []))
+    return [g for g in answer["evidence"].get("requirements", []) if g["group_id"] in cited]
+
+
+def _group_line(g: Mapping[str, Any], names: Mapping[str, str]) -> str:
+    options = " | ".join(" + ".join(names.get(c, c) for c in o) for o in g["options"])
+    return f"{names.get(g['target_id'], g['target_id'])} needs {g['needs']} of: {options}"
+
+
 def summary_lines(answer: Mapping[str, Any], width: int, room: int) -> list[str]:
     """The evidence in at most ``room`` lines (never fewer than three): the counts, the cited
-    edges, and how to see their grounding."""
+    edges and requirement groups, and how to see their grounding."""
     edges = answer["evidence"]["edges"]
-    if not edges:
+    groups = _cited_groups(answer)
+    if not edges and not groups:
         return ["evidence: none"]
     cited = _cited_edges(answer)
     gathered = counted(len(edges), "edge")
-    if not cited:
+    if not cited and not groups:
         return [f"evidence: nothing cited ({gathered} gathered: --evidence all)"]
     concepts = len(answer.get("cited_concepts", []))
+    also = f", {counted(len(groups), 'requirement group')}" if groups else ""
     head = _wrap(
-        f"Evidence: {counted(len(cited), 'edge')} and {counted(concepts, 'concept')} cited, of {gathered} gathered",
+        f"Evidence: {counted(len(cited), 'edge')}{also} and {counted(concepts, 'concept')} cited, of {gathered} gathered",
         width,
     )
     more = _wrap(MORE, width)
     names = _names(answer)
     space = max(room - len(head) - len(more), 1)
-    body = [_fit(f"{_INDENT}{e['edge_id']:<5} {_by_name(e, names)}", width) for e in cited]
+    body = [_fit(f"{_INDENT}{g['ref']:<5} {_group_line(g, names)}", width) for g in groups]
+    body += [_fit(f"{_INDENT}{e['edge_id']:<5} {_by_name(e, names)}", width) for e in cited]
     if len(body) > space:
         body = _compact(cited, names, width)
     if len(body) > space:
@@ -170,7 +183,7 @@ def _reason_lines(reason: str, items: Sequence[tuple[str, str]], width: int) -> 
     if len(items) == 1:
         return _wrap(items[0][1], width, indent=_INDENT) + _wrap(reason, width, indent=deep, hang="")
     lines = _wrap(reason, width, indent=_INDENT, hang="")
-    edges = [shown for kind, shown in items if kind == "edge"]
+    edges = [shown for kind, shown in items if kind in ("edge", "requirement")]
     concepts = [shown for kind, shown in items if kind == "concept"]
     lines += [line for shown in edges for line in _wrap(shown, width, indent=deep)]
     if concepts:
@@ -185,9 +198,11 @@ def grounding_lines(answer: Mapping[str, Any], width: int, *, everything: bool) 
     with its grounding, grouped by what they share: a source and confidence once, and under it
     each reason once, with the edges (by key) and concepts it grounds."""
     edges = answer["evidence"]["edges"]
-    if not edges:
+    groups = _cited_groups(answer)
+    if not edges and not groups:
         return ["evidence: none"]
     cited = {e["edge_id"] for e in _cited_edges(answer)}
+    names = _names(answer)
     rows: list[tuple[str, str, Mapping[str, Any]]]
     if everything:
         title = f"Evidence gathered: {counted(len(edges), 'edge')} (* cited)"
@@ -197,11 +212,13 @@ def grounding_lines(answer: Mapping[str, Any], width: int, *, everything: bool) 
     else:
         records = {c["concept_id"]: c for c in answer["evidence"]["concepts"]}
         concepts = [records[c["id"]] for c in answer.get("cited_concepts", []) if c["id"] in records]
+        also = f"{counted(len(groups), 'requirement group')}, " if groups else ""
         title = (
-            f"Evidence cited: {counted(len(cited), 'edge')}, {counted(len(concepts), 'concept')} "
+            f"Evidence cited: {counted(len(cited), 'edge')}, {also}{counted(len(concepts), 'concept')} "
             f"({counted(len(edges), 'edge')} gathered: --evidence all)"
         )
-        rows = [("edge", f"{e['edge_id']}  {e['key']}", e) for e in edges if e["edge_id"] in cited]
+        rows = [("requirement", f"{g['ref']}  {_group_line(g, names)}", g) for g in groups]
+        rows += [("edge", f"{e['edge_id']}  {e['key']}", e) for e in edges if e["edge_id"] in cited]
         rows += [("concept", f"{c['name']} ({c['concept_id']})", c) for c in concepts]
     if not rows:
         return [f"evidence: nothing cited ({counted(len(edges), 'edge')} gathered: --evidence all)"]

@@ -332,6 +332,8 @@ class RequirementOut(_Stamped):
     """A requirement group: ``target_id`` needs ``needs`` of ``options`` (each option's concepts
     all needed), with its members in force at the same point."""
 
+    model_config = ConfigDict(json_schema_extra=example("REQUIREMENT"))
+
     group_id: str
     target_id: str
     needs: int = Field(ge=1)
@@ -460,6 +462,12 @@ class EvidenceOut(BaseModel):
     seeds: list[str]
     concepts: list[ConceptOut]
     edges: list[EvidenceEdgeOut]
+    requirements: list[dict[str, Any]] | None = Field(
+        default=None,
+        description='The requirement groups read ("one of A or B"), whole, each with its "ref" ("g" + '
+        "version id), target_id, needs (k), options, grounding and stamps; absent on a graph without "
+        "groups.",
+    )
 
 
 class AsOfOut(BaseModel):
@@ -499,7 +507,9 @@ class SynthesizerOut(BaseModel):
 
 class ResultOut(BaseModel):
     """What the answer states, as data. Form-specific keys (``holds``, ``direct``, ``count``,
-    ``first``, ``how``) appear beside ``members`` for the forms that have them."""
+    ``first``, ``how``) appear beside ``members`` for the forms that have them; on a graph with
+    requirement groups, ``requirements`` (the groups the answer states), ``one_of`` (the group a
+    concept is one way to meet) and ``unmet`` (the groups a learner has not met yet)."""
 
     model_config = ConfigDict(extra="allow")
 
@@ -525,6 +535,11 @@ class AnswerOut(BaseModel):
     confidence: float = Field(ge=0.0, le=1.0)
     cited_concepts: list[CitedConcept]
     cited_edges: list[str] = Field(description="Edge ids, all in evidence.edges.")
+    cited_requirements: list[str] | None = Field(
+        default=None,
+        description="Group ids of the requirement groups the result names, all in "
+        "evidence.requirements; absent when it names none.",
+    )
     result: ResultOut | None = Field(default=None, description="null when abstained")
     seeds: list[str]
     evidence: EvidenceOut

@@ -11,6 +11,11 @@ STYLES: Final[dict[str, tuple[str, str, str]]] = {
     "seed": ("#fde68a", "#b45309", "asked about (the question names it)"),
     "cited": ("#bbf7d0", "#15803d", "cited by the answer"),
     "evidence": ("#f3f4f6", "#9ca3af", "other gathered evidence (faded)"),
+    "requirement": (
+        "#e0e7ff",
+        "#4338ca",
+        "a requirement with alternatives: what it points to needs k of the options drawn into it",
+    ),
 }
 CITED_EDGE: Final = "#111827"
 # A cited "builds on" arrow (open head), told apart from a prerequisite's (dark, filled head).

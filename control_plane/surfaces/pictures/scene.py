@@ -229,16 +229,60 @@ def evidence_scene(answer: Answer, *, name: str = "evidence") -> Scene:
         cited = eid in cited_edges
         tip = f"{names[0]} {r} {names[1]}\n{grounding_text(e)}"
         edges.append(Edge(eid, s, t, r, _label(r), cited, not cited, tip))
+    more_nodes, more_edges = _requirements(answer, concepts)
+    nodes += more_nodes
+    edges += more_edges
     return Scene(
         name, tuple(nodes), tuple(sorted(edges, key=lambda e: (e.source, e.target, e.relation, e.id)))
     )
+
+
+# A requirement group's drawing: its options' concepts point into one box ("one of"), which points
+# to the concept that needs it; an option of several concepts labels its arrows with its number.
+OPTION: Final = "option"
+REQUIRES: Final = "requirement"
+_COUNT_WORDS: Final = ("", "one of", "two of", "three of", "four of", "five of")
+
+
+def _requirements(answer: Answer, concepts: Mapping[str, Mapping[str, Any]]) -> tuple[list[Node], list[Edge]]:
+    """Each requirement group in the evidence as one box and its arrows, faded unless cited."""
+    cited = set(answer.get("cited_requirements", []))
+    nodes: list[Node] = []
+    edges: list[Edge] = []
+    for g in answer["evidence"].get("requirements", []):
+        ref, target, k = str(g["ref"]), str(g["target_id"]), int(g["needs"])
+        lit = g["group_id"] in cited
+        word = _COUNT_WORDS[k] if k < len(_COUNT_WORDS) else f"{k} of"
+        name = str(concepts.get(target, {}).get("name", target))
+        tip = f"{name} needs {word} its options ({g['group_id']})\n{grounding_text(g)}"
+        nodes.append(Node(ref, (word,), "requirement", not lit, tip, f"{word} ({g['group_id']})"))
+        numbered = any(len(o) > 1 for o in g["options"])
+        for n, option in enumerate(g["options"], 1):
+            for c in option:
+                label = f"option {n}" if numbered else ""
+                edges.append(
+                    Edge(
+                        f"{ref}-{n}-{c}",
+                        str(c),
+                        ref,
+                        OPTION,
+                        label,
+                        lit,
+                        not lit,
+                        f"{c}: option {n} of {g['group_id']}",
+                    )
+                )
+        edges.append(Edge(f"{ref}-needs", ref, target, REQUIRES, "", lit, not lit, tip))
+    return nodes, edges
 
 
 def cited_scene(answer: Answer, *, name: str = "cited") -> Scene:
     """What the answer rests on: the seeds, the cited concepts and the cited edges, none faded."""
     full = evidence_scene(answer)
     edges = tuple(replace(e, faded=False) for e in full.edges if e.cited)
-    keep = {n.id for n in full.nodes if n.kind in ("seed", "cited")}
+    keep = {
+        n.id for n in full.nodes if n.kind in ("seed", "cited") or (n.kind == "requirement" and not n.faded)
+    }
     return Scene(name, tuple(replace(n, faded=False) for n in full.nodes if n.id in keep), edges)
 
 
