@@ -274,9 +274,12 @@ def _second_question(p: Parse) -> tuple[bool, list[int]] | None:
         return None
     first, rest = clauses[k], clauses[k + 1 :]
     before = {named[i] for i in first if i in named}
+    spans = p.text.spans
     for later in rest:
         if any(p.toks[i] in _BACK_REFERENCES for i in later if i not in p.masked):
             continue  # "..., and which of those does B build on?": one question, built on the first
+        if not _opens_a_question(p, later, spans):
+            continue  # "how does A ? lead to B ?": a stray mark cuts one question, it asks no second
         names = {named[i] for i in later if i in named} - p.said_known  # "I already know A?": said, not asked
         cues = _cue_words(p, later)
         # words no vocabulary here explains, or a number ("the 2020 Olympics"): another topic

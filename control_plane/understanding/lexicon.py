@@ -624,7 +624,7 @@ FUNCTION_WORDS: Final = frozenset(
     weren won wouldn shouldn couldn cannot haven hasn hadn let lets not yes yeah yep nope zero two
     three four five six seven eight nine ten second third please thanks thank cheers ok okay well
     oh ah hey hi hello um uh hmm btw pls thx tho etc eg ie incl vs wanna gotta gonna kinda sorta
-    lemme gimme single to of in on at by for with from
+    lemme gimme single self to of in on at by for with from
     about into onto upon over under through between among within without against
     """)
 )
