@@ -135,3 +135,22 @@ def test_diacritics_of_other_scripts_stay() -> None:
     """Marks that are part of a letter outside Latin, Greek and Cyrillic are kept."""
     word = "क्षमता"  # Devanagari: the virama (U+094D) joins two consonants
     assert any(unicodedata.combining(ch) for ch in "".join(normalise(word)))
+
+
+def test_a_head_word_or_short_name_suggests_the_name_it_starts() -> None:
+    """ "attention" suggests "Attention mechanism" first (before names that only hold the word, or
+    are spelt alike); "HTML" suggests "HTML basics", its only candidate."""
+    from control_plane.understanding.names import NameIndex as Index
+
+    index = Index.from_names(
+        [
+            ("attention_mechanism", "Attention mechanism", ()),
+            ("self_attention", "Self-attention", ()),
+            ("flash_attention", "FlashAttention", ()),
+            ("paged_attention", "PagedAttention", ()),
+            ("html_basics", "HTML basics", ()),
+            ("css", "CSS", ()),
+        ]
+    )
+    assert [s.concept_id for s in index.suggest("attention")][:1] == ["attention_mechanism"]
+    assert [s.concept_id for s in index.suggest("HTML")] == ["html_basics"]

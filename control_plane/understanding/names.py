@@ -62,6 +62,9 @@ SUGGEST_SCORE: Final = 86.0
 SHORT_WORD_SCORE: Final = 92.0
 # ... and each of its words close to the name's word in the same place.
 WORD_SCORE: Final = 75.0
+# A name that starts with the words asked ("attention" -> "Attention mechanism"): suggested above a
+# name that merely holds them or is spelt alike, below a name the words are exactly.
+HEADED_SCORE: Final = 95.0
 # Punctuation a name never runs across in a text, unless the name itself has it there.
 BREAKS: Final = re.compile(r"[,;:()\[\]{}\n]|[.!?](?=\s|$)")
 # A parenthetical ("Motion (physics)", "Expectation-Maximization (EM) Algorithm"); an
@@ -450,7 +453,9 @@ class NameIndex:
             best[cid] = Suggestion(cid, 100.0, query)
         for phrase, ids in self._headed_by(query):
             for cid in (ids,) if isinstance(ids, str) else ids:
-                similarity = fuzz.ratio(query, phrase)
+                # a name that starts with the words ("attention" -> "attention mechanism", "html" ->
+                # "html basics") before one that only holds them or is merely spelt alike
+                similarity = HEADED_SCORE if phrase.startswith(query + " ") else fuzz.ratio(query, phrase)
                 if cid not in best or best[cid].score < similarity:
                     best[cid] = Suggestion(cid, similarity, phrase)
         if len(query) < 4:
