@@ -18,8 +18,9 @@ from sqlalchemy.engine import Engine
 from control_plane.planning.loop import Planner
 from control_plane.synthesizers.offline import OfflineSynthesizer
 from data_plane import GraphReader, WriteGateway
+from data_plane.gateway import Write
 from data_plane.names import normalise
-from data_plane.testing import ManualClock, build_graph
+from data_plane.testing import ManualClock, build_graph, grounding
 
 COURSES = [
     ("cse_11", "CSE 11", ["Introduction to Programming"]),
@@ -210,3 +211,31 @@ def test_the_learners_background_is_reported_not_read(ask: Any) -> None:
     assert not a["abstained"] and a["reading"]["background"] == ["DSC major"]
     b = ask("just finished CSE 12 in my bootcamp, which courses list it as a direct prerequisite")
     assert members(b) == {"cse_100", "cse_101", "cse_110"} and b["reading"]["background"] == ["bootcamp"]
+
+
+def test_the_difference_between_two_concepts_quotes_the_contrast(sqlite_engine: Engine) -> None:
+    """ "What is the difference between A and B": the contrast edge's own reason, cited."""
+    clock = ManualClock(now=datetime(2025, 1, 1, tzinfo=UTC))
+    gw = WriteGateway(sqlite_engine, clock=clock)
+    build_graph(gw, [("sup", "Supervised learning"), ("unsup", "Unsupervised learning")])
+    gw.apply(
+        [
+            Write.edge(
+                "sup",
+                "unsup",
+                "contrasts_with",
+                grounding=grounding(
+                    "Supervised learning needs labels while unsupervised learning finds structure"
+                ),
+            )
+        ]
+    )
+    planner = Planner(GraphReader(sqlite_engine, clock=clock), OfflineSynthesizer(), clock=clock)
+    a = planner.ask(
+        "What is the difference between supervised learning and unsupervised learning?", record=False
+    )
+    assert a.text.startswith(
+        "Supervised learning contrasts with Unsupervised learning: Supervised learning needs labels while "
+        "unsupervised learning finds structure (e"
+    ), a.text
+    assert len(a.cited_edges) == 1

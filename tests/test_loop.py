@@ -373,7 +373,7 @@ def test_answer_is_recorded_with_grounding(
     assert stored.content["payload"]["answer_id"] == answer.answer_id
     assert stored.content["abstained"] is False
     assert stored.grounding.confidence == answer.confidence
-    assert stored.grounding.source == "offline:graph-rules-v4:prompt-offline-rules-4"
+    assert stored.grounding.source == "offline:graph-rules-v4:prompt-offline-rules-5"
     assert stored.grounding.evidence["edge_version_ids"] == answer.edge_version_ids()
 
 

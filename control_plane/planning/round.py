@@ -381,8 +381,9 @@ def request(state: LoopState, reader: GraphReader, max_rounds: int) -> Synthesis
     return SynthesisRequest(
         question=state.question,
         focus=state.focus,
-        # "why do I need X for Y" tells the reasons on the chain's edges: full records
-        evidence=ground(state.evidence, reader) if reading.form == "why" else state.evidence,
+        # "why do I need X for Y" tells the reasons on the chain's edges, "the difference between
+        # A and B" the contrast's: full records
+        evidence=ground(state.evidence, reader) if _quotes_reasons(reading) else state.evidence,
         round_no=state.round_no,
         max_rounds=max_rounds,
         as_of=state.point,
@@ -391,6 +392,10 @@ def request(state: LoopState, reader: GraphReader, max_rounds: int) -> Synthesis
         visited=frozenset(state.visited),
         rejected=state.rejected,
     )
+
+
+def _quotes_reasons(reading: Reading) -> bool:
+    return reading.form == "why" or (reading.intent == "contrasts" and reading.other is not None)
 
 
 def synthesize(

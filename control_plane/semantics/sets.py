@@ -379,7 +379,18 @@ def _set_answer(ask: Ask) -> Finding:
             missing="nothing connected" if about else "",
         )
     lead = " " if _words_key(reading) in _LEADS_INTO_LIST else ": "
+    if reading.intent == "contrasts" and y is not None and ordered == (y,):
+        # "what is the difference between A and B": the contrast, in the edge's own words
+        reason = _edge_reason(ev, refs[0]) if refs else ""
+        if reason:
+            return Finding(ordered, (Name(x), " contrasts with ", Name(y), f": {reason} ({refs[0]})."), refs)
     return Finding(ordered, (*head, lead, listed, f"{used}."), refs)
+
+
+def _edge_reason(ev: EvidenceGraph[Any, Any], ref: str) -> str:
+    """The grounding reason of an evidence edge, when the evidence holds full records."""
+    grounding = getattr(ev.edges[ref], "grounding", None)
+    return str(getattr(grounding, "reason", "") or "").strip().rstrip(".")
 
 
 # -- intents with a function of their own ------------------------------------------------------

@@ -26,7 +26,7 @@ from control_plane.understanding.names import NameIndex
 
 __all__ = ["RULES_VERSION", "OfflineSynthesizer", "read_request"]
 
-RULES_VERSION: Final = "offline-rules-4"
+RULES_VERSION: Final = "offline-rules-5"
 
 
 def read_request(request: SynthesisRequest) -> Reading:
