@@ -25,6 +25,7 @@ import argparse
 import csv
 import json
 import random
+import re
 import shutil
 import sys
 import tempfile
@@ -75,6 +76,9 @@ POOLS: Final[Mapping[str, tuple[str, ...]]] = {
     ),
     "one_letter": ("C", "R", "Q"),
     "digits": ("GPT-4", "GPT-3", "Web 2.0", "Python 3", "IPv6", "3D printing", "5G networks"),
+    # course codes and numbered titles, which questions write as students type them ("cse100",
+    # "CSE-100", "Calculus 3" for "Calculus III")
+    "codes": ("CSE 100", "MATH 20C", "PHYS 2A", "DSC 40B", "ECE 45", "Calculus III", "Japanese II"),
     "scripts": (
         "机器学习", "深度学习", "Μηχανική μάθηση", "Ångström units", "Schrödinger equation", "Теория графов",
         "Gödel's incompleteness theorems",
@@ -210,6 +214,8 @@ def renamed_question(
         as_spelt = _is_word(new) or len(new) == 1 or (style is not None and style.random() < 0.5)
         if surface == surface.lower() and not as_spelt:
             new = new.lower()
+        if style is not None:
+            new = _as_typed(new, style)
         if surface.endswith(("'s", "’s")):
             new += "'s"
         out += [text[pos:lo], new]
@@ -217,6 +223,25 @@ def renamed_question(
         named.append(m.concept_id)
     out.append(text[pos:])
     return "".join(out), tuple(dict.fromkeys(named))
+
+
+_CODE: Final = re.compile(r"^([A-Za-z]{2,5}) (\d+[A-Za-z]?)$")
+_ROMAN: Final = {"II": "2", "III": "3", "IV": "4"}
+
+
+def _as_typed(name: str, style: random.Random) -> str:
+    """A course code or numbered title as students type it, half the time: "CSE 100" as
+    "CSE100", "cse100" or "CSE-100"; "Calculus III" as "Calculus 3"."""
+    if style.random() >= 0.5:
+        return name
+    code = _CODE.match(name)
+    if code:
+        letters, number = code.groups()
+        return style.choice(
+            [f"{letters}{number}", f"{letters.lower()}{number.lower()}", f"{letters}-{number}"]
+        )
+    head, _, last = name.rpartition(" ")
+    return f"{head} {_ROMAN[last]}" if head and last in _ROMAN else name
 
 
 def _is_word(name: str) -> bool:

@@ -156,7 +156,9 @@ def _beside(p: Parse) -> set[int]:
         or (len(sentences) > 1 and sid not in named and words[sid] & FIRST_PERSON and not words[sid] & WH)
     }
     out = {i for i, sid in enumerate(p.sentence) if sid in beside}
-    if any(words[sid] & _POINTING for sid in asking):
+    # the asking sentence points back at what the others name, in a word ("which prerequisites
+    # do they share?") or by naming nothing itself ("A, B. Which is earlier?")
+    if any(words[sid] & _POINTING for sid in asking) or (asking and not asking & named):
         out -= {i for i in out if p.sentence[i] in named and _listed_with_a_name(p, i)}
     return out
 
@@ -183,7 +185,12 @@ def _framed(p: Parse) -> set[int]:
                 out.add(j)
                 j += 1
     # clauses: cut after a token followed by a colon, a semicolon, a dash or a comma
-    cuts = [i + 1 for i in range(len(toks) - 1) if _CLAUSE_END.search(raw[spans[i][1] : spans[i + 1][0]])]
+    cuts = [
+        i + 1
+        for i in range(len(toks) - 1)
+        if _CLAUSE_END.search(raw[spans[i][1] : spans[i + 1][0]])
+        and not (i in p.masked and i + 1 in p.masked)  # inside a name ("Integrals: change of variables")
+    ]
     starts = {0} | {i for i in range(len(toks)) if i == 0 or p.sentence[i] != p.sentence[i - 1]}
     bounds = sorted(set(cuts) | starts | {len(toks)})
     for lo, hi in itertools.pairwise(bounds):
@@ -217,8 +224,14 @@ def _listed_with_a_name(p: Parse, i: int) -> bool:
     k = i
     while k + 1 < len(toks) and k + 1 not in masked and not known(toks[k + 1]):
         k += 1
-    after_name = j >= 2 and toks[j - 1] in _JOINERS and j - 2 in masked
-    before_name = k + 2 < len(toks) and toks[k + 1] in _JOINERS and k + 2 in masked
+    spans, raw = p.text.spans, p.text.raw
+    # a comma lists too: "Motion (physics), quantum error correction"
+    after_name = (j >= 2 and toks[j - 1] in _JOINERS and j - 2 in masked) or (
+        j >= 1 and j - 1 in masked and "," in raw[spans[j - 1][1] : spans[j][0]]
+    )
+    before_name = (k + 2 < len(toks) and toks[k + 1] in _JOINERS and k + 2 in masked) or (
+        k + 1 < len(toks) and k + 1 in masked and "," in raw[spans[k][1] : spans[k + 1][0]]
+    )
     return after_name or before_name
 
 

@@ -126,7 +126,7 @@ def _path_from_known(p: Parse) -> Reading | None:
         return None
     goal_role = p.roles.get(main.concept_id)
     goal = (goal_role is not None and goal_role.purpose) or _ends_with(
-        toks, _skip_back(toks, main.start, masked), (*PATH_END, *GOAL_REACH)
+        toks, _skip_back(toks, main.start, masked), (*PATH_END, *GOAL_REACH), masked
     )
     if (goal or _between_pair(p) or _affirmed(toks, PATH, masked | p.context)) and not _affirmed(
         toks, PLAN_NAMED, masked | p.context
@@ -146,7 +146,7 @@ def _path_between(p: Parse) -> Reading | None:
     if second is None:
         return None
     ends_marked = any(
-        _ends_with(toks, _skip_back(toks, m.start, masked), [q])
+        _ends_with(toks, _skip_back(toks, m.start, masked), [q], masked)
         for m in subjects
         for q in (*PATH_START, *PATH_END)
     )
@@ -169,9 +169,9 @@ def _path_between(p: Parse) -> Reading | None:
     for m in subjects:
         bb = _skip_back(toks, m.start, masked)
         other = next(x for x in subjects if x is not m)
-        if _ends_with(toks, bb, PATH_START) or toks[m.end : m.end + 1] == (ARROW,):
+        if _ends_with(toks, bb, PATH_START, masked) or toks[m.end : m.end + 1] == (ARROW,):
             a, b2 = m, other
-        elif _ends_with(toks, bb, PATH_END):
+        elif _ends_with(toks, bb, PATH_END, masked):
             a, b2 = other, m
     return p.build("path", [p.sub(a), p.sub(b2, "target")], transitive=True, cue="path")
 

@@ -139,9 +139,16 @@ def _any(toks: Sequence[str], phrases: Iterable[Sequence[str]], masked: frozense
     return any(_find_all(toks, p, masked) for p in phrases)
 
 
-def _ends_with(toks: Sequence[str], end: int, phrases: Iterable[Sequence[str]]) -> bool:
-    """Does some phrase end exactly at token ``end`` (exclusive)?"""
-    return any(tuple(toks[max(0, end - len(p)) : end]) == tuple(p) for p in phrases)
+def _ends_with(
+    toks: Sequence[str], end: int, phrases: Iterable[Sequence[str]], masked: Collection[int] = ()
+) -> bool:
+    """Does some phrase end exactly at token ``end`` (exclusive), none of its words a concept's
+    name (``masked``: "Reach" named as a concept is no "reach")?"""
+    return any(
+        tuple(toks[max(0, end - len(p)) : end]) == tuple(p)
+        and not any(i in masked for i in range(max(0, end - len(p)), end))
+        for p in phrases
+    )
 
 
 def _content_span(toks: Sequence[str], lo: int, hi: int, skip: frozenset[str]) -> tuple[int, int] | None:
