@@ -60,7 +60,7 @@ from __future__ import annotations
 import gzip
 import json
 import zlib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -80,6 +80,7 @@ __all__ = [
     "read_rows",
     "read_text",
     "select",
+    "write_or_check",
     "write_text",
 ]
 
@@ -372,6 +373,21 @@ def write_text(path: str | Path, text: str) -> None:
     if Path(path).suffix == ".gz":
         data = gzip.compress(data, compresslevel=9, mtime=0)
     Path(path).write_bytes(data)
+
+
+def write_or_check(files: Mapping[Path, str], *, check: bool, script: str) -> int:
+    """A builder's last step: write each file whose text changed (saying how many questions each
+    holds), or, with ``check``, only say which committed files differ (exit status 1) and that
+    ``script`` rebuilds them."""
+    stale = [p.name for p, text in files.items() if not p.exists() or read_text(p) != text]
+    if check:
+        print(f"stale: {', '.join(stale)}: rerun {script}" if stale else "up to date")
+        return 1 if stale else 0
+    for path, text in files.items():
+        if path.name in stale:
+            write_text(path, text)
+        print(f"{path}: {text.count(chr(10))} questions")
+    return 0
 
 
 def load_questions(path: str | Path) -> list[Question]:
