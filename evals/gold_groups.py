@@ -18,7 +18,8 @@ form           gold
 prerequisites  members P(X); ``requirements`` G(X)
 needed_before  members R(X); ``requirements`` the choices of X
 check (a, X)   ``holds``: a in R(X); else, when a lies on some ways only (in an option of a
-               choice of X, or in R of an option's member), ``one_of`` that group
+               choice of X, or on some way to a member of one: forward over plain edges and
+               options), ``one_of`` the first such choice by group id
 ready (K, X)   members M = R(X) - K*; ``unmet``: the groups of X and of each of M with fewer
                than k options inside K*; ``holds``: both empty
 remaining      as ready, without ``holds``
@@ -34,8 +35,7 @@ start (X)      the concepts of R(X) with no plain need and no group
 =============  ==========================================================================
 
 :func:`requirement_sentence` is E(X), the text every answer about X's requirement carries.
-:func:`ways` lists every group a concept lies on the ways of (a check names ``one_of`` only when
-there is exactly one; docs/evals.md says why). :meth:`GroupGraph.without_groups` and
+:func:`ways` lists every choice a concept lies on the ways through. :meth:`GroupGraph.without_groups` and
 :meth:`GroupGraph.flat` (every alternative read as required) are the two readings a question
 set's gold is compared with to say whether the groups touch it.
 """
@@ -179,21 +179,24 @@ class GroupGraph:
 
 def ways(gg: GroupGraph, a: str, x: str) -> frozenset[str]:
     """The choices of ``x`` that ``a`` lies on some ways through: ``a`` is in one of their options,
-    or required by a member of one (empty when ``a`` is required for ``x``)."""
+    or on some way to a member of one, forward over plain edges and options (empty when ``a`` is
+    required for ``x``)."""
     if a in gg.required(x):
         return frozenset()
-    return frozenset(
-        grp.group_id
-        for grp in gg.choices(x)
-        if a in grp.members or any(a in gg.required(m) for m in grp.members)
-    )
+    h = gg.forward()
+    after = frozenset(nx.descendants(h, a)) if a in h else frozenset()
+    return frozenset(grp.group_id for grp in gg.choices(x) if grp.members & (after | {a}))
 
 
 # -- the requirement sentence ----------------------------------------------------------------------
 
 
+def _key(text: str) -> tuple[str, str]:
+    return text.casefold(), text
+
+
 def _by_text(texts: Iterable[str]) -> list[str]:
-    return sorted(texts, key=lambda t: (t.casefold(), t))
+    return sorted(texts, key=_key)
 
 
 def _listed(items: Sequence[str], last: str) -> str:
@@ -203,16 +206,21 @@ def _listed(items: Sequence[str], last: str) -> str:
     return f"{', '.join(items[:-1])} {last} {items[-1]}"
 
 
+def _inside(gg: GroupGraph, option: Option) -> str:
+    return _listed(_by_text(gg.names[c] for c in option), "and")
+
+
 def option_text(gg: GroupGraph, option: Option) -> str:
     """One option: its name, or its names sorted and in parentheses, ``(PHYS 4A and PHYS 4B)``."""
-    names = _by_text(gg.names[c] for c in option)
-    return names[0] if len(names) == 1 else f"({_listed(names, 'and')})"
+    return _inside(gg, option) if len(option) == 1 else f"({_inside(gg, option)})"
 
 
 def group_phrase(gg: GroupGraph, group: Group) -> str:
-    """``one of A, B or C`` (``two of`` for k = 2), the options sorted by their text."""
+    """``one of A, B or C`` (``two of`` for k = 2), the options sorted by their casefolded text,
+    parentheses aside (``(PHYS 4D and PHYS 4E)`` sorts as ``phys 4d and phys 4e``)."""
     count = _COUNT_WORDS.get(group.needs, str(group.needs))
-    return f"{count} of {_listed(_by_text(option_text(gg, o) for o in group.options), 'or')}"
+    options = sorted(group.options, key=lambda o: _key(_inside(gg, o)))
+    return f"{count} of {_listed([option_text(gg, o) for o in options], 'or')}"
 
 
 def requirement_sentence(gg: GroupGraph, x: str) -> str | None:
@@ -270,13 +278,12 @@ def needed_before_gold(gg: GroupGraph, x: str) -> GroupGold:
 
 
 def check_gold(gg: GroupGraph, a: str, x: str) -> GroupGold:
-    """``holds`` when ``a`` is required; ``one_of`` the one group ``a`` lies on the ways of (None
-    when it lies on none, or on several: a question set asks neither with one_of)."""
+    """``holds`` when ``a`` is required; else ``one_of`` the first choice by group id that ``a``
+    lies on some ways through (None: on none)."""
     if a in gg.required(x):
         return GroupGold({"holds": True}, _about(a, x), "contains")
-    through = ways(gg, a, x)
-    one_of = next(iter(through)) if len(through) == 1 else None
-    return GroupGold({"holds": False}, _about(a, x), "contains", one_of=one_of)
+    through = sorted(ways(gg, a, x))
+    return GroupGold({"holds": False}, _about(a, x), "contains", one_of=through[0] if through else None)
 
 
 def _readiness(gg: GroupGraph, known: Sequence[str], x: str) -> tuple[frozenset[str], tuple[str, ...]]:

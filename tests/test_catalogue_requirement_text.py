@@ -151,16 +151,19 @@ def _either(items: list[str], word: str) -> str:
 
 
 def sentence(catalogue: dict[str, Any], course: str) -> str:
-    """The spec's sentence: plain names sorted, then one phrase per group sorted, joined by "; "."""
+    """The spec's sentence: plain names sorted, then one phrase per group sorted, joined by "; "
+    (sorted: by casefolded text; an option's parentheses aside)."""
     plain, groups = catalogue["read"][course]
     name = catalogue["name"]
     phrases = []
     for k, options in groups:
-        texts = []
-        for option in options:
-            names = _sorted([name(c) for c in option])
-            texts.append(names[0] if len(names) == 1 else f"({_either(names, 'and')})")
-        phrases.append(f"{KS[k]} of {_either(_sorted(texts), 'or')}")
+        # an option of several courses in parentheses, sorted as if it had none
+        inside = {o: _either(_sorted([name(c) for c in o]), "and") for o in options}
+        texts = [
+            inside[o] if len(o) == 1 else f"({inside[o]})"
+            for o in sorted(options, key=lambda o: (inside[o].casefold(), inside[o]))
+        ]
+        phrases.append(f"{KS[k]} of {_either(texts, 'or')}")
     parts = _sorted([name(c) for c in plain]) + _sorted(phrases)
     return f"{catalogue['names'][course]} requires: {'; '.join(parts)}."
 

@@ -61,21 +61,28 @@ def test_required_is_the_plain_closure_and_choices_gather_the_groups_along_it(gg
 
 
 def test_the_requirement_sentence_sorts_plain_names_then_phrases(gg: GroupGraph) -> None:
-    assert gg_.requirement_sentence(gg, "x") == "X requires: B; one of (D and E) or C; two of F, H or M."
+    assert gg_.requirement_sentence(gg, "x") == "X requires: B; one of C or (D and E); two of F, H or M."
     assert gg_.requirement_sentence(gg, "b") == "B requires: A; K; one of M or N."
     assert gg_.requirement_sentence(gg, "c") == "C requires: one of P or Q."
     assert gg_.requirement_sentence(gg, "a") is None
 
 
 def test_an_option_of_several_concepts_lists_them_in_parentheses() -> None:
-    names = {"y": "PHYS 1", "p2a": "PHYS 2A", "p2b": "PHYS 2B", "p2c": "phys 2c", "d": "CHEM 6"}
+    names = {
+        "y": "PHYS 1",
+        "p2a": "PHYS 2A",
+        "p2b": "PHYS 2B",
+        "p2c": "phys 2c",
+        "d": "CHEM 6",
+        "z": "PHYS 3",
+    }
     g = nx.DiGraph()
     g.add_nodes_from(names)
-    grp = Group("y.1", "y", 1, (frozenset({"p2c", "p2b", "p2a"}), frozenset({"d"})))
+    grp = Group("y.1", "y", 1, (frozenset({"p2c", "p2b", "p2a"}), frozenset({"d"}), frozenset({"z"})))
     view = GroupGraph(g, [grp], names)
-    assert (
-        gg_.requirement_sentence(view, "y")
-        == "PHYS 1 requires: one of (PHYS 2A, PHYS 2B and phys 2c) or CHEM 6."
+    # The options sort by their text with the parentheses aside: "phys 2a, ..." before "phys 3".
+    assert gg_.requirement_sentence(view, "y") == (
+        "PHYS 1 requires: one of CHEM 6, (PHYS 2A, PHYS 2B and phys 2c) or PHYS 3."
     )
 
 
@@ -99,10 +106,13 @@ def test_check_names_the_one_group_a_concept_is_a_way_through(gg: GroupGraph) ->
     assert check("d") == (False, "x.1")  # in an option of x's own group
     assert check("g") == (False, "x.1")  # required by d, a member of an option
     assert check("f") == (False, "x.2")
-    # On the ways of two groups: no single group to name (a question set does not ask it).
-    assert gg_.ways(gg, "m", "x") == {"b.1", "x.2"} and check("m") == (False, None)
-    # p is an option of c's group, c only an option of x's: the spec's ways stop one level down.
-    assert gg_.ways(gg, "p", "x") == set() and check("p") == (False, None)
+    # On the ways through two groups: the first by group id.
+    assert gg_.ways(gg, "m", "x") == {"b.1", "x.2"} and check("m") == (False, "b.1")
+    # p is an option of c's group, c an option of x's: p lies on some way to c, so through x.1.
+    assert gg_.ways(gg, "p", "x") == {"x.1"} and check("p") == (False, "x.1")
+    # After x, on no way to a: no group to name.
+    no_way = gg_.form_gold(gg, "check", ("x", "a"))
+    assert (no_way.finding, no_way.one_of, gg_.ways(gg, "x", "a")) == ({"holds": False}, None, set())
 
 
 def test_readiness_credits_what_the_knowns_require_and_lists_unmet_groups(gg: GroupGraph) -> None:
@@ -207,6 +217,8 @@ def test_real_courses_read_as_their_requirements_json_says(catalogue: GroupGraph
         == "ECE 107 requires: ECE 45; one of (PHYS 2A, PHYS 2B and PHYS 2C) or (PHYS 4A, PHYS 4B and PHYS 4C)."
     )
     assert sentence("math_20a") == "MATH 20A requires: one of MATH 10A, MATH 2C or MATH 4C."
+    # ece_103 is ece_65 and one of phys_2d or all of phys_4d, phys_4e: parentheses aside in the order.
+    assert sentence("ece_103") == "ECE 103 requires: ECE 65; one of PHYS 2D or (PHYS 4D and PHYS 4E)."
     assert sentence("econ_102") == (
         "ECON 102 requires: one of (ECON 1 and ECON 2), (ECON 1 and ECON 3), (ECON 100B and ECON 2), "
         "(ECON 100B and ECON 3) or MATH 20C."
@@ -225,11 +237,13 @@ def test_real_courses_read_as_their_requirements_json_says(catalogue: GroupGraph
 
 @needs_catalogue
 def test_real_checks_and_readiness(catalogue: GroupGraph) -> None:
-    """CSE 12 is one way to meet cse_101.2; CSE 8B is one way to meet cse_12's group (cse_12 is
-    required for CSE 100; CSE 15L and CSE 29 also name CSE 8B, in groups of their own, which are
-    no choices of CSE 100); DSC 30 and MATH 184 meet both of CSE 101's groups."""
+    """CSE 12 is one way to meet cse_101.2. CSE 8B is an option of cse_12's group (cse_12 is
+    required for CSE 100), and on the way to CSE 15L (one of CSE 8B, CSE 11, ...: an option of
+    cse_100.2) and to CSE 20 (one of ..., CSE 8B, ...), which CSE 21 needs (an option of
+    cse_100.1): the first by id is named. DSC 30 and MATH 184 meet both of CSE 101's groups."""
     assert gg_.form_gold(catalogue, "check", ("cse_12", "cse_101")).one_of == "cse_101.2"
-    assert gg_.form_gold(catalogue, "check", ("cse_8b", "cse_100")).one_of == "cse_12.1"
+    assert gg_.ways(catalogue, "cse_8b", "cse_100") == {"cse_100.1", "cse_100.2", "cse_12.1"}
+    assert gg_.form_gold(catalogue, "check", ("cse_8b", "cse_100")).one_of == "cse_100.1"
     assert gg_.form_gold(catalogue, "check", ("math_10b", "math_10c")).one_of == "math_10c.1"
     assert gg_.form_gold(catalogue, "check", ("cse_12", "cse_100")).finding == {"holds": True}
     ready = gg_.form_gold(catalogue, "ready", ("dsc_30", "math_184", "cse_101"))
@@ -327,9 +341,11 @@ class Oracle:
             a = s["a"]
             out: dict[str, Any] = {"concepts": sorted({a, x}), "finding": {"holds": a in self.req(x)}}
             out["match"] = "contains"
-            through = [g for g in self.choices(x) if any(m == a or a in self.req(m) for m in self.members(g))]
-            if a not in self.req(x) and len(through) == 1:
-                out["one_of"] = through[0]
+            through = [
+                g for g in self.choices(x) if any(m == a or m in self.after(a) for m in self.members(g))
+            ]
+            if a not in self.req(x) and through:
+                out["one_of"] = min(through)
             return out
         if form in ("ready", "remaining"):
             have = self.have(ks)
