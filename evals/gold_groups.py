@@ -210,24 +210,27 @@ def _inside(gg: GroupGraph, option: Option) -> str:
     return _listed(_by_text(gg.names[c] for c in option), "and")
 
 
-def option_text(gg: GroupGraph, option: Option) -> str:
-    """One option: its name, or its names sorted and in parentheses, ``(PHYS 4A and PHYS 4B)``."""
-    return _inside(gg, option) if len(option) == 1 else f"({_inside(gg, option)})"
+def option_text(gg: GroupGraph, option: Option, *, bare: bool = False) -> str:
+    """One option: its name, or its names sorted and in parentheses, ``(PHYS 4A and PHYS 4B)``
+    (``bare``: without them, as it sorts)."""
+    return _inside(gg, option) if len(option) == 1 or bare else f"({_inside(gg, option)})"
 
 
-def group_phrase(gg: GroupGraph, group: Group) -> str:
+def group_phrase(gg: GroupGraph, group: Group, *, bare: bool = False) -> str:
     """``one of A, B or C`` (``two of`` for k = 2), the options sorted by their casefolded text,
-    parentheses aside (``(PHYS 4D and PHYS 4E)`` sorts as ``phys 4d and phys 4e``)."""
+    parentheses aside (``(PHYS 4D and PHYS 4E)`` sorts as ``phys 4d and phys 4e``; ``bare``: the
+    phrase without them, as it sorts)."""
     count = _COUNT_WORDS.get(group.needs, str(group.needs))
     options = sorted(group.options, key=lambda o: _key(_inside(gg, o)))
-    return f"{count} of {_listed([option_text(gg, o) for o in options], 'or')}"
+    return f"{count} of {_listed([option_text(gg, o, bare=bare) for o in options], 'or')}"
 
 
 def requirement_sentence(gg: GroupGraph, x: str) -> str | None:
     """E(x): ``X requires: <plain names>; <group phrases>.``, names and phrases each sorted by
-    their casefolded text; None when ``x`` needs nothing."""
+    their casefolded text, parentheses aside; None when ``x`` needs nothing."""
     plain = _by_text(gg.names[c] for c in gg.plain_needs(x))
-    phrases = _by_text(group_phrase(gg, grp) for grp in gg.groups_of(x))
+    groups = sorted(gg.groups_of(x), key=lambda grp: _key(group_phrase(gg, grp, bare=True)))
+    phrases = [group_phrase(gg, grp) for grp in groups]
     if not plain and not phrases:
         return None
     return f"{gg.names[x]} requires: {'; '.join([*plain, *phrases])}."

@@ -155,16 +155,16 @@ def sentence(catalogue: dict[str, Any], course: str) -> str:
     (sorted: by casefolded text; an option's parentheses aside)."""
     plain, groups = catalogue["read"][course]
     name = catalogue["name"]
-    phrases = []
+    phrases: list[tuple[str, str]] = []  # (as it sorts, as it reads)
     for k, options in groups:
-        # an option of several courses in parentheses, sorted as if it had none
+        # an option of several courses in parentheses, sorted (and its phrase sorted) without them
         inside = {o: _either(_sorted([name(c) for c in o]), "and") for o in options}
-        texts = [
-            inside[o] if len(o) == 1 else f"({inside[o]})"
-            for o in sorted(options, key=lambda o: (inside[o].casefold(), inside[o]))
-        ]
-        phrases.append(f"{KS[k]} of {_either(texts, 'or')}")
-    parts = _sorted([name(c) for c in plain]) + _sorted(phrases)
+        ordered = sorted(options, key=lambda o: (inside[o].casefold(), inside[o]))
+        bare = f"{KS[k]} of {_either([inside[o] for o in ordered], 'or')}"
+        texts = [inside[o] if len(o) == 1 else f"({inside[o]})" for o in ordered]
+        phrases.append((bare, f"{KS[k]} of {_either(texts, 'or')}"))
+    phrases.sort(key=lambda p: (p[0].casefold(), p[0]))
+    parts = _sorted([name(c) for c in plain]) + [reads for _, reads in phrases]
     return f"{catalogue['names'][course]} requires: {'; '.join(parts)}."
 
 

@@ -68,21 +68,22 @@ def test_the_requirement_sentence_sorts_plain_names_then_phrases(gg: GroupGraph)
 
 
 def test_an_option_of_several_concepts_lists_them_in_parentheses() -> None:
-    names = {
-        "y": "PHYS 1",
-        "p2a": "PHYS 2A",
-        "p2b": "PHYS 2B",
-        "p2c": "phys 2c",
-        "d": "CHEM 6",
-        "z": "PHYS 3",
-    }
+    """Options, and phrases, sort by their casefolded text with the parentheses aside."""
+    names = {"y": "PHYS 1", "p2a": "PHYS 2A", "p2b": "PHYS 2B", "p2c": "phys 2c", "d": "CHEM 6"}
+    names |= {"z": "PHYS 3", "p8": "PHYS 8", "p9": "PHYS 9", "b": "BIO 1"}
     g = nx.DiGraph()
     g.add_nodes_from(names)
-    grp = Group("y.1", "y", 1, (frozenset({"p2c", "p2b", "p2a"}), frozenset({"d"}), frozenset({"z"})))
-    view = GroupGraph(g, [grp], names)
-    # The options sort by their text with the parentheses aside: "phys 2a, ..." before "phys 3".
+    y1 = Group("y.1", "y", 1, (frozenset({"p2c", "p2b", "p2a"}), frozenset({"d"}), frozenset({"z"})))
+    y2 = Group("y.2", "y", 1, (frozenset({"p9", "p8"}), frozenset({"b"})))
+    view = GroupGraph(g, [y1, y2], names)
+    # "phys 2a, ..." before "phys 3"; "one of bio 1 or phys 8 ..." before "one of chem 6, ...".
     assert gg_.requirement_sentence(view, "y") == (
-        "PHYS 1 requires: one of CHEM 6, (PHYS 2A, PHYS 2B and phys 2c) or PHYS 3."
+        "PHYS 1 requires: one of BIO 1 or (PHYS 8 and PHYS 9); one of CHEM 6, (PHYS 2A, PHYS 2B and phys 2c) or PHYS 3."
+    )
+    y3 = Group("y.3", "y", 1, (frozenset({"p9", "p8"}), frozenset({"zoo"})))
+    # "one of phys 8 and phys 9 or zoo 1" sorts after "one of chem 6, ...", though "(" sorts before "c".
+    assert gg_.requirement_sentence(GroupGraph(g, [y1, y3], names | {"zoo": "ZOO 1"}), "y") == (
+        "PHYS 1 requires: one of CHEM 6, (PHYS 2A, PHYS 2B and phys 2c) or PHYS 3; one of (PHYS 8 and PHYS 9) or ZOO 1."
     )
 
 
