@@ -30,6 +30,13 @@ Scoring rules (also in docs/evals.md):
   ``set_aside`` (the answer's top-level ``set_aside`` list) is non-empty, besides the set and
   finding match; F1 is still the sets'. *Set-aside accuracy* is the share of answered such
   questions whose list is non-empty (``None`` when there are none).
+* **Requirement groups** (``expect.one_of``, ``expect.unmet``, ``expect.requirements``; a graph
+  with groups): each one given must equal the answer's ``result`` key, ``one_of`` a group id,
+  ``unmet`` and ``requirements`` as sets of group ids (an entry a group id or an object with
+  ``group_id``; a list the result leaves out is empty, a ``one_of`` it leaves out is none). A
+  wrong or missing one makes an answered question not an exact match (``groups_ok`` false); F1
+  is still the sets'. *Groups accuracy* is the share of such questions (abstentions included)
+  whose groups are right. Questions without them are scored as before.
 * **Suggestions** (``expect.suggest``, misspelt names): *suggestion recall* is the share of such
   questions whose ``did_you_mean`` holds every suggested id; the correct response is still to
   abstain (exact match as for any abstain question).
@@ -57,6 +64,7 @@ from data_plane.clock import parse_time
 from data_plane.errors import InputError
 
 __all__ = [
+    "GroupsExpected",
     "Response",
     "Score",
     "answer_set",
@@ -134,6 +142,7 @@ class Score:
     suggest_ok: bool | None = None  # did_you_mean holds every expect.suggest id (None: none asked)
     syntheses: int = 0
     set_aside_ok: bool | None = None  # answered, set aside something, as asked (None: not asked)
+    groups_ok: bool | None = None  # one_of, unmet and requirements stated right (None: none asked)
 
     @property
     def answered(self) -> bool:
@@ -164,6 +173,7 @@ class Score:
             "suggest_ok": self.suggest_ok,
             "syntheses": self.syntheses,
             "set_aside_ok": self.set_aside_ok,
+            "groups_ok": self.groups_ok,
         }
 
 
@@ -218,6 +228,48 @@ def _set_aside_ok(set_aside: bool, response: Response) -> bool | None:
     return any(isinstance(part, str) and part.strip() for part in response.set_aside)
 
 
+@dataclass(frozen=True)
+class GroupsExpected:
+    """What a question on a graph with requirement groups asks of the answer's ``result`` (each
+    None: not asked)."""
+
+    one_of: str | None = None
+    unmet: Sequence[str] | None = None
+    requirements: Sequence[str] | None = None
+
+    @property
+    def asked(self) -> bool:
+        return self.one_of is not None or self.unmet is not None or self.requirements is not None
+
+
+def _group_id(entry: Any) -> Any:
+    return entry.get("group_id") if isinstance(entry, Mapping) else entry
+
+
+def _group_ids(value: Any) -> set[Any] | None:
+    """A result's list of groups as ids (None: not a list)."""
+    if value is None:
+        return set()
+    if not isinstance(value, list | tuple):
+        return None
+    return {_group_id(e) for e in value}
+
+
+def _groups_ok(expected: GroupsExpected, response: Response) -> bool | None:
+    if not expected.asked:
+        return None
+    result = response.result
+    if result is None or response.abstained:
+        return False
+    if expected.one_of is not None and _group_id(result.get("one_of")) != expected.one_of:
+        return False
+    for name in ("unmet", "requirements"):
+        wanted = getattr(expected, name)
+        if wanted is not None and _group_ids(result.get(name)) != set(wanted):
+            return False
+    return True
+
+
 def score(
     question_id: str,
     qtype: str,
@@ -232,6 +284,7 @@ def score(
     finding: Mapping[str, Any] | None = None,
     suggest: Sequence[str] = (),
     set_aside: bool = False,
+    groups: GroupsExpected | None = None,
 ) -> Score:
     """Score ``response`` by the rules in the module docstring."""
     if response.crashed:  # a traceback is a wrong answer, not an abstention
@@ -266,6 +319,8 @@ def score(
     }
     finding_ok = _finding_ok(finding or {}, response)
     set_aside_ok = None if expect_abstain else _set_aside_ok(set_aside, response)
+    groups_ok = None if expect_abstain else _groups_ok(groups or GroupsExpected(), response)
+    told = finding_ok is not False and set_aside_ok is not False and groups_ok is not False
     if expect_abstain:
         return Score(
             precision=None,
@@ -287,6 +342,7 @@ def score(
             exact_match=False,
             evidence_recall=evidence_recall,
             finding_ok=finding_ok,
+            groups_ok=groups_ok,
             **common,
         )
     if match == "contains":  # what the answer is about: its citations (not result.members) or seeds
@@ -297,10 +353,11 @@ def score(
             precision=share,
             recall=share,
             f1=share,
-            exact_match=set(gold) <= about and finding_ok is not False and set_aside_ok is not False,
+            exact_match=set(gold) <= about and told,
             evidence_recall=evidence_recall,
             finding_ok=finding_ok,
             set_aside_ok=set_aside_ok,
+            groups_ok=groups_ok,
             **common,
         )
     p, r, f = prf(stated, gold)
@@ -308,10 +365,11 @@ def score(
         precision=p,
         recall=r,
         f1=f,
-        exact_match=set(stated) == set(gold) and finding_ok is not False and set_aside_ok is not False,
+        exact_match=set(stated) == set(gold) and told,
         evidence_recall=evidence_recall,
         finding_ok=finding_ok,
         set_aside_ok=set_aside_ok,
+        groups_ok=groups_ok,
         **common,
     )
 
@@ -398,6 +456,7 @@ def summarise(scores: Sequence[Score]) -> dict[str, Any]:
         "set_aside_accuracy": _mean(
             None if s.set_aside_ok is None else float(s.set_aside_ok) for s in scores
         ),
+        "groups_accuracy": _mean(None if s.groups_ok is None else float(s.groups_ok) for s in scores),
         "crashes": sum(1 for s in scores if s.crashed),
         "mean_rounds": _mean(float(s.rounds) for s in scores),
         "mean_llm_calls": _mean(float(s.llm_calls) for s in scores),

@@ -36,6 +36,12 @@ Optional fields (the paraphrase corpus uses them; older files leave them out):
   top-level ``set_aside`` list (the parts of the question it did not answer, as text) is non-empty,
   besides the usual set and finding match (:mod:`evals.metrics`). ``false`` (the default) asks
   nothing of that list. Only on a question that is answered (``expect.abstain`` false).
+* ``expect.one_of``, ``expect.unmet``, ``expect.requirements`` (a graph with requirement groups,
+  docs/control-plane.md "Requirements with alternatives"): the group a check's concept is one of
+  the ways to meet (a group id); the groups a readiness or "what is left" question leaves unmet,
+  and the groups a prerequisites or needed-before answer must list (lists of group ids, possibly
+  empty). Each, when given, must equal the answer's ``result`` key (:mod:`evals.metrics`); only
+  on a question that is answered.
 * ``question`` may be empty or blank only for a ``bad_input`` question that must be abstained on.
 * ``corpus``: which corpus the question belongs to, in a file that holds several (``paraphrase``
   or ``forms`` in ``evals/questions/{graph}_{split}.jsonl.gz``); ``round``: the blind round a
@@ -54,7 +60,7 @@ from __future__ import annotations
 import gzip
 import json
 import zlib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -74,6 +80,7 @@ __all__ = [
     "read_rows",
     "read_text",
     "select",
+    "write_or_check",
     "write_text",
 ]
 
@@ -128,6 +135,9 @@ class Question:
     corpus: str | None = None
     round: int | None = None
     set_aside: bool = False
+    one_of: str | None = None
+    unmet: tuple[str, ...] | None = None
+    requirements: tuple[str, ...] | None = None
 
     @property
     def findings(self) -> dict[str, Any]:
@@ -163,6 +173,11 @@ class Question:
             expect["lessons"] = list(self.lessons)
         if self.finding:
             expect["finding"] = self.findings
+        if self.one_of is not None:
+            expect["one_of"] = self.one_of
+        for name in ("unmet", "requirements"):
+            if (ids := getattr(self, name)) is not None:
+                expect[name] = list(ids)
         if self.suggest:
             expect["suggest"] = list(self.suggest)
         if self.set_aside:
@@ -235,9 +250,10 @@ def parse_question(obj: Any, *, where: str = "question") -> Question:
             f"{where}: expect.set_aside is only for a question that is answered (abstain false)",
             field="expect.set_aside",
         )
-    if not abstain and not concepts and not lessons and not finding:
+    one_of, unmet, requirements = _groups(expect, abstain, where)
+    if not abstain and not (concepts or lessons or finding or one_of or unmet or requirements):
         raise InputError(
-            f"{where}: an answerable question needs at least one gold concept, lesson or finding",
+            f"{where}: an answerable question needs at least one gold concept, lesson, finding or group",
             field="expect.concepts",
         )
     match = expect.get("match", "exact")
@@ -274,7 +290,33 @@ def parse_question(obj: Any, *, where: str = "question") -> Question:
         corpus=corpus,
         round=blind,
         set_aside=set_aside,
+        one_of=one_of,
+        unmet=unmet,
+        requirements=requirements,
     )
+
+
+def _groups(
+    expect: dict[str, Any], abstain: bool, where: str
+) -> tuple[str | None, tuple[str, ...] | None, tuple[str, ...] | None]:
+    """``expect.one_of`` (a group id), ``expect.unmet`` and ``expect.requirements`` (lists of group
+    ids), each None when absent; only on a question that is answered."""
+    given = [name for name in ("one_of", "unmet", "requirements") if name in expect]
+    if given and abstain:
+        raise InputError(
+            f"{where}: expect.{given[0]} is only for a question that is answered (abstain false)",
+            field=f"expect.{given[0]}",
+        )
+    one_of = expect.get("one_of")
+    if one_of is not None and not (isinstance(one_of, str) and one_of):
+        raise InputError(f"{where}: expect.one_of must be a group id", field="expect.one_of", value=one_of)
+    lists: dict[str, tuple[str, ...] | None] = {}
+    for name in ("unmet", "requirements"):
+        ids = expect.get(name)
+        if ids is not None and not (isinstance(ids, list) and all(isinstance(i, str) and i for i in ids)):
+            raise InputError(f"{where}: expect.{name} must be a list of group ids", field=f"expect.{name}")
+        lists[name] = None if ids is None else tuple(dict.fromkeys(ids))
+    return one_of, lists["unmet"], lists["requirements"]
 
 
 def _finding(expect: dict[str, Any], where: str) -> Finding:
@@ -331,6 +373,21 @@ def write_text(path: str | Path, text: str) -> None:
     if Path(path).suffix == ".gz":
         data = gzip.compress(data, compresslevel=9, mtime=0)
     Path(path).write_bytes(data)
+
+
+def write_or_check(files: Mapping[Path, str], *, check: bool, script: str) -> int:
+    """A builder's last step: write each file whose text changed (saying how many questions each
+    holds), or, with ``check``, only say which committed files differ (exit status 1) and that
+    ``script`` rebuilds them."""
+    stale = [p.name for p, text in files.items() if not p.exists() or read_text(p) != text]
+    if check:
+        print(f"stale: {', '.join(stale)}: rerun {script}" if stale else "up to date")
+        return 1 if stale else 0
+    for path, text in files.items():
+        if path.name in stale:
+            write_text(path, text)
+        print(f"{path}: {text.count(chr(10))} questions")
+    return 0
 
 
 def load_questions(path: str | Path) -> list[Question]:

@@ -42,7 +42,7 @@ from data_plane.errors import InputError, KGError
 from data_plane.reads import GraphReader
 from evals.baselines import BASELINES, build_systems
 from evals.coverage import named_concepts
-from evals.metrics import Response, Score, score, summarise
+from evals.metrics import GroupsExpected, Response, Score, score, summarise
 from evals.questions import Question, load_questions, select
 from evals.report import (
     failure_table,
@@ -182,6 +182,7 @@ def run_eval(
                     finding=q.findings,
                     suggest=q.suggest,
                     set_aside=q.set_aside,
+                    groups=GroupsExpected(q.one_of, q.unmet, q.requirements),
                 )
                 scores[system.name].append(sc)
                 results[system.name] = {

@@ -131,7 +131,7 @@ import networkx as nx  # noqa: E402
 
 from evals import gold  # noqa: E402
 from evals.dev_graphs import ENV, dev_graph, dev_graphs_folder  # noqa: E402
-from evals.questions import Question, parse_question, read_rows, read_text, write_text  # noqa: E402
+from evals.questions import Question, parse_question, read_rows, write_or_check  # noqa: E402
 
 CORPUS = "catalogue"
 GRAPH = "ucsd-catalogue"
@@ -987,6 +987,9 @@ class Made:
 
 
 class Builder:
+    corpus = CORPUS  # the rows' corpus
+    prefix = ""  # what their ids begin with
+
     def __init__(self, cat: Catalogue) -> None:
         self.cat = cat
         self.judge = Judge(cat)
@@ -1141,6 +1144,23 @@ class Builder:
         else:
             named = [sorted(ids) for ids in c.names.named(text)]
             raise ValueError(f"template {t.id}: {text!r} names {named}, not {sorted(filled.values())}")
+        qid = f"{self.prefix}{t.id}-{suffix}"
+        row: dict[str, Any] = {
+            "id": qid,
+            "question": text,
+            "type": qtype or (ABSTAIN_TYPE[t.form] if t.form in ABSTAIN else t.form),
+            "intent": t.intent,
+            "template": t.id,
+            "expect": self._expect(t, answer),
+            "corpus": self.corpus,
+        }
+        if t.round is not None:
+            row["round"] = t.round
+        styles = tuple(written[s][0] for s in t.slots)
+        return Made(parse_question(row, where=qid), t, dict(filled), styles)
+
+    def _expect(self, t: Template, answer: Gold) -> dict[str, Any]:
+        """A row's ``expect`` from its gold."""
         expect: dict[str, Any] = {"concepts": sorted(answer.concepts)}
         if answer.finding:
             expect["finding"] = dict(answer.finding)
@@ -1151,20 +1171,7 @@ class Builder:
         expect["abstain"] = answer.abstain
         if answer.match != "exact":
             expect["match"] = answer.match
-        qid = f"{t.id}-{suffix}"
-        row: dict[str, Any] = {
-            "id": qid,
-            "question": text,
-            "type": qtype or (ABSTAIN_TYPE[t.form] if t.form in ABSTAIN else t.form),
-            "intent": t.intent,
-            "template": t.id,
-            "expect": expect,
-            "corpus": CORPUS,
-        }
-        if t.round is not None:
-            row["round"] = t.round
-        styles = tuple(written[s][0] for s in t.slots)
-        return Made(parse_question(row, where=qid), t, dict(filled), styles)
+        return expect
 
     def _names_right(self, text: str, filled: Mapping[str, str], answer: Gold) -> bool:
         """The question names exactly its courses (and, for a shared title, that title's courses),
@@ -1280,15 +1287,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     files = texts(made)
     if args.summary:
         print(json.dumps({"survivors": survivors(cat), "splits": summary(made)}, indent=1))
-    if args.check:
-        stale = [p.name for p, text in files.items() if not p.exists() or read_text(p) != text]
-        print(f"stale: {', '.join(stale)}: rerun build_catalogue.py" if stale else "up to date")
-        return 1 if stale else 0
-    for path, text in files.items():
-        if not path.exists() or read_text(path) != text:
-            write_text(path, text)
-        print(f"{path}: {text.count(chr(10))} questions")
-    return 0
+    return write_or_check(files, check=args.check, script="build_catalogue.py")
 
 
 if __name__ == "__main__":

@@ -125,7 +125,7 @@ from rapidfuzz.distance import DamerauLevenshtein  # noqa: E402
 
 from evals import gold  # noqa: E402
 from evals.dev_graphs import ENV, dev_graph, dev_graphs_folder  # noqa: E402
-from evals.questions import Question, parse_question, read_rows, read_text, write_text  # noqa: E402
+from evals.questions import Question, parse_question, read_rows, write_or_check  # noqa: E402
 
 CORPUS = "lecturebank"
 GRAPH = "lecturebank"
@@ -1270,15 +1270,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         templates = deal(templates)
         TEMPLATES.write_text("".join(json.dumps(t.to_row(), ensure_ascii=False) + "\n" for t in templates))
     files = texts(build(load_graph(bundle), templates))
-    if args.check:
-        stale = [p.name for p, text in files.items() if not p.exists() or read_text(p) != text]
-        print(f"stale: {', '.join(stale)}: rerun build_lecturebank.py" if stale else "up to date")
-        return 1 if stale else 0
-    for path, text in files.items():
-        if not path.exists() or read_text(path) != text:
-            write_text(path, text)
-        print(f"{path}: {text.count(chr(10))} questions")
-    return 0
+    return write_or_check(files, check=args.check, script="build_lecturebank.py")
 
 
 if __name__ == "__main__":
