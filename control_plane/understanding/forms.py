@@ -87,6 +87,7 @@ from control_plane.understanding.lexicon import (
     POLITE,
     PREREQ,
     PRONOUNS,
+    READINESS,
     RELATED_WORDS,
     RELATION_NOUNS,
     RELATION_PHRASES,
@@ -737,10 +738,28 @@ def _ready(p: Parse) -> Reading | None:
     words = _opening(p)
     toks = [p.toks[i] for i in words]
     # the auxiliary and "I" open it, or follow what the learner has done ("Having finished A, am I
-    # allowed to take Y?")
+    # allowed to take Y?"); or it asks whether it is possible for the learner ("is it possible for
+    # me to take Y after finishing A?", "would it be ok for me to ...")
     k = next((k for k in range(len(toks) - 1) if toks[k] in _ABLE and toks[k + 1] in _LEARNER), None)
+    if k is None:
+        k = next(
+            (
+                k
+                for k in range(len(toks) - 3)
+                if toks[k] in _ABLE and toks[k + 1] == "it" and _for_the_learner(toks[k + 2 : k + 6])
+            ),
+            None,
+        )
     conditions = {cid for cid, r in p.roles.items() if r is not None and r.cue == KNOWN_CONDITION}
-    known = {kk.concept_id for kk in p.known} | conditions
+    # "after finishing A", "after completing A": done before the learner asks
+    done_after = {
+        m.concept_id
+        for m in p.ordered
+        if m.start >= 2 and p.toks[m.start - 2] == "after" and p.toks[m.start - 1] in _DONE_VERBS
+    }
+    known = {kk.concept_id for kk in p.known} | conditions | done_after
+    if k is None:
+        return _enough(p, words, known)
     if k is None or any(i in p.masked and not _named_known(p, i, known) for i in words[:k]):
         return None
     # a yes/no question: no question word asks ("how can I get to Y" asks for a way), unless it
@@ -757,6 +776,36 @@ def _ready(p: Parse) -> Reading | None:
     said = {s.concept_id for s in reading.subjects}
     extra = tuple(Subject(c, "known", p.words_of[c]) for c in sorted(known - said) if c in p.words_of)
     return replace(reading, subjects=(*reading.subjects, *extra))
+
+
+def _for_the_learner(toks: Sequence[str]) -> bool:
+    """ "(be) possible for me", "(be) ok for me", "allowed for us": a possibility for the learner."""
+    rest = [t for t in toks if t not in ("be", "really", "still")]
+    return len(rest) >= 3 and rest[0] in READINESS | _POSSIBLE and rest[1] == "for" and rest[2] in _ME
+
+
+def _enough(p: Parse, words: Sequence[int], known: set[str]) -> Reading | None:
+    """ "Is A enough for Y?", "will A and B be sufficient to take Y?": whether what is named before
+    the word of sufficiency covers everything the one concept named after it needs (readiness);
+    never one concept said needed for the other."""
+    at = next((j for j, i in enumerate(words) if p.toks[i] in _SUFFICIENT), None)
+    if at is None or not _yes_no(p):
+        return None
+    cut = words[at]
+    before = {m.concept_id for m in p.ordered if m.end <= cut} | (known & {m.concept_id for m in p.ordered})
+    after = [m for m in p.ordered if m.start > cut and m.concept_id not in before]
+    if not before or len({m.concept_id for m in after}) != 1:
+        return None
+    reading = p.build("needed_before", [p.sub(after[0])], transitive=True, cue=READY, form="ready")
+    extra = tuple(Subject(c, "known", p.words_of[c]) for c in sorted(before) if c in p.words_of)
+    return replace(reading, subjects=(*reading.subjects, *extra))
+
+
+_POSSIBLE: Final = frozenset(normalise("possible ok okay fine alright"))
+_DONE_VERBS: Final = frozenset(normalise("finishing completing passing clearing doing taking"))
+_ME: Final = frozenset(normalise("me us"))
+# Words that ask whether what the learner has is enough.
+_SUFFICIENT: Final = frozenset(normalise("enough sufficient suffice suffices adequate"))
 
 
 def _named_known(p: Parse, i: int, known: set[str]) -> bool:
