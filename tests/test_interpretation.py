@@ -2347,3 +2347,43 @@ def test_unexplained_words_ending_a_learning_relations_clause_are_an_unknown_top
 )
 def test_idioms_after_a_relation_word_are_not_unknown_topics(question: str) -> None:
     assert "not a concept in this graph" not in (read(question, FULL).problem or "")
+
+
+@pytest.mark.parametrize(
+    ("question", "subject", "candidate"),
+    [
+        # an obligation followed by an ordering adverb: the thing studied comes first
+        ("Why would someone aiming at RAG have to study Embeddings beforehand?", "rag", "embeddings"),
+        ("Why would a person going for RAG have to learn Embeddings first?", "rag", "embeddings"),
+        # the adverb belongs to the next verb: the purpose still names the goal
+        ("Why is it that to study RAG you first need Embeddings?", "rag", "embeddings"),
+        ("Why do I have to study Embeddings before RAG?", "rag", "embeddings"),
+    ],
+)
+def test_an_ordering_adverb_after_an_obligation_places_what_is_studied_first(
+    question: str, subject: str, candidate: str
+) -> None:
+    r = read(question, PREREQ_ONLY)
+    assert r.sure, r.problem
+    assert r.form == "why"
+    assert [(s.concept_id, s.role) for s in r.subjects] == [(subject, "subject"), (candidate, "candidate")]
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Background: RAG and Embeddings. Which new concepts have all their prerequisites covered by that?",
+        "I know RAG. Which topics have each of their prerequisites covered?",
+    ],
+)
+def test_a_relation_predicated_of_the_answer_is_not_read_as_the_named_concepts(question: str) -> None:
+    """ "their prerequisites" here are the prerequisites of the concepts asked for: an answer of
+    what RAG needs would answer another question."""
+    r = read(question, PREREQ_ONLY)
+    assert not r.sure, r.describe()
+    assert "'prerequisites' of the concepts it asks for" in (r.problem or ""), r.problem
+
+
+def test_a_name_between_have_and_their_is_the_relation_s_object() -> None:
+    r = assert_sure("Which concepts have RAG as their prerequisite?", "dependents")
+    assert [s.concept_id for s in r.subjects] == ["rag"]

@@ -53,8 +53,11 @@ from control_plane.understanding.grammar import (
     _any,
     _between,
     _ends_with,
+    _find_all,
     _intent_of,
+    _negated,
     _Role,
+    _said_goal,
 )
 from control_plane.understanding.lexicon import (
     ABOUT,
@@ -73,6 +76,7 @@ from control_plane.understanding.lexicon import (
     EXACT,
     EXISTENTIAL,
     FIRST_PERSON,
+    FIRST_WORDS,
     FOUND,
     HOW_FOLLOWERS,
     LEARN,
@@ -482,6 +486,17 @@ def _subject_and_candidate(p: Parse, a: Mention, b: Mention) -> tuple[Mention, M
     """(subject, candidate, the role that makes the subject one) for a two-concept form, from the
     roles the grammar gave them; None when the roles do not tell them apart."""
     ra, rb = p.roles.get(a.concept_id), p.roles.get(b.concept_id)
+    for x, y, rx, ry in ((a, b, ra, rb), (b, a, rb, ra)):
+        if (
+            rx is not None
+            and rx.purpose
+            and ry is None
+            and (_first_after(p, x) or _said_goal(p.toks, y.start))
+        ):
+            # "why would someone aiming for Y have to study X beforehand?": an obligation ("have
+            # to study X"), not a purpose, when an ordering adverb follows it or the other is the
+            # learner's stated goal: X comes first, the other is what it is needed for
+            return y, x, rx
     if ra is not None and rb is not None and ra.role == rb.role == DEP and ra.purpose != rb.purpose:
         # "why do I have to learn X before Y": the learner's purpose ("to learn X") names the
         # candidate; the ordering word ("before Y") the subject
@@ -505,6 +520,17 @@ def _subject_and_candidate(p: Parse, a: Mention, b: Mention) -> tuple[Mention, M
     if rb is not None and ra is None and rb.role not in _SUBJECT_ROLES:
         return a, b, replace(rb, role=DEP if rb.family != PART else WHOLE)
     return None
+
+
+def _first_after(p: Parse, m: Mention) -> bool:
+    """Does an ordering adverb ("first", "beforehand", "in advance") follow ``m`` at once (or
+    after an adverb: "study X really first"), not negated? Not "to study X you first need Y",
+    where the adverb is the next verb's."""
+    return any(
+        (s == m.end or (s == m.end + 1 and p.toks[m.end] in ADVERBS)) and not _negated(p.toks, s)
+        for phrase in FIRST_WORDS
+        for s, _ in _find_all(p.toks, phrase, p.masked | p.context)
+    )
 
 
 def _candidate_reading(p: Parse, form: str) -> Reading | None:

@@ -174,6 +174,13 @@ def _accounted(p: Parse, reading: Reading) -> Reading:
             reading,
             problem=f"the question also names {p.text.surface(*slot)!r}, which is not a concept in this graph",
         )
+    own = _answers_own_relation(p)
+    if own is not None and reading.intent != "next":
+        return replace(
+            reading,
+            problem=f"the question asks about {p.text.surface(*own)!r} of the concepts it asks for, "
+            f"which this reading ({reading.describe()}) does not answer",
+        )
     second = _second_question(p)
     if second is not None and second[0]:
         return replace(reading, problem="the message asks two questions at once; ask them one at a time")
@@ -205,6 +212,32 @@ def _accounted(p: Parse, reading: Reading) -> Reading:
         reading,
         problem=f"the question also names {names}, which this reading ({reading.describe()}) leaves out",
     )
+
+
+_HAVE: Final = frozenset(normalise("have has had"))
+_QUANTIFIERS: Final = frozenset(normalise("all any every each of some"))
+
+
+def _answers_own_relation(p: Parse) -> tuple[int, int] | None:
+    """The span of a relational noun the question predicates of its own answer ("which concepts
+    have all their prerequisites covered by that?": "their" is the concepts asked for, not the
+    ones named), or None. Not "which concepts have X as their prerequisite" (a name between)."""
+    toks = p.toks
+    for start, end, _ in p.nouns:
+        k = start - 1
+        if k >= 0 and toks[k] == "own":
+            k -= 1
+        if k < 0 or toks[k] not in ("their", "its"):
+            continue
+        k -= 1
+        while k >= 0 and toks[k] in _QUANTIFIERS:
+            k -= 1
+        if k < 0 or toks[k] not in _HAVE:
+            continue
+        wh = next((i for i in range(k - 1, -1, -1) if toks[i] in ("which", "what")), None)
+        if wh is not None and not any(i in p.masked for i in range(wh, k)):
+            return start, end
+    return None
 
 
 # What opens a verb's object ("and keep seeing it", "and read the docs"), unlike a time phrase

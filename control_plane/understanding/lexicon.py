@@ -509,7 +509,7 @@ PERSONS: Final = frozenset({"i", "we", "you", "she", "he", "they", "m"})
 # People a learner speaks of: "if a student masters X, what does that open up for them?" - "for
 # them" is the student, not X.
 PEOPLE: Final = frozenset(
-    normalise("student students learner learners pupil pupils kid kids child children son daughter team "
+    normalise("student students learner learners person persons someone somebody anyone anybody pupil pupils kid kids child children son daughter team "
               "class trainee trainees intern interns colleague colleagues friend friends people staff "
               "employee employees beginner beginners newcomer newcomers junior juniors hire hires")
 )  # fmt: skip
