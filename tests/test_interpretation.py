@@ -2387,3 +2387,23 @@ def test_a_relation_predicated_of_the_answer_is_not_read_as_the_named_concepts(q
 def test_a_name_between_have_and_their_is_the_relation_s_object() -> None:
     r = assert_sure("Which concepts have RAG as their prerequisite?", "dependents")
     assert [s.concept_id for s in r.subjects] == ["rag"]
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "list everything that comes before RAG but leave all of them out",
+        "What does RAG need? Skip every one of them.",
+    ],
+)
+def test_leaving_out_the_whole_answer_asks_for_nothing(question: str) -> None:
+    r = read(question, PREREQ_ONLY)
+    assert not r.sure
+    assert "which would leave nothing to answer" in (r.problem or ""), r.problem
+
+
+def test_leaving_out_the_indirect_ones_is_never_the_whole_closure() -> None:
+    """ "everything ... but leave out the indirect ones" restricts "everything" to the direct
+    ones: a sure reading may only be the direct one."""
+    r = read("list everything that comes before RAG but leave out the indirect ones", PREREQ_ONLY)
+    assert not r.transitive

@@ -174,6 +174,13 @@ def _accounted(p: Parse, reading: Reading) -> Reading:
             reading,
             problem=f"the question also names {p.text.surface(*slot)!r}, which is not a concept in this graph",
         )
+    emptied = _leaves_out_everything(p)
+    if emptied is not None:
+        return replace(
+            reading,
+            problem=f"the question asks for {reading.describe()} and also to leave out "
+            f"{p.text.surface(*emptied)!r}, which would leave nothing to answer",
+        )
     own = _answers_own_relation(p)
     if own is not None and reading.intent != "next":
         return replace(
@@ -212,6 +219,30 @@ def _accounted(p: Parse, reading: Reading) -> Reading:
         reading,
         problem=f"the question also names {names}, which this reading ({reading.describe()}) leaves out",
     )
+
+
+_LEAVE_VERBS: Final = frozenset(
+    normalise("leave leaving omit omitting exclude excluding skip skipping drop ignore")
+)
+# What stands for the whole answer ("all of them", "everything", "them all", "each one").
+_THE_WHOLE: Final = frozenset(normalise("all of them everything every each one it those these the whole lot"))
+
+
+def _leaves_out_everything(p: Parse) -> tuple[int, int] | None:
+    """The span of what a leaving-out verb leaves out when that is the whole answer ("list
+    everything before X but leave all of them out"), or None: such a question asks for nothing."""
+    toks = p.toks
+    for i, tok in enumerate(toks):
+        if tok not in _LEAVE_VERBS or i in p.masked or i in p.context:
+            continue
+        j = i + 1 + (toks[i + 1 : i + 2] == ("out",))
+        k = j
+        while k < len(toks) and toks[k] in _THE_WHOLE and k not in p.masked:
+            k += 1
+        whole = k > j and any(t in ("all", "everything", "every", "each", "whole") for t in toks[j:k])
+        if whole and (k == len(toks) or toks[k] in ("out", "off") or toks[j - 1] == "out"):
+            return j, k
+    return None
 
 
 _HAVE: Final = frozenset(normalise("have has had"))
