@@ -2407,3 +2407,29 @@ def test_leaving_out_the_indirect_ones_is_never_the_whole_closure() -> None:
     ones: a sure reading may only be the direct one."""
     r = read("list everything that comes before RAG but leave out the indirect ones", PREREQ_ONLY)
     assert not r.transitive
+
+
+@pytest.mark.parametrize(
+    ("question", "aside"),
+    [
+        ("what do I need before RAG and who teaches it?", "who teaches it"),
+        ("list the prerequisites of RAG and tell me who teaches it", "tell me who teaches it"),
+        ("What does RAG need? And please tell me who teaches it.", "please tell me who teaches it"),
+    ],
+)
+def test_a_clause_that_asks_for_a_person_is_set_aside_and_said(question: str, aside: str) -> None:
+    """No graph here holds people: a joined "who ..." is a part the answer says it left, never
+    silently dropped (its words are all words the reader knows: "teach", "it")."""
+    r = read(question, PREREQ_ONLY)
+    assert r.sure, r.problem
+    assert [s.concept_id for s in r.subjects] == ["rag"]
+    assert r.set_aside == (aside,)
+
+
+def test_a_derived_word_is_no_slip_of_the_word_it_comes_from() -> None:
+    """ "difficulty" is not a misspelt "difficult": in order of difficulty is something the graph
+    does not hold, so the reading is not sure."""
+    r = read("List the prerequisites of RAG in order of difficulty", PREREQ_ONLY)
+    assert not r.sure
+    assert "'difficulty'" in (r.problem or ""), r.problem
+    assert read("what are the prerequisits of RAG", PREREQ_ONLY).sure

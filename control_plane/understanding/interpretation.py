@@ -344,6 +344,11 @@ def _second_question(p: Parse) -> tuple[bool, list[int]] | None:
             continue  # "..., and which of those does B build on?": one question, built on the first
         if not _opens_a_question(p, later, spans):
             continue  # "how does A ? lead to B ?": a stray mark cuts one question, it asks no second
+        opener = next((p.toks[i] for i in later if p.toks[i] not in _BEFORE_THE_ASKING), "")
+        if opener in _PERSON_WH and not any(i in named for i in later):
+            # "what do I need before A, and who teaches it?": a person, which no graph here holds
+            # (a question about A's people, not about what A needs): set aside and said
+            return False, later
         names = {named[i] for i in later if i in named} - p.said_known  # "I already know A?": said, not asked
         cues = _cue_words(p, later)
         # words no vocabulary here explains, or a number ("the 2020 Olympics"): another topic
@@ -374,6 +379,10 @@ def _cue_words(p: Parse, positions: Sequence[int]) -> frozenset[tuple[str, ...]]
 # "also" or a comma.
 _CLAUSE_OPENERS: Final = WH | YES_NO_AUX | REQUESTS | frozenset(normalise("when why whose"))
 _CLAUSE_JOINERS: Final = frozenset(normalise("and also plus then"))
+# What stands before a clause's question word ("and also tell me who ...").
+_BEFORE_THE_ASKING: Final = _CLAUSE_JOINERS | REQUESTS | POLITE | frozenset(normalise("me us"))
+# The question words that ask for a person.
+_PERSON_WH: Final = frozenset(normalise("who whom"))
 # Words that point back at the first clause's answer: a clause with one asks about that answer.
 _BACK_REFERENCES: Final = frozenset(normalise("those these them they"))
 
@@ -390,7 +399,11 @@ def _asking_clauses(p: Parse) -> list[list[int]]:
     last = None
     for i in range(len(toks)):
         # a sentence set aside as context still counts when it asks ("Also, when were ...?")
-        if (i in p.context or not p.asks[p.sentence[i]]) and not _ends_asking(p, i, spans):
+        if (
+            (i in p.context or not p.asks[p.sentence[i]])
+            and not _ends_asking(p, i, spans)
+            and not _opens_a_request(p, p.sentence[i])
+        ):
             continue
         joined = (
             i > 0
@@ -405,6 +418,19 @@ def _asking_clauses(p: Parse) -> list[list[int]]:
         clauses[-1].append(i)
         last = i
     return [c for c in clauses if c and (_opens_a_question(p, c, spans) or _ends_asking(p, c[-1], spans))]
+
+
+def _opens_a_request(p: Parse, sid: int) -> bool:
+    """Does sentence ``sid`` open (after "and", "also", greetings) with a request ("... Please
+    tell me who teaches it.")? It asks, whatever its last mark."""
+    for i, k in enumerate(p.sentence):
+        if k != sid:
+            continue
+        t = p.toks[i]
+        if t in _CLAUSE_JOINERS or t in POLITE:
+            continue
+        return t in REQUESTS and i not in p.masked
+    return False
 
 
 def _ends_asking(p: Parse, i: int, spans: Sequence[tuple[int, int]]) -> bool:

@@ -637,7 +637,7 @@ FRAMING: Final = frozenset(
     normalise("""
     wonder wondering wondered curious interested keen hope hoping try trying tried plan planning
     decide deciding figure figuring think thinking consider considering hear hearing heard see
-    seeing seen read reading keep keeps kept look looking prepare preparing prepping kind sort
+    seeing seen read reading keep keeps kept look looking prepare preparing prepping prep kind sort
     roughly speaking basically honestly quick q brief briefly short simple simply sentence larger
     broader bigger wider smaller narrower counting clue grips existing account sense
     """)
