@@ -2433,3 +2433,46 @@ def test_a_derived_word_is_no_slip_of_the_word_it_comes_from() -> None:
     assert not r.sure
     assert "'difficulty'" in (r.problem or ""), r.problem
     assert read("what are the prerequisits of RAG", PREREQ_ONLY).sure
+
+
+def test_a_yes_no_question_after_a_clause_put_in_front_of_it() -> None:
+    r = read("Before I start RAG, do I need Embeddings?", PREREQ_ONLY)
+    assert r.sure and r.form == "yes_no", r.problem
+    assert [(s.concept_id, s.role) for s in r.subjects] == [("rag", "subject"), ("embeddings", "candidate")]
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Is Embeddings needed for RAG? Also, what should I learn after RAG?",
+        "Does RAG need Embeddings? What else does it need?",
+        "What comes before RAG? And separately, how is Embeddings related to it?",
+    ],
+)
+def test_two_questions_of_two_forms_are_not_answered_by_half(question: str) -> None:
+    r = read(question, PREREQ_ONLY)
+    assert not r.sure
+    assert "two questions" in (r.problem or ""), r.problem
+
+
+def test_refusing_the_answer_itself_asks_for_nothing() -> None:
+    r = read("Give me the prerequisites of RAG, except don't give me any of its prerequisites.", PREREQ_ONLY)
+    assert not r.sure
+    assert "which would leave nothing to answer" in (r.problem or ""), r.problem
+
+
+@pytest.mark.parametrize(
+    "question", ["How do RAG and Embeddings differ?", "How is RAG different from Embeddings?"]
+)
+def test_a_difference_is_neither_a_relation_in_learning_order_nor_a_path(question: str) -> None:
+    r = read(question, FULL)
+    assert r.intent not in ("relate", "path"), r.describe()
+
+
+def test_what_a_learner_is_asked_to_have_is_not_what_they_have() -> None:
+    """ "Would I need X under my belt for Y?" asks whether X is needed: X is no known concept."""
+    r = read(
+        "Would I need Embeddings under my belt to be ready for RAG, directly or indirectly?", PREREQ_ONLY
+    )
+    assert "known" not in {s.role for s in r.subjects}, r.describe()
+    assert r.sure and r.form == "yes_no", r.problem

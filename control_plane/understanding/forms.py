@@ -179,6 +179,13 @@ def _yes_no(p: Parse) -> bool:
     """Does an auxiliary open the asking sentence as a yes/no question (or is it a statement put
     up for confirmation, :func:`_put_to_confirm`)?"""
     words = _opening(p)
+    fronted = _after_a_fronted_clause(p, words)
+    if fronted:
+        # "before I can start on X, do I have to get Y done?": the yes/no question follows the
+        # clause put in front of it, whose names it asks about
+        if not any(i in p.masked for i in words):
+            return False
+        words = fronted
     if words and p.toks[words[0]] not in YES_NO_AUX:
         return _put_to_confirm(p, words)
     if not words:
@@ -195,6 +202,24 @@ def _yes_no(p: Parse) -> bool:
     if toks[1:2] and toks[1] in THERE:
         return False  # "are there prerequisites for X?": asks for them
     return not any(t in WH for t in toks[1:] if t not in {"anything", "something"})
+
+
+# What opens a clause put in front of the question ("before I can start on X, ...", "if I'm aiming
+# for X, ...", "to get to X, ...").
+_FRONTING: Final = frozenset(normalise("before if once since when after to for"))
+
+
+def _after_a_fronted_clause(p: Parse, words: Sequence[int]) -> tuple[int, ...]:
+    """The words of the question after a clause put in front of it and ended by a comma, when an
+    auxiliary opens them ("before I can start on X, do I ..."); () when there is none."""
+    if not words or p.toks[words[0]] not in _FRONTING:
+        return ()
+    spans = p.text.spans
+    for k in range(1, len(words)):
+        i = words[k]
+        if "," in p.question[spans[i - 1][1] : spans[i][0]] and i not in p.masked:
+            return tuple(words[k:]) if p.toks[i] in YES_NO_AUX else ()
+    return ()
 
 
 # A statement put up for confirmation: "A depends on B, yes or no?", "pls confirm: A is needed
@@ -395,6 +420,9 @@ def _unexplained_words(p: Parse) -> str:
     return p.text.surface(run[0], run[-1] + 1) if run else ""
 
 
+_DIFFERENT: Final = frozenset(normalise("different differently differences distinguishes distinguish"))
+
+
 def _relate(p: Parse) -> Reading | None:
     """ "How are A and B related?", "could you explain how A relates to B?", "what's the connection
     between A and B?", "what does A have to do with B?", "are A and B connected?"."""
@@ -422,6 +450,8 @@ def _relate(p: Parse) -> Reading | None:
         return None
     if _has(p, asking, WHAT_IS_RELATED):
         return None  # "what is related to both A and B?": concepts, not how the two relate
+    if _has(p, asking, CONTRAST) or any(t in _DIFFERENT for t in toks):
+        return None  # "how do A and B differ?", "what's different between them?": a contrast
     if any(s > 0 and p.toks[s - 1] == "as" for s, _, _ in p.nouns):
         return None  # "what do A and B have in common as prerequisites?": the shared ones
     pair = _pair(p)
@@ -786,6 +816,10 @@ def _ready(p: Parse) -> Reading | None:
     known = {kk.concept_id for kk in p.known} | conditions | done_after
     if k is None:
         return _enough(p, words, known)
+    # "can I take Y after A?": asked of the learner, what they take Y after is what they have
+    # done (not "should I take A before Y", which asks about A)
+    first = p.ordered[0].start if p.ordered else 0
+    known |= {m.concept_id for m in p.ordered if m.start > first and p.toks[m.start - 1] == "after"}
     if k is None or any(i in p.masked and not _named_known(p, i, known) for i in words[:k]):
         return None
     # a yes/no question: no question word asks ("how can I get to Y" asks for a way), unless it

@@ -228,12 +228,27 @@ _LEAVE_VERBS: Final = frozenset(
 _THE_WHOLE: Final = frozenset(normalise("all of them everything every each one it those these the whole lot"))
 
 
+_OWNED: Final = frozenset(normalise("any its their of"))
+
+
 def _leaves_out_everything(p: Parse) -> tuple[int, int] | None:
     """The span of what a leaving-out verb leaves out when that is the whole answer ("list
     everything before X but leave all of them out"), or None: such a question asks for nothing."""
     toks = p.toks
+    nouns = {k for start, end, _ in p.nouns for k in range(start, end)}
     for i, tok in enumerate(toks):
-        if tok not in _LEAVE_VERBS or i in p.masked or i in p.context:
+        if i in p.masked:
+            continue
+        if tok in REQUESTS | {"include"} and toks[i - 2 : i] in (("don", "t"), ("do", "not")):
+            # "..., except don't give me any of its prerequisites": the answer itself refused
+            j = i + 1 + (toks[i + 1 : i + 2] in (("me",), ("us",)))
+            k = j
+            while k < len(toks) and k not in p.masked and (toks[k] in _THE_WHOLE | _OWNED or k in nouns):
+                k += 1
+            if k == len(toks) and any(t in ("any", "all", "every", "everything") for t in toks[j:k]):
+                return j, k
+            continue
+        if tok not in _LEAVE_VERBS or i in p.context:
             continue
         j = i + 1 + (toks[i + 1 : i + 2] == ("out",))
         k = j
@@ -344,8 +359,7 @@ def _second_question(p: Parse) -> tuple[bool, list[int]] | None:
             continue  # "..., and which of those does B build on?": one question, built on the first
         if not _opens_a_question(p, later, spans):
             continue  # "how does A ? lead to B ?": a stray mark cuts one question, it asks no second
-        opener = next((p.toks[i] for i in later if p.toks[i] not in _BEFORE_THE_ASKING), "")
-        if opener in _PERSON_WH and not any(i in named for i in later):
+        if _opener(p, later) in _PERSON_WH and not any(i in named for i in later):
             # "what do I need before A, and who teaches it?": a person, which no graph here holds
             # (a question about A's people, not about what A needs): set aside and said
             return False, later
@@ -361,12 +375,22 @@ def _second_question(p: Parse) -> tuple[bool, list[int]] | None:
         pointing = any(p.toks[i] in PRONOUNS for i in later if i not in p.masked)  # "contrast it with"
         if names and (names - before or (cues and cues != _cue_words(p, first))):
             return True, later
+        if (names or pointing) and _opener(p, first) in YES_NO_AUX and _opener(p, later) in WH:
+            # "Is A needed for B? Also, what should I learn after B?": a yes/no, then a question
+            # for a set about a concept it names: two questions, whatever their words
+            return True, later
         aside = later[0] in p.context and p.sentence[later[0]] != p.sentence[first[-1]]
         if not names and not pointing and other and not aside:
             # "..., and which laptop should I buy": another topic, set aside unless it names a
             # relation of the graph's (then a second question about something the graph lacks)
             return bool(cues), later
     return None
+
+
+def _opener(p: Parse, clause: Sequence[int]) -> str:
+    """The clause's first word after joiners, greetings and requests ("" for a name)."""
+    i = next((i for i in clause if p.toks[i] not in _BEFORE_THE_ASKING), None)
+    return "" if i is None or i in p.masked else p.toks[i]
 
 
 def _cue_words(p: Parse, positions: Sequence[int]) -> frozenset[tuple[str, ...]]:
@@ -444,8 +468,8 @@ def _opens_a_question(p: Parse, clause: Sequence[int], spans: Sequence[tuple[int
     request, or with an auxiliary and end with a question mark ("have A and B" is a statement)?"""
     for i in clause:
         t = p.toks[i]
-        if t in _CLAUSE_JOINERS or t in POLITE:
-            continue
+        if t in _CLAUSE_JOINERS or t in POLITE or (t.endswith("ly") and i not in p.masked):
+            continue  # "and separately, how is ...", "additionally, what ..."
         if i in p.masked or t not in _CLAUSE_OPENERS:
             return False
         return t not in YES_NO_AUX or _ends_asking(p, clause[-1], spans)
