@@ -2476,3 +2476,20 @@ def test_what_a_learner_is_asked_to_have_is_not_what_they_have() -> None:
     )
     assert "known" not in {s.role for s in r.subjects}, r.describe()
     assert r.sure and r.form == "yes_no", r.problem
+
+
+def test_names_said_covered_in_the_passive_perfect_are_known() -> None:
+    """ "Now that A and B have been covered, which new topics can be started?": what comes next,
+    not what A and B are covered in."""
+    r = read("Now that RAG and Embeddings have been covered, which new topics can be started?", FULL)
+    assert r.sure and r.intent == "next", r.describe()
+    assert {s.concept_id for s in r.subjects} == {"rag", "embeddings"}
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["between RAG and Embeddings, where should I begin", "RAG or Embeddings: where do I start?"],
+)
+def test_where_to_begin_between_two_is_which_comes_first(question: str) -> None:
+    r = read(question, PREREQ_ONLY)
+    assert r.sure and r.intent == "order", r.describe()

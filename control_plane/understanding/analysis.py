@@ -924,6 +924,9 @@ def _known_by_clause(
         k for k in range(end, min(end + 3, len(toks))) if not sentence or sentence[k] == sentence[m.start]
     ]
     after = tuple(toks[k] for k in same)
+    if after[:2] in (("have", "been"), ("has", "been"), ("had", "been"), ("got",)):
+        # "now that A and B have been covered", "A has been done": the passive perfect
+        after = ("are", *after[2 if after[:1] != ("got",) else 1 :])
     if after[:1] in (("is",), ("are",), ("was",), ("were",)):
         # "supervised learning is done", "A and B are behind me", "X is already covered": said of
         # the names themselves, whoever the clause's subject is

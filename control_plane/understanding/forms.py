@@ -79,6 +79,7 @@ from control_plane.understanding.lexicon import (
     FIRST_WORDS,
     FOUND,
     HOW_FOLLOWERS,
+    KNOWN_AFTER,
     LEARN,
     NEIGHBOUR,
     NEXT_WORDS,
@@ -337,7 +338,15 @@ def _order(p: Parse) -> Reading | None:
         and (not _between(p.toks, a, b) or _has(p, asking, EARLIER))  # "between A and B, which is earlier?"
     )
     in_order = between == ["and"] and _has(p, asking, (normalise("what order"), normalise("which order")))
-    if not ((alternatives and ordered) or symmetric or in_order) or _has(p, asking, BOTH) or p.said_known:
+    # "between A and B, where should I begin?", "A or B: where do I start?": the starting point of
+    # the two is the one that comes first
+    start_where = _wh_pronoun(p, asking) == "where" and any(t in ("begin", "start") for t in words)
+    alternatives = alternatives or (between in (["and"], ["or"]) and start_where)
+    if (
+        not ((alternatives and (ordered or start_where)) or symmetric or in_order)
+        or _has(p, asking, BOTH)
+        or p.said_known
+    ):
         return None
     governed = any(
         (r := p.roles.get(m.concept_id)) is not None and r.strength == 3 and not r.purpose for m in pair
@@ -671,7 +680,7 @@ def _next(p: Parse) -> Reading | None:
     asking = _asking(p)
     # a relation asked of the known concepts ("What opens up next?", "what does it unlock?"),
     # unless the learner asks it of themselves ("what's unlocked for me now?")
-    relation = [v for v in p.verbs if v[0] in asking and v[2].left != v[2].right]
+    relation = [v for v in p.verbs if v[0] in asking and v[2].left != v[2].right and not _says_known(p, v[0])]
     own = any(p.toks[i] in FIRST_PERSON for i in asking if i not in p.masked)
     conditions = {cid for cid, r in p.roles.items() if r is not None and r.cue == KNOWN_CONDITION}
     knows = p.said_known | (conditions if own and not relation and not p.nouns else frozenset())
@@ -686,6 +695,28 @@ def _next(p: Parse) -> Reading | None:
     known = [Subject(m.concept_id, "known", p.words_of[m.concept_id]) for m in p.ordered]
     reading = p.build("next", known, transitive=True, cue="next")
     return replace(reading, subjects=tuple(known))
+
+
+# What may stand between the names the learner knows and the word that says so ("A and B have
+# been covered", "A is now done").
+_TO_THE_KNOWN_WORD: Final = frozenset(
+    normalise("and or have has had been is are was were already all now got")
+)
+
+
+def _says_known(p: Parse, at: int) -> bool:
+    """Is the verb at ``at`` the word that says the names before it are known ("now that A and B
+    have been covered": not "covered" as in "A is covered in B")?"""
+    if (p.toks[at],) not in KNOWN_AFTER:
+        return False
+    k = at - 1
+    while k >= 0 and k not in p.masked and p.toks[k] in _TO_THE_KNOWN_WORD:
+        k -= 1
+    return (
+        k >= 0
+        and k in p.masked
+        and any(m.start <= k < m.end and m.concept_id in p.said_known for m in p.ordered)
+    )
 
 
 def _opens(p: Parse) -> Reading | None:
