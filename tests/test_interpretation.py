@@ -2493,3 +2493,23 @@ def test_names_said_covered_in_the_passive_perfect_are_known() -> None:
 def test_where_to_begin_between_two_is_which_comes_first(question: str) -> None:
     r = read(question, PREREQ_ONLY)
     assert r.sure and r.intent == "order", r.describe()
+
+
+@pytest.mark.parametrize(
+    ("question", "known"),
+    [
+        (
+            "would I be ready for RAG after Embeddings and Transformer architecture?",
+            {"embeddings", "transformer"},
+        ),
+        ("can i take RAG after Embeddings?", {"embeddings"}),
+        ("Is it possible to enroll in RAG with Embeddings and BM25 completed?", {"embeddings", "bm25"}),
+    ],
+)
+def test_readiness_with_what_is_done_after_or_completed(question: str, known: set[str]) -> None:
+    """Readiness has no label in the intent model's corpus, so the model does not doubt it; what
+    the learner takes the goal after, or has completed, is what they know."""
+    r = read(question, PREREQ_ONLY)
+    assert r.sure and r.form == "ready", r.describe()
+    assert {s.concept_id for s in r.subjects if s.role == "known"} == known
+    assert r.subject == "rag"

@@ -126,8 +126,8 @@ def checked(reading: Reading, tokens: Sequence[str], model: IntentModel | None) 
     """``reading``, made unsure when the learnt ``model`` (intent_model) finds another intent far
     more likely than any the reading answers; the reading says which."""
     if (
-        reading.form in ("yes_no", "why")
-        or reading.intent in ("order", "relate", "next")
+        reading.form in ("yes_no", "why", "ready")
+        or reading.intent in ("order", "relate", "next", "opens", "start")
         or reading.cue == WHAT_IS_LEFT
     ):
         return reading  # the corpus the model learnt from has no label for these forms
@@ -933,6 +933,8 @@ def _known_by_clause(
         rest = after[1:] if after[1:2] != ("already",) else after[2:]
         if any(rest[: len(q)] == q for q in KNOWN_AFTER if q != ("already",)):
             return True
+    if after[:1] and after[0] in KNOWN_VERBS and toks[b - 1 : b] == ("with",):
+        return True  # "enroll in Y with A and B completed": the names the learner has done
     if any(after[: len(q)] == q for q in KNOWN_AFTER):
         if _obliged(toks[max(start, m.start - 4) : m.start]):
             return False  # "do I have to have A done before B?", "would I need A under my belt?": asked

@@ -850,7 +850,10 @@ def _ready(p: Parse) -> Reading | None:
     # "can I take Y after A?": asked of the learner, what they take Y after is what they have
     # done (not "should I take A before Y", which asks about A)
     first = p.ordered[0].start if p.ordered else 0
-    known |= {m.concept_id for m in p.ordered if m.start > first and p.toks[m.start - 1] == "after"}
+    after = [m for m in p.ordered if m.start > first and p.toks[m.start - 1] == "after"]
+    # ... and the names listed with it ("would I be ready for Y after A and B?")
+    after += [m for m in p.ordered if after and m.start > after[0].start and _listed_after(p, after[0], m)]
+    known |= {m.concept_id for m in after}
     if k is None or any(i in p.masked and not _named_known(p, i, known) for i in words[:k]):
         return None
     # a yes/no question: no question word asks ("how can I get to Y" asks for a way), unless it
@@ -869,9 +872,16 @@ def _ready(p: Parse) -> Reading | None:
     return replace(reading, subjects=(*reading.subjects, *extra))
 
 
+def _listed_after(p: Parse, first: Mention, m: Mention) -> bool:
+    """Is ``m`` listed with ``first``: only names, commas and "and" between them?"""
+    return all(i in p.masked or p.toks[i] in ("and", "plus", "also") for i in range(first.end, m.start))
+
+
 def _for_the_learner(toks: Sequence[str]) -> bool:
     """ "(be) possible for me", "(be) ok for me", "allowed for us": a possibility for the learner."""
     rest = [t for t in toks if t not in ("be", "really", "still")]
+    if len(rest) >= 2 and rest[0] in _POSSIBLE and rest[1] == "to":
+        return True  # "is it possible to enroll in Y with A done?": asked by the learner, of themselves
     return len(rest) >= 3 and rest[0] in READINESS | _POSSIBLE and rest[1] == "for" and rest[2] in _ME
 
 
