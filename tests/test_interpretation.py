@@ -2513,3 +2513,34 @@ def test_readiness_with_what_is_done_after_or_completed(question: str, known: se
     assert r.sure and r.form == "ready", r.describe()
     assert {s.concept_id for s in r.subjects if s.role == "known"} == known
     assert r.subject == "rag"
+
+
+def test_a_statement_then_is_that_true_is_a_check() -> None:
+    r = read(
+        "My professor said that RAG needs Embeddings somewhere earlier in the chain. Is that true?",
+        PREREQ_ONLY,
+    )
+    assert r.sure and r.form == "yes_no", r.describe()
+    assert [(s.concept_id, s.role) for s in r.subjects] == [("rag", "subject"), ("embeddings", "candidate")]
+
+
+@pytest.mark.parametrize(
+    "question", ["How many weeks does it take to learn RAG?", "how many hours to learn RAG"]
+)
+def test_how_many_of_a_measure_is_no_count_of_concepts(question: str) -> None:
+    r = read(question, PREREQ_ONLY)
+    assert not r.sure
+    assert "which the graph does not record" in (r.problem or ""), r.problem
+
+
+def test_what_i_can_learn_now_after_a_known_concept_is_what_comes_next() -> None:
+    r = read("The RAG I have learned already. What I can learn after it now?", PREREQ_ONLY)
+    assert r.sure and r.intent == "next", r.describe()
+
+
+def test_two_names_sharing_one_relation_without_both_or_either_are_not_guessed() -> None:
+    """ "the topics that A and also B need": the intersection or the union? The two answers differ."""
+    r = read("Which are the topics that RAG and also Embeddings need before them?", PREREQ_ONLY)
+    assert not r.sure
+    assert "both have in common or for what either has" in (r.problem or ""), r.problem
+    assert read("What do RAG and Embeddings both need?", PREREQ_ONLY).sure

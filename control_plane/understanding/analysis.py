@@ -933,6 +933,21 @@ def _known_by_clause(
         rest = after[1:] if after[1:2] != ("already",) else after[2:]
         if any(rest[: len(q)] == q for q in KNOWN_AFTER if q != ("already",)):
             return True
+    if after[:1] == ("i",) and sentence_start(sentence, b) and sentence:
+        # "The ANN index I have learned already.": the name put first, then said known, the
+        # sentence ending there
+        k = end + 1 + (toks[end + 1 : end + 2] in (("have",), ("ve",), ("ve",)))
+        rest = [t for j, t in enumerate(toks) if j > k and sentence[j] == sentence[m.start]]
+        last = k + len(rest)
+        spans = text.spans
+        stop = text.raw[spans[last][1] :].lstrip()[:1] if last < len(spans) else ""
+        if (
+            k < len(toks)
+            and toks[k] in KNOWN_VERBS
+            and all(t in ("already", "well", "now") for t in rest)
+            and stop in (".", "!", "")
+        ):
+            return True
     if after[:1] and after[0] in KNOWN_VERBS and toks[b - 1 : b] == ("with",):
         return True  # "enroll in Y with A and B completed": the names the learner has done
     if any(after[: len(q)] == q for q in KNOWN_AFTER):

@@ -180,6 +180,8 @@ def _yes_no(p: Parse) -> bool:
     """Does an auxiliary open the asking sentence as a yes/no question (or is it a statement put
     up for confirmation, :func:`_put_to_confirm`)?"""
     words = _opening(p)
+    if _confirmed_before(p, words):
+        return True
     fronted = _after_a_fronted_clause(p, words)
     if fronted:
         # "before I can start on X, do I have to get Y done?": the yes/no question follows the
@@ -244,6 +246,30 @@ def _put_to_confirm(p: Parse, words: Sequence[int]) -> bool:
     if not (tagged or opened) or any(t in WH for t in toks):
         return False
     return sum(i in p.masked for i in words) > 0 and _cued(p)
+
+
+# A sentence that only asks for the one before it to be confirmed ("My professor said A needs B.
+# Is that true?").
+_CONFIRMATIONS: Final = frozenset(
+    normalise(t)
+    for t in ("is that true", "is this true", "is it true", "is that right", "is this right", "is that correct",
+              "is this correct", "am i right", "true", "right", "correct", "true or not", "is that so")
+)  # fmt: skip
+
+
+def _confirmed_before(p: Parse, words: Sequence[int]) -> bool:
+    """Do ``words`` only ask for the sentence before them to be confirmed ("My professor said A
+    needs B. Is that true?"), a statement that names a concept and a relation and asks nothing?"""
+    if not words or len(p.sentence) != len(p.toks):
+        return False
+    if tuple(p.toks[i] for i in words if p.toks[i] not in POLITE) not in _CONFIRMATIONS:
+        return False
+    before = [i for i in range(words[0]) if p.sentence[i] == p.sentence[words[0]] - 1]
+    return (
+        any(i in p.masked for i in before)
+        and not any(p.toks[i] in WH for i in before if i not in p.masked)
+        and _cued(p)
+    )
 
 
 def _cued(p: Parse) -> bool:
@@ -656,11 +682,48 @@ def _two_concept_suggestions(p: Parse) -> tuple[str, ...]:
     )
 
 
+# Units a learner may count that are no concepts: time, money, credit.
+_MEASURES: Final = frozenset(
+    normalise("""
+    second seconds minute minutes hour hours day days week weeks month months year years semester
+    semesters quarter quarters term terms credit credits unit units dollar dollars euro euros
+    page pages hr hrs min mins
+    """)
+)
+
+
+def _measure_counted(p: Parse) -> str | None:
+    """The unit "how many" counts when it is a measure ("how many weeks"), or None."""
+    toks = p.toks
+    for i in _asking(p):
+        after = i + 1
+        if (
+            toks[i] in ("many", "much")
+            and i > 0
+            and toks[i - 1] == "how"
+            and after < len(toks)
+            and after not in p.masked
+            and toks[after] in _MEASURES
+        ):
+            return p.text.surface(after, after + 1)
+    return None
+
+
 def _count(p: Parse) -> Reading | None:
     """ "How many direct prerequisites does Y have?": the count of the rest of the question."""
     # "how many ...", "number of ...", and the imperative "count the direct prerequisites of X"
     if not (_has(p, _asking(p), COUNT_WORDS) or _starts(p, _opening(p), (("number", "of"), ("count",)))):
         return None
+    measured = _measure_counted(p)
+    if measured is not None:
+        # "how many weeks does it take to learn X?": a duration (or a price, a credit load), not
+        # a number of concepts
+        return replace(
+            p.build("about", [p.sub(p.main)], sureness=0.0, read_by="none"),
+            form="count",
+            problem=f"the question asks how many {measured}, which the graph does not record; it "
+            "counts concepts (how many prerequisites, how many topics before X)",
+        )
     reading = read_frames(p, FRAMES)
     if reading.intent in ("about", "unknown") or reading.form:
         return replace(
@@ -684,7 +747,10 @@ def _next(p: Parse) -> Reading | None:
     own = any(p.toks[i] in FIRST_PERSON for i in asking if i not in p.masked)
     conditions = {cid for cid, r in p.roles.items() if r is not None and r.cue == KNOWN_CONDITION}
     knows = p.said_known | (conditions if own and not relation and not p.nouns else frozenset())
-    if not named or not named <= knows or p.pronoun_roles or p.transitive_word:
+    # "I have learned X already. What can I learn after it now?": what the learner can take up
+    # now, not everything after X
+    now = own and any(p.toks[i] == "now" for i in asking if i not in p.masked) and _modal_asked(p, asking)
+    if not named or not named <= knows or (p.pronoun_roles and not now) or p.transitive_word:
         return None  # "I finished X. What does it unlock?" asks what comes after X
     if relation and not own:
         return None  # "I finished X. What opens up next?": what X unlocks
@@ -716,6 +782,16 @@ def _says_known(p: Parse, at: int) -> bool:
         k >= 0
         and k in p.masked
         and any(m.start <= k < m.end and m.concept_id in p.said_known for m in p.ordered)
+    )
+
+
+def _modal_asked(p: Parse, asking: Sequence[int]) -> bool:
+    """Does the learner ask what they can do ("can I", "could I", "what I can")?"""
+    toks = p.toks
+    return any(
+        toks[i] in ("can", "could") and (toks[i + 1 : i + 2] == ("i",) or toks[i - 1 : i] == ("i",))
+        for i in asking
+        if 0 < i < len(toks) - 1
     )
 
 
