@@ -936,15 +936,15 @@ def _known_by_clause(
     if after[:1] == ("i",) and sentence_start(sentence, b) and sentence:
         # "The ANN index I have learned already.": the name put first, then said known, the
         # sentence ending there
-        k = end + 1 + (toks[end + 1 : end + 2] in (("have",), ("ve",), ("ve",)))
-        rest = [t for j, t in enumerate(toks) if j > k and sentence[j] == sentence[m.start]]
-        last = k + len(rest)
+        k = end + 1 + (toks[end + 1 : end + 2] in (("have",), ("ve",)))
+        trailing = [t for j, t in enumerate(toks) if j > k and sentence[j] == sentence[m.start]]
+        last = k + len(trailing)
         spans = text.spans
         stop = text.raw[spans[last][1] :].lstrip()[:1] if last < len(spans) else ""
         if (
             k < len(toks)
             and toks[k] in KNOWN_VERBS
-            and all(t in ("already", "well", "now") for t in rest)
+            and all(t in ("already", "well", "now") for t in trailing)
             and stop in (".", "!", "")
         ):
             return True
