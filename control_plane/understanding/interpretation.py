@@ -286,7 +286,7 @@ def _none_of_a_relation(p: Parse) -> tuple[int, int] | None:
     """ "the ones with no prerequisites of their own": a relational noun the question says the
     answer lacks ("no", "without"), or None."""
     for s, e, _ in p.nouns:
-        if s > 0 and p.toks[s - 1] in ("no", "without") and s - 1 not in p.masked and s not in p.context:
+        if s > 0 and p.toks[s - 1] in ("no", "without") and s - 1 not in p.masked:
             return s - 1, e
     return None
 
