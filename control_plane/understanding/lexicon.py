@@ -271,8 +271,9 @@ _TOPIC_NOUNS: Final = ("topic", "concept", "material", "stuff", "one", "subject"
 NOUNS: Final = (
     # "X's dependencies" (a developer's word): what X depends on, its prerequisites
     cue("prerequisite|prereq|pre requisite|requirement|dependency|dep", PREREQ, FOUND, DEP, noun=True),
-    cue("foundation|basis|base|building block|underpinning|groundwork|footing", BUILD, FOUND, DEP, noun=True),
-    cue("background|grounding", LEARN, FOUND, DEP, True, noun=True),
+    cue("foundation|basis|base|building block|underpinning", BUILD, FOUND, DEP, noun=True),
+    # what must be laid down before X, in learning order ("X's groundwork, everything before it")
+    cue("background|grounding|groundwork|footing", LEARN, FOUND, DEP, True, noun=True),
     cue("dependent|successor|follow up|next step|consequence", LEARN, DEP, FOUND, noun=True),
     # "the later / earlier topics" are downstream / upstream of the concept the question names
     # (the adjective before a topic noun only: "I'll do X later" is about the learner)
@@ -325,7 +326,7 @@ PURPOSE_VERBS: Final = frozenset(
 )  # fmt: skip
 
 # What a learner has done with what they know: learnt it, or, on a catalogue, taken or passed it.
-KNOWN_VERBS: Final = frozenset(normalise("know knew known knowing learned learnt mastered studied covered completed done finished understand understood took taken passed"))  # fmt: skip
+KNOWN_VERBS: Final = frozenset(normalise("know knew known knowing learned learnt mastered studied covered completed done finished understand understood took taken passed revised reviewed"))  # fmt: skip
 
 EXCEPT: Final = tuple(normalise(m) for m in ("except", "but not", "excluding", "other than", "apart from", "besides", "not including", "not counting", "without", "minus", "leave out", "leaving out", "skip", "skipping"))  # fmt: skip
 
