@@ -2573,3 +2573,36 @@ def test_two_relations_each_owned_by_another_name_are_two_questions() -> None:
     r = read("RAG prereqs + Embeddings dependents", PREREQ_ONLY)
     assert not r.sure
     assert "two questions" in (r.problem or ""), r.problem
+
+
+@pytest.mark.parametrize(
+    ("question", "intent", "form"),
+    [
+        ("how big is the full prereq set for RAG? incl. indirect ones", "needed_before", "count"),
+        (
+            "What's the size of the set of topics that have RAG as a direct prerequisite?",
+            "dependents",
+            "count",
+        ),
+        ("topics w/ RAG as a direct prereq? 1 hop only", "dependents", ""),
+        ("how r RAG and Embeddings related?", "relate", ""),
+        ("RAG vs Embeddings: which comes 1st?", "order", ""),
+        (
+            "Embeddings - is that something RAG is built on directly, with no step in between?",
+            "builds_on",
+            "yes_no",
+        ),
+    ],
+)
+def test_search_box_and_chat_shapes(question: str, intent: str, form: str) -> None:
+    r = read(question, FULL)
+    assert r.sure and (r.intent, r.form) == (intent, form), r.describe()
+
+
+def test_names_joined_by_a_plus_are_a_list_whatever_their_own_characters() -> None:
+    """ "know A + B": a name ending in '++' ("k-means++") is still an item of the list."""
+    index = NameIndex.from_names([("kmpp", "k-means++", ()), ("flt", "Fermat's last theorem", ())])
+    text = "know fermat's last theorem + k-means++, next topics?"
+    r = interpret(text, mentions_in(text, index), now=NOW, relations=PREREQ_ONLY, model=None)
+    assert r.sure and r.intent == "next", r.describe()
+    assert {s.concept_id for s in r.subjects} == {"kmpp", "flt"}

@@ -1092,7 +1092,7 @@ def _listed(text: Text, a: Mention, b: Mention) -> bool:
         return False
     # a name's own closing bracket or quote, and the next one's opening one, are not the list's
     gap = text.raw[spans[a.end - 1][1] : spans[b.start][0]]
-    return re.fullmatch(r"[)\]\"'”’]*\s*[,;/&]\s*[(\[\"'“‘]*", gap.strip()) is not None and gap.strip() != ""
+    return re.fullmatch(r"[)\]\"'”’]*\s*[,;/&+]\s*[(\[\"'“‘]*", gap.strip()) is not None and gap.strip() != ""
 
 
 def _pronoun_roles(

@@ -182,6 +182,7 @@ def _yes_no(p: Parse) -> bool:
     words = _opening(p)
     if _confirmed_before(p, words):
         return True
+    words = _after_a_dislocated_name(p, words) or words
     fronted = _after_a_fronted_clause(p, words)
     if fronted:
         # "before I can start on X, do I have to get Y done?": the yes/no question follows the
@@ -207,6 +208,21 @@ def _yes_no(p: Parse) -> bool:
     return not any(t in WH for t in toks[1:] if t not in {"anything", "something"})
 
 
+def _after_a_dislocated_name(p: Parse, words: Sequence[int]) -> tuple[int, ...]:
+    """The words of the question after a name put in front of it and picked up by "that" / "this"
+    / "it" ("Number bases - is that something directed graphs is built on?"), or ()."""
+    if not words or words[0] not in p.masked or len(p.text.spans) != len(p.toks):
+        return ()
+    k = next((k for k, i in enumerate(words) if i not in p.masked), None)
+    if k is None or k + 1 >= len(words):
+        return ()
+    spans = p.text.spans
+    gap = p.question[spans[words[k] - 1][1] : spans[words[k]][0]]
+    if not any(c in gap for c in "-–—:,") or p.toks[words[k]] not in YES_NO_AUX:
+        return ()
+    return tuple(words[k:]) if p.toks[words[k + 1]] in ("that", "this", "it") else ()
+
+
 # What opens a clause put in front of the question ("before I can start on X, ...", "if I'm aiming
 # for X, ...", "to get to X, ...").
 _FRONTING: Final = frozenset(normalise("before if once since when after to for"))
@@ -227,7 +243,9 @@ def _after_a_fronted_clause(p: Parse, words: Sequence[int]) -> tuple[int, ...]:
 
 # A statement put up for confirmation: "A depends on B, yes or no?", "pls confirm: A is needed
 # for B, correct?", "tell me whether A is required on the way to B".
-_CONFIRM_TAGS: Final = tuple(normalise(t) for t in ("yes or no", "true or false", "correct", "right", "y n"))
+_CONFIRM_TAGS: Final = tuple(
+    normalise(t) for t in ("yes or no", "true or false", "correct", "right", "y n", "yeah", "yes")
+)
 _CONFIRM_OPENERS: Final = tuple(
     normalise(t) for t in ("tell me whether", "tell me if", "confirm", "confirm that", "is it true that")
 )
@@ -352,7 +370,9 @@ def _order(p: Parse) -> Reading | None:
         raw = raw[:1] + raw[2:]  # "start with A or with B"
     between = [t for t in raw if t not in _BETWEEN_FILLER]
     # "A or B", "A or with B", and "A and B" when a question word asks which of them
-    alternatives = (between == [] and "or" in p.toks[a.end : b.start]) or (
+    if between in (["vs"], ["versus"]):
+        between = []  # "A vs B: which comes first?": the two put side by side, as with "or"
+    alternatives = (between == [] and any(t in ("or", "vs", "versus") for t in p.toks[a.end : b.start])) or (
         between == [] and ("which" in words or "what" in words)
     )
     # "A and B ... which goes first?": a question word standing for one of them, not asking for

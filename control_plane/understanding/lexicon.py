@@ -334,7 +334,7 @@ APPOSITIVE: Final = tuple(normalise(m) for m in ("like", "such as", "e g", "eg",
 
 DIRECT: Final = tuple(normalise(m) for m in ("direct", "directly", "immediate", "immediately", "right before", "just before", "right after", "just after", "one step", "first order", "next", "straight"))  # fmt: skip
 
-TRANSITIVE: Final = tuple(normalise(m) for m in ("at some point", "sooner or later", "indirect", "indirectly", "transitive", "transitively", "all the way", "everything", "full", "whole", "entire", "complete", "ultimately", "eventually", "down the line", "recursive", "recursively", "every", "chain of", "in total", "altogether", "overall", "tree", "hierarchy", "further", "any distance", "any depth", "any level", "chain", "many steps", "all of it", "way later", "way after",
+TRANSITIVE: Final = tuple(normalise(m) for m in ("at some point", "sooner or later", "indirect", "indirectly", "transitive", "transitively", "all the way", "everything", "full", "whole", "entire", "complete", "ultimately", "eventually", "down the line", "recursive", "recursively", "every", "chain of", "in total", "altogether", "overall", "tree", "hierarchy", "further", "any distance", "any depth", "any level", "chain", "many steps", "all of it", "way later", "way after", "closure",
                                                         "several steps", "multiple steps", "few steps", "steps away", "steps later", "steps further", "in the end", "in the long run", "however far", "far ones", "distant ones", "far away ones",))  # fmt: skip
 
 # Nouns for the map itself ("skill tree", "hierarchy"): transitive only when no word says
@@ -480,7 +480,7 @@ WANT_SOMETHING: Final = tuple(
 
 # Greetings, politeness and the fillers of spoken or dictated text ("um so what is X").
 POLITE: Final = frozenset(
-    normalise("kindly please pls hi hello hey so ok okay quick question dear um uh uhm erm hmm")
+    normalise("kindly please pls hi hello hey hiya so ok okay quick question dear um uh uhm erm hmm")
 )
 
 REQUESTS: Final = frozenset(
@@ -754,7 +754,18 @@ WHY_OPENERS: Final = tuple(
 )  # fmt: skip
 # "how many", "the number of": a count.
 COUNT_WORDS: Final = tuple(
-    normalise(m) for m in ("how many", "the number of", "total number of", "what number of", "count of")
+    normalise(m)
+    for m in (
+        "how many",
+        "the number of",
+        "total number of",
+        "what number of",
+        "count of",
+        "how big",
+        "how large",
+        "the size of",
+        "size of",
+    )
 )
 # What a question asking what to learn next says ("what now?", "what can I learn next?").
 NEXT_WORDS: Final = frozenset(
@@ -862,7 +873,8 @@ CAUSAL: Final = tuple(
 # Chat shorthand: the word each stands for.
 # (No one-letter ones: "für" splits into "f" and "r", and "r" is no English "are" there.)
 SHORTHAND: Final = {"b4": "before", "wot": "what", "wat": "what", "wht": "what", "ur": "your",
-                    "thru": "through", "abt": "about", "bc": "because"}  # fmt: skip
+                    "thru": "through", "abt": "about", "bc": "because", "w": "with", "r": "are",
+                    "u": "you", "1st": "first"}  # fmt: skip
 
 
 # Verbs whose "to" marks an infinitive ("need to master", "have to study"), not a preposition.
