@@ -2606,3 +2606,12 @@ def test_names_joined_by_a_plus_are_a_list_whatever_their_own_characters() -> No
     r = interpret(text, mentions_in(text, index), now=NOW, relations=PREREQ_ONLY, model=None)
     assert r.sure and r.intent == "next", r.describe()
     assert {s.concept_id for s in r.subjects} == {"kmpp", "flt"}
+
+
+def test_sharing_takes_two_concepts() -> None:
+    """A name that is also a word ("Next") read as the word leaves one concept: "what do they share"
+    is then no question about it."""
+    index = NameIndex.from_names([("nx", "Next", ()), ("bd", "Build", ())])
+    text = "Next and Build: what prerequisites do they share, counting indirect ones?"
+    r = interpret(text, mentions_in(text, index), now=NOW, relations=PREREQ_ONLY, model=None)
+    assert not r.sure or len(set(r.ids())) == 2, r.describe()
