@@ -192,12 +192,13 @@ class Walk:
     # (edge steps carry theirs in ``neighbours``).
     group_concepts: Mapping[str, ConceptRow] = field(default_factory=dict, repr=False)
 
-    @property
+    # Computed once per walk (a walk is frozen): callers test membership once per row.
+    @functools.cached_property
     def reached(self) -> frozenset[str]:
         """Every concept reached, starts excluded."""
         return frozenset(self.depths) - set(self.starts)
 
-    @property
+    @functools.cached_property
     def unexpanded(self) -> frozenset[str]:
         """The boundary: reached concepts whose own edges may be missing (budget or depth)."""
         return frozenset(self.depths) - self.expanded - self.excluded
