@@ -13,8 +13,12 @@ timings, which differ run to run).
     python -m evals.answer_dump --out /tmp/after.jsonl       # on the code after
     python -m evals.answer_dump --compare /tmp/before.jsonl /tmp/after.jsonl
 
-``--compare`` prints which questions differ (set, configuration, id) and where in the answer,
-never a question's text, and exits 1 if any differs.
+``--compare`` matches the two dumps by (set, configuration, id) and prints every question that
+differs (set, configuration, id, how: answered/abstained either way, or where in the answer), a
+count per set and configuration, and the questions only one dump has; never a question's text
+(a test or holdout split is compared, not read); it exits 1 if any differs. The course catalogue's
+sets run where ``../shared/dev-graphs/ucsd-catalogue`` is, the catalogue-with-groups sets on the
+bundle ``evals.catalogue_groups`` converts from it.
 """
 
 from __future__ import annotations
@@ -62,12 +66,25 @@ def question_sets() -> list[tuple[str, Path, Path | None, bool]]:
             found.append(
                 (path.name, path, None if bundle is None else ROOT / "evals/bundles" / bundle, False)
             )
-    lecturebank = dev_graphs_folder({}) / "lecturebank"
+    shared = dev_graphs_folder({})
+    lecturebank = shared / "lecturebank"
     if (lecturebank / "manifest.json").is_file():
         for split in ("dev", "test"):
             path = QUESTIONS / f"lecturebank_{split}.jsonl.gz"
             found.append((path.name, path, lecturebank, True))
+    catalogue = shared / "ucsd-catalogue"
+    if (catalogue / "manifest.json").is_file():
+        for split in ("dev", "test", "holdout"):
+            path = QUESTIONS / f"catalogue_{split}.jsonl.gz"
+            found.append((path.name, path, catalogue, False))
+        for split in ("dev", "test"):
+            path = QUESTIONS / f"catalogue_groups_{split}.jsonl.gz"
+            found.append((path.name, path, GROUPS, False))
     return found
+
+
+# Stands for the catalogue with its requirement groups, converted when a set asks for it.
+GROUPS: Final = Path("<ucsd-catalogue with groups>")
 
 
 def _stable(value: Any) -> Any:
@@ -109,6 +126,11 @@ def _planners(bundle: Path | None, set_aside: bool) -> Iterator[list[tuple[str, 
     from data_plane.reads import GraphReader
 
     with tempfile.TemporaryDirectory(prefix="kg-dump-") as tmp:
+        if bundle == GROUPS:
+            from evals.catalogue_groups import convert
+
+            bundle = Path(tmp) / "groups"
+            convert(dev_graphs_folder({}) / "ucsd-catalogue", bundle)
         url = f"sqlite:///{tmp}/kg.sqlite3"
         ensure_initialised(url, load_curriculum=bundle is None)
         engine = connect(url)
@@ -170,23 +192,44 @@ def _differing(a: Any, b: Any, at: str = "") -> list[str]:
     return [] if a == b else [at.rstrip(".") or "(whole)"]
 
 
-def compare(before: Path, after: Path, *, show: int = 20) -> int:
-    """Print which questions differ (set, configuration, id) and where in the answer, never the
-    question's text (a test or holdout split is compared, not read); return how many differ."""
-    with before.open(encoding="utf-8") as a, after.open(encoding="utf-8") as b:
-        old, new = a.read().splitlines(), b.read().splitlines()
+def _keyed(path: Path) -> dict[tuple[str, str, str], dict[str, Any]]:
+    with path.open(encoding="utf-8") as f:
+        rows = [json.loads(line) for line in f if line.strip()]
+    return {(r["set"], r["config"], r["id"]): r for r in rows}
+
+
+def _how(a: dict[str, Any], b: dict[str, Any]) -> str:
+    """How an answer changed: answered/abstained either way, else where it differs."""
+    was, now = a.get("abstained"), b.get("abstained")
+    if was is not None and now is not None and was != now:
+        return "answered -> abstained" if now else "abstained -> answered"
+    return ", ".join(_differing(a, b))
+
+
+def compare(before: Path, after: Path, *, show: int | None = None) -> int:
+    """Print every question that differs (set, configuration, id, how; at most ``show`` of them
+    when given), a count per set and configuration, and the questions one dump lacks; never a
+    question's text (a test or holdout split is compared, not read). Returns how many differ."""
+    old, new = _keyed(before), _keyed(after)
     differing = 0
-    for x, y in zip(old, new, strict=False):
-        if x != y:
-            differing += 1
-            if differing <= show:
-                rx, ry = json.loads(x), json.loads(y)
-                where = ", ".join(_differing(rx["answer"], ry["answer"]))
-                print(f"{rx['set']} {rx['config']} {rx['id']}: {where}")
-    if len(old) != len(new):
-        print(f"line counts differ: {len(old)} before, {len(new)} after")
-        differing += abs(len(old) - len(new))
-    print(f"{len(old)} lines compared, {differing} differ")
+    per: dict[tuple[str, str], dict[str, int]] = {}
+    for key in sorted(old.keys() & new.keys()):
+        a, b = old[key]["answer"], new[key]["answer"]
+        if a == b:
+            continue
+        differing += 1
+        how = _how(a, b)
+        kind = how if "->" in how else "changed"
+        counts = per.setdefault(key[:2], {})
+        counts[kind] = counts.get(kind, 0) + 1
+        if show is None or differing <= show:
+            print(f"{key[0]} {key[1]} {key[2]}: {how}")
+    for key in sorted(old.keys() ^ new.keys()):
+        differing += 1
+        print(f"{key[0]} {key[1]} {key[2]}: only {'before' if key in old else 'after'}")
+    for (name, config), counts in sorted(per.items()):
+        print(f"  {name} {config}: " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())))
+    print(f"{len(old.keys() | new.keys())} answers compared, {differing} differ")
     return differing
 
 
@@ -196,9 +239,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--only", action="append", default=[], help="sets whose file name starts so")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--compare", nargs=2, type=Path, metavar=("BEFORE", "AFTER"))
+    parser.add_argument("--show", type=int, default=None, help="print at most this many differing answers")
     args = parser.parse_args(argv)
     if args.compare:
-        return 1 if compare(*args.compare) else 0
+        return 1 if compare(*args.compare, show=args.show) else 0
     if args.out is None:
         parser.error("give --out FILE or --compare BEFORE AFTER")
     print(

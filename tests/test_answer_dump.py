@@ -30,4 +30,21 @@ def test_two_dumps_of_the_same_code_are_identical_and_a_change_is_named(
     assert compare(first, second) == 1
     shown = capsys.readouterr().out
     assert f"{row['set']} {row['config']} {row['id']}: reading.intent" in shown
+    assert f"  {row['set']} {row['config']}: 1 changed" in shown
     assert row["question"] not in shown
+
+    # matched by set, configuration and id, not by line: a reordered dump is the same dump, an
+    # answer that now abstains says so, and a question one side lacks is named
+    flipped = json.loads(lines[7])
+    flipped["answer"]["abstained"] = not flipped["answer"]["abstained"]
+    lines[7] = json.dumps(flipped, sort_keys=True)
+    second.write_text("\n".join(reversed(lines[1:])) + "\n", encoding="utf-8")
+    capsys.readouterr()
+    assert compare(first, second) == 3
+    shown = capsys.readouterr().out
+    assert (
+        f"{flipped['id']}: answered -> abstained" in shown
+        or f"{flipped['id']}: abstained -> answered" in shown
+    )
+    gone = json.loads(lines[0])
+    assert f"{gone['set']} {gone['config']} {gone['id']}: only before" in shown

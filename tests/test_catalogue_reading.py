@@ -239,3 +239,20 @@ def test_the_difference_between_two_concepts_quotes_the_contrast(sqlite_engine: 
         "unsupervised learning finds structure (e"
     ), a.text
     assert len(a.cited_edges) == 1
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Is it possible for me to take CSE 100 after finishing CSE 12?",
+        "Will CSE 12 be enough for me to take CSE 100?",
+        "Is CSE 12 enough to get into CSE 100?",
+        "Are CSE 12 and CSE 11 sufficient for CSE 100?",
+    ],
+)
+def test_whether_what_is_done_is_enough_is_readiness(ask: Any, question: str) -> None:
+    """A possibility for the learner, or a word of sufficiency, asks readiness: not whether the
+    one course is needed for the other (it is, and the answer would be a wrong yes)."""
+    a = ask(question)
+    assert a["reading"]["form"] == "ready" and a["result"]["holds"] is False
+    assert "MATH 20B" in a["text"]

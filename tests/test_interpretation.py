@@ -2347,3 +2347,132 @@ def test_unexplained_words_ending_a_learning_relations_clause_are_an_unknown_top
 )
 def test_idioms_after_a_relation_word_are_not_unknown_topics(question: str) -> None:
     assert "not a concept in this graph" not in (read(question, FULL).problem or "")
+
+
+@pytest.mark.parametrize(
+    ("question", "subject", "candidate"),
+    [
+        # an obligation followed by an ordering adverb: the thing studied comes first
+        ("Why would someone aiming at RAG have to study Embeddings beforehand?", "rag", "embeddings"),
+        ("Why would a person going for RAG have to learn Embeddings first?", "rag", "embeddings"),
+        # the adverb belongs to the next verb: the purpose still names the goal
+        ("Why is it that to study RAG you first need Embeddings?", "rag", "embeddings"),
+        ("Why do I have to study Embeddings before RAG?", "rag", "embeddings"),
+    ],
+)
+def test_an_ordering_adverb_after_an_obligation_places_what_is_studied_first(
+    question: str, subject: str, candidate: str
+) -> None:
+    r = read(question, PREREQ_ONLY)
+    assert r.sure, r.problem
+    assert r.form == "why"
+    assert [(s.concept_id, s.role) for s in r.subjects] == [(subject, "subject"), (candidate, "candidate")]
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Background: RAG and Embeddings. Which new concepts have all their prerequisites covered by that?",
+        "I know RAG. Which topics have each of their prerequisites covered?",
+    ],
+)
+def test_a_relation_predicated_of_the_answer_is_not_read_as_the_named_concepts(question: str) -> None:
+    """ "their prerequisites" here are the prerequisites of the concepts asked for: an answer of
+    what RAG needs would answer another question."""
+    r = read(question, PREREQ_ONLY)
+    assert not r.sure, r.describe()
+    assert "'prerequisites' of the concepts it asks for" in (r.problem or ""), r.problem
+
+
+def test_a_name_between_have_and_their_is_the_relation_s_object() -> None:
+    r = assert_sure("Which concepts have RAG as their prerequisite?", "dependents")
+    assert [s.concept_id for s in r.subjects] == ["rag"]
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "list everything that comes before RAG but leave all of them out",
+        "What does RAG need? Skip every one of them.",
+    ],
+)
+def test_leaving_out_the_whole_answer_asks_for_nothing(question: str) -> None:
+    r = read(question, PREREQ_ONLY)
+    assert not r.sure
+    assert "which would leave nothing to answer" in (r.problem or ""), r.problem
+
+
+def test_leaving_out_the_indirect_ones_is_never_the_whole_closure() -> None:
+    """ "everything ... but leave out the indirect ones" restricts "everything" to the direct
+    ones: a sure reading may only be the direct one."""
+    r = read("list everything that comes before RAG but leave out the indirect ones", PREREQ_ONLY)
+    assert not r.transitive
+
+
+@pytest.mark.parametrize(
+    ("question", "aside"),
+    [
+        ("what do I need before RAG and who teaches it?", "who teaches it"),
+        ("list the prerequisites of RAG and tell me who teaches it", "tell me who teaches it"),
+        ("What does RAG need? And please tell me who teaches it.", "please tell me who teaches it"),
+    ],
+)
+def test_a_clause_that_asks_for_a_person_is_set_aside_and_said(question: str, aside: str) -> None:
+    """No graph here holds people: a joined "who ..." is a part the answer says it left, never
+    silently dropped (its words are all words the reader knows: "teach", "it")."""
+    r = read(question, PREREQ_ONLY)
+    assert r.sure, r.problem
+    assert [s.concept_id for s in r.subjects] == ["rag"]
+    assert r.set_aside == (aside,)
+
+
+def test_a_derived_word_is_no_slip_of_the_word_it_comes_from() -> None:
+    """ "difficulty" is not a misspelt "difficult": in order of difficulty is something the graph
+    does not hold, so the reading is not sure."""
+    r = read("List the prerequisites of RAG in order of difficulty", PREREQ_ONLY)
+    assert not r.sure
+    assert "'difficulty'" in (r.problem or ""), r.problem
+    assert read("what are the prerequisits of RAG", PREREQ_ONLY).sure
+
+
+def test_a_yes_no_question_after_a_clause_put_in_front_of_it() -> None:
+    r = read("Before I start RAG, do I need Embeddings?", PREREQ_ONLY)
+    assert r.sure and r.form == "yes_no", r.problem
+    assert [(s.concept_id, s.role) for s in r.subjects] == [("rag", "subject"), ("embeddings", "candidate")]
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Is Embeddings needed for RAG? Also, what should I learn after RAG?",
+        "Does RAG need Embeddings? What else does it need?",
+        "What comes before RAG? And separately, how is Embeddings related to it?",
+    ],
+)
+def test_two_questions_of_two_forms_are_not_answered_by_half(question: str) -> None:
+    r = read(question, PREREQ_ONLY)
+    assert not r.sure
+    assert "two questions" in (r.problem or ""), r.problem
+
+
+def test_refusing_the_answer_itself_asks_for_nothing() -> None:
+    r = read("Give me the prerequisites of RAG, except don't give me any of its prerequisites.", PREREQ_ONLY)
+    assert not r.sure
+    assert "which would leave nothing to answer" in (r.problem or ""), r.problem
+
+
+@pytest.mark.parametrize(
+    "question", ["How do RAG and Embeddings differ?", "How is RAG different from Embeddings?"]
+)
+def test_a_difference_is_neither_a_relation_in_learning_order_nor_a_path(question: str) -> None:
+    r = read(question, FULL)
+    assert r.intent not in ("relate", "path"), r.describe()
+
+
+def test_what_a_learner_is_asked_to_have_is_not_what_they_have() -> None:
+    """ "Would I need X under my belt for Y?" asks whether X is needed: X is no known concept."""
+    r = read(
+        "Would I need Embeddings under my belt to be ready for RAG, directly or indirectly?", PREREQ_ONLY
+    )
+    assert "known" not in {s.role for s in r.subjects}, r.describe()
+    assert r.sure and r.form == "yes_no", r.problem

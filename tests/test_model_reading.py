@@ -24,9 +24,10 @@ from data_plane.reuse import AnswerIndex
 from data_plane.testing import ManualClock, build_graph
 
 KEY = "sk-test-model-reading"
-# A question the grammar cannot read with confidence (it cannot tell what "a thing I should get
-# to" asks), though its words place triads: "before triads" makes it the later concept.
-ODD = "before triads, is rhythm a thing I should get to?"
+# A question the grammar cannot read with confidence (unpunctuated, it cannot tell where the
+# clause put in front ends, nor what "a thing I should get to" asks), though its words place
+# triads: "before triads" makes it the later concept.
+ODD = "before triads is rhythm a thing I should get to?"
 # Nothing in these words says which of the two depends on the other ("lean on" is no cue).
 UNPLACED = "does triads lean on rhythm?"
 

@@ -18,7 +18,7 @@ import json
 import shutil
 import warnings
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -383,14 +383,28 @@ def test_any_argument_vector_exits_cleanly_and_failures_write_nothing(
     assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
     assert "Traceback" not in result.output
     assert result.exit_code in (0, 1, 2), result.output
-    if result.exit_code == 1:
+    if result.exit_code in (1, 2) and _asks_json(args):
+        # under --format json an error is one JSON object with its message and exit code
+        lines = [line for line in result.stderr.splitlines() if line.strip()]
+        assert len(lines) == 1, result.stderr
+        error = json.loads(lines[0])
+        assert error["exit_code"] == result.exit_code and error["error"], error
+        assert not error["error"].startswith("internal error"), error
+    elif result.exit_code == 1:
         lines = [line for line in result.stderr.splitlines() if line.strip()]
         assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
         assert not lines[0].startswith("error: internal error"), lines[0]
-    if result.exit_code == 2:
+    elif result.exit_code == 2:
         assert "Usage:" in result.output, result.output  # usage error, or help for a bare group
     if result.exit_code != 0:
         assert _counts_at(url) == before
+
+
+def _asks_json(args: Sequence[str]) -> bool:
+    """Does the argument vector ask for JSON output (``--format json``, ``--format=json``)?"""
+    return "--format=json" in args or any(
+        a == "--format" and b == "json" for a, b in itertools.pairwise(args)
+    )
 
 
 # ---------------------------------------------------------------------------------------------

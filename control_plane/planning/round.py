@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field, replace
+from typing import Final
 
 from control_plane.errors import LLMUnavailable, ModelBudgetSpent
 from control_plane.evidence import EvidenceGraph, LessonLink, edge_ref
@@ -40,8 +41,10 @@ from control_plane.planning.verify import Verdict, verify
 from control_plane.planning.walk_order import WalkOrder
 from control_plane.synthesizers.base import Draft, Focus, SynthesisRequest, Synthesizer, Usage
 from control_plane.understanding.interpretation import Reading
+from control_plane.understanding.relating import mode_of
 from data_plane.reads import GraphReader
 from data_plane.records import Concept, ConceptLike, Edge, EdgeLike, Neighbour
+from data_plane.relations import BUILDS_ON, PREREQUISITE
 from data_plane.temporal import AsOf
 from data_plane.walks import Walk
 
@@ -340,15 +343,21 @@ def read_requirements(state: LoopState, reader: GraphReader) -> None:
     and those naming it (as an option), whole, each concept once; the concepts they name join the
     evidence unexpanded (names first: what a later round may expand). An answer that read groups is
     not indexed for reuse (the reuse index watches the graph's other tables)."""
-    if not state.grouped:
-        return
+    reading = state.reading
+    if not state.grouped or not set(reading.relations) & {PREREQUISITE, BUILDS_ON}:
+        return  # a question about other relations meets no requirement
     ids = [c for c in state.evidence.concepts if c not in state.groups_read]
     if not ids:
         return
     state.groups_read.update(ids)
     state.reusable = False
     found = reader.requirements(ids, as_of=state.point)
-    naming = reader.requirements_naming(ids, as_of=state.point)
+    # what a concept is one way to meet matters to what comes after it, and to whether it lies
+    # on some way to another (a check, a why, which first)
+    forward = (
+        mode_of(reading) == "after" or reading.form in _FORWARD_FORMS or reading.intent in _FORWARD_INTENTS
+    )
+    naming = reader.requirements_naming(ids, as_of=state.point) if forward else {}
     groups = [g for batch in (found, naming) for gs in batch.values() for g in gs]
     for g in groups:
         state.evidence.add_group(g)
@@ -357,6 +366,10 @@ def read_requirements(state: LoopState, reader: GraphReader) -> None:
     if missing:
         for concept in reader.concepts(missing, as_of=state.point).values():
             state.evidence.add_concept(concept)
+
+
+_FORWARD_FORMS: Final = frozenset({"yes_no", "why"})
+_FORWARD_INTENTS: Final = frozenset({"order", "relate", "next", "opens"})
 
 
 def ground(

@@ -77,7 +77,15 @@ def known(word: str) -> bool:
 def _slip_of_a_known_word(word: str) -> bool:
     if len(word) < 4:
         return False
-    targets = [w for w in _accounted_words() if w[:1] == word[0] and abs(len(w) - len(word)) <= 2]
+    # not a known word with more letters at its end: a derivation ("difficulty" is no slip of
+    # "difficult", "teacher" none of "teach"), which means something else
+    targets = [
+        w
+        for w in _accounted_words()
+        if w[:1] == word[0]
+        and abs(len(w) - len(word)) <= 2
+        and not (word.startswith(w) and len(word) > len(w))
+    ]
     if difflib.get_close_matches(word, targets, n=1, cutoff=0.85):
         return True
     return len(word) >= 5 and any(sorted(w) == sorted(word) for w in targets)

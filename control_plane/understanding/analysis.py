@@ -931,8 +931,22 @@ def _known_by_clause(
         if any(rest[: len(q)] == q for q in KNOWN_AFTER if q != ("already",)):
             return True
     if any(after[: len(q)] == q for q in KNOWN_AFTER):
+        if _obliged(toks[max(start, m.start - 4) : m.start]):
+            return False  # "do I have to have A done before B?", "would I need A under my belt?": asked
         return any(t in {"got", "have", "ve", "with", "i"} for t in toks[max(0, start) : m.start])
     return False
+
+
+# What makes a name's clause an obligation ("do I have to have A done", "would I need A under my
+# belt"): what is asked to be had, not what the learner says they have.
+_OBLIGATIONS: Final = tuple(
+    normalise(m) for m in ("have to", "has to", "need to", "needs to", "got to", "gotta", "must", "need", "needs", "required to", "supposed to")
+)  # fmt: skip
+
+
+def _obliged(before: Sequence[str]) -> bool:
+    """Does an obligation stand in ``before`` (the words right before a name)?"""
+    return any(tuple(before[k : k + len(o)]) == o for o in _OBLIGATIONS for k in range(len(before)))
 
 
 def sentence_start(sentence: Sequence[int], k: int) -> bool:

@@ -53,8 +53,11 @@ from control_plane.understanding.grammar import (
     _any,
     _between,
     _ends_with,
+    _find_all,
     _intent_of,
+    _negated,
     _Role,
+    _said_goal,
 )
 from control_plane.understanding.lexicon import (
     ABOUT,
@@ -73,6 +76,7 @@ from control_plane.understanding.lexicon import (
     EXACT,
     EXISTENTIAL,
     FIRST_PERSON,
+    FIRST_WORDS,
     FOUND,
     HOW_FOLLOWERS,
     LEARN,
@@ -87,6 +91,7 @@ from control_plane.understanding.lexicon import (
     POLITE,
     PREREQ,
     PRONOUNS,
+    READINESS,
     RELATED_WORDS,
     RELATION_NOUNS,
     RELATION_PHRASES,
@@ -174,6 +179,13 @@ def _yes_no(p: Parse) -> bool:
     """Does an auxiliary open the asking sentence as a yes/no question (or is it a statement put
     up for confirmation, :func:`_put_to_confirm`)?"""
     words = _opening(p)
+    fronted = _after_a_fronted_clause(p, words)
+    if fronted:
+        # "before I can start on X, do I have to get Y done?": the yes/no question follows the
+        # clause put in front of it, whose names it asks about
+        if not any(i in p.masked for i in words):
+            return False
+        words = fronted
     if words and p.toks[words[0]] not in YES_NO_AUX:
         return _put_to_confirm(p, words)
     if not words:
@@ -190,6 +202,24 @@ def _yes_no(p: Parse) -> bool:
     if toks[1:2] and toks[1] in THERE:
         return False  # "are there prerequisites for X?": asks for them
     return not any(t in WH for t in toks[1:] if t not in {"anything", "something"})
+
+
+# What opens a clause put in front of the question ("before I can start on X, ...", "if I'm aiming
+# for X, ...", "to get to X, ...").
+_FRONTING: Final = frozenset(normalise("before if once since when after to for"))
+
+
+def _after_a_fronted_clause(p: Parse, words: Sequence[int]) -> tuple[int, ...]:
+    """The words of the question after a clause put in front of it and ended by a comma, when an
+    auxiliary opens them ("before I can start on X, do I ..."); () when there is none."""
+    if not words or p.toks[words[0]] not in _FRONTING:
+        return ()
+    spans = p.text.spans
+    for k in range(1, len(words)):
+        i = words[k]
+        if "," in p.question[spans[i - 1][1] : spans[i][0]] and i not in p.masked:
+            return tuple(words[k:]) if p.toks[i] in YES_NO_AUX else ()
+    return ()
 
 
 # A statement put up for confirmation: "A depends on B, yes or no?", "pls confirm: A is needed
@@ -390,6 +420,9 @@ def _unexplained_words(p: Parse) -> str:
     return p.text.surface(run[0], run[-1] + 1) if run else ""
 
 
+_DIFFERENT: Final = frozenset(normalise("different differently differences distinguishes distinguish"))
+
+
 def _relate(p: Parse) -> Reading | None:
     """ "How are A and B related?", "could you explain how A relates to B?", "what's the connection
     between A and B?", "what does A have to do with B?", "are A and B connected?"."""
@@ -417,6 +450,8 @@ def _relate(p: Parse) -> Reading | None:
         return None
     if _has(p, asking, WHAT_IS_RELATED):
         return None  # "what is related to both A and B?": concepts, not how the two relate
+    if _has(p, asking, CONTRAST) or any(t in _DIFFERENT for t in toks):
+        return None  # "how do A and B differ?", "what's different between them?": a contrast
     if any(s > 0 and p.toks[s - 1] == "as" for s, _, _ in p.nouns):
         return None  # "what do A and B have in common as prerequisites?": the shared ones
     pair = _pair(p)
@@ -481,6 +516,17 @@ def _subject_and_candidate(p: Parse, a: Mention, b: Mention) -> tuple[Mention, M
     """(subject, candidate, the role that makes the subject one) for a two-concept form, from the
     roles the grammar gave them; None when the roles do not tell them apart."""
     ra, rb = p.roles.get(a.concept_id), p.roles.get(b.concept_id)
+    for x, y, rx, ry in ((a, b, ra, rb), (b, a, rb, ra)):
+        if (
+            rx is not None
+            and rx.purpose
+            and ry is None
+            and (_first_after(p, x) or _said_goal(p.toks, y.start))
+        ):
+            # "why would someone aiming for Y have to study X beforehand?": an obligation ("have
+            # to study X"), not a purpose, when an ordering adverb follows it or the other is the
+            # learner's stated goal: X comes first, the other is what it is needed for
+            return y, x, rx
     if ra is not None and rb is not None and ra.role == rb.role == DEP and ra.purpose != rb.purpose:
         # "why do I have to learn X before Y": the learner's purpose ("to learn X") names the
         # candidate; the ordering word ("before Y") the subject
@@ -504,6 +550,17 @@ def _subject_and_candidate(p: Parse, a: Mention, b: Mention) -> tuple[Mention, M
     if rb is not None and ra is None and rb.role not in _SUBJECT_ROLES:
         return a, b, replace(rb, role=DEP if rb.family != PART else WHOLE)
     return None
+
+
+def _first_after(p: Parse, m: Mention) -> bool:
+    """Does an ordering adverb ("first", "beforehand", "in advance") follow ``m`` at once (or
+    after an adverb: "study X really first"), not negated? Not "to study X you first need Y",
+    where the adverb is the next verb's."""
+    return any(
+        (s == m.end or (s == m.end + 1 and p.toks[m.end] in ADVERBS)) and not _negated(p.toks, s)
+        for phrase in FIRST_WORDS
+        for s, _ in _find_all(p.toks, phrase, p.masked | p.context)
+    )
 
 
 def _candidate_reading(p: Parse, form: str) -> Reading | None:
@@ -737,10 +794,32 @@ def _ready(p: Parse) -> Reading | None:
     words = _opening(p)
     toks = [p.toks[i] for i in words]
     # the auxiliary and "I" open it, or follow what the learner has done ("Having finished A, am I
-    # allowed to take Y?")
+    # allowed to take Y?"); or it asks whether it is possible for the learner ("is it possible for
+    # me to take Y after finishing A?", "would it be ok for me to ...")
     k = next((k for k in range(len(toks) - 1) if toks[k] in _ABLE and toks[k + 1] in _LEARNER), None)
+    if k is None:
+        k = next(
+            (
+                k
+                for k in range(len(toks) - 3)
+                if toks[k] in _ABLE and toks[k + 1] == "it" and _for_the_learner(toks[k + 2 : k + 6])
+            ),
+            None,
+        )
     conditions = {cid for cid, r in p.roles.items() if r is not None and r.cue == KNOWN_CONDITION}
-    known = {kk.concept_id for kk in p.known} | conditions
+    # "after finishing A", "after completing A": done before the learner asks
+    done_after = {
+        m.concept_id
+        for m in p.ordered
+        if m.start >= 2 and p.toks[m.start - 2] == "after" and p.toks[m.start - 1] in _DONE_VERBS
+    }
+    known = {kk.concept_id for kk in p.known} | conditions | done_after
+    if k is None:
+        return _enough(p, words, known)
+    # "can I take Y after A?": asked of the learner, what they take Y after is what they have
+    # done (not "should I take A before Y", which asks about A)
+    first = p.ordered[0].start if p.ordered else 0
+    known |= {m.concept_id for m in p.ordered if m.start > first and p.toks[m.start - 1] == "after"}
     if k is None or any(i in p.masked and not _named_known(p, i, known) for i in words[:k]):
         return None
     # a yes/no question: no question word asks ("how can I get to Y" asks for a way), unless it
@@ -757,6 +836,36 @@ def _ready(p: Parse) -> Reading | None:
     said = {s.concept_id for s in reading.subjects}
     extra = tuple(Subject(c, "known", p.words_of[c]) for c in sorted(known - said) if c in p.words_of)
     return replace(reading, subjects=(*reading.subjects, *extra))
+
+
+def _for_the_learner(toks: Sequence[str]) -> bool:
+    """ "(be) possible for me", "(be) ok for me", "allowed for us": a possibility for the learner."""
+    rest = [t for t in toks if t not in ("be", "really", "still")]
+    return len(rest) >= 3 and rest[0] in READINESS | _POSSIBLE and rest[1] == "for" and rest[2] in _ME
+
+
+def _enough(p: Parse, words: Sequence[int], known: set[str]) -> Reading | None:
+    """ "Is A enough for Y?", "will A and B be sufficient to take Y?": whether what is named before
+    the word of sufficiency covers everything the one concept named after it needs (readiness);
+    never one concept said needed for the other."""
+    at = next((j for j, i in enumerate(words) if p.toks[i] in _SUFFICIENT), None)
+    if at is None or not _yes_no(p):
+        return None
+    cut = words[at]
+    before = {m.concept_id for m in p.ordered if m.end <= cut} | (known & {m.concept_id for m in p.ordered})
+    after = [m for m in p.ordered if m.start > cut and m.concept_id not in before]
+    if not before or len({m.concept_id for m in after}) != 1:
+        return None
+    reading = p.build("needed_before", [p.sub(after[0])], transitive=True, cue=READY, form="ready")
+    extra = tuple(Subject(c, "known", p.words_of[c]) for c in sorted(before) if c in p.words_of)
+    return replace(reading, subjects=(*reading.subjects, *extra))
+
+
+_POSSIBLE: Final = frozenset(normalise("possible ok okay fine alright"))
+_DONE_VERBS: Final = frozenset(normalise("finishing completing passing clearing doing taking"))
+_ME: Final = frozenset(normalise("me us"))
+# Words that ask whether what the learner has is enough.
+_SUFFICIENT: Final = frozenset(normalise("enough sufficient suffice suffices adequate"))
 
 
 def _named_known(p: Parse, i: int, known: set[str]) -> bool:

@@ -140,11 +140,17 @@ def _path_from_known(p: Parse) -> Reading | None:
     return None
 
 
+# Words after which "from" says unlike, not where a path starts.
+_UNLIKE: Final = frozenset({"different", "differ", "differs", "distinct", "distinguished", "apart", "away"})
+
+
 def _path_between(p: Parse) -> Reading | None:
     """A path: "from A to B", "how does A lead to B", "what connects A to B", "A -> B"."""
     toks, masked, main, second, subjects = p.toks, p.masked, p.main, p.second, p.subjects
     if second is None:
         return None
+    if any(t == "from" and toks[k - 1 : k] and toks[k - 1] in _UNLIKE for k, t in enumerate(toks)):
+        return None  # "how is A different from B?": a contrast, not a way from B
     ends_marked = any(
         _ends_with(toks, _skip_back(toks, m.start, masked), [q], masked)
         for m in subjects

@@ -408,6 +408,7 @@ def _scope(
     coordinated = {"or", "and"}
     direct = transitive = False
 
+    left_out_far = False
     negated_until = -10  # "don't give me the whole tree": the negation runs on over the noun phrase
     # "next term", "next week": when, not how far
     direct_hits = [
@@ -442,7 +443,11 @@ def _scope(
             and toks[j] not in _COLLECTIONS
         ):
             continue  # "every model is grounded in theory", "what's the whole kitchen": about something else
-        if _negated(toks, i) or i <= negated_until + 2 or _left_out(toks, i, j, masked):
+        if _left_out(toks, i, j, masked):
+            # "everything before X, but leave out the indirect ones": what is left out restricts
+            # the rest of the question ("everything") to the direct ones
+            direct, negated_until, left_out_far = True, j, True
+        elif _negated(toks, i) or i <= negated_until + 2:
             direct, negated_until = True, j
         else:
             transitive = True
@@ -468,6 +473,8 @@ def _scope(
                 direct = True
             else:
                 transitive = True
+    if left_out_far:
+        return True, False
     return direct and not transitive, transitive
 
 

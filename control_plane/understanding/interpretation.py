@@ -174,6 +174,20 @@ def _accounted(p: Parse, reading: Reading) -> Reading:
             reading,
             problem=f"the question also names {p.text.surface(*slot)!r}, which is not a concept in this graph",
         )
+    emptied = _leaves_out_everything(p)
+    if emptied is not None:
+        return replace(
+            reading,
+            problem=f"the question asks for {reading.describe()} and also to leave out "
+            f"{p.text.surface(*emptied)!r}, which would leave nothing to answer",
+        )
+    own = _answers_own_relation(p)
+    if own is not None and reading.intent != "next":
+        return replace(
+            reading,
+            problem=f"the question asks about {p.text.surface(*own)!r} of the concepts it asks for, "
+            f"which this reading ({reading.describe()}) does not answer",
+        )
     second = _second_question(p)
     if second is not None and second[0]:
         return replace(reading, problem="the message asks two questions at once; ask them one at a time")
@@ -205,6 +219,71 @@ def _accounted(p: Parse, reading: Reading) -> Reading:
         reading,
         problem=f"the question also names {names}, which this reading ({reading.describe()}) leaves out",
     )
+
+
+_LEAVE_VERBS: Final = frozenset(
+    normalise("leave leaving omit omitting exclude excluding skip skipping drop ignore")
+)
+# What stands for the whole answer ("all of them", "everything", "them all", "each one").
+_THE_WHOLE: Final = frozenset(normalise("all of them everything every each one it those these the whole lot"))
+
+
+_OWNED: Final = frozenset(normalise("any its their of"))
+
+
+def _leaves_out_everything(p: Parse) -> tuple[int, int] | None:
+    """The span of what a leaving-out verb leaves out when that is the whole answer ("list
+    everything before X but leave all of them out"), or None: such a question asks for nothing."""
+    toks = p.toks
+    nouns = {k for start, end, _ in p.nouns for k in range(start, end)}
+    for i, tok in enumerate(toks):
+        if i in p.masked:
+            continue
+        if tok in REQUESTS | {"include"} and toks[i - 2 : i] in (("don", "t"), ("do", "not")):
+            # "..., except don't give me any of its prerequisites": the answer itself refused
+            j = i + 1 + (toks[i + 1 : i + 2] in (("me",), ("us",)))
+            k = j
+            while k < len(toks) and k not in p.masked and (toks[k] in _THE_WHOLE | _OWNED or k in nouns):
+                k += 1
+            if k == len(toks) and any(t in ("any", "all", "every", "everything") for t in toks[j:k]):
+                return j, k
+            continue
+        if tok not in _LEAVE_VERBS or i in p.context:
+            continue
+        j = i + 1 + (toks[i + 1 : i + 2] == ("out",))
+        k = j
+        while k < len(toks) and toks[k] in _THE_WHOLE and k not in p.masked:
+            k += 1
+        whole = k > j and any(t in ("all", "everything", "every", "each", "whole") for t in toks[j:k])
+        if whole and (k == len(toks) or toks[k] in ("out", "off") or toks[j - 1] == "out"):
+            return j, k
+    return None
+
+
+_HAVE: Final = frozenset(normalise("have has had"))
+_QUANTIFIERS: Final = frozenset(normalise("all any every each of some"))
+
+
+def _answers_own_relation(p: Parse) -> tuple[int, int] | None:
+    """The span of a relational noun the question predicates of its own answer ("which concepts
+    have all their prerequisites covered by that?": "their" is the concepts asked for, not the
+    ones named), or None. Not "which concepts have X as their prerequisite" (a name between)."""
+    toks = p.toks
+    for start, end, _ in p.nouns:
+        k = start - 1
+        if k >= 0 and toks[k] == "own":
+            k -= 1
+        if k < 0 or toks[k] not in ("their", "its"):
+            continue
+        k -= 1
+        while k >= 0 and toks[k] in _QUANTIFIERS:
+            k -= 1
+        if k < 0 or toks[k] not in _HAVE:
+            continue
+        wh = next((i for i in range(k - 1, -1, -1) if toks[i] in ("which", "what")), None)
+        if wh is not None and not any(i in p.masked for i in range(wh, k)):
+            return start, end
+    return None
 
 
 # What opens a verb's object ("and keep seeing it", "and read the docs"), unlike a time phrase
@@ -280,6 +359,10 @@ def _second_question(p: Parse) -> tuple[bool, list[int]] | None:
             continue  # "..., and which of those does B build on?": one question, built on the first
         if not _opens_a_question(p, later, spans):
             continue  # "how does A ? lead to B ?": a stray mark cuts one question, it asks no second
+        if _opener(p, later) in _PERSON_WH and not any(i in named for i in later):
+            # "what do I need before A, and who teaches it?": a person, which no graph here holds
+            # (a question about A's people, not about what A needs): set aside and said
+            return False, later
         names = {named[i] for i in later if i in named} - p.said_known  # "I already know A?": said, not asked
         cues = _cue_words(p, later)
         # words no vocabulary here explains, or a number ("the 2020 Olympics"): another topic
@@ -292,12 +375,22 @@ def _second_question(p: Parse) -> tuple[bool, list[int]] | None:
         pointing = any(p.toks[i] in PRONOUNS for i in later if i not in p.masked)  # "contrast it with"
         if names and (names - before or (cues and cues != _cue_words(p, first))):
             return True, later
+        if (names or pointing) and _opener(p, first) in YES_NO_AUX and _opener(p, later) in WH:
+            # "Is A needed for B? Also, what should I learn after B?": a yes/no, then a question
+            # for a set about a concept it names: two questions, whatever their words
+            return True, later
         aside = later[0] in p.context and p.sentence[later[0]] != p.sentence[first[-1]]
         if not names and not pointing and other and not aside:
             # "..., and which laptop should I buy": another topic, set aside unless it names a
             # relation of the graph's (then a second question about something the graph lacks)
             return bool(cues), later
     return None
+
+
+def _opener(p: Parse, clause: Sequence[int]) -> str:
+    """The clause's first word after joiners, greetings and requests ("" for a name)."""
+    i = next((i for i in clause if p.toks[i] not in _BEFORE_THE_ASKING), None)
+    return "" if i is None or i in p.masked else p.toks[i]
 
 
 def _cue_words(p: Parse, positions: Sequence[int]) -> frozenset[tuple[str, ...]]:
@@ -310,6 +403,10 @@ def _cue_words(p: Parse, positions: Sequence[int]) -> frozenset[tuple[str, ...]]
 # "also" or a comma.
 _CLAUSE_OPENERS: Final = WH | YES_NO_AUX | REQUESTS | frozenset(normalise("when why whose"))
 _CLAUSE_JOINERS: Final = frozenset(normalise("and also plus then"))
+# What stands before a clause's question word ("and also tell me who ...").
+_BEFORE_THE_ASKING: Final = _CLAUSE_JOINERS | REQUESTS | POLITE | frozenset(normalise("me us"))
+# The question words that ask for a person.
+_PERSON_WH: Final = frozenset(normalise("who whom"))
 # Words that point back at the first clause's answer: a clause with one asks about that answer.
 _BACK_REFERENCES: Final = frozenset(normalise("those these them they"))
 
@@ -326,7 +423,11 @@ def _asking_clauses(p: Parse) -> list[list[int]]:
     last = None
     for i in range(len(toks)):
         # a sentence set aside as context still counts when it asks ("Also, when were ...?")
-        if (i in p.context or not p.asks[p.sentence[i]]) and not _ends_asking(p, i, spans):
+        if (
+            (i in p.context or not p.asks[p.sentence[i]])
+            and not _ends_asking(p, i, spans)
+            and not _opens_a_request(p, p.sentence[i])
+        ):
             continue
         joined = (
             i > 0
@@ -343,6 +444,19 @@ def _asking_clauses(p: Parse) -> list[list[int]]:
     return [c for c in clauses if c and (_opens_a_question(p, c, spans) or _ends_asking(p, c[-1], spans))]
 
 
+def _opens_a_request(p: Parse, sid: int) -> bool:
+    """Does sentence ``sid`` open (after "and", "also", greetings) with a request ("... Please
+    tell me who teaches it.")? It asks, whatever its last mark."""
+    for i, k in enumerate(p.sentence):
+        if k != sid:
+            continue
+        t = p.toks[i]
+        if t in _CLAUSE_JOINERS or t in POLITE:
+            continue
+        return t in REQUESTS and i not in p.masked
+    return False
+
+
 def _ends_asking(p: Parse, i: int, spans: Sequence[tuple[int, int]]) -> bool:
     """Does the sentence of token ``i`` end with a question mark?"""
     last = max(k for k, sid in enumerate(p.sentence) if sid == p.sentence[i])
@@ -354,8 +468,8 @@ def _opens_a_question(p: Parse, clause: Sequence[int], spans: Sequence[tuple[int
     request, or with an auxiliary and end with a question mark ("have A and B" is a statement)?"""
     for i in clause:
         t = p.toks[i]
-        if t in _CLAUSE_JOINERS or t in POLITE:
-            continue
+        if t in _CLAUSE_JOINERS or t in POLITE or (t.endswith("ly") and i not in p.masked):
+            continue  # "and separately, how is ...", "additionally, what ..."
         if i in p.masked or t not in _CLAUSE_OPENERS:
             return False
         return t not in YES_NO_AUX or _ends_asking(p, clause[-1], spans)

@@ -42,6 +42,7 @@ __all__ = [
     "CLAUSE_SUBJECT",
     "COMPLETING",
     "COMPOUND_SUFFIXES",
+    "CONCEPT_KINDS",
     "CONTAINER",
     "CONTRAST",
     "COPULA",
@@ -508,7 +509,7 @@ PERSONS: Final = frozenset({"i", "we", "you", "she", "he", "they", "m"})
 # People a learner speaks of: "if a student masters X, what does that open up for them?" - "for
 # them" is the student, not X.
 PEOPLE: Final = frozenset(
-    normalise("student students learner learners pupil pupils kid kids child children son daughter team "
+    normalise("student students learner learners person persons someone somebody anyone anybody pupil pupils kid kids child children son daughter team "
               "class trainee trainees intern interns colleague colleagues friend friends people staff "
               "employee employees beginner beginners newcomer newcomers junior juniors hire hires")
 )  # fmt: skip
@@ -636,9 +637,22 @@ FRAMING: Final = frozenset(
     normalise("""
     wonder wondering wondered curious interested keen hope hoping try trying tried plan planning
     decide deciding figure figuring think thinking consider considering hear hearing heard see
-    seeing seen read reading keep keeps kept look looking prepare preparing prepping kind sort
+    seeing seen read reading keep keeps kept look looking prepare preparing prepping prep kind sort
     roughly speaking basically honestly quick q brief briefly short simple simply sentence larger
-    broader bigger wider smaller narrower counting clue grips existing account
+    broader bigger wider smaller narrower counting clue grips existing account sense
+    """)
+)
+
+# The kinds a question may call the concepts it asks for ("which methods does X build on?",
+# "which prompting styles are prerequisites?"): the graph holds no kinds, so the answer is the
+# concepts themselves; unlike a thing that is no concept ("which careers use X?").
+CONCEPT_KINDS: Final = frozenset(
+    normalise("""
+    method methods technique techniques approach approaches algorithm algorithms model models style
+    styles type types kind kinds variant variants metric metrics measure measures tool tools
+    framework frameworks strategy strategies architecture architectures procedure procedures
+    principle principles theory theories family families category categories discipline
+    disciplines skill skills
     """)
 )
 

@@ -25,6 +25,12 @@ templates that have no split yet, so adding a phrasing never moves another. The 
 template without a split or a group whose splits differ by more than one. ``holdout`` templates
 (``round`` 1) were written afterwards, blind of the reader, in other words again, and take no part
 in the dealing. The test and holdout files are scored, never read by whoever tunes the reader.
+Later dev rounds (``round`` in :data:`LATER_ROUNDS` on a ``dev`` template: ids ``cat2-*``) were
+written after the dealing, blind of the reader and of the test and holdout phrasings, to give
+whoever tunes the reader more dev phrasings: they are dev only, take no part in the dealing (nor in
+its balance), are instantiated after every earlier template, so every question made before them
+stays as it was and theirs follow in ``catalogue_dev.jsonl.gz``, and their rows carry no
+``round`` (a question row's ``round`` is the blind holdout round it was written in).
 
 **Gold** comes from :mod:`evals.gold` (networkx over the bundle's CSV files), never from the
 system. Learning order ``u -> v`` for a prerequisite edge; pred, anc, succ, desc; K* = the courses
@@ -145,6 +151,7 @@ NAME_TRIES = 20
 SHORTENED_SHARE = 0.3  # share of subjects drawn among courses with a shortened title
 DEFAULT_N = 5
 ABSTAIN_N = 3
+LATER_ROUNDS = (2,)  # dev-only rounds written after the dealing (module docstring, "Split")
 
 SETS = ("prerequisites", "needed_before", "dependents", "comes_after")
 ANSWERABLE = (
@@ -818,6 +825,11 @@ class Template:
         return "set_aside" if self.cls == "set_aside" else self.form
 
     @property
+    def later(self) -> bool:
+        """A dev template of a later round (written after the dealing, no part of it)."""
+        return self.split == "dev" and self.round is not None
+
+    @property
     def slots(self) -> list[str]:
         return list(dict.fromkeys(re.findall(r"\{(\w+)\}", self.text)))
 
@@ -905,8 +917,12 @@ def _check_template(t: Template) -> None:
         raise ValueError(f"{where}: an unknown-code template has a {{u}} slot")
     if t.split not in (*SPLITS, ""):
         raise ValueError(f"{where}: split must be one of {SPLITS}")
-    if (t.split == "holdout") != (t.round is not None):
-        raise ValueError(f"{where}: a holdout template (only) has its blind round")
+    if t.split == "holdout" and t.round is None:
+        raise ValueError(f"{where}: a holdout template has its blind round")
+    if t.split not in ("holdout", "dev") and t.round is not None:
+        raise ValueError(f"{where}: only a holdout template (its blind round) or a dev one has a round")
+    if t.split == "dev" and t.round is not None and t.round not in LATER_ROUNDS:
+        raise ValueError(f"{where}: a later dev round is one of {LATER_ROUNDS}")
 
 
 def deal(templates: Sequence[Template]) -> list[Template]:
@@ -923,7 +939,7 @@ def deal(templates: Sequence[Template]) -> list[Template]:
             counts.setdefault(key, dict.fromkeys(DEALT, 0))[split] += 1
 
     for t in templates:
-        if t.split in DEALT:
+        if t.split in DEALT and not t.later:
             add(t, t.split)
     dealt = {}
     for t in sorted(
@@ -940,7 +956,7 @@ def check_dealing(templates: Sequence[Template]) -> None:
     for t in templates:
         if not t.split:
             raise ValueError(f"template {t.id} has no split: run with --deal once")
-        if t.split in DEALT:
+        if t.split in DEALT and not t.later:
             counts.setdefault(t.group, dict.fromkeys(DEALT, 0))[t.split] += 1
     for group, c in counts.items():
         if abs(c["dev"] - c["test"]) > 1:
@@ -995,9 +1011,10 @@ class Builder:
         self.judge = Judge(cat)
 
     def questions(self, templates: Sequence[Template]) -> list[Made]:
+        """Every template's questions, a later dev round's after every earlier template."""
         out: list[Made] = []
         order: dict[str, int] = {}
-        for t in templates:
+        for t in sorted(templates, key=lambda t: t.round if t.later else 0):
             rng = random.Random(f"{SEED}:{t.id}")
             position = order[t.group] = order.get(t.group, -1) + 1
             made = self._instances(t, rng)
@@ -1154,7 +1171,7 @@ class Builder:
             "expect": self._expect(t, answer),
             "corpus": self.corpus,
         }
-        if t.round is not None:
+        if t.round is not None and not t.later:  # the blind holdout round
             row["round"] = t.round
         styles = tuple(written[s][0] for s in t.slots)
         return Made(parse_question(row, where=qid), t, dict(filled), styles)

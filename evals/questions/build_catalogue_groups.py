@@ -12,7 +12,7 @@ the catalogue is copied into the project); without it the builder stops with a n
     kg eval --questions evals/questions/catalogue_groups_dev.jsonl.gz --bundle /tmp/ucsd-groups --baseline loop
 
 **Phrasings.** The dev and test templates of ``catalogue_templates.jsonl`` (build_catalogue.py),
-each in its own split (the holdout's are not used), of the forms whose meaning with groups
+each in its own split (the holdout's and the later dev rounds' are not used), of the forms whose meaning with groups
 docs/control-plane.md states and :mod:`evals.gold_groups` implements: prerequisites,
 needed_before, dependents, comes_after, check, count, ready, remaining, shared, opens, start,
 next (path and order, whose steps through options the spec leaves to wording, are not asked; nor
@@ -292,7 +292,7 @@ class Builder(base.Builder):  # type: ignore[misc,name-defined]
     def questions(self, templates: Sequence[Any]) -> list[Any]:
         out: list[Any] = []
         for t in templates:
-            if t.form in FORMS and t.split in SPLITS:
+            if t.form in FORMS and t.split in SPLITS and not t.later:
                 out += self._answerable(t, random.Random(f"{SEED}:{t.id}"))
         return out
 
