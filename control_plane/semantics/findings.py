@@ -27,6 +27,8 @@ __all__ = [
     "COMPLETE",
     "DECIDED",
     "LONG_LIST",
+    "LONG_SET",
+    "MAX_NAMED",
     "NOTHING",
     "NO_PATH",
     "PARTIAL_MAX",
@@ -38,6 +40,7 @@ __all__ = [
     "by_name",
     "by_ref",
     "fill",
+    "named",
     "partial",
     "relations_used",
     "render",
@@ -52,6 +55,12 @@ NOTHING: Final = 0.2
 # A list in learning order longer than this is written in groups by learning stage.
 LONG_LIST: Final = 8
 _MAX_GROUPS: Final = 4
+# A list longer than this (more than a screen of names) is written as its size and its first
+# names (of a list in learning order, its first layers); the answer's result holds every one.
+LONG_SET: Final = 200
+SHOWN: Final = 20
+# What is still unexplored is named up to this many concepts, then counted.
+MAX_NAMED: Final = 20
 
 # -- the finding and its words ----------------------------------------------------------------
 
@@ -160,6 +169,9 @@ class _Text:
             self.name(cid, ev)
 
     def names(self, piece: Names, ev: EvidenceGraph[Any, Any]) -> None:
+        if len(piece.ids) > LONG_SET:
+            self.first(piece, ev)
+            return
         groups = _stages(piece.ids, ev) if piece.staged and len(piece.ids) > LONG_LIST else []
         if len(groups) < 2:
             self.listed(piece.ids, ev)
@@ -169,6 +181,34 @@ class _Text:
         for i, (w, g) in enumerate(zip(words, groups, strict=True)):
             self.word(f"{'; ' if i else ''}{w} ")
             self.listed(g, ev)
+
+    def first(self, piece: Names, ev: EvidenceGraph[Any, Any]) -> None:
+        """A long list as its size and its first :data:`SHOWN` names: in learning order, its
+        first whole layers (or the start of the first, when that alone is longer)."""
+        n, ids = len(piece.ids), piece.ids
+        shown: list[Sequence[str]]
+        if piece.staged:
+            needs = needs_from_edges((e.source_id, e.target_id, e.relation) for e in ev.edges.values())
+            order = layers(ids, needs)
+            shown = [by_name(order[0], ev)[:SHOWN]]
+            for layer in order[1:]:
+                if sum(map(len, shown)) + len(layer) > SHOWN:
+                    break
+                shown.append(by_name(layer, ev))
+            if len(shown[0]) < len(order[0]):
+                self.word(
+                    f"{n} concepts; in learning order, {SHOWN} of the {len(order[0])} that come first: "
+                )
+            else:
+                self.word(f"{n} concepts; in learning order, the first {len(shown)} of {len(order)} layers: ")
+        else:
+            shown = [by_name(ids, ev)[:SHOWN]]
+            self.word(f"{n} concepts; the first {len(shown[0])} by name: ")
+        for i, names in enumerate(shown):
+            if i:
+                self.word("; ")
+            self.listed(names, ev)
+        self.word(f"; and {n - sum(map(len, shown))} more, every one in the answer's result")
 
 
 def render(says: Iterable[Piece], ev: EvidenceGraph[Any, Any]) -> tuple[str, tuple[NameSpan, ...]]:
@@ -210,7 +250,7 @@ def partial(
     """``finding`` from incomplete evidence: below 0.80, naming what is still unexplored."""
     n = len(finding.members)
     share = n / (n + len(open_)) if n or open_ else 0.0
-    names = ", ".join(ev.name(c) for c in open_)
+    names = named(open_, ev)
     return replace(
         finding,
         confidence=round(min(PARTIAL_MAX, 0.3 + 0.4 * share) if n else NOTHING, 2),
@@ -218,6 +258,13 @@ def partial(
         focus=Focus(relations, tuple(open_), f"expand {names}"),
         complete=False,
     )
+
+
+def named(ids: Sequence[str], ev: EvidenceGraph[Any, Any]) -> str:
+    """``ids`` by name, in their order: the first :data:`MAX_NAMED`, then how many more."""
+    shown = ", ".join(ev.name(c) for c in ids[:MAX_NAMED])
+    more = len(ids) - MAX_NAMED
+    return f"{shown} and {more} more" if more > 0 else shown
 
 
 def relations_used(reading: Reading) -> str:

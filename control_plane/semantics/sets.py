@@ -52,6 +52,7 @@ from control_plane.semantics.findings import (
     by_name,
     by_ref,
     fill,
+    named,
     partial,
     relations_used,
     unsettled,
@@ -480,7 +481,7 @@ def path(ask: Ask) -> Finding:
     if open_:
         return unsettled(
             ("No learning path from ", Name(a), " to ", Name(b), " has been found yet."),
-            "unexplored: " + ", ".join(ev.name(c) for c in open_),
+            "unexplored: " + named(open_, ev),
             Focus(_LEARNING, tuple(open_), f"what comes before {ev.name(b)}"),
         )
     return Finding(
