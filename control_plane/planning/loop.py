@@ -54,7 +54,6 @@ from types import EllipsisType
 from typing import Any, Final, NamedTuple
 
 import sqlalchemy as sa
-import structlog
 
 from control_plane.errors import LLMUnavailable, ModelBudgetSpent
 from control_plane.learning_order import needs_from_edges
@@ -100,6 +99,7 @@ from control_plane.understanding.reading import LESSONS
 from data_plane import schema
 from data_plane.clock import Clock, ensure_utc, format_time, utc_now
 from data_plane.errors import InputError
+from data_plane.events import get_logger
 from data_plane.gateway import WriteGateway
 from data_plane.reads import GraphReader
 from data_plane.records import (
@@ -129,7 +129,7 @@ __all__ = ["MAX_QUESTION_CHARS", "MODEL_UNAVAILABLE", "NOTHING_MORE", "NO_SEED",
 MAX_QUESTION_CHARS: Final = 2000
 UNSURE = "the question could not be read with confidence"
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 class _Tops(NamedTuple):
