@@ -10,6 +10,7 @@ holdout files are scored, not read."""
 from __future__ import annotations
 
 import functools
+import json
 import os
 from collections.abc import Iterable
 from pathlib import Path
@@ -108,6 +109,34 @@ def test_templates_are_dealt_balanced_and_about_forty_percent_hard() -> None:
     # (a later dev round was never dealt).
     fresh = b.deal([b.replace(t, split="") if t.split != "holdout" and not t.later else t for t in templates])
     assert [t.split for t in fresh] == [t.split for t in templates]
+
+
+def test_every_later_round_template_is_dev_and_of_round_two_or_three() -> None:
+    """A template written after the dealing (round 2 or 3) is dev only; round 1 is the holdout's."""
+    later = [t for t in _builder().load_templates() if t.round is not None and t.split != "holdout"]
+    assert later and {t.round for t in later} == {2, 3}
+    _fail_unless([t.id for t in later if not t.later], "later-round templates outside dev")
+
+
+def test_a_later_dev_round_other_than_two_or_three_is_refused(tmp_path: Path) -> None:
+    """A dev row of round 1 or 4 is refused, naming the template."""
+    rows = read_rows(_builder().TEMPLATES)
+    first = next(i for i, r in enumerate(rows) if r.get("split") == "dev")
+    for value in (1, 4):
+        changed = [*rows[:first], {**rows[first], "round": value}, *rows[first + 1 :]]
+        path = tmp_path / "t.jsonl"
+        path.write_text("".join(json.dumps(r) + "\n" for r in changed), encoding="utf-8")
+        with pytest.raises(ValueError, match="a later dev round is one of") as info:
+            _builder().load_templates(path)
+        assert rows[first]["id"] in str(info.value)
+
+
+def test_later_round_questions_follow_the_earlier_ones_in_dev() -> None:
+    """The dev file lists every dealt question before any round-2 one, and those before any
+    round-3 one, so adding a round leaves the earlier questions where they were."""
+    rounds = {t.id: t.round if t.later else 1 for t in _builder().load_templates()}
+    order = [rounds[r["template"]] for r in read_rows(_file("dev"))]
+    assert order == sorted(order) and set(order) == {1, 2, 3}
 
 
 def test_every_form_and_class_is_in_dev_and_test() -> None:

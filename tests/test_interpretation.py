@@ -2476,3 +2476,71 @@ def test_what_a_learner_is_asked_to_have_is_not_what_they_have() -> None:
     )
     assert "known" not in {s.role for s in r.subjects}, r.describe()
     assert r.sure and r.form == "yes_no", r.problem
+
+
+def test_names_said_covered_in_the_passive_perfect_are_known() -> None:
+    """ "Now that A and B have been covered, which new topics can be started?": what comes next,
+    not what A and B are covered in."""
+    r = read("Now that RAG and Embeddings have been covered, which new topics can be started?", FULL)
+    assert r.sure and r.intent == "next", r.describe()
+    assert {s.concept_id for s in r.subjects} == {"rag", "embeddings"}
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["between RAG and Embeddings, where should I begin", "RAG or Embeddings: where do I start?"],
+)
+def test_where_to_begin_between_two_is_which_comes_first(question: str) -> None:
+    r = read(question, PREREQ_ONLY)
+    assert r.sure and r.intent == "order", r.describe()
+
+
+@pytest.mark.parametrize(
+    ("question", "known"),
+    [
+        (
+            "would I be ready for RAG after Embeddings and Transformer architecture?",
+            {"embeddings", "transformer"},
+        ),
+        ("can i take RAG after Embeddings?", {"embeddings"}),
+        ("Is it possible to enroll in RAG with Embeddings and BM25 completed?", {"embeddings", "bm25"}),
+    ],
+)
+def test_readiness_with_what_is_done_after_or_completed(question: str, known: set[str]) -> None:
+    """Readiness has no label in the intent model's corpus, so the model does not doubt it; what
+    the learner takes the goal after, or has completed, is what they know."""
+    r = read(question, PREREQ_ONLY)
+    assert r.sure and r.form == "ready", r.describe()
+    assert {s.concept_id for s in r.subjects if s.role == "known"} == known
+    assert r.subject == "rag"
+
+
+def test_a_statement_then_is_that_true_is_a_check() -> None:
+    r = read(
+        "My professor said that RAG needs Embeddings somewhere earlier in the chain. Is that true?",
+        PREREQ_ONLY,
+    )
+    assert r.sure and r.form == "yes_no", r.describe()
+    assert [(s.concept_id, s.role) for s in r.subjects] == [("rag", "subject"), ("embeddings", "candidate")]
+
+
+@pytest.mark.parametrize(
+    "question", ["How many weeks does it take to learn RAG?", "how many hours to learn RAG"]
+)
+def test_how_many_of_a_measure_is_no_count_of_concepts(question: str) -> None:
+    r = read(question, PREREQ_ONLY)
+    assert not r.sure
+    assert "which the graph does not record" in (r.problem or ""), r.problem
+
+
+def test_what_i_can_learn_now_after_a_known_concept_is_what_comes_next() -> None:
+    r = read("The RAG I have learned already. What I can learn after it now?", PREREQ_ONLY)
+    assert r.sure and r.intent == "next", r.describe()
+
+
+def test_two_names_sharing_one_relation_without_both_or_either_are_not_guessed() -> None:
+    """ "the topics that A and also B need": the intersection or the union? The two answers differ."""
+    r = read("Which are the topics that RAG and also Embeddings need before them?", PREREQ_ONLY)
+    assert not r.sure
+    assert "both have in common or for what either has" in (r.problem or ""), r.problem
+    assert read("What do RAG and Embeddings both need?", PREREQ_ONLY).sure

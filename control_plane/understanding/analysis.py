@@ -126,8 +126,8 @@ def checked(reading: Reading, tokens: Sequence[str], model: IntentModel | None) 
     """``reading``, made unsure when the learnt ``model`` (intent_model) finds another intent far
     more likely than any the reading answers; the reading says which."""
     if (
-        reading.form in ("yes_no", "why")
-        or reading.intent in ("order", "relate", "next")
+        reading.form in ("yes_no", "why", "ready")
+        or reading.intent in ("order", "relate", "next", "opens", "start")
         or reading.cue == WHAT_IS_LEFT
     ):
         return reading  # the corpus the model learnt from has no label for these forms
@@ -924,12 +924,32 @@ def _known_by_clause(
         k for k in range(end, min(end + 3, len(toks))) if not sentence or sentence[k] == sentence[m.start]
     ]
     after = tuple(toks[k] for k in same)
+    if after[:2] in (("have", "been"), ("has", "been"), ("had", "been"), ("got",)):
+        # "now that A and B have been covered", "A has been done": the passive perfect
+        after = ("are", *after[2 if after[:1] != ("got",) else 1 :])
     if after[:1] in (("is",), ("are",), ("was",), ("were",)):
         # "supervised learning is done", "A and B are behind me", "X is already covered": said of
         # the names themselves, whoever the clause's subject is
         rest = after[1:] if after[1:2] != ("already",) else after[2:]
         if any(rest[: len(q)] == q for q in KNOWN_AFTER if q != ("already",)):
             return True
+    if after[:1] == ("i",) and sentence_start(sentence, b) and sentence:
+        # "The ANN index I have learned already.": the name put first, then said known, the
+        # sentence ending there
+        k = end + 1 + (toks[end + 1 : end + 2] in (("have",), ("ve",)))
+        trailing = [t for j, t in enumerate(toks) if j > k and sentence[j] == sentence[m.start]]
+        last = k + len(trailing)
+        spans = text.spans
+        stop = text.raw[spans[last][1] :].lstrip()[:1] if last < len(spans) else ""
+        if (
+            k < len(toks)
+            and toks[k] in KNOWN_VERBS
+            and all(t in ("already", "well", "now") for t in trailing)
+            and stop in (".", "!", "")
+        ):
+            return True
+    if after[:1] and after[0] in KNOWN_VERBS and toks[b - 1 : b] == ("with",):
+        return True  # "enroll in Y with A and B completed": the names the learner has done
     if any(after[: len(q)] == q for q in KNOWN_AFTER):
         if _obliged(toks[max(start, m.start - 4) : m.start]):
             return False  # "do I have to have A done before B?", "would I need A under my belt?": asked

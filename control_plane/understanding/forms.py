@@ -79,6 +79,7 @@ from control_plane.understanding.lexicon import (
     FIRST_WORDS,
     FOUND,
     HOW_FOLLOWERS,
+    KNOWN_AFTER,
     LEARN,
     NEIGHBOUR,
     NEXT_WORDS,
@@ -179,6 +180,8 @@ def _yes_no(p: Parse) -> bool:
     """Does an auxiliary open the asking sentence as a yes/no question (or is it a statement put
     up for confirmation, :func:`_put_to_confirm`)?"""
     words = _opening(p)
+    if _confirmed_before(p, words):
+        return True
     fronted = _after_a_fronted_clause(p, words)
     if fronted:
         # "before I can start on X, do I have to get Y done?": the yes/no question follows the
@@ -243,6 +246,30 @@ def _put_to_confirm(p: Parse, words: Sequence[int]) -> bool:
     if not (tagged or opened) or any(t in WH for t in toks):
         return False
     return sum(i in p.masked for i in words) > 0 and _cued(p)
+
+
+# A sentence that only asks for the one before it to be confirmed ("My professor said A needs B.
+# Is that true?").
+_CONFIRMATIONS: Final = frozenset(
+    normalise(t)
+    for t in ("is that true", "is this true", "is it true", "is that right", "is this right", "is that correct",
+              "is this correct", "am i right", "true", "right", "correct", "true or not", "is that so")
+)  # fmt: skip
+
+
+def _confirmed_before(p: Parse, words: Sequence[int]) -> bool:
+    """Do ``words`` only ask for the sentence before them to be confirmed ("My professor said A
+    needs B. Is that true?"), a statement that names a concept and a relation and asks nothing?"""
+    if not words or len(p.sentence) != len(p.toks):
+        return False
+    if tuple(p.toks[i] for i in words if p.toks[i] not in POLITE) not in _CONFIRMATIONS:
+        return False
+    before = [i for i in range(words[0]) if p.sentence[i] == p.sentence[words[0]] - 1]
+    return (
+        any(i in p.masked for i in before)
+        and not any(p.toks[i] in WH for i in before if i not in p.masked)
+        and _cued(p)
+    )
 
 
 def _cued(p: Parse) -> bool:
@@ -337,7 +364,15 @@ def _order(p: Parse) -> Reading | None:
         and (not _between(p.toks, a, b) or _has(p, asking, EARLIER))  # "between A and B, which is earlier?"
     )
     in_order = between == ["and"] and _has(p, asking, (normalise("what order"), normalise("which order")))
-    if not ((alternatives and ordered) or symmetric or in_order) or _has(p, asking, BOTH) or p.said_known:
+    # "between A and B, where should I begin?", "A or B: where do I start?": the starting point of
+    # the two is the one that comes first
+    start_where = _wh_pronoun(p, asking) == "where" and any(t in ("begin", "start") for t in words)
+    alternatives = alternatives or (between in (["and"], ["or"]) and start_where)
+    if (
+        not ((alternatives and (ordered or start_where)) or symmetric or in_order)
+        or _has(p, asking, BOTH)
+        or p.said_known
+    ):
         return None
     governed = any(
         (r := p.roles.get(m.concept_id)) is not None and r.strength == 3 and not r.purpose for m in pair
@@ -647,11 +682,48 @@ def _two_concept_suggestions(p: Parse) -> tuple[str, ...]:
     )
 
 
+# Units a learner may count that are no concepts: time, money, credit.
+_MEASURES: Final = frozenset(
+    normalise("""
+    second seconds minute minutes hour hours day days week weeks month months year years semester
+    semesters quarter quarters term terms credit credits unit units dollar dollars euro euros
+    page pages hr hrs min mins
+    """)
+)
+
+
+def _measure_counted(p: Parse) -> str | None:
+    """The unit "how many" counts when it is a measure ("how many weeks"), or None."""
+    toks = p.toks
+    for i in _asking(p):
+        after = i + 1
+        if (
+            toks[i] in ("many", "much")
+            and i > 0
+            and toks[i - 1] == "how"
+            and after < len(toks)
+            and after not in p.masked
+            and toks[after] in _MEASURES
+        ):
+            return p.text.surface(after, after + 1)
+    return None
+
+
 def _count(p: Parse) -> Reading | None:
     """ "How many direct prerequisites does Y have?": the count of the rest of the question."""
     # "how many ...", "number of ...", and the imperative "count the direct prerequisites of X"
     if not (_has(p, _asking(p), COUNT_WORDS) or _starts(p, _opening(p), (("number", "of"), ("count",)))):
         return None
+    measured = _measure_counted(p)
+    if measured is not None:
+        # "how many weeks does it take to learn X?": a duration (or a price, a credit load), not
+        # a number of concepts
+        return replace(
+            p.build("about", [p.sub(p.main)], sureness=0.0, read_by="none"),
+            form="count",
+            problem=f"the question asks how many {measured}, which the graph does not record; it "
+            "counts concepts (how many prerequisites, how many topics before X)",
+        )
     reading = read_frames(p, FRAMES)
     if reading.intent in ("about", "unknown") or reading.form:
         return replace(
@@ -671,11 +743,14 @@ def _next(p: Parse) -> Reading | None:
     asking = _asking(p)
     # a relation asked of the known concepts ("What opens up next?", "what does it unlock?"),
     # unless the learner asks it of themselves ("what's unlocked for me now?")
-    relation = [v for v in p.verbs if v[0] in asking and v[2].left != v[2].right]
+    relation = [v for v in p.verbs if v[0] in asking and v[2].left != v[2].right and not _says_known(p, v[0])]
     own = any(p.toks[i] in FIRST_PERSON for i in asking if i not in p.masked)
     conditions = {cid for cid, r in p.roles.items() if r is not None and r.cue == KNOWN_CONDITION}
     knows = p.said_known | (conditions if own and not relation and not p.nouns else frozenset())
-    if not named or not named <= knows or p.pronoun_roles or p.transitive_word:
+    # "I have learned X already. What can I learn after it now?": what the learner can take up
+    # now, not everything after X
+    now = own and any(p.toks[i] == "now" for i in asking if i not in p.masked) and _modal_asked(p, asking)
+    if not named or not named <= knows or (p.pronoun_roles and not now) or p.transitive_word:
         return None  # "I finished X. What does it unlock?" asks what comes after X
     if relation and not own:
         return None  # "I finished X. What opens up next?": what X unlocks
@@ -686,6 +761,38 @@ def _next(p: Parse) -> Reading | None:
     known = [Subject(m.concept_id, "known", p.words_of[m.concept_id]) for m in p.ordered]
     reading = p.build("next", known, transitive=True, cue="next")
     return replace(reading, subjects=tuple(known))
+
+
+# What may stand between the names the learner knows and the word that says so ("A and B have
+# been covered", "A is now done").
+_TO_THE_KNOWN_WORD: Final = frozenset(
+    normalise("and or have has had been is are was were already all now got")
+)
+
+
+def _says_known(p: Parse, at: int) -> bool:
+    """Is the verb at ``at`` the word that says the names before it are known ("now that A and B
+    have been covered": not "covered" as in "A is covered in B")?"""
+    if (p.toks[at],) not in KNOWN_AFTER:
+        return False
+    k = at - 1
+    while k >= 0 and k not in p.masked and p.toks[k] in _TO_THE_KNOWN_WORD:
+        k -= 1
+    return (
+        k >= 0
+        and k in p.masked
+        and any(m.start <= k < m.end and m.concept_id in p.said_known for m in p.ordered)
+    )
+
+
+def _modal_asked(p: Parse, asking: Sequence[int]) -> bool:
+    """Does the learner ask what they can do ("can I", "could I", "what I can")?"""
+    toks = p.toks
+    return any(
+        toks[i] in ("can", "could") and (toks[i + 1 : i + 2] == ("i",) or toks[i - 1 : i] == ("i",))
+        for i in asking
+        if 0 < i < len(toks) - 1
+    )
 
 
 def _opens(p: Parse) -> Reading | None:
@@ -819,7 +926,10 @@ def _ready(p: Parse) -> Reading | None:
     # "can I take Y after A?": asked of the learner, what they take Y after is what they have
     # done (not "should I take A before Y", which asks about A)
     first = p.ordered[0].start if p.ordered else 0
-    known |= {m.concept_id for m in p.ordered if m.start > first and p.toks[m.start - 1] == "after"}
+    after = [m for m in p.ordered if m.start > first and p.toks[m.start - 1] == "after"]
+    # ... and the names listed with it ("would I be ready for Y after A and B?")
+    after += [m for m in p.ordered if after and m.start > after[0].start and _listed_after(p, after[0], m)]
+    known |= {m.concept_id for m in after}
     if k is None or any(i in p.masked and not _named_known(p, i, known) for i in words[:k]):
         return None
     # a yes/no question: no question word asks ("how can I get to Y" asks for a way), unless it
@@ -838,9 +948,16 @@ def _ready(p: Parse) -> Reading | None:
     return replace(reading, subjects=(*reading.subjects, *extra))
 
 
+def _listed_after(p: Parse, first: Mention, m: Mention) -> bool:
+    """Is ``m`` listed with ``first``: only names, commas and "and" between them?"""
+    return all(i in p.masked or p.toks[i] in ("and", "plus", "also") for i in range(first.end, m.start))
+
+
 def _for_the_learner(toks: Sequence[str]) -> bool:
     """ "(be) possible for me", "(be) ok for me", "allowed for us": a possibility for the learner."""
     rest = [t for t in toks if t not in ("be", "really", "still")]
+    if len(rest) >= 2 and rest[0] in _POSSIBLE and rest[1] == "to":
+        return True  # "is it possible to enroll in Y with A done?": asked by the learner, of themselves
     return len(rest) >= 3 and rest[0] in READINESS | _POSSIBLE and rest[1] == "for" and rest[2] in _ME
 
 

@@ -457,6 +457,12 @@ def _each_of_two(p: Parse, a: Mention, b: Mention) -> bool:
     return len(gap) == 3 and gap[:2] == ("and", "also") and gap[2] == lead and lead in PREPOSITIONS
 
 
+# Words that ask for what either of two concepts has (the union).
+_EITHER: Final = tuple(
+    (w,) for w in ("either", "any", "or", "combined", "together", "all", "altogether", "whole", "union")
+)
+
+
 def _relational(p: Parse) -> Reading | None:
     """The intent the subject's role gives ("what does X need", "what builds on X"), combined with
     a second concept ("both", "either", "before X ... that Y builds on")."""
@@ -487,8 +493,22 @@ def _relational(p: Parse) -> Reading | None:
         or (intent == "prerequisites" and intent2 == "needed_before")
     ):
         both = _any(p.toks, BOTH, p.masked) or _each_of_two(p, main, second)
-        return p.build(intent, [p.sub(main), p.sub(second, "other")], transitive=is_transitive,
-                       combine="both" if both else "either", cue=role.cue, asked=asked)  # fmt: skip
+        reading = p.build(intent, [p.sub(main), p.sub(second, "other")], transitive=is_transitive,
+                          combine="both" if both else "either", cue=role.cue, asked=asked)  # fmt: skip
+        if both or _any(p.toks, _EITHER, p.masked) or r2 is not p.roles.get(main.concept_id):
+            return reading  # (two names with roles of their own: two clauses, read on as such)
+        # "the topics that A and also B need": what both need, or what either needs? The words
+        # do not say, and the two answers differ
+        return replace(
+            reading,
+            sureness=min(reading.sureness, 0.5),
+            problem=f"the question names {p.words_of[main.concept_id]} and {p.words_of[second.concept_id]} "
+            "but not whether it asks for what both have in common or for what either has",
+            suggestions=(
+                f"What do {p.words_of[main.concept_id]} and {p.words_of[second.concept_id]} both need?",
+                f"What does either {p.words_of[main.concept_id]} or {p.words_of[second.concept_id]} need?",
+            ),
+        )
     learn_first = {intent, intent2} & {"needed_before", "prerequisites"}
     if learn_first and {intent, intent2} & {"builds_on"}:
         x, y = (main, second) if intent in learn_first else (second, main)

@@ -199,7 +199,7 @@ PLACE: Final = frozenset(
     normalise("behind beneath underneath below under above over beside around within inside")
 )
 
-AFTER_VERBS: Final = frozenset(normalise("have learn finish master complete unlock"))
+AFTER_VERBS: Final = frozenset(normalise("have learn finish master complete unlock pass clear"))
 
 CLAUSE_SUBJECT: Final = frozenset(
     normalise("i you they we one he she someone learner student can could should get start to even")
