@@ -85,9 +85,9 @@ def test_the_template_file_follows_the_once_only_dealing() -> None:
 
 
 def test_every_later_round_template_is_dev() -> None:
-    """A template written after the dealing (round 2, 3 or 4) is dev only; the builder loads every row."""
+    """A template written after the dealing (round 2, 3, 4 or 5) is dev only; the builder loads every row."""
     later = [r for r in _templates("forms").values() if "round" in r]
-    assert later and {r["round"] for r in later} == {2, 3, 4}
+    assert later and {r["round"] for r in later} == {2, 3, 4, 5}
     _fail_unless([r["id"] for r in later if r["split"] != "dev"], "later-round templates outside dev")
     assert len(_builder().load_templates()) == len(_templates("forms"))
 
@@ -98,19 +98,18 @@ def test_a_round_two_template_outside_dev_is_refused(tmp_path: Path, split: str)
     _refused(tmp_path, "forms", lambda r: {**r, "round": 2, "split": split}, "dev only")
 
 
-def test_a_round_other_than_two_three_or_four_is_refused(tmp_path: Path) -> None:
+def test_a_round_other_than_two_to_five_is_refused(tmp_path: Path) -> None:
     """Round 1 is written by leaving the key out; any other round value is refused."""
-    for value in (1, 5):
+    for value in (1, 6):
         _refused(tmp_path, "forms", lambda r, v=value: {**r, "round": v, "split": "dev"}, "round must be")
 
 
 @pytest.mark.parametrize("graph", _corpus("forms").graphs)
 def test_later_round_questions_follow_the_earlier_ones_in_dev(graph: str) -> None:
     """The dev files list every round-1 question before any round-2 one, those before any round-3
-    one and those before any round-4 one, so adding a round leaves the earlier questions where
-    they were."""
+    one, and so on to round 5, so adding a round leaves the earlier questions where they were."""
     rounds = [_templates("forms")[q.template or ""].get("round", 1) for q in _questions(graph, "dev")]
-    assert rounds == sorted(rounds) and set(rounds) == {1, 2, 3, 4}
+    assert rounds == sorted(rounds) and set(rounds) == {1, 2, 3, 4, 5}
 
 
 def test_every_holdout_template_is_in_the_holdout_split() -> None:

@@ -65,12 +65,15 @@ def _made() -> tuple[Any, ...]:
 
 @pytest.mark.parametrize("split", SPLITS)
 def test_every_row_loads_and_names_its_corpus_split_and_a_template_of_that_split(split: str) -> None:
-    """Each file loads with the question loader, holds 250-400 questions, and every row names the
-    lecturebank corpus, the file's split and a template dealt to that split."""
+    """Each file loads with the question loader, holds 250-400 questions of dealt templates (a
+    later dev round comes on top), and every row names the lecturebank corpus, the file's split
+    and a template of that split."""
     templates = {t.id: t for t in _builder().load_templates()}
     questions = load_questions(_file(split))
     rows = read_rows(_file(split))
-    assert 250 <= len(questions) <= 400
+    dealt = [q for q in questions if not templates[q.template or ""].later]
+    assert 250 <= len(dealt) <= 400
+    assert split == "dev" or len(dealt) == len(questions)
     _fail_unless(
         [
             r["id"]
@@ -102,6 +105,45 @@ def test_dealing_a_new_template_moves_no_other() -> None:
     dealt = b.deal([*templates, new])
     assert [t.split for t in dealt[:-1]] == [t.split for t in templates]
     assert dealt[-1].split in SPLITS
+
+
+def test_every_later_round_template_is_dev_and_of_round_two() -> None:
+    """A template written after the dealing (round 2) is dev only and takes no part in it: a new
+    template of any form is dealt as it would be without the later rounds, and the balance check
+    counts dealt templates only."""
+    b = _builder()
+    templates = b.load_templates()
+    later = [t for t in templates if t.round is not None]
+    assert later and {t.round for t in later} == {2}
+    _fail_unless([t.id for t in later if not t.later], "later-round templates outside dev")
+    dealt = [t for t in templates if not t.later]
+    b.check_dealing(templates)
+    for t in later:
+        new = b.Template(**{**t.__dict__, "id": f"new-{t.id}", "split": "", "round": None})
+        assert b.deal([*templates, new])[-1].split == b.deal([*dealt, new])[-1].split, t.id
+
+
+@pytest.mark.parametrize(("split", "value"), [("test", 2), ("dev", 1), ("dev", 3)])
+def test_a_later_round_outside_dev_or_of_another_round_is_refused(
+    tmp_path: Path, split: str, value: int
+) -> None:
+    """A round on a test row, or a round other than 2 on a dev row, is refused, naming the template."""
+    rows = read_rows(_builder().TEMPLATES)
+    first = next(i for i, r in enumerate(rows) if r.get("split") == split and "round" not in r)
+    changed = [*rows[:first], {**rows[first], "round": value}, *rows[first + 1 :]]
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in changed), encoding="utf-8")
+    with pytest.raises(ValueError, match="a later round is dev only") as info:
+        _builder().load_templates(path)
+    assert rows[first]["id"] in str(info.value)
+
+
+def test_later_round_questions_follow_the_earlier_ones_in_dev() -> None:
+    """The dev file lists every dealt question before any round-2 one, so adding a round leaves
+    the earlier questions where they were."""
+    rounds = {t.id: t.round if t.later else 1 for t in _builder().load_templates()}
+    order = [rounds[r["template"]] for r in read_rows(_file("dev"))]
+    assert order == sorted(order) and set(order) == {1, 2}
 
 
 @pytest.mark.parametrize("split", SPLITS)

@@ -2544,3 +2544,32 @@ def test_two_names_sharing_one_relation_without_both_or_either_are_not_guessed()
     assert not r.sure
     assert "both have in common or for what either has" in (r.problem or ""), r.problem
     assert read("What do RAG and Embeddings both need?", PREREQ_ONLY).sure
+
+
+def test_a_count_at_the_end_of_a_search_query_counts() -> None:
+    r = read("RAG total prereqs count incl indirect", PREREQ_ONLY)
+    assert r.sure and r.form == "count", r.describe()
+
+
+def test_one_step_back_or_five_steps_back_is_either_scope() -> None:
+    r = read("Is Embeddings required for RAG, whether it is one step back or five steps back?", PREREQ_ONLY)
+    assert r.sure and r.form == "yes_no" and r.transitive, r.describe()
+
+
+def test_after_i_pass_a_course_is_what_the_learner_has() -> None:
+    r = read("After I pass the RAG, which topics become open to me?", PREREQ_ONLY)
+    assert r.sure and r.intent == "opens", r.describe()
+
+
+def test_concepts_with_no_prerequisites_are_not_a_list_of_prerequisites() -> None:
+    r = read(
+        "Find the very first topics on the road to RAG, the ones with no prerequisites of their own.",
+        PREREQ_ONLY,
+    )
+    assert not r.sure or r.intent == "start", r.describe()
+
+
+def test_two_relations_each_owned_by_another_name_are_two_questions() -> None:
+    r = read("RAG prereqs + Embeddings dependents", PREREQ_ONLY)
+    assert not r.sure
+    assert "two questions" in (r.problem or ""), r.problem

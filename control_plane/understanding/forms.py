@@ -709,10 +709,21 @@ def _measure_counted(p: Parse) -> str | None:
     return None
 
 
+def _count_noun_ends(p: Parse) -> bool:
+    """Does "count" stand after the relation as a search query puts it ("X total prereqs count",
+    "X prerequisites count incl indirect"): right after a relational noun, not negated?"""
+    ends = {end for _, end, _ in p.nouns}
+    return any(p.toks[i] == "count" and i in ends and not _negated(p.toks, i) for i in _asking(p))
+
+
 def _count(p: Parse) -> Reading | None:
     """ "How many direct prerequisites does Y have?": the count of the rest of the question."""
     # "how many ...", "number of ...", and the imperative "count the direct prerequisites of X"
-    if not (_has(p, _asking(p), COUNT_WORDS) or _starts(p, _opening(p), (("number", "of"), ("count",)))):
+    if not (
+        _has(p, _asking(p), COUNT_WORDS)
+        or _starts(p, _opening(p), (("number", "of"), ("count",)))
+        or _count_noun_ends(p)
+    ):
         return None
     measured = _measure_counted(p)
     if measured is not None:

@@ -454,6 +454,8 @@ def _scope(
     direct_starts = {i for i, _ in direct_hits}
     direct_ends = {j for _, j in direct_hits}
     for i, j in direct_hits:
+        while j < len(toks) and toks[j] in _STEP_DIRECTIONS:
+            j += 1  # "one step back or five steps back": the direction words of the step
         if (toks[j : j + 1] and toks[j] in coordinated and j + 1 not in direct_starts) or (
             i > 0 and toks[i - 1] in coordinated and i - 1 not in direct_ends
         ):
@@ -478,6 +480,8 @@ def _scope(
     return direct and not transitive, transitive
 
 
+# Words that say which way a step goes ("one step back", "a step away").
+_STEP_DIRECTIONS: Final = frozenset({"back", "away", "removed", "earlier", "behind"})
 # "build further on": the verb's adverb, not a scope word.
 _BUILD_FORMS: Final = frozenset((w,) for w in normalise("build builds built building"))
 # Scope words that quantify or modify the noun after them ("every <noun>", "the whole <noun>").
@@ -1029,9 +1033,16 @@ def _by_marker(s: _Site) -> _Role | None:
                 return _Role(PREREQ, DEP, False, " ".join(m), 3)
             return _Role(LEARN, DEP, True, " ".join(m), 3)
     for m in AFTER_MARKERS:
-        if s.marked(m):
+        if s.marked(m) and not _after_clause(s):
             return _Role(LEARN, FOUND, True, " ".join(m), 3)
     return None
+
+
+def _after_clause(s: _Site) -> bool:
+    """Is the "after" before the concept a clause's ("after I pass X": a condition on what the
+    learner knows, :func:`_by_condition`), not a preposition placing X?"""
+    window = s.toks[max(0, s.b - 5) : s.b]
+    return any(w == "after" and window[i + 1] in {"i", "we", "you"} for i, w in enumerate(window[:-1]))
 
 
 def _by_condition(s: _Site) -> _Role | None:
@@ -1044,6 +1055,8 @@ def _by_condition(s: _Site) -> _Role | None:
     ):
         return None  # "if I want to learn X": an infinitive of purpose (X the goal), not the condition's verb
     triggers = [i for i, w in enumerate(window) if w in {"once", "since", "having", "if", "when"}]
+    # "after I pass X": a clause (not "after X", which places X)
+    triggers += [i for i, w in enumerate(window[:-1]) if w == "after" and window[i + 1] in {"i", "we", "you"}]
     # an inverted conditional: "were I to complete X", "had we finished X" is "if I complete X"
     triggers += [
         i for i, w in enumerate(window[:-1]) if w in {"were", "had"} and window[i + 1] in {"i", "we", "you"}

@@ -68,6 +68,7 @@ abstains, quoting :meth:`Reading.describe` and two or three ``suggestions`` it d
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
@@ -181,6 +182,16 @@ def _accounted(p: Parse, reading: Reading) -> Reading:
             problem=f"the question asks for {reading.describe()} and also to leave out "
             f"{p.text.surface(*emptied)!r}, which would leave nothing to answer",
         )
+    pair = _two_owned_relations(p)
+    if pair is not None:
+        return replace(reading, problem="the message asks two questions at once; ask them one at a time")
+    none = _none_of_a_relation(p)
+    if none is not None and reading.intent != "start" and reading.form != "yes_no":
+        return replace(
+            reading,
+            problem=f"the question asks for concepts with {p.text.surface(*none)!r}, which this reading "
+            f"({reading.describe()}) does not answer",
+        )
     own = _answers_own_relation(p)
     if own is not None and reading.intent != "next":
         return replace(
@@ -257,6 +268,26 @@ def _leaves_out_everything(p: Parse) -> tuple[int, int] | None:
         whole = k > j and any(t in ("all", "everything", "every", "each", "whole") for t in toks[j:k])
         if whole and (k == len(toks) or toks[k] in ("out", "off") or toks[j - 1] == "out"):
             return j, k
+    return None
+
+
+def _two_owned_relations(p: Parse) -> tuple[int, int] | None:
+    """Two relational nouns each put right after a different name ("A prereqs + B dependents"):
+    two questions in search-box form. The positions of the two nouns, or None."""
+    owner = {m.end: m.concept_id for m in p.mentions}
+    owned = [(s, owner[s], cue.words[0]) for s, _, cue in p.nouns if s in owner]
+    for (s1, o1, c1), (s2, o2, c2) in itertools.pairwise(owned):
+        if o1 != o2 and c1 != c2:
+            return s1, s2
+    return None
+
+
+def _none_of_a_relation(p: Parse) -> tuple[int, int] | None:
+    """ "the ones with no prerequisites of their own": a relational noun the question says the
+    answer lacks ("no", "without"), or None."""
+    for s, e, _ in p.nouns:
+        if s > 0 and p.toks[s - 1] in ("no", "without") and s - 1 not in p.masked:
+            return s - 1, e
     return None
 
 

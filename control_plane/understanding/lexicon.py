@@ -713,7 +713,17 @@ COMPLETING: Final = frozenset(normalise("finishing completing passing mastering 
 # What a learner's own completion makes possible ("make possible", "open up", "become available").
 OPENS: Final = tuple(
     normalise(m)
-    for m in ("make possible", "makes possible", "open up", "opens up", "opened up", "become available")
+    for m in (
+        "make possible",
+        "makes possible",
+        "open up",
+        "opens up",
+        "opened up",
+        "become available",
+        "becomes available",
+        "become open",
+        "becomes open",
+    )
 )
 # Where to begin ("where do I start", "where should I begin", "the first step towards").
 STARTS: Final = frozenset(normalise("start begin starting beginning"))

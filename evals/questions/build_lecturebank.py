@@ -10,7 +10,7 @@ builder stops with a note and ``--check`` says it skipped.
 
 It fills the phrasings of ``lecturebank_templates.jsonl`` (one row per phrasing: ``id``, ``form``,
 ``class``, ``text``, ``split`` and the optional ``scope``, ``of``, ``asks``, ``style``,
-``as_of``/``as_of_end``, ``n``) with the graph's concepts and writes ``lecturebank_dev.jsonl.gz`` and
+``as_of``/``as_of_end``, ``n``, ``round``) with the graph's concepts and writes ``lecturebank_dev.jsonl.gz`` and
 ``lecturebank_test.jsonl.gz`` (rows: the fields of :mod:`evals.questions`, ``corpus:
 "lecturebank"`` and the row's ``split``). Same templates and graph, same bytes: every choice is
 drawn from a ``random.Random`` seeded by the template id. ``--check`` fails when a committed file
@@ -23,7 +23,12 @@ else of its group (the template's ``class`` when it is not ``plain``, else its `
 all; ``--deal`` deals only templates that have no split yet,
 so adding a phrasing never moves another. The builder refuses a template without a split or a
 group whose splits differ by more than one. The test file is scored, never read by whoever tunes
-the reader.
+the reader. Later dev rounds (``round`` in :data:`LATER_ROUNDS` on a ``dev`` template: ids
+``lb2-*``) were written after the dealing, blind of the reader and of the test phrasings, to give
+whoever tunes the reader more dev phrasings: they are dev only, take no part in the dealing (nor
+in its balance), and are instantiated after every earlier template, round by round, so every
+question made before them stays as it was and theirs follow in ``lecturebank_dev.jsonl.gz``
+(their rows carry no ``round``).
 
 **Gold** comes from :mod:`evals.gold` (networkx over the bundle's CSV files), never from the
 system. Learning order B: ``u -> v`` for a prerequisite edge ``u -> v``; pred, anc, succ, desc as
@@ -282,6 +287,7 @@ SCOPES = ("direct", "transitive", "either")
 COUNT_OF = ("prerequisites", "needed_before", "dependents", "comes_after")
 DEFAULT_N = 3
 ABSTAIN_N = 2
+LATER_ROUNDS = (2,)  # dev-only rounds written after the dealing (module docstring, "Split")
 
 
 # -- names -----------------------------------------------------------------------------------------------
@@ -795,6 +801,12 @@ class Template:
     as_of_end: str | None = None
     n: int | None = None
     style: str | None = None
+    round: int | None = None
+
+    @property
+    def later(self) -> bool:
+        """A dev template of a later round (written after the dealing, no part of it)."""
+        return self.split == "dev" and self.round is not None
 
     @property
     def group(self) -> str:
@@ -835,7 +847,7 @@ class Template:
 
     def to_row(self) -> dict[str, Any]:
         row: dict[str, Any] = {"id": self.id, "form": self.form, "class": self.cls}
-        for name in ("scope", "of", "asks", "style", "as_of", "as_of_end", "n"):
+        for name in ("scope", "of", "asks", "style", "as_of", "as_of_end", "n", "round"):
             if getattr(self, name) is not None:
                 row[name] = getattr(self, name)
         row["text"] = self.text
@@ -860,6 +872,7 @@ def load_templates(path: Path = TEMPLATES) -> list[Template]:
             as_of_end=row.get("as_of_end"),
             n=row.get("n"),
             style=row.get("style"),
+            round=row.get("round"),
         )
         _check_template(t)
         out.append(t)
@@ -894,12 +907,14 @@ def _check_template(t: Template) -> None:
         raise ValueError(f"{where}: a names template asks a one-concept form")
     if t.split not in (*SPLITS, ""):
         raise ValueError(f"{where}: split must be one of {SPLITS}")
+    if t.round is not None and (t.split != "dev" or t.round not in LATER_ROUNDS):
+        raise ValueError(f"{where}: a later round is dev only and one of {LATER_ROUNDS} (round 1: no key)")
 
 
 def deal(templates: Sequence[Template]) -> list[Template]:
     """Deal the templates that have no split yet, in SHA-256 order of their id, each to the split
     that has fewer of its kind, else of its style (names) or form in its group, else of its group,
-    else fewer in all (else dev); the others keep theirs."""
+    else fewer in all (else dev); the others keep theirs (a later dev round counts for neither)."""
     counts: dict[Any, dict[str, int]] = {}
 
     def levels(t: Template) -> tuple[Any, ...]:
@@ -910,7 +925,7 @@ def deal(templates: Sequence[Template]) -> list[Template]:
             counts.setdefault(key, dict.fromkeys(SPLITS, 0))[split] += 1
 
     for t in templates:
-        if t.split:
+        if t.split and not t.later:
             add(t, t.split)
     dealt = {}
     for t in sorted(
@@ -927,7 +942,8 @@ def check_dealing(templates: Sequence[Template]) -> None:
     for t in templates:
         if not t.split:
             raise ValueError(f"template {t.id} has no split: run with --deal once")
-        counts.setdefault(t.group, dict.fromkeys(SPLITS, 0))[t.split] += 1
+        if not t.later:
+            counts.setdefault(t.group, dict.fromkeys(SPLITS, 0))[t.split] += 1
     for group, c in counts.items():
         if abs(c["dev"] - c["test"]) > 1:
             raise ValueError(f"group {group}: {c['dev']} dev and {c['test']} test templates")
@@ -991,9 +1007,10 @@ class Builder:
         }
 
     def questions(self, templates: Sequence[Template]) -> list[Made]:
+        """Every template's questions, a later dev round's after every earlier template."""
         out: list[Made] = []
         order: dict[str, int] = {}
-        for t in templates:
+        for t in sorted(templates, key=lambda t: t.round if t.later else 0):
             rng = random.Random(f"{SEED}:{t.id}")
             position = order[t.group] = order.get(t.group, -1) + 1
             made = self._instances(t, rng)
