@@ -28,7 +28,6 @@ __all__ = [
     "DECIDED",
     "LONG_LIST",
     "LONG_SET",
-    "MAX_NAMED",
     "NOTHING",
     "NO_PATH",
     "PARTIAL_MAX",
@@ -40,7 +39,6 @@ __all__ = [
     "by_name",
     "by_ref",
     "fill",
-    "named",
     "partial",
     "relations_used",
     "render",
@@ -59,8 +57,6 @@ _MAX_GROUPS: Final = 4
 # names (of a list in learning order, its first layers); the answer's result holds every one.
 LONG_SET: Final = 200
 SHOWN: Final = 20
-# What is still unexplored is named up to this many concepts, then counted.
-MAX_NAMED: Final = 20
 
 # -- the finding and its words ----------------------------------------------------------------
 
@@ -250,7 +246,7 @@ def partial(
     """``finding`` from incomplete evidence: below 0.80, naming what is still unexplored."""
     n = len(finding.members)
     share = n / (n + len(open_)) if n or open_ else 0.0
-    names = named(open_, ev)
+    names = ", ".join(ev.name(c) for c in open_)
     return replace(
         finding,
         confidence=round(min(PARTIAL_MAX, 0.3 + 0.4 * share) if n else NOTHING, 2),
@@ -258,13 +254,6 @@ def partial(
         focus=Focus(relations, tuple(open_), f"expand {names}"),
         complete=False,
     )
-
-
-def named(ids: Sequence[str], ev: EvidenceGraph[Any, Any]) -> str:
-    """``ids`` by name, in their order: the first :data:`MAX_NAMED`, then how many more."""
-    shown = ", ".join(ev.name(c) for c in ids[:MAX_NAMED])
-    more = len(ids) - MAX_NAMED
-    return f"{shown} and {more} more" if more > 0 else shown
 
 
 def relations_used(reading: Reading) -> str:

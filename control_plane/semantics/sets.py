@@ -52,7 +52,6 @@ from control_plane.semantics.findings import (
     by_name,
     by_ref,
     fill,
-    named,
     partial,
     relations_used,
     unsettled,
@@ -481,7 +480,7 @@ def path(ask: Ask) -> Finding:
     if open_:
         return unsettled(
             ("No learning path from ", Name(a), " to ", Name(b), " has been found yet."),
-            "unexplored: " + named(open_, ev),
+            "unexplored: " + ", ".join(ev.name(c) for c in open_),
             Focus(_LEARNING, tuple(open_), f"what comes before {ev.name(b)}"),
         )
     return Finding(
