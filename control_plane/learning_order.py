@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Collection, Iterable, Mapping
 
+from data_plane.cycles import strongly_connected
 from data_plane.relations import BUILDS_ON, PREREQUISITE
 
 __all__ = ["closure", "layers", "needs_from_edges"]
@@ -42,17 +43,40 @@ def layers(concepts: Collection[str], needs: Mapping[str, Collection[str]]) -> l
     """``concepts`` in learning order, as early as possible: layer 0 needs nothing among them,
     each later layer needs only earlier ones; ids sorted within a layer. Concepts on a
     learning-order cycle (possible through builds_on) share one layer, after what they need."""
-    remaining = {c: set(needs.get(c, ())) & set(concepts) for c in concepts}
+    wanted = set(concepts)
+    remaining = {c: set(needs.get(c, ())) & wanted for c in wanted}
+    # Each concept's count of needs still unplaced, and who needs it: a layer costs what it
+    # places, not what is left (thousands of concepts in a closure).
+    unplaced = {c: len(n) for c, n in remaining.items()}
+    needed_by: dict[str, list[str]] = {}
+    for c, n in remaining.items():
+        for d in n:
+            needed_by.setdefault(d, []).append(c)
+    ready = sorted(c for c, k in unplaced.items() if not k)
     out: list[list[str]] = []
-    while remaining:
-        ready = sorted(c for c, n in remaining.items() if not n)
+    while unplaced:
         if not ready:
             # Only cycles are left at the bottom: take those that need nothing outside themselves.
-            reach = {c: closure([c], remaining) for c in remaining}
-            ready = sorted(c for c in remaining if all(c in reach[d] for d in reach[c]))
+            left = {c: remaining[c] & unplaced.keys() for c in unplaced}
+            ready = sorted(_bottom_cycles(left))
         out.append(ready)
         for c in ready:
-            del remaining[c]
-        for n in remaining.values():
-            n.difference_update(ready)
+            del unplaced[c]
+        freed: list[str] = []
+        for c in ready:
+            for d in needed_by.get(c, ()):
+                if d in unplaced:
+                    unplaced[d] -= 1
+                    if not unplaced[d]:
+                        freed.append(d)
+        ready = sorted(freed)
     return out
+
+
+def _bottom_cycles(needs: Mapping[str, set[str]]) -> set[str]:
+    """The concepts of ``needs`` whose every need (transitively) needs them back: the cycles
+    (strongly connected components, or a concept that needs itself) that need nothing outside
+    themselves."""
+    cycles = [set(c) for c in strongly_connected(sorted(needs), {c: sorted(n) for c, n in needs.items()})]
+    cycles += [{c} for c, n in needs.items() if c in n]
+    return {c for cycle in cycles if all(needs[d] <= cycle for d in cycle) for c in cycle}

@@ -15,18 +15,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 import sqlalchemy as sa
-import structlog
 from sqlalchemy import event
 from sqlalchemy.engine import Engine, ExceptionContext
 from sqlalchemy.exc import ArgumentError
 
 from data_plane import storage
 from data_plane.errors import ConfigurationError, WriteLockTimeout
+from data_plane.events import get_logger
 
 if TYPE_CHECKING:
     from alembic.config import Config
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 # How long a statement waits for a lock SQLite holds briefly (a checkpoint, a reader's snapshot).
 # A writer's wait for the write lock itself is a WriteWait.

@@ -45,7 +45,6 @@ from enum import Enum
 from typing import Any, Final, NamedTuple
 
 import sqlalchemy as sa
-import structlog
 from sqlalchemy.engine import Connection, Dialect, Engine
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 
@@ -69,6 +68,7 @@ from data_plane.errors import (
     WriteLockTimeout,
     WriteRejected,
 )
+from data_plane.events import get_logger
 from data_plane.names import confusable
 from data_plane.periods import Period, covers, cut, overlaps, uncovered
 from data_plane.reads import GraphReader
@@ -89,7 +89,7 @@ from data_plane.rows import concept_from_row, edge_from_row, stamp_from_row, ver
 from data_plane.sidecar import QueuedAnswer, queue_of
 from data_plane.temporal import find_cycle
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 # One lock id for all gateway writes of the graph on PostgreSQL ("KG" in ASCII), and one for
 # recording answers, which never wait for the graph's ("KA").

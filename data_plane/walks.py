@@ -84,6 +84,7 @@ __all__ = [
     "Step",
     "Walk",
     "WalkRow",
+    "closure_size",
     "explain_walk",
     "fringe",
     "learning_steps",
@@ -101,6 +102,8 @@ FRINGE: Final = "fringe"
 MAX_STARTS: Final = 12
 DEFAULT_DEPTH: Final = 16
 DEFAULT_BUDGET: Final = 2000
+# A closure's size is counted up to this many concepts (every concept of a 10^6-edge graph).
+COUNT_BUDGET: Final = 10_000_000
 _LEARNING: Final = (PREREQUISITE, BUILDS_ON)
 
 C, E = schema.concepts, schema.concept_edges
@@ -192,12 +195,13 @@ class Walk:
     # (edge steps carry theirs in ``neighbours``).
     group_concepts: Mapping[str, ConceptRow] = field(default_factory=dict, repr=False)
 
-    @property
+    # Computed once per walk (a walk is frozen): callers test membership once per row.
+    @functools.cached_property
     def reached(self) -> frozenset[str]:
         """Every concept reached, starts excluded."""
         return frozenset(self.depths) - set(self.starts)
 
-    @property
+    @functools.cached_property
     def unexpanded(self) -> frozenset[str]:
         """The boundary: reached concepts whose own edges may be missing (budget or depth)."""
         return frozenset(self.depths) - self.expanded - self.excluded
@@ -249,8 +253,10 @@ def _walk_statement(
     bounded: bool,
     groups: str | None = None,
     lateral: bool = False,
+    count: bool = False,
 ) -> sa.Select[Any] | sa.CompoundSelect[Any]:
-    """Built once per shape and executed with binds (compiled-statement cache). ``bounded``:
+    """Built once per shape and executed with binds (compiled-statement cache). ``count``: the
+    number of walk rows alone (:func:`closure_size`), no edge or concept is read. ``bounded``:
     rows are ``(concept, depth)`` and the depth is bounded; otherwise rows are concepts only,
     so each concept is expanded exactly once. ``groups``: also step through requirement groups
     in that learning direction (``needed_before``: from a target into its groups' members;
@@ -303,6 +309,9 @@ def _walk_statement(
         both = sa.union_all(edge_step(False), group_step(False)).subquery().lateral("s")
         walk_cte = walk_cte.union(deeper(sa.select(both.c.node).select_from(w.join(both, sa.true()))))
     capped = sa.select(*walk_cte.c).limit(cap).cte("capped")
+    if count:  # every row, and the rows that are starts
+        counts: list[Any] = [sa.func.count(), sa.func.count(sa.case((capped.c.node.in_(starts), 1)))]
+        return sa.select(*counts).select_from(capped)
     depth = capped.c.depth if bounded else sa.literal(0, sa.Integer())
     on = [_step_condition(capped.c.node, forward, backward), in_force(E, as_of_valid, as_of_recorded)]
     if bounded:
@@ -381,6 +390,7 @@ def walk_statement(
     exclude: Collection[str] = (),
     detail: bool = False,
     dialect: str = "sqlite",
+    count: bool = False,
 ) -> tuple[sa.Select[Any] | sa.CompoundSelect[Any], dict[str, Any]]:
     """The one SQL statement of a walk and its parameters (validated: see :func:`walk`); the
     text of a walk through requirement groups depends on the engine (``dialect``)."""
@@ -428,7 +438,7 @@ def walk_statement(
         params["backward"] = backward
     lateral = groups is not None and dialect == "postgresql"
     return _walk_statement(
-        bool(forward), bool(backward), detail, max_depth is not None, groups, lateral
+        bool(forward), bool(backward), detail and not count, max_depth is not None, groups, lateral, count
     ), params
 
 
@@ -534,6 +544,26 @@ def walk(
         ),
         group_concepts=group_concepts,
     )
+
+
+def closure_size(
+    engine: Engine | sa.Connection,
+    starts: Collection[str],
+    *,
+    as_of: AsOf,
+    steps: Collection[Step],
+    budget: int = COUNT_BUDGET,
+) -> int | None:
+    """How many concepts an unbounded walk of ``steps`` from ``starts`` reaches (starts
+    excluded), counted by the database in the walk's one statement: no row of the closure is
+    sent back, so its size costs the walk alone whatever it holds. None when it reaches more
+    than ``budget`` concepts (the count stops there)."""
+    with _bound(engine) as conn:
+        stmt, params = walk_statement(
+            starts, as_of, steps, max_depth=None, budget=budget, dialect=conn.dialect.name, count=True
+        )
+        rows, starts_seen = conn.execute(stmt, params).one()
+    return None if rows > budget else int(rows) - int(starts_seen)
 
 
 @functools.cache

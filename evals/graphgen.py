@@ -32,7 +32,7 @@ from data_plane.gateway import Write
 from data_plane.records import Grounding
 from data_plane.relations import canonical_edge
 
-__all__ = ["SyntheticGraph", "generate", "groups", "write_bundle", "write_groups", "writes"]
+__all__ = ["SyntheticGraph", "generate", "groups", "topic_map", "write_bundle", "write_groups", "writes"]
 
 _MIX: Final = (
     ("prerequisite", 0.30),
@@ -151,6 +151,22 @@ def generate(edges: int, *, seed: int = 7) -> SyntheticGraph:
         seen.add(key)
         out.append((*key, f"synthetic {rel} edge #{len(out)} (seed {seed})"))
     return SyntheticGraph(seed, tuple(concepts), tuple(out))
+
+
+def topic_map(topics: int, *, window: int = 50, prerequisites: int = 2, seed: int = 7) -> SyntheticGraph:
+    """A map of ``topics`` topics ("Topic 0" ...), each after ``prerequisites`` of the ``window``
+    topics before it (``prerequisite`` edges only): the closure of the last topic holds nearly
+    every topic, over chains about ``topics / window * 2`` steps deep (docs/benchmarks.md,
+    "Closures of any size")."""
+    rng = random.Random(seed)
+    ids = [f"t{i:07d}" for i in range(topics)]
+    concepts = tuple((cid, f"Topic {i}", "", f"Topic {i} of the generated map.") for i, cid in enumerate(ids))
+    edges = []
+    for j in range(1, topics):
+        before = range(max(0, j - window), j)
+        for i in sorted(rng.sample(before, min(prerequisites, len(before)))):
+            edges.append((ids[i], ids[j], "prerequisite", f"topic map edge {i}>{j} (seed {seed})"))
+    return SyntheticGraph(seed, concepts, tuple(edges))
 
 
 def write_bundle(graph: SyntheticGraph, path: str | Path) -> Path:

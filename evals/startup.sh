@@ -7,9 +7,11 @@
 # process itself used (perf stat task-clock, mean of RUNS), which a shared, loaded machine
 # inflates far less than wall time. Both with bytecode cached (as after `pip install`) and
 # without it (PYTHONDONTWRITEBYTECODE=1: every run compiles the project's modules again).
+# Then how much of `kg ask` is imports: `python -X importtime`, top-level modules summed (min of
+# 5 runs, bytecode cached). KG_ROOT=DIR times another checkout with this script.
 # Needs hyperfine (apt-get install -y hyperfine) and perf.
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=${KG_ROOT:-$(cd "$(dirname "$0")/.." && pwd)}
 runs=${1:-30}
 py=${PYTHON:-$(command -v python3)}
 work=$(mktemp -d)
@@ -52,3 +54,14 @@ PY
   printf '  cpu   %7.1f ms  kg edge add x --bogus\n' "$(cpu_ms "$work/kg" edge add x --bogus)"
   printf '  cpu   %7.1f ms  kg ask\n' "$(cpu_ms "$work/kg" --db "$db" ask "$question")"
 done
+unset PYTHONDONTWRITEBYTECODE
+export PYTHONPYCACHEPREFIX=$work/pycache
+imports_ms() {  # min over 5 runs of the imports' wall time, in ms
+  for _ in 1 2 3 4 5; do
+    "$py" -X importtime -c "import sys; from control_plane.surfaces.cli import app; sys.argv[0] = 'kg'; app()" "$@" 2>&1 >/dev/null |
+      awk -F'|' '/^import time:/ && $3 !~ /^  / { s += $2 } END { print s / 1000 }'
+  done | sort -n | head -1
+}
+echo "== imports ($(uptime | sed 's/.*load average/load average/'))"
+printf '  imports %7.1f ms  kg --help\n' "$(imports_ms --help)"
+printf '  imports %7.1f ms  kg ask\n' "$(imports_ms --db "$db" ask "$question")"

@@ -19,7 +19,7 @@ import sqlalchemy as sa
 import structlog
 from sqlalchemy.engine import Engine
 
-from data_plane import GraphReader, WriteGateway, connect, migrate
+from data_plane import GraphReader, WriteGateway, connect, events, migrate
 from data_plane.testing import ManualClock
 
 if TYPE_CHECKING:
@@ -48,6 +48,7 @@ def _structlog_defaults() -> Iterator[None]:
     restore the defaults after every test so one test's configuration never hides another's logs."""
     yield
     structlog.reset_defaults()
+    events.reset()
 
 
 @pytest.fixture(scope="session")

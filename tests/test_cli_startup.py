@@ -22,6 +22,7 @@ HEAVY = (
     "data_plane.reads",
     "data_plane.gateway",
 )
+_DATA = ["data_plane.gateway", "data_plane.reads"]
 PROBE = """
 import json, sys
 from control_plane.surfaces.cli import app
@@ -36,7 +37,7 @@ print(json.dumps({"code": code, "loaded": loaded}), file=sys.stderr)
 """
 
 
-def run_kg(*argv: str) -> tuple[int, list[str]]:
+def run_kg(*argv: str, log_level: str = "") -> tuple[int, list[str]]:
     """Run `kg ARGV` in a fresh interpreter: its exit code, and which heavy modules it loaded."""
     env = {
         **os.environ,
@@ -44,6 +45,7 @@ def run_kg(*argv: str) -> tuple[int, list[str]]:
         "KG_DATABASE_URL": "",
         "COLUMNS": "100",
         "KG_SYNTHESIZER": "offline",
+        "KG_LOG_LEVEL": log_level,
     }
     proc = subprocess.run(
         [sys.executable, "-c", PROBE, json.dumps(HEAVY), *argv],
@@ -89,9 +91,25 @@ def test_usage_errors_load_nothing_heavy(argv: list[str]) -> None:
 
 
 def test_a_command_that_reads_the_graph_does_load_the_database_layer(tmp_path: Path) -> None:
-    """The probe is not vacuous: a command that runs loads SQLAlchemy and structlog."""
-    code, loaded = run_kg("--db", f"sqlite:///{tmp_path}/kg.sqlite3", "init", "--no-curriculum")
+    """The probe is not vacuous: a command that runs loads SQLAlchemy, and structlog when it
+    writes an event (``KG_LOG_LEVEL=info``: the migration's)."""
+    url = f"sqlite:///{tmp_path}/kg.sqlite3"
+    code, loaded = run_kg("--db", url, "init", "--no-curriculum", log_level="info")
     assert code == 0 and {"sqlalchemy", "structlog"} <= set(loaded)
+
+
+def test_an_offline_ask_writing_no_event_never_loads_structlog(tmp_path: Path) -> None:
+    """`kg ask` on an existing database at the default level (warnings) writes no event, so it
+    loads neither structlog (with rich's pretty-printer) nor LlamaIndex nor the HTTP app."""
+    url = f"sqlite:///{tmp_path}/kg.sqlite3"
+    assert run_kg("--db", url, "init")[0] == 0
+    code, loaded = run_kg("--db", url, "ask", "What does RAG build on?")
+    assert code == 0 and loaded == [
+        "control_plane.planning",
+        "control_plane.understanding",
+        *_DATA,
+        "sqlalchemy",
+    ]
 
 
 def test_an_offline_ask_and_search_never_load_llama_index(tmp_path: Path) -> None:

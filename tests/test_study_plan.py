@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sqlalchemy.engine import Engine
 
-from control_plane.learning_order import needs_from_edges
+from control_plane.learning_order import layers, needs_from_edges
 from control_plane.planning.graph_store import SQLPropertyGraphStore
 from control_plane.planning.loop import Planner
 from control_plane.planning.study_plan import (
@@ -89,6 +89,38 @@ def test_plan_is_a_topological_order_of_the_closure(pairs: list[tuple[int, int]]
     for s, t, _ in edges:
         if s in layer_of and t in layer_of:
             assert layer_of[s] < layer_of[t]
+
+
+def _layers_as_written(concepts: set[str], needs: dict[str, set[str]]) -> list[list[str]]:
+    """``learning_order.layers``'s rule as its docstring states it, one layer at a time: the
+    concepts whose needs among those left are placed; when none, the cycles that need nothing
+    else (each of them reaches back every concept it reaches)."""
+    left = {c: needs.get(c, set()) & concepts for c in concepts}
+    out: list[list[str]] = []
+    while left:
+        ready = sorted(c for c, n in left.items() if not n)
+        if not ready:
+            g = nx.DiGraph([(c, d) for c, n in left.items() for d in n])
+            ready = sorted(c for c in left if all(nx.has_path(g, d, c) for d in nx.descendants(g, c)))
+        out.append(ready)
+        left = {c: n - set(ready) for c, n in left.items() if c not in ready}
+    return out
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 9), st.integers(0, 11)), max_size=30),
+    st.sets(st.integers(0, 9), max_size=10),
+)
+def test_layers_are_the_rule_as_written(pairs: list[tuple[int, int]], picked: set[int]) -> None:
+    """On random needs, cycles and concepts that need themselves included, ``layers`` gives the
+    layers its rule says, computed one layer at a time (it places each concept once, so a
+    closure of thousands costs what it holds)."""
+    needs: dict[str, set[str]] = {}
+    for a, b in pairs:
+        needs.setdefault(f"n{a}", set()).add(f"n{b}")
+    concepts = {f"n{i}" for i in picked}
+    assert layers(concepts, needs) == _layers_as_written(concepts, needs)
 
 
 def test_planner_attaches_the_plan_with_lessons(sqlite_engine: Engine) -> None:

@@ -54,7 +54,6 @@ from types import EllipsisType
 from typing import Any, Final, NamedTuple
 
 import sqlalchemy as sa
-import structlog
 
 from control_plane.errors import LLMUnavailable, ModelBudgetSpent
 from control_plane.learning_order import needs_from_edges
@@ -65,6 +64,7 @@ from control_plane.planning.round import (
     MODEL_UNAVAILABLE,
     NO_SEED,
     NOTHING_MORE,
+    TOO_LARGE,
     Expansion,
     LoopState,
     decide,
@@ -99,6 +99,7 @@ from control_plane.understanding.reading import LESSONS
 from data_plane import schema
 from data_plane.clock import Clock, ensure_utc, format_time, utc_now
 from data_plane.errors import InputError
+from data_plane.events import get_logger
 from data_plane.gateway import WriteGateway
 from data_plane.reads import GraphReader
 from data_plane.records import (
@@ -110,7 +111,16 @@ from data_plane.records import (
 from data_plane.relations import BUILDS_ON, PREREQUISITE
 from data_plane.reuse import MAX_READS, AnswerIndex, Reads, ReuseEntry
 from data_plane.temporal import AsOf
-from data_plane.walks import FRINGE, REQUIREMENT, lessons_for
+from data_plane.walks import (
+    COUNT_BUDGET,
+    FRINGE,
+    NEEDED_BEFORE,
+    REQUIREMENT,
+    UNLOCKS,
+    closure_size,
+    learning_steps,
+    lessons_for,
+)
 
 __all__ = ["MAX_QUESTION_CHARS", "MODEL_UNAVAILABLE", "NOTHING_MORE", "NO_SEED", "UNSURE", "Planner"]
 
@@ -119,7 +129,7 @@ __all__ = ["MAX_QUESTION_CHARS", "MODEL_UNAVAILABLE", "NOTHING_MORE", "NO_SEED",
 MAX_QUESTION_CHARS: Final = 2000
 UNSURE = "the question could not be read with confidence"
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 class _Tops(NamedTuple):
@@ -565,12 +575,32 @@ class Planner:
         refocus(state, draft, verdict, self.reader, self.frontier_cap)
         if unavailable is not None:
             state.reason = f"{MODEL_UNAVAILABLE}: {unavailable}"
+        elif decision == "abstain" and state.reason is None and state.closure_spent:
+            state.reason = self._too_large(state)
         elif decision == "abstain" and state.reason is None:
             best = state.best
             state.reason = (
                 f"confidence stayed below {self.threshold:.2f} after {self.max_rounds} rounds "
                 f"(best {best.confidence:.2f}): {best.missing()}"
             )
+
+    def _too_large(self, state: LoopState) -> str:
+        """Why a closure the question's walks could not gather all of is not answered, with its
+        size, counted by the database in one statement."""
+        order = state.order
+        assert order is not None
+        direction = NEEDED_BEFORE if order.direction == FRINGE else order.direction
+        with self.reader.connection() as conn:
+            size = closure_size(
+                conn, state.first_walk, as_of=state.point, steps=learning_steps(direction, order.relations)
+            )
+        counted = f"more than {COUNT_BUDGET:,}" if size is None else f"{size:,}"
+        where = "come after" if direction == UNLOCKS else "come before"
+        names = ", ".join(state.evidence.name(c) for c in state.first_walk)
+        return (
+            f"{TOO_LARGE}: {counted} concepts {where} {names} (counted by the database), more than "
+            f"the {order.total:,} one question gathers"
+        )
 
     def _finish(self, state: LoopState, start: _Start, explicit: bool) -> tuple[Answer, Reads | None]:
         """The answer from the final state: grounded evidence, the reading and its model call,

@@ -57,6 +57,7 @@ __all__ = [
     "NO_SEED",
     "PARTIAL",
     "PARTIAL_CLOSURE",
+    "TOO_LARGE",
     "Best",
     "Expansion",
     "LoopState",
@@ -80,6 +81,8 @@ NOTHING_MORE = "the graph has nothing more to offer"
 MAX_FAULTS = 2
 FAULTY = "the synthesizer's claims contradicted the evidence"
 PARTIAL = "the closure is partial: a walk stopped at its row budget"
+# How the abstention on a closure larger than a question's walks gather begins.
+TOO_LARGE = "the closure is too large to gather"
 # The confidence an answer over a partial closure may keep at most.
 PARTIAL_CLOSURE = 0.7
 LESSON_INTENTS = ("lessons_covering", "lessons_before")
@@ -167,6 +170,7 @@ class LoopState:
     walked: set[str] = field(default_factory=set)  # expanded by a walk, along the walked relations
     budget_open: set[str] = field(default_factory=set)  # boundary of walks cut by their row budget
     walks: int = 0
+    first_walk: tuple[str, ...] = ()  # where the question's first walk started
     # Gathered but not yet expanded concepts, with the neighbour record that reached them.
     pending: dict[str, Neighbour] = field(default_factory=dict)
     # Concepts whose neighbourhoods were read (for answer reuse); False once the answer cannot be
@@ -230,6 +234,19 @@ class LoopState:
         """Gathered concepts no round expanded."""
         return set(self.evidence.concepts) - self.visited - self.walked
 
+    def walk_budget(self) -> int:
+        """The rows the next walk may read: its own budget, within what the question's walks
+        may still gather (``WalkOrder.total``; at least one row)."""
+        assert self.order is not None
+        return max(1, min(self.order.budget, self.order.total - len(self.walked)))
+
+    @property
+    def closure_spent(self) -> bool:
+        """A walk was cut by its budget and the question's walks may gather no more: the closure
+        cannot be completed (it is counted instead, ``planning.loop``)."""
+        order = self.order
+        return bool(self.budget_open) and order is not None and len(self.walked) >= order.total
+
 
 # -- expand -----------------------------------------------------------------------------------
 
@@ -252,9 +269,10 @@ def _walk(state: LoopState, store: Expander, order: WalkOrder) -> Expansion:
         direction=order.direction,
         relations=order.relations,
         max_depth=order.max_depth,
-        budget=order.budget,
+        budget=state.walk_budget(),
         exclude=state.walked,
     )
+    state.first_walk = state.first_walk or tuple(frontier)
     added, edges_added = _gather(state, walk)
     state.walked.update(frontier, walk.expanded)
     state.read_from.update(frontier, walk.expanded, (r.from_id for r in walk.rows))
@@ -463,7 +481,12 @@ def decide(
     if verdict.accepted:
         state.accepted = verdict.draft or draft
         decision = "answer"
-    elif unavailable is not None or state.round_no >= max_rounds or state.faults >= MAX_FAULTS:
+    elif (
+        unavailable is not None
+        or state.round_no >= max_rounds
+        or state.faults >= MAX_FAULTS
+        or state.closure_spent
+    ):
         decision = "abstain"
     else:
         decision = "continue"

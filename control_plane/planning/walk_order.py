@@ -24,9 +24,12 @@ from data_plane.walks import FRINGE, NEEDED_BEFORE, UNLOCKS
 __all__ = ["WALK_BUDGET", "WALK_DEPTH", "WalkOrder", "walk_order"]
 
 # No depth bound by default: a walk then expands each concept exactly once, and its row budget
-# bounds the work.
+# bounds the work: a closure of up to this many concepts is gathered by one walk, and a
+# question's walks gather at most this many in all (about 200 MB at the peak of a question's
+# process for 16,000 concepts and 32,000 edges; docs/benchmarks.md). A closure beyond it is
+# counted, not gathered.
 WALK_DEPTH: Final[int | None] = None
-WALK_BUDGET: Final = 1000
+WALK_BUDGET: Final = 20_000
 _LEARNING: Final = (PREREQUISITE, BUILDS_ON)
 # Intents answered from a whole closure whatever words they use.
 _CLOSURE_INTENTS: Final = frozenset(
@@ -39,12 +42,14 @@ _FRINGE_INTENTS: Final = frozenset({"next", "opens"})
 @dataclass(frozen=True)
 class WalkOrder:
     """One round's walk: the learning ``direction`` (``needed_before`` or ``unlocks``), the
-    relations to follow, and its bounds (steps deep or None, walk rows)."""
+    relations to follow, and its bounds (steps deep or None, walk rows; ``total``: the
+    concepts all the question's walks may expand together)."""
 
     direction: str
     relations: tuple[str, ...]
     max_depth: int | None = WALK_DEPTH
     budget: int = WALK_BUDGET
+    total: int = WALK_BUDGET
 
 
 def walk_order(reading: Reading) -> WalkOrder | None:

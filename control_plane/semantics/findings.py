@@ -27,6 +27,7 @@ __all__ = [
     "COMPLETE",
     "DECIDED",
     "LONG_LIST",
+    "LONG_SET",
     "NOTHING",
     "NO_PATH",
     "PARTIAL_MAX",
@@ -52,6 +53,10 @@ NOTHING: Final = 0.2
 # A list in learning order longer than this is written in groups by learning stage.
 LONG_LIST: Final = 8
 _MAX_GROUPS: Final = 4
+# A list longer than this (more than a screen of names) is written as its size and its first
+# names (of a list in learning order, its first layers); the answer's result holds every one.
+LONG_SET: Final = 200
+SHOWN: Final = 20
 
 # -- the finding and its words ----------------------------------------------------------------
 
@@ -160,6 +165,9 @@ class _Text:
             self.name(cid, ev)
 
     def names(self, piece: Names, ev: EvidenceGraph[Any, Any]) -> None:
+        if len(piece.ids) > LONG_SET:
+            self.first(piece, ev)
+            return
         groups = _stages(piece.ids, ev) if piece.staged and len(piece.ids) > LONG_LIST else []
         if len(groups) < 2:
             self.listed(piece.ids, ev)
@@ -169,6 +177,34 @@ class _Text:
         for i, (w, g) in enumerate(zip(words, groups, strict=True)):
             self.word(f"{'; ' if i else ''}{w} ")
             self.listed(g, ev)
+
+    def first(self, piece: Names, ev: EvidenceGraph[Any, Any]) -> None:
+        """A long list as its size and its first :data:`SHOWN` names: in learning order, its
+        first whole layers (or the start of the first, when that alone is longer)."""
+        n, ids = len(piece.ids), piece.ids
+        shown: list[Sequence[str]]
+        if piece.staged:
+            needs = needs_from_edges((e.source_id, e.target_id, e.relation) for e in ev.edges.values())
+            order = layers(ids, needs)
+            shown = [by_name(order[0], ev)[:SHOWN]]
+            for layer in order[1:]:
+                if sum(map(len, shown)) + len(layer) > SHOWN:
+                    break
+                shown.append(by_name(layer, ev))
+            if len(shown[0]) < len(order[0]):
+                self.word(
+                    f"{n} concepts; in learning order, {SHOWN} of the {len(order[0])} that come first: "
+                )
+            else:
+                self.word(f"{n} concepts; in learning order, the first {len(shown)} of {len(order)} layers: ")
+        else:
+            shown = [by_name(ids, ev)[:SHOWN]]
+            self.word(f"{n} concepts; the first {len(shown[0])} by name: ")
+        for i, names in enumerate(shown):
+            if i:
+                self.word("; ")
+            self.listed(names, ev)
+        self.word(f"; and {n - sum(map(len, shown))} more, every one in the answer's result")
 
 
 def render(says: Iterable[Piece], ev: EvidenceGraph[Any, Any]) -> tuple[str, tuple[NameSpan, ...]]:

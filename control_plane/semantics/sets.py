@@ -33,7 +33,7 @@ relation has no edge in this graph.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
@@ -173,9 +173,13 @@ class _Set:
     """One subject's answer set, the edges that justify each member, and what is unexplored."""
 
     members: frozenset[str]
-    edges: dict[str, tuple[str, ...]]  # member -> edge refs of its path to the subject
+    paths: Callable[[Iterable[str]], set[str]]  # the edge refs of these members' paths to the subject
     open: frozenset[str]
     relations: tuple[str, ...]
+
+    def refs(self, ids: Iterable[str]) -> set[str]:
+        """The edge refs of the paths of those of ``ids`` that are members."""
+        return self.paths(m for m in ids if m in self.members)
 
 
 def _solve(ask: Ask, x: str) -> _Set:
@@ -189,7 +193,10 @@ def _solve(ask: Ask, x: str) -> _Set:
                 other = e.target_id if e.source_id == x else e.source_id
                 hits.setdefault(other, []).append(ref)
         return _Set(
-            frozenset(hits), {m: tuple(r) for m, r in hits.items()}, frozenset({x} & unexpanded), RELATIONS
+            frozenset(hits),
+            lambda ids: {r for m in ids for r in hits[m]},
+            frozenset({x} & unexpanded),
+            RELATIONS,
         )
     neighbours = reading.intent == "neighbours"
     relations = () if neighbours else reading.relations
@@ -205,8 +212,7 @@ def _solve(ask: Ask, x: str) -> _Set:
     else:
         members = frozenset(w.parent) - {x}
         inner = {x, *members} if reading.transitive else {x}
-    edges = {m: tuple(w.path_edges(m)) for m in members}
-    return _Set(members, edges, frozenset(inner & unexpanded), tuple(relations) or RELATIONS)
+    return _Set(members, w.paths_edges, frozenset(inner & unexpanded), tuple(relations) or RELATIONS)
 
 
 def _known_closure(ask: Ask, known: Sequence[str]) -> set[str]:
@@ -330,16 +336,17 @@ def _set_answer(ask: Ask) -> Finding:
     ev, reading, x, y = ask.ev, ask.reading, ask.reading.subject, ask.reading.other
     assert x is not None
     a = _solve(ask, x)
-    members, open_, edges = set(a.members), set(a.open), dict(a.edges)
+    members, open_ = set(a.members), set(a.open)
+    backing: tuple[_Set, ...] = (a,)  # whose paths back the members
     if reading.combine and y is not None and y in ev.concepts:
         b = _solve(ask, y)
         open_ |= b.open
         if reading.combine == "both":
             members &= b.members
-            edges = {m: a.edges[m] + b.edges[m] for m in members}
+            backing = (a, b)
         elif reading.combine == "either":
             members |= b.members
-            edges = {m: a.edges.get(m, ()) + b.edges.get(m, ()) for m in members}
+            backing = (a, b)
         else:
             members -= b.members | {y}
     elif reading.intent == "contrasts" and y is not None and y in ev.concepts:
@@ -355,7 +362,7 @@ def _set_answer(ask: Ask) -> Finding:
     members -= rests
     open_ |= {c for c in rests if c in ask.unexpanded}
     ordered = by_name(members, ev)
-    refs = by_ref(r for m in ordered for r in edges.get(m, ()))
+    refs = by_ref(r for s in backing for r in s.refs(ordered))
     subjects = [x, y] if reading.combine and y is not None and y in ev.concepts else [x]
     head, none = _sentence(reading, ev, subjects)
     if known and rests != set(known) and _words_key(reading) == "needed_before":
@@ -415,7 +422,7 @@ def before_uses(ask: Ask) -> Finding:
     # expanded: its links into the explored closure would then be in the evidence.
     undecided = sorted(c for c in uses if c not in closure and c in ask.unexpanded)
     y_open = y in ask.unexpanded
-    edges = by_ref([r for c in closure for r in w.path_edges(c)] + [uses[c] for c in found])
+    edges = by_ref([*w.paths_edges(closure), *(uses[c] for c in found)])
     among = "" if not open_closure else ", among others,"
     says: tuple[Piece, ...]
     if not closure:

@@ -25,7 +25,6 @@ from typing import Any, Final, Literal
 
 import httpx
 import sqlalchemy as sa
-import structlog
 
 from control_plane.settings import LLMSettings, Settings, redact_url
 from control_plane.surfaces.wording import counted
@@ -33,6 +32,7 @@ from data_plane import schema, storage
 from data_plane.clock import utc_now
 from data_plane.database import connect, head_revision, redacted_url, schema_revision, sqlite_path
 from data_plane.errors import ConfigurationError
+from data_plane.events import get_logger
 from data_plane.sidecar import probe as sidecar_probe
 from data_plane.sidecar import queue_of, side_path
 from data_plane.temporal import in_force
@@ -58,7 +58,7 @@ _DIAGNOSES: Final[dict[int, str]] = {
     429: "the gateway is rate-limiting this key (429): try again later, or lower the load",
 }
 
-log = structlog.get_logger("control_plane.surfaces.doctor")
+log = get_logger("control_plane.surfaces.doctor")
 
 
 @dataclass(frozen=True)

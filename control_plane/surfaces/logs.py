@@ -12,23 +12,33 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-import structlog
+from data_plane.events import defer
 
 __all__ = ["configure_logging"]
 
 
 def configure_logging(env: Mapping[str, str], *, json_events: bool = False) -> None:
-    """Configure structlog from ``KG_LOG_LEVEL`` in ``env``; ``json_events`` for a server."""
+    """Configure structlog from ``KG_LOG_LEVEL`` in ``env``; ``json_events`` for a server. It is
+    configured (and imported) before the first event at that level, never for a run that writes
+    none (``data_plane.events``)."""
     level_name = (env.get("KG_LOG_LEVEL") or ("info" if json_events else "warning")).strip().upper()
     level = logging.getLevelNamesMapping().get(level_name, logging.WARNING)
-    renderer: Any = structlog.processors.JSONRenderer() if json_events else structlog.dev.ConsoleRenderer()
-    structlog.configure(
-        processors=[
-            structlog.processors.add_log_level,
-            structlog.processors.TimeStamper(fmt="iso", utc=True),
-            renderer,
-        ],
-        wrapper_class=structlog.make_filtering_bound_logger(level),
-        logger_factory=structlog.PrintLoggerFactory(sys.stderr),
-        cache_logger_on_first_use=False,
-    )
+
+    def configure() -> None:
+        import structlog
+
+        renderer: Any = (
+            structlog.processors.JSONRenderer() if json_events else structlog.dev.ConsoleRenderer()
+        )
+        structlog.configure(
+            processors=[
+                structlog.processors.add_log_level,
+                structlog.processors.TimeStamper(fmt="iso", utc=True),
+                renderer,
+            ],
+            wrapper_class=structlog.make_filtering_bound_logger(level),
+            logger_factory=structlog.PrintLoggerFactory(sys.stderr),
+            cache_logger_on_first_use=False,
+        )
+
+    defer(level, configure)

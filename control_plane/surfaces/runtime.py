@@ -33,12 +33,12 @@ from data_plane.gateway import WriteGateway
 from data_plane.names import normalise
 from data_plane.reads import GraphReader
 from data_plane.reuse import AnswerIndex
-from data_plane.tokens import TokenStore
 
 if TYPE_CHECKING:
     from control_plane.planning.loop import Planner
     from control_plane.settings import Settings
     from control_plane.synthesizers.base import Synthesizer
+    from data_plane.tokens import TokenStore
 
 __all__ = [
     "InitReport",
@@ -193,6 +193,8 @@ class Runtime:
 
     @property
     def tokens(self) -> TokenStore:
+        from data_plane.tokens import TokenStore  # API tokens: the server's and ``kg token``'s
+
         return TokenStore(self.engine, clock=self.clock)
 
     @property

@@ -29,7 +29,6 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final
 
 import httpx
-import structlog
 
 from control_plane.errors import LLMRejected, LLMUnavailable
 from control_plane.semantics.claims import contract_of
@@ -45,6 +44,7 @@ from control_plane.synthesizers.prompts import (
     repair_messages,
 )
 from data_plane.errors import ConfigurationError
+from data_plane.events import get_logger
 
 if TYPE_CHECKING:
     from llama_index.llms.deepseek import DeepSeek
@@ -74,7 +74,7 @@ _REFUSALS: Final[dict[int, str]] = {
     422: "422 invalid parameters): check KG_DEEPSEEK_MODEL, KG_LLM_MAX_TOKENS and KG_LLM_CONTEXT_WINDOW",
 }
 
-log = structlog.get_logger("control_plane.synthesizers.deepseek")
+log = get_logger("control_plane.synthesizers.deepseek")
 
 
 def retry_after_seconds(value: str | None, *, now: datetime) -> float | None:

@@ -27,8 +27,6 @@ from itertools import combinations
 from types import EllipsisType
 from typing import Final, Protocol
 
-from rapidfuzz import fuzz
-
 from control_plane.understanding.accounting import runs
 from control_plane.understanding.intent_model import IntentModel, default_model
 from control_plane.understanding.interpretation import interpret
@@ -363,6 +361,8 @@ def _close_names(
                 continue
             words = text.surface(m.start, end + 1)
             own = " ".join(toks[m.start : m.end])
+            from rapidfuzz import fuzz  # loaded by suggestions only (as ``index.suggest`` does)
+
             close = [
                 s
                 for s in index.suggest(words, limit=SUGGESTIONS)

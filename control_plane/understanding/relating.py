@@ -14,7 +14,7 @@ Only the relations the reading answers from (``Reading.relations``) are walked.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,6 +39,18 @@ class Walk:
         while (step := self.parent.get(node)) is not None:
             node, ref = step
             refs.append(ref)
+        return refs
+
+    def paths_edges(self, nodes: Iterable[str]) -> set[str]:
+        """The refs of :meth:`path_edges` of every one of ``nodes``, together: each step is taken
+        once, so thousands of members cost what their walk does, not members x depth."""
+        refs: set[str] = set()
+        seen: set[str] = set()
+        for node in nodes:
+            while node not in seen and (step := self.parent.get(node)) is not None:
+                seen.add(node)
+                node, ref = step
+                refs.add(ref)
         return refs
 
 

@@ -19,6 +19,7 @@ import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
+from control_plane.semantics.findings import LONG_SET
 from control_plane.surfaces.cli.options import EvidenceShown
 from control_plane.surfaces.wording import calls_text, counted
 
@@ -67,6 +68,7 @@ def head_lines(answer: Mapping[str, Any], width: int, *, model_calls: int) -> li
         lines = _wrap(f"Abstained: {answer.get('abstain_reason')}", width, hang="")
     else:
         lines = _wrap(f"Answer: {answer['text']}", width, hang="")
+    lines += _rest(answer, width)
     reading = answer.get("reading") or {}
     if reading.get("read_as"):
         lines += _wrap(f"read as: {reading['read_as']}{_as_of(answer)}", width)
@@ -84,6 +86,15 @@ def head_lines(answer: Mapping[str, Any], width: int, *, model_calls: int) -> li
     if answer.get("reused_from"):
         meta.append(f"reused from {answer['reused_from']}")
     return lines + _joined(meta, width)
+
+
+def _rest(answer: Mapping[str, Any], width: int) -> list[str]:
+    """Where to read every member of an answer set too long to name (the text names the first)."""
+    members = (answer.get("result") or {}).get("members") or ()
+    if answer["abstained"] or len(members) <= LONG_SET:
+        return []
+    where = f"all {len(members):,}: --format json (result.members), or GET /answers/{answer['answer_id']}"
+    return _wrap(where, width)
 
 
 def _as_of(answer: Mapping[str, Any]) -> str:

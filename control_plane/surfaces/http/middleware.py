@@ -16,16 +16,16 @@ import uuid
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping, Sequence
 from typing import Any, Final
 
-import structlog
 from fastapi import HTTPException
 from starlette.routing import BaseRoute, Match
 
 from control_plane.surfaces.http.metrics import Metrics
 from control_plane.surfaces.http.problems import problem, title
+from data_plane.events import get_logger
 
 __all__ = ["RequestLimitsAndLog"]
 
-log = structlog.get_logger("control_plane.surfaces.http")
+log = get_logger("control_plane.surfaces.http")
 
 ASGIApp = Callable[
     [MutableMapping[str, Any], Callable[[], Awaitable[Any]], Callable[[Any], Awaitable[None]]],

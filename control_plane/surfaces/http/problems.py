@@ -16,7 +16,6 @@ from pathlib import PurePath
 from typing import Any, Final
 from urllib.parse import quote
 
-import structlog
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
@@ -39,6 +38,7 @@ from data_plane.errors import (
     StorageFault,
     TemporalConflict,
 )
+from data_plane.events import get_logger
 
 __all__ = [
     "PROBLEM",
@@ -51,7 +51,7 @@ __all__ = [
     "title",
 ]
 
-log = structlog.get_logger("control_plane.surfaces.http")
+log = get_logger("control_plane.surfaces.http")
 
 PROBLEM: Final = "application/problem+json"
 # Titles that differ from Python's HTTPStatus phrases (which changed for 413 across versions).

@@ -26,13 +26,13 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
-import structlog
 from mcp.types import CallToolResult, TextContent
 
 from control_plane.errors import AccessRefused, ModelBudgetSpent, RateLimited
 from control_plane.surfaces.access import STDIO, Caller, for_read, for_write, presented, spend_ask
 from control_plane.surfaces.messages import database_error, first_line
 from data_plane.errors import InactiveEndpoint, InputError, KGError, NotFound
+from data_plane.events import get_logger
 from data_plane.records import text_fault
 
 if TYPE_CHECKING:
@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Backend", "Call", "Counts", "Needs"]
 
-log = structlog.get_logger("control_plane.surfaces.mcp")
+log = get_logger("control_plane.surfaces.mcp")
 
 # How each transport lets a caller present a token, for the refusal that asks for one.
 _HOW: Final = {

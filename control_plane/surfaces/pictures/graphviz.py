@@ -25,8 +25,6 @@ import shutil
 import subprocess
 from typing import Any, Final
 
-import structlog
-
 from control_plane.surfaces.pictures.geometry import (
     EDGE_FONT_PX,
     LINE_PX,
@@ -40,8 +38,9 @@ from control_plane.surfaces.pictures.geometry import (
 from control_plane.surfaces.pictures.layered import layered_layout
 from control_plane.surfaces.pictures.scene import Scene, learning_order
 from data_plane.errors import KGError
+from data_plane.events import get_logger
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 __all__ = [
     "EDGE_FONT_PX",

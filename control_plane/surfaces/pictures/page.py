@@ -23,8 +23,6 @@ import json
 from collections.abc import Mapping
 from typing import Any, Final
 
-import structlog
-
 from control_plane.planning.answer import model_calls
 from control_plane.surfaces.pictures.graphviz import (
     EDGE_FONT_PX,
@@ -53,6 +51,7 @@ from control_plane.surfaces.pictures.scene import (
     stages,
 )
 from control_plane.surfaces.wording import calls_text, counted
+from data_plane.events import get_logger
 from data_plane.relations import BUILDS_ON
 
 __all__ = ["CSP", "to_html"]
@@ -83,7 +82,7 @@ _CSS: Final = (
     "@media print{details{display:block}}"
 )
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 _NO_ROUTE: Final = Route((), None, None, None)
 
 
