@@ -2615,3 +2615,10 @@ def test_sharing_takes_two_concepts() -> None:
     text = "Next and Build: what prerequisites do they share, counting indirect ones?"
     r = interpret(text, mentions_in(text, index), now=NOW, relations=PREREQ_ONLY, model=None)
     assert not r.sure or len(set(r.ids())) == 2, r.describe()
+
+
+def test_a_question_mark_after_a_names_closing_bracket_ends_an_asking_sentence() -> None:
+    index = NameIndex.from_names([("mirix", "Mirix", ()), ("field", "Field (physics)", ())])
+    text = "Is Mirix needed for field (physics)? Also, what should I learn after Field (physics)?"
+    r = interpret(text, mentions_in(text, index), now=NOW, relations=PREREQ_ONLY, model=None)
+    assert not r.sure and "two questions" in (r.problem or ""), r.describe()

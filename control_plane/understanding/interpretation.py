@@ -505,7 +505,7 @@ def _opens_a_request(p: Parse, sid: int) -> bool:
 def _ends_asking(p: Parse, i: int, spans: Sequence[tuple[int, int]]) -> bool:
     """Does the sentence of token ``i`` end with a question mark?"""
     last = max(k for k, sid in enumerate(p.sentence) if sid == p.sentence[i])
-    return p.question[spans[last][1] :].lstrip().startswith("?")
+    return p.question[spans[last][1] :].lstrip(" )]\"'”’").startswith("?")  # "... (physics)?"
 
 
 def _opens_a_question(p: Parse, clause: Sequence[int], spans: Sequence[tuple[int, int]]) -> bool:
