@@ -641,6 +641,8 @@ FRAMING: Final = frozenset(
     seeing seen read reading keep keeps kept look looking prepare preparing prepping prep kind sort
     roughly speaking basically honestly quick q brief briefly short simple simply sentence larger
     broader bigger wider smaller narrower counting clue grips existing account sense
+    ordered form forms moment concise plot sir madam grateful afternoon morning evening worth
+    obvious notions lol
     """)
 )
 
