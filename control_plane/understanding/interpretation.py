@@ -79,6 +79,7 @@ from control_plane.understanding.accounting import account
 from control_plane.understanding.analysis import Parse, analyse
 from control_plane.understanding.forms import FORM_FRAMES
 from control_plane.understanding.frames import FRAMES, read_frames
+from control_plane.understanding.grammar import _any
 from control_plane.understanding.intent_model import IntentModel, default_model
 from control_plane.understanding.lexicon import (
     ANSWER_WORDS,
@@ -183,7 +184,7 @@ def _accounted(p: Parse, reading: Reading) -> Reading:
             problem=f"the question asks for {reading.describe()} and also to leave out "
             f"{p.text.surface(*emptied)!r}, which would leave nothing to answer",
         )
-    if len(set(reading.ids())) == 1 and _has_both_word(p):
+    if len(set(reading.ids())) == 1 and _any(p.toks, BOTH, p.masked):
         # "Next and Build: what do they share?" read with "Next" as a word: sharing takes two
         return replace(reading, problem="the question asks what is shared, but the reading names one concept")
     pair = _two_owned_relations(p)
@@ -273,16 +274,6 @@ def _leaves_out_everything(p: Parse) -> tuple[int, int] | None:
         if whole and (k == len(toks) or toks[k] in ("out", "off") or toks[j - 1] == "out"):
             return j, k
     return None
-
-
-def _has_both_word(p: Parse) -> bool:
-    """Does a word of sharing ("share", "in common", "both") stand outside the names?"""
-    toks = p.toks
-    return any(
-        tuple(toks[i : i + len(w)]) == w and not any(k in p.masked for k in range(i, i + len(w)))
-        for w in BOTH
-        for i in range(len(toks))
-    )
 
 
 def _two_owned_relations(p: Parse) -> tuple[int, int] | None:
