@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any, Generic, TypeVar
 
 from data_plane.errors import NotFound
@@ -73,6 +74,25 @@ class EvidenceGraph(Generic[C, E]):
     seeds: tuple[str, ...] = ()
     lessons: dict[str, LessonLink] = field(default_factory=dict)  # link ref -> link
     groups: dict[str, RequirementGroup] = field(default_factory=dict)  # group id -> group
+
+    def size(self) -> tuple[int, int, int, int]:
+        """How much it holds (concepts, edges, lesson links, groups): a mark :meth:`at` returns
+        to, since it only grows, in insertion order."""
+        return len(self.concepts), len(self.edges), len(self.lessons), len(self.groups)
+
+    def at(self, size: tuple[int, int, int, int]) -> EvidenceGraph[C, E]:
+        """The evidence as it was when it held ``size`` (:meth:`size`): itself if it has not grown
+        since, else a copy of what it held then."""
+        if size == self.size():
+            return self
+        c, e, lessons, g = size
+        return EvidenceGraph(
+            dict(islice(self.concepts.items(), c)),
+            dict(islice(self.edges.items(), e)),
+            self.seeds,
+            dict(islice(self.lessons.items(), lessons)),
+            dict(islice(self.groups.items(), g)),
+        )
 
     def add_group(self, group: RequirementGroup) -> bool:
         if group.group_id in self.groups:

@@ -16,7 +16,7 @@ from control_plane.planning.verify import verify
 from control_plane.semantics.claims import CONTRACTS, contract_of
 from control_plane.synthesizers.base import Claim, Draft, Step, SynthesisRequest
 from control_plane.synthesizers.offline import OfflineSynthesizer, read_request
-from control_plane.testing import draft, make_evidence, make_request
+from control_plane.testing import draft, make_concept, make_edge, make_evidence, make_request
 from control_plane.understanding.interpretation import Reading
 from data_plane import Concept, Edge
 
@@ -162,6 +162,31 @@ def test_the_evidences_own_claim_is_accepted_and_every_single_lie_refused(
         assert not verdict.accepted, (what, lie, offline.claim)
         if offline.claim.complete or lie.complete:
             assert verdict.fault or not lie.complete, (what, verdict.reason)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    graph=graphs(),
+    pick=st.tuples(st.integers(0, 100), st.integers(0, 100)),
+    question=st.sampled_from(QUESTIONS),
+    grown=st.integers(0, 3),
+)
+def test_a_truth_read_later_is_the_evidence_as_it_was_checked(
+    graph: Graph, pick: tuple[int, int], question: str, grown: int
+) -> None:
+    """A draft refused before its claim is compared (none stated) leaves the evidence's own answer
+    to be computed when asked: asked after the loop has added to the evidence, it is still the
+    answer the evidence gave when the draft was checked (``EvidenceGraph.at``)."""
+    request, reading = _asked(graph, pick, question, frozenset())
+    at_once = verify(OfflineSynthesizer().synthesize(request), request, reading=reading).truth
+    later = verify(draft(0.95), request, reading=reading)
+    assert later.reason.startswith("states no claim")
+    ev = request.evidence
+    for i in range(grown):  # the loop's next rounds: new concepts, each needed before the seeds
+        ev.add_concept(make_concept(f"later{i}"))
+        for seed in ev.seeds:
+            ev.add_edge(make_edge(f"later{i}", seed, "prerequisite"))
+    assert later.truth == at_once
 
 
 @settings(max_examples=80, deadline=None)

@@ -96,7 +96,7 @@ from control_plane.understanding.model_reading import checked_reading
 from control_plane.understanding.names import MAX_SEEDS, NameIndex
 from control_plane.understanding.reader import Understanding, understand
 from control_plane.understanding.reading import LESSONS
-from data_plane import schema
+from data_plane import schema, write_clock
 from data_plane.clock import Clock, ensure_utc, format_time, utc_now
 from data_plane.errors import InputError
 from data_plane.events import get_logger
@@ -133,20 +133,25 @@ log = get_logger(__name__)
 
 
 class _Tops(NamedTuple):
-    """The newest concept, edge and requirement group version ids."""
+    """The newest concept, edge, requirement group and lesson link version ids, and the stamp of
+    the latest committed write (``data_plane.write_clock``)."""
 
     concept: int | None
     edge: int | None
     group: int | None
+    lesson: int | None
+    written: datetime | None
 
 
 def _tops(reader: GraphReader) -> _Tops:
-    """The newest concept, edge and requirement group version ids, in one statement: what tells
-    whether the cached name index, relation counts and "does this graph hold groups" may still
-    hold."""
+    """The newest concept, edge, requirement group and lesson link version ids and the write
+    clock, in one statement: what tells whether the cached name index, relation counts, "does
+    this graph hold groups" and "does it map lessons" may still hold, and how late a read may be
+    known at."""
     with reader.connection() as conn:
-        row = conn.execute(_tops_statement()).one()
-    return _Tops(*(None if v is None else int(v) for v in row))
+        concept, edge, group, lesson, written = conn.execute(_tops_statement()).one()
+    concept, edge, group, lesson = (None if v is None else int(v) for v in (concept, edge, group, lesson))
+    return _Tops(concept, edge, group, lesson, written)
 
 
 @functools.cache
@@ -154,9 +159,9 @@ def _tops_statement() -> sa.Select[Any]:
     """Built once: the check runs at the start of every question."""
     latest = [
         sa.select(sa.func.max(t.c.version_id)).scalar_subquery()
-        for t in (schema.concepts, schema.concept_edges, schema.requirement_groups)
+        for t in (schema.concepts, schema.concept_edges, schema.requirement_groups, schema.lesson_concepts)
     ]
-    return sa.select(*latest)
+    return sa.select(*latest, sa.select(schema.write_clock.c.recorded_at).scalar_subquery())
 
 
 @dataclass(frozen=True)
@@ -182,13 +187,14 @@ class _Vocabulary:
     planner: Planner
     top_concept: int | None
     top_edge: int | None
+    top_lesson: int | Unread | None = UNREAD
 
     def names(self, as_of: AsOf) -> NameIndex:
         return self.planner.name_index(as_of, top=self.top_concept)
 
     def relation_counts(self, as_of: AsOf) -> Mapping[str, int]:
         counts = self.planner.relation_counts(as_of, top=self.top_edge)
-        return _Counts(counts, lambda: int(self.planner.reader.has_lesson_links(as_of=as_of)))
+        return _Counts(counts, lambda: int(self.planner.maps_lessons(as_of, top=self.top_lesson)))
 
     def degrees(self, ids: Sequence[str], as_of: AsOf) -> dict[str, int]:
         return self.planner.reader.degrees(list(ids), as_of=as_of)
@@ -263,6 +269,10 @@ class Planner:
         self._relations = TableCache(
             reader, schema.concept_edges, lambda as_of: reader.relation_counts(as_of=as_of)
         )
+        # Whether any lesson link holds (does the graph map lessons), kept by the same rule.
+        self._lessons = TableCache(
+            reader, schema.lesson_concepts, lambda as_of: reader.has_lesson_links(as_of=as_of)
+        )
 
     @property
     def index_builds(self) -> int:
@@ -281,6 +291,11 @@ class Planner:
         newest edge version id when the caller already read it)."""
         return self._relations.get(as_of, top=top)
 
+    def maps_lessons(self, as_of: AsOf, *, top: int | Unread | None = UNREAD) -> bool:
+        """Whether any lesson link holds as of ``as_of``, cached like the name index (``top``: the
+        newest lesson link version id when the caller already read it)."""
+        return self._lessons.get(as_of, top=top)
+
     def read(
         self, question: str, point: AsOf, *, explicit: bool, now: datetime
     ) -> tuple[Reading, AsOf, list[Concept]]:
@@ -294,7 +309,7 @@ class Planner:
         self, question: str, point: AsOf, *, explicit: bool, now: datetime, tops: _Tops | None = None
     ) -> Understanding:
         tops = tops or _tops(self.reader)
-        vocabulary = _Vocabulary(self, tops.concept, tops.edge)
+        vocabulary = _Vocabulary(self, tops.concept, tops.edge, tops.lesson)
         return understand(question, vocabulary, point, explicit=explicit, now=now, model=self.intent_model)
 
     def _model_would_read(self, u: Understanding) -> bool:
@@ -505,8 +520,9 @@ class Planner:
         created_at = ensure_utc(self.clock(), field="clock")
         # Read as known no later than the latest committed write, so a replay reads what this
         # read did even if a write stamped earlier (an import's rows) commits meanwhile.
-        point = AsOf(as_of or created_at, self.reader.known_at(known_at or created_at))
         tops = _tops(self.reader)
+        asked = ensure_utc(known_at or created_at, field="known_at")
+        point = AsOf(as_of or created_at, write_clock.known_at(asked, tops.written))
         u = self._understand(question, point, explicit=as_of is not None, now=created_at, tops=tops)
         grouped = self._grouped.get(u.point, top=tops.group)
         start = _Start(

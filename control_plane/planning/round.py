@@ -136,7 +136,11 @@ class Best:
     confidence: float = 0.0
     draft: Draft | None = None
     reason: str = NO_SEED
-    truth: Draft | None = None
+    verdict: Verdict | None = None
+
+    @property
+    def truth(self) -> Draft | None:
+        return self.verdict.truth if self.verdict is not None else None
 
     def missing(self) -> str:
         """What the best draft still lacked, in its words or the verdict's."""
@@ -456,7 +460,7 @@ def judge(state: LoopState, draft: Draft, req: SynthesisRequest, threshold: floa
             False,
             min(verdict.confidence, PARTIAL_CLOSURE),
             f"{PARTIAL} ({len(state.budget_open)} concepts on its boundary)",
-            truth=verdict.truth,
+            truth_of=verdict.truth_of,
         )
     return verdict
 
@@ -493,7 +497,7 @@ def decide(
     if state.faults >= MAX_FAULTS and not verdict.accepted:
         state.reason = f"{FAULTY} {state.faults} times (last: {verdict.reason})"
     if verdict.confidence >= state.best.confidence or state.best.draft is None:
-        state.best = Best(verdict.confidence, draft, verdict.reason, verdict.truth)
+        state.best = Best(verdict.confidence, draft, verdict.reason, verdict)
     state.traces.append(trace(state, expansion, draft, started, verdict.confidence, verdict.reason, decision))
     return decision
 

@@ -26,10 +26,12 @@ looks after a fault). A rejected draft keeps its confidence capped just below th
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from control_plane.semantics.claims import contract_of, judge
-from control_plane.semantics.findings import Ask
+from control_plane.semantics.findings import Ask, Finding
 from control_plane.semantics.meaning import answer, draft_of
 from control_plane.synthesizers.base import Draft, SynthesisRequest
 from control_plane.understanding.interpretation import Reading
@@ -47,7 +49,15 @@ class Verdict:
     # The draft's claim contradicts the evidence: a fault of the synthesizer, not a lack of evidence.
     fault: bool = False
     draft: Draft | None = None  # the accepted answer: the verified claim in the form's own words
-    truth: Draft | None = None  # what the evidence itself answers, in those words (accepted or not)
+    # What the evidence itself answers, in those words (accepted or not): a draft, or how to
+    # compute it, once, when first asked (a draft rejected before its claim is compared, such as
+    # one stating none, leaves it to :attr:`truth`: most such verdicts are superseded unread).
+    truth_of: Draft | Callable[[], Draft] | None = None
+
+    @property
+    def truth(self) -> Draft | None:
+        """What the evidence answered when the draft was checked (module docstring)."""
+        return self.truth_of() if callable(self.truth_of) else self.truth_of
 
 
 def _cap(confidence: float, threshold: float) -> float:
@@ -59,14 +69,20 @@ def _cap(confidence: float, threshold: float) -> float:
 def verify(draft: Draft, request: SynthesisRequest, *, reading: Reading, threshold: float = 0.80) -> Verdict:
     """Accept or reject ``draft`` for ``reading`` over ``request``'s evidence; a rejection names
     the first reason found (module docstring)."""
-    ask = Ask(request, reading)
-    finding = answer(ask)
-    truth = draft_of(finding, ask)
     conf = draft.confidence if 0.0 <= draft.confidence <= 1.0 else 0.0
 
     def no(reason: str, *, fault: bool = False, confidence: float = conf) -> Verdict:
-        return Verdict(False, _cap(confidence, threshold), reason, fault=fault, truth=truth)
+        return Verdict(False, _cap(confidence, threshold), reason, fault=fault, truth_of=later)
 
+    # The evidence only grows: its answer as of now is computed when it is first needed, over
+    # what the evidence holds now (``EvidenceGraph.at``), or at once when the claim needs it.
+    held = request.evidence.size()
+
+    @functools.cache
+    def then() -> Draft:
+        return _truth(replace(request, evidence=request.evidence.at(held)), reading)[1]
+
+    later: Draft | Callable[[], Draft] = then
     if draft.error:
         return no(f"unusable model output: {draft.error}", confidence=0.0)
     claim = draft.claim
@@ -75,6 +91,8 @@ def verify(draft: Draft, request: SynthesisRequest, *, reading: Reading, thresho
     expected = contract_of(reading)
     if claim.contract != expected:
         return no(f"claims in the {claim.contract} contract; this question's is {expected}")
+    finding, truth = _truth(request, reading)
+    later = truth
     assert truth.claim is not None
     contradiction = judge(claim, truth.claim, request.evidence, reading, finding)
     if contradiction:
@@ -91,4 +109,11 @@ def verify(draft: Draft, request: SynthesisRequest, *, reading: Reading, thresho
         )
     confidence = min(conf, finding.confidence)
     accepted = replace(truth, confidence=confidence, usage=draft.usage, next_focus=draft.next_focus)
-    return Verdict(True, confidence, "accepted", draft=accepted, truth=truth)
+    return Verdict(True, confidence, "accepted", draft=accepted, truth_of=truth)
+
+
+def _truth(request: SynthesisRequest, reading: Reading) -> tuple[Finding, Draft]:
+    """The evidence's own answer to ``reading``, and that answer in words."""
+    ask = Ask(request, reading)
+    finding = answer(ask)
+    return finding, draft_of(finding, ask)
