@@ -9,7 +9,7 @@ which first, and an aside the answer says it set aside. One small catalogue (no 
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -95,6 +95,20 @@ def test_the_catalogues_nouns_ask_for_its_courses(ask: Any) -> None:
     """On a map with no lessons, "which courses / classes" ask for its concepts."""
     assert members(ask("Which courses need MATH 20B?")) == {"cse_100", "cse_101"}
     assert members(ask("What classes open up after CSE 12?")) == {"cse_100", "cse_101", "cse_110"}
+
+
+def test_the_nouns_follow_the_graph_once_it_maps_lessons(sqlite_engine: Engine) -> None:
+    """Whether the graph maps lessons is read per question (cached until a lesson link is
+    written): once one is, "which courses" asks for lessons again, not for concepts."""
+    clock = ManualClock(now=datetime(2025, 1, 1, tzinfo=UTC))
+    gateway = WriteGateway(sqlite_engine, clock=clock)
+    build_graph(gateway, COURSES, EDGES)
+    planner = Planner(GraphReader(sqlite_engine, clock=clock), OfflineSynthesizer(), clock=clock)
+    question = "Which courses need MATH 20B?"
+    assert not planner.ask(question, record=False).to_dict()["reading"]["intent"].startswith("lessons")
+    clock.advance(timedelta(minutes=1))
+    gateway.link_lesson("l1", "cse_100", grounding=grounding("a lesson"), title="Trees")
+    assert planner.ask(question, record=False).to_dict()["reading"]["intent"].startswith("lessons")
 
 
 def test_readiness_says_whether_what_is_known_covers_the_course(ask: Any) -> None:
@@ -256,3 +270,48 @@ def test_whether_what_is_done_is_enough_is_readiness(ask: Any, question: str) ->
     a = ask(question)
     assert a["reading"]["form"] == "ready" and a["result"]["holds"] is False
     assert "MATH 20B" in a["text"]
+
+
+def test_a_condition_still_to_come_is_answered_only_where_both_readings_agree(sqlite_engine: Engine) -> None:
+    """ "Once I pass X, which courses am I then eligible for?" may ask what X itself opens or
+    everything then open (X's own foundations open courses too): answered where the two agree,
+    else abstained on with both rewrites; "having passed X" says X is done (what comes next)."""
+    clock = ManualClock(now=datetime(2025, 1, 1, tzinfo=UTC))
+    courses = [("a", "ALG 1"), ("x", "ALG 2"), ("b", "GEO 1"), ("c", "ALG 3"), ("d", "ALG 4")]
+    edges = [("a", "x", "prerequisite"), ("a", "b", "prerequisite"), ("x", "c", "prerequisite")]
+    build_graph(WriteGateway(sqlite_engine, clock=clock), courses, [*edges, ("c", "d", "prerequisite")])
+    planner = Planner(GraphReader(sqlite_engine, clock=clock), OfflineSynthesizer(), clock=clock)
+
+    def ask(question: str) -> dict[str, Any]:
+        return planner.ask(question, record=False).to_dict()
+
+    two = ask("Once I pass ALG 2, which courses am I then eligible for?")
+    assert two["reading"]["agree"] == ["opens"]
+    assert two["abstained"] and "reads two ways" in two["abstain_reason"]
+    assert "What does ALG 2 open up?" in two["abstain_reason"]
+    # ALG 1 rests on nothing: all it opens is all that is then open, the two readings agree
+    one = ask("Once I pass ALG 1, which courses am I then eligible for?")
+    assert one["reading"]["agree"] == ["opens"] and members(one) == {"x", "b"}
+    done = ask("Having passed ALG 2, which courses am I eligible for now?")
+    assert done["reading"]["agree"] == [] and members(done) == {"b", "c"}
+
+
+def test_a_name_the_learner_says_they_have_is_never_dropped(ask: Any) -> None:
+    """A name in what the learner says they have or have done that the reading does not read
+    ("I have pass X already", English the known-verbs miss) makes the reading unsure: what they
+    have may be what the answer turns on. Said in passing ("I'm new to X"), it is context."""
+    a = ask("I have pass CSE 11 already. It is enough for take CSE 100, or some course still is missing?")
+    assert a["abstained"] and "also names 'CSE 11'" in a["abstain_reason"]
+    b = ask("I'm new to CSE 11 stuff, honestly. What do I need before CSE 100?")
+    assert members(b) == {"cse_11", "cse_12", "math_20a", "math_20b"}
+
+
+def test_whether_what_is_known_covers_a_course_is_readiness(ask: Any) -> None:
+    """ "Does that cover everything Y needs, or is a course still missing?" asks whether, not only
+    what is left; a terse "have A; target Y. outstanding prereqs?" asks what is left."""
+    a = ask(
+        "I just finished CSE 12. Does that cover everything CSE 110 needs, or is there still a course I'd be missing?"
+    )
+    assert a["reading"]["form"] == "ready" and a["result"]["holds"] is True
+    b = ask("have CSE 12; target CSE 100. outstanding prereqs?")
+    assert b["reading"]["form"] == "" and members(b) == {"math_20a", "math_20b"}

@@ -11,6 +11,7 @@ text is written. Pure: no I/O.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Final
 
 from control_plane.semantics.claims import claim_of
@@ -32,7 +33,51 @@ def result_intent(reading: Reading) -> str:
 
 
 def answer(ask: Ask) -> Finding:
-    """What the evidence answers to the reading (module docstring)."""
+    """What the evidence answers to the reading (module docstring); a reading whose words allow
+    other intents as well (``Reading.agree``) is answered only where every one of them gives the
+    same answer."""
+    found = _answer(ask)
+    for intent in ask.reading.agree:
+        other = _answer(Ask(ask.request, read_as(ask.reading, intent)))
+        if found.complete and other.complete and set(found.members) != set(other.members):
+            return _two_ways(ask, found, other, intent)
+    return found
+
+
+def read_as(reading: Reading, intent: str) -> Reading:
+    """``reading`` read as ``intent`` instead (``Reading.agree``): "what can I take next, knowing
+    X" as "what X opens" makes its one known concept the subject."""
+    if intent == "opens" and reading.intent == "next" and len(reading.known) == 1:
+        (x,) = (s for s in reading.subjects if s.role == "known")
+        return replace(reading, intent="opens", subjects=(replace(x, role="subject"),), cue="opens", agree=())
+    raise ValueError(f"no reading of {reading.intent!r} as {intent!r}")
+
+
+def _two_ways(ask: Ask, found: Finding, other: Finding, intent: str) -> Finding:
+    """The abstention of a question whose two readings answer differently here: both, in words,
+    with the rewrites that ask each."""
+    ev, reading = ask.ev, ask.reading
+    alt = read_as(reading, intent)
+    one, two = reading.describe(), alt.describe()
+    x = ev.name(alt.subject or "")
+    return Finding(
+        (),
+        (
+            f"The question can be read as {one} ({len(found.members)}) or as {two} ({len(other.members)}), "
+            "and the graph answers them differently.",
+        ),
+        # as sure as the two answers, never complete: no claim of it is an answer, and it is what
+        # the abstention says rather than an earlier round's partial answer
+        confidence=min(found.confidence, other.confidence),
+        missing=(
+            f"the question reads two ways that answer differently: {one}, or {two}; ask "
+            f"'I know {x}: what can I take next?' or 'What does {x} open up?'"
+        ),
+        complete=False,
+    )
+
+
+def _answer(ask: Ask) -> Finding:
     ev, reading = ask.ev, ask.reading
     x = reading.subject
     if reading.intent == "next":  # about what is known: no subject

@@ -189,6 +189,7 @@ class Parse:
     mentions: tuple[Mention, ...]  # every name read, repeats included, in order
     said_known: frozenset[str]  # concepts the learner says they know (even when nothing else is named)
     set_aside: tuple[str, ...] = ()  # the asides the reading sets aside, as the learner wrote them
+    unread: tuple[Mention, ...] = ()  # names of the learner's own context sentences not read (_Situation)
 
     @property
     def question(self) -> str:
@@ -400,6 +401,13 @@ class _Situation:
     mentions: Sequence[Mention]
     naming: frozenset[int]  # the sentences that name a concept (before context was set aside)
     asides: frozenset[int] = frozenset()  # sentences that ask something of their own, set aside
+    # names in the learner's own context sentences that are not kept ("I have pass X already. Is
+    # it enough for Y?"): what they did or plan with X may change the answer
+    unread: tuple[Mention, ...] = ()
+
+
+# The words of having, or having done: a perfect's auxiliary, or "already".
+_HAVING: Final = frozenset(normalise("have has had ve already"))
 
 
 def _situation(text: Text, w: _Words, mentions: Sequence[Mention]) -> _Situation | Reading:
@@ -411,6 +419,7 @@ def _situation(text: Text, w: _Words, mentions: Sequence[Mention]) -> _Situation
     naming = {sentence[m.start] for m in mentions} if len(sentence) == len(toks) else set()
     context: frozenset[int] = frozenset()
     asking_only: frozenset[int] = frozenset()  # when the asking sentences only point back: theirs
+    unread: tuple[Mention, ...] = ()
     clauses = len(asks) > 1 and all(
         sentence.count(sid) >= 3 for sid in range(len(asks))
     )  # not "Which! lessons!"
@@ -449,6 +458,14 @@ def _situation(text: Text, w: _Words, mentions: Sequence[Mention]) -> _Situation
                 ):
                     kept.append(m)
                     known_list = _said_known(toks, m.start) or listed
+            # ... said with what the learner has or has done ("I have pass X already"), not "I'm new
+            # to X" or "pivoting into X"
+            having = {sentence[i] for i, t in enumerate(toks) if t in _HAVING and i not in masked}
+            unread = tuple(
+                m
+                for m in mentions
+                if m not in kept and sentence[m.start] in personal & having and m.concept_id not in named_here
+            )
             mentions = kept
         elif any(t in PRONOUNS or t in DEMONSTRATIVES for i, t in enumerate(toks) if i not in context):
             # "Before I start X, I'd like everything that comes before it. Can you list them?":
@@ -467,7 +484,7 @@ def _situation(text: Text, w: _Words, mentions: Sequence[Mention]) -> _Situation
                     read_by="none",
                 )
     kept_asides = asides if context & {i for i, sid in enumerate(sentence) if sid in asides} else frozenset()
-    return _Situation(sentence, asks, context, asking_only, mentions, frozenset(naming), kept_asides)
+    return _Situation(sentence, asks, context, asking_only, mentions, frozenset(naming), kept_asides, unread)
 
 
 def _longer_name(text: Text, w: _Words, s: _Situation) -> Reading | None:
@@ -766,6 +783,7 @@ def _roles(
         mentions=tuple(sorted(mentions, key=lambda m: m.start)),
         said_known=said_known,
         set_aside=_set_aside(text, sentence, s.asides),
+        unread=s.unread,
     )
 
 

@@ -58,6 +58,7 @@ from control_plane.understanding.grammar import (
     _negated,
     _Role,
     _said_goal,
+    condition_done,
 )
 from control_plane.understanding.lexicon import (
     ABOUT,
@@ -71,6 +72,7 @@ from control_plane.understanding.lexicon import (
     COMPLETING,
     CONTRAST,
     COUNT_WORDS,
+    DEMONSTRATIVES,
     DEP,
     EARLIER,
     EXACT,
@@ -89,6 +91,7 @@ from control_plane.understanding.lexicon import (
     PATH,
     PEOPLE_OR_DATES,
     PERSONS,
+    PLACE_PROFORMS,
     POLITE,
     PREREQ,
     PRONOUNS,
@@ -791,7 +794,11 @@ def _next(p: Parse) -> Reading | None:
         return None
     known = [Subject(m.concept_id, "known", p.words_of[m.concept_id]) for m in p.ordered]
     reading = p.build("next", known, transitive=True, cue="next")
-    return replace(reading, subjects=tuple(known))
+    # one concept known only as a condition still to come ("once I pass X, which courses am I then
+    # eligible for?"): what X itself opens is as likely a meaning as everything then open
+    by_condition = len(named) == 1 and not named <= p.said_known
+    agree = ("opens",) if by_condition and not condition_done(p.toks, p.ordered[0].start) else ()
+    return replace(reading, subjects=tuple(known), agree=agree)
 
 
 # What may stand between the names the learner knows and the word that says so ("A and B have
@@ -916,7 +923,26 @@ def _remaining(p: Parse) -> Reading | None:
     role = p.roles.get(p.main.concept_id)
     if role is not None and role.role != DEP:
         return None  # "what's left that builds on X"
+    if _asks_of_a_subject(p) and _yes_no(p):
+        # "does that cover everything Y needs, or is a course still missing?": whether it is
+        # covered, and what is left (not "have A, B; target Y. outstanding prereqs?", whose
+        # "have" says what the learner has)
+        return p.build("needed_before", [p.sub(p.main)], transitive=True, cue=READY, form="ready")
     return p.build("needed_before", [p.sub(p.main)], transitive=True, cue=WHAT_IS_LEFT)
+
+
+def _asks_of_a_subject(p: Parse) -> bool:
+    """Does the asking sentence open with an auxiliary and its subject ("does that", "is there",
+    "am I"), asking no question word: a yes/no question, not a terse "have A" or "which ... left"?"""
+    words = _opening(p)
+    subjects = PERSONS | DEMONSTRATIVES | PRONOUNS | PLACE_PROFORMS
+    return (
+        len(words) > 1
+        and p.toks[words[0]] in YES_NO_AUX
+        and words[1] not in p.masked
+        and p.toks[words[1]] in subjects
+        and not any(p.toks[i] in WH for i in _asking(p) if i not in p.masked)
+    )
 
 
 # The cue of a readiness reading (what the learner knows, held to what the goal needs).

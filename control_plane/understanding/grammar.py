@@ -1074,6 +1074,21 @@ def _by_condition(s: _Site) -> _Role | None:
     return None
 
 
+# Conditions that say the learner has already done it ("having passed X", "since I finished X",
+# "now that I know X", "had I learned X"), not one still to come ("once I pass X", "if I take X").
+_DONE_TRIGGERS: Final = frozenset({"having", "since", "had"})
+
+
+def condition_done(toks: Sequence[str], start: int) -> bool:
+    """Does the condition before the name at ``start`` (``_by_condition``) say it is done already,
+    rather than that it will be ("once I pass X": what X itself then opens is as likely meant as
+    everything open to the learner)?"""
+    window = toks[max(0, start - 7) : start]
+    return any(w in _DONE_TRIGGERS for w in window) or any(
+        window[i : i + 2] == ("now", "that") for i in range(len(window) - 1)
+    )
+
+
 def _by_purpose(s: _Site) -> _Role | None:
     """ "to learn X", "to get to X", "I want X": X is the goal, a dependent."""
     toks, before = s.toks, s.before

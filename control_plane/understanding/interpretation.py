@@ -228,9 +228,14 @@ def _accounted(p: Parse, reading: Reading) -> Reading:
         reading = replace(reading, set_aside=(*reading.set_aside, part), time=time)
     used = set(reading.ids())
     left = [m for m in p.ordered if m.concept_id not in used and p.tags.get(m.concept_id) != "example"]
+    # a name in what the learner says of themselves that the reading does not read ("I have pass
+    # X already. Is it enough for Y?"): what they did with it may be what the question turns on
+    left += [
+        m for m in p.unread if m.concept_id not in used and m.concept_id not in {n.concept_id for n in left}
+    ]
     if not left:
         return reading
-    names = " and ".join(repr(p.words_of[m.concept_id]) for m in left)
+    names = " and ".join(repr(p.words_of.get(m.concept_id) or p.text.surface(m.start, m.end)) for m in left)
     return replace(
         reading,
         problem=f"the question also names {names}, which this reading ({reading.describe()}) leaves out",

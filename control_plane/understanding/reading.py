@@ -139,6 +139,11 @@ class Reading:
     form: str = ""  # one of FORMS
     # (id, name) of known concepts close to a name the question wrote that matches none
     did_you_mean: tuple[tuple[str, str], ...] = ()
+    # Other intents the words allow as well: the question is answered only where each of them
+    # gives the same answer over the evidence (``semantics.meaning``), else abstained on with
+    # both rewrites. ("Once I pass X, which courses am I then eligible for?": what X itself opens,
+    # or everything the learner can take next.)
+    agree: tuple[str, ...] = ()
 
     @property
     def sure(self) -> bool:
@@ -260,6 +265,7 @@ class Reading:
             "read_by": self.read_by,
             "cue": self.cue,
             "alternatives": list(self.alternatives),
+            "agree": list(self.agree),
             "suggestions": list(self.suggestions),
             "problem": self.problem,
             "doubt": self.doubt,
