@@ -111,18 +111,18 @@ def test_templates_are_dealt_balanced_and_about_forty_percent_hard() -> None:
     assert [t.split for t in fresh] == [t.split for t in templates]
 
 
-def test_every_later_round_template_is_dev_and_of_round_two_or_three() -> None:
-    """A template written after the dealing (round 2 or 3) is dev only; round 1 is the holdout's."""
+def test_every_later_round_template_is_dev_and_of_a_later_round() -> None:
+    """A template written after the dealing (round 2, 3 or 4) is dev only; round 1 is the holdout's."""
     later = [t for t in _builder().load_templates() if t.round is not None and t.split != "holdout"]
-    assert later and {t.round for t in later} == {2, 3}
+    assert later and {t.round for t in later} == set(_builder().LATER_ROUNDS) == {2, 3, 4}
     _fail_unless([t.id for t in later if not t.later], "later-round templates outside dev")
 
 
-def test_a_later_dev_round_other_than_two_or_three_is_refused(tmp_path: Path) -> None:
-    """A dev row of round 1 or 4 is refused, naming the template."""
+def test_a_later_dev_round_not_written_is_refused(tmp_path: Path) -> None:
+    """A dev row of round 1 or 5 is refused, naming the template."""
     rows = read_rows(_builder().TEMPLATES)
     first = next(i for i, r in enumerate(rows) if r.get("split") == "dev")
-    for value in (1, 4):
+    for value in (1, 5):
         changed = [*rows[:first], {**rows[first], "round": value}, *rows[first + 1 :]]
         path = tmp_path / "t.jsonl"
         path.write_text("".join(json.dumps(r) + "\n" for r in changed), encoding="utf-8")
@@ -132,11 +132,11 @@ def test_a_later_dev_round_other_than_two_or_three_is_refused(tmp_path: Path) ->
 
 
 def test_later_round_questions_follow_the_earlier_ones_in_dev() -> None:
-    """The dev file lists every dealt question before any round-2 one, and those before any
-    round-3 one, so adding a round leaves the earlier questions where they were."""
+    """The dev file lists every dealt question before any round-2 one, those before any round-3
+    one, and so on, so adding a round leaves the earlier questions where they were."""
     rounds = {t.id: t.round if t.later else 1 for t in _builder().load_templates()}
     order = [rounds[r["template"]] for r in read_rows(_file("dev"))]
-    assert order == sorted(order) and set(order) == {1, 2, 3}
+    assert order == sorted(order) and set(order) == {1, 2, 3, 4}
 
 
 def test_every_form_and_class_is_in_dev_and_test() -> None:

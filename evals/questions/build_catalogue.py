@@ -26,7 +26,7 @@ template without a split or a group whose splits differ by more than one. ``hold
 (``round`` 1) were written afterwards, blind of the reader, in other words again, and take no part
 in the dealing. The test and holdout files are scored, never read by whoever tunes the reader.
 Later dev rounds (``round`` in :data:`LATER_ROUNDS` on a ``dev`` template: ids ``cat2-*``,
-``cat3-*``) were written after the dealing, blind of the reader and of the test and holdout
+``cat3-*``, ``cat4-*``) were written after the dealing, blind of the reader and of the test and holdout
 phrasings, to give whoever tunes the reader more dev phrasings: they are dev only, take no part
 in the dealing (nor in its balance), are instantiated after every earlier template, round by
 round, so every question made before them stays as it was and theirs follow in
@@ -152,7 +152,7 @@ NAME_TRIES = 20
 SHORTENED_SHARE = 0.3  # share of subjects drawn among courses with a shortened title
 DEFAULT_N = 5
 ABSTAIN_N = 3
-LATER_ROUNDS = (2, 3)  # dev-only rounds written after the dealing (module docstring, "Split")
+LATER_ROUNDS = (2, 3, 4)  # dev-only rounds written after the dealing (module docstring, "Split")
 
 SETS = ("prerequisites", "needed_before", "dependents", "comes_after")
 ANSWERABLE = (

@@ -12,7 +12,8 @@ the catalogue is copied into the project); without it the builder stops with a n
     kg eval --questions evals/questions/catalogue_groups_dev.jsonl.gz --bundle /tmp/ucsd-groups --baseline loop
 
 **Phrasings.** The dev and test templates of ``catalogue_templates.jsonl`` (build_catalogue.py),
-each in its own split (the holdout's and the later dev rounds' are not used), of the forms whose meaning with groups
+each in its own split (the later dev rounds' in dev, after every earlier row; the holdout's are not
+used), of the forms whose meaning with groups
 docs/control-plane.md states and :mod:`evals.gold_groups` implements: prerequisites,
 needed_before, dependents, comes_after, check, count, ready, remaining, shared, opens, start,
 next (path and order, whose steps through options the spec leaves to wording, are not asked; nor
@@ -290,9 +291,11 @@ class Builder(base.Builder):  # type: ignore[misc,name-defined]
         self.cases: dict[str, str] = {}
 
     def questions(self, templates: Sequence[Any]) -> list[Any]:
+        """The dealt templates' questions, then the later dev rounds' (dev only, after every
+        earlier row, so that adding a round leaves the rows before it as they were)."""
         out: list[Any] = []
-        for t in templates:
-            if t.form in FORMS and t.split in SPLITS and not t.later:
+        for t in sorted(templates, key=lambda t: t.round if t.later else 0):
+            if t.form in FORMS and t.split in SPLITS:
                 out += self._answerable(t, random.Random(f"{SEED}:{t.id}"))
         return out
 
