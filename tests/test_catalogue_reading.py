@@ -294,6 +294,11 @@ def test_a_condition_still_to_come_is_answered_only_where_both_readings_agree(sq
     assert one["reading"]["agree"] == ["opens"] and members(one) == {"x", "b"}
     done = ask("Having passed ALG 2, which courses am I eligible for now?")
     assert done["reading"]["agree"] == [] and members(done) == {"b", "c"}
+    # the mirror: read as what X opens, with X a condition still to come
+    mirror = ask("Which courses open up once I know ALG 2?")
+    assert mirror["reading"]["intent"] == "opens" and mirror["reading"]["agree"] == ["next"]
+    assert mirror["abstained"] and "reads two ways" in mirror["abstain_reason"]
+    assert members(ask("Which courses open up once I know ALG 1?")) == {"x", "b"}
 
 
 def test_a_name_the_learner_says_they_have_is_never_dropped(ask: Any) -> None:

@@ -14,6 +14,8 @@ from hypothesis import strategies as st
 from control_plane.evidence import EvidenceGraph
 from control_plane.planning.verify import verify
 from control_plane.semantics.claims import CONTRACTS, contract_of
+from control_plane.semantics.findings import Ask
+from control_plane.semantics.meaning import answer
 from control_plane.synthesizers.base import Claim, Draft, Step, SynthesisRequest
 from control_plane.synthesizers.offline import OfflineSynthesizer, read_request
 from control_plane.testing import draft, make_concept, make_edge, make_evidence, make_request
@@ -280,3 +282,19 @@ def test_each_kind_of_lie_is_named(question: str, claim: Claim, fault: str) -> N
     for old, new in rename.items():
         expected = expected.replace(old, new)
     assert expected in verdict.reason, verdict.reason
+
+
+def test_two_readings_are_not_settled_until_both_are() -> None:
+    """A reading that must agree with another (``Reading.agree``) is no answer while the other is
+    still partial over the evidence, even where the two answer alike so far: "which topics open up
+    once I know Calculus?" waits for Geometry (after Calculus's foundation Algebra, unread)."""
+    edges = [("algebra", "calculus", "prerequisite"), ("algebra", "geometry", "prerequisite")]
+    edges += [("trigonometry", "geometry", "prerequisite"), ("calculus", "topology", "prerequisite")]
+    concepts = ["algebra", "calculus", "geometry", "topology", "trigonometry"]
+    ev = make_evidence(concepts, edges, seeds=("calculus",))
+    request = make_request("Which topics open up once I know calculus?", ev, unexpanded={"geometry"})
+    reading = read_request(request)
+    assert reading.intent == "opens" and reading.agree == ("next",)
+    ask = Ask(replace(request, reading=reading), reading)
+    assert answer(Ask(ask.request, replace(reading, agree=()))).complete  # what Calculus opens alone
+    assert not answer(ask).complete

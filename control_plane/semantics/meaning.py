@@ -39,7 +39,12 @@ def answer(ask: Ask) -> Finding:
     found = _answer(ask)
     for intent in ask.reading.agree:
         other = _answer(Ask(ask.request, read_as(ask.reading, intent)))
-        if found.complete and other.complete and set(found.members) != set(other.members):
+        if found.complete and not other.complete:
+            # not settled until both are: what the other reading still lacks is read next
+            return replace(
+                found, complete=False, missing=other.missing, focus=other.focus, confidence=other.confidence
+            )
+        if found.complete and set(found.members) != set(other.members):
             return _two_ways(ask, found, other, intent)
     return found
 
@@ -50,6 +55,16 @@ def read_as(reading: Reading, intent: str) -> Reading:
     if intent == "opens" and reading.intent == "next" and len(reading.known) == 1:
         (x,) = (s for s in reading.subjects if s.role == "known")
         return replace(reading, intent="opens", subjects=(replace(x, role="subject"),), cue="opens", agree=())
+    if intent == "next" and reading.intent == "opens" and reading.subject is not None:
+        (x,) = (s for s in reading.subjects if s.concept_id == reading.subject)
+        return replace(
+            reading,
+            intent="next",
+            subjects=(replace(x, role="known"),),
+            cue="next",
+            transitive=True,
+            agree=(),
+        )
     raise ValueError(f"no reading of {reading.intent!r} as {intent!r}")
 
 
@@ -59,7 +74,7 @@ def _two_ways(ask: Ask, found: Finding, other: Finding, intent: str) -> Finding:
     ev, reading = ask.ev, ask.reading
     alt = read_as(reading, intent)
     one, two = reading.describe(), alt.describe()
-    x = ev.name(alt.subject or "")
+    x = ev.name(alt.subject or reading.subject or "")
     return Finding(
         (),
         (

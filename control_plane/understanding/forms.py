@@ -869,7 +869,13 @@ def _opens(p: Parse) -> Reading | None:
     # does it unlock?" asks what comes after X), or what "opens up" once the learner has X
     if not ((finishing and agent) or _has(p, asking, OPENS)):
         return None
-    return p.build("opens", [p.sub(x)], transitive=False, cue="opens")
+    reading = p.build("opens", [p.sub(x)], transitive=False, cue="opens")
+    # X only a condition still to come ("which topics open up once you know X?"): everything then
+    # open is as likely a meaning as what X itself opens (the mirror of ``_next``)
+    condition = role is not None and role.cue == KNOWN_CONDITION and not (finishing or because)
+    if condition and not condition_done(p.toks, x.start):
+        return replace(reading, agree=("next",))
+    return reading
 
 
 def _start(p: Parse) -> Reading | None:
