@@ -915,7 +915,8 @@ class BiTemporalMachine(RuleBasedStateMachine):
         elif table == "concept_edges" and len(live) >= 2:
             s, t = data.draw(st.lists(st.sampled_from(live), min_size=2, max_size=2, unique=True))
             key = canonical_edge(s, t, data.draw(st.sampled_from(RELATIONS)))
-        else:
+        else:  # a lesson link (an edge needs two live concepts)
+            table = "lesson_concepts"
             key = (data.draw(st.sampled_from(LESSON_IDS)), data.draw(st.sampled_from(CONCEPT_IDS)))
         question = which.format(NAMES[data.draw(st.sampled_from(CONCEPT_IDS))])
         read: dict[str, Any] = {}
