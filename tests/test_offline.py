@@ -123,6 +123,28 @@ def test_empty_intersection_only_stated_with_complete_evidence() -> None:
     assert open_.confidence < 0.8
 
 
+def test_a_foundation_off_the_closure_is_decided_only_once_everything_after_it_is_read() -> None:
+    """A concept Y builds on that is not (yet) on a path to X is decided only when every concept
+    after it in the evidence has been expanded: with function calling (on the closure) and
+    embeddings (after chunking) unexpanded, embeddings may yet lead to function calling, and so
+    chunking be needed before agent orchestration too."""
+    edges = [
+        ("function_calling", "agent_orchestration", "prerequisite"),
+        ("function_calling", "prompting_fundamentals", "builds_on"),
+        ("rag", "prompting_fundamentals", "builds_on"),
+        ("rag", "chunking", "builds_on"),
+        ("chunking", "embeddings", "prerequisite"),
+    ]
+    ev = make_evidence(CONCEPTS, edges, seeds=SEEDS)
+    open_ = OfflineSynthesizer().synthesize(
+        make_request(WORKED, ev, unexpanded={"embeddings", "function_calling"})
+    )
+    assert open_.confidence < 0.8 and "embeddings" in open_.next_focus.concept_ids
+    read = OfflineSynthesizer().synthesize(make_request(WORKED, ev, unexpanded={"function_calling"}))
+    assert read.confidence >= 0.8 and read.result is not None
+    assert read.result.members == ("prompting_fundamentals",)
+
+
 def test_direct_prerequisites() -> None:
     """'What is a prerequisite of X' lists the direct ones (prerequisite into X, builds_on out of X)."""
     ev = make_evidence(CONCEPTS, EDGES, seeds=("agent_orchestration",))

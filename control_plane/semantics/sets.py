@@ -418,9 +418,12 @@ def before_uses(ask: Ask) -> Finding:
     }
     found = by_name((c for c in uses if c in closure), ev)
     open_closure = sorted(c for c in [x, *closure] if c in ask.unexpanded)
-    # A concept Y builds on that is not (yet) on a path to X is decided once it has been
-    # expanded: its links into the explored closure would then be in the evidence.
-    undecided = sorted(c for c in uses if c not in closure and c in ask.unexpanded)
+    # A concept Y builds on that is not (yet) on a path to X is decided once it and everything
+    # after it in the evidence have been expanded: a path from it to X would then be in view.
+    after = adjacency(ev, reading.relations, "after")
+    undecided = sorted(
+        {n for c in uses if c not in closure for n in walk(c, after).parent if n in ask.unexpanded}
+    )
     y_open = y in ask.unexpanded
     edges = by_ref([*w.paths_edges(closure), *(uses[c] for c in found)])
     among = "" if not open_closure else ", among others,"
