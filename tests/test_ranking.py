@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from control_plane.planning.ranking import Ranking, follows, rank, relations_named
+from control_plane.planning.round import Reserve
 from control_plane.synthesizers.base import Focus
 from control_plane.testing import make_concept, make_neighbour
 from data_plane.records import Neighbour
@@ -113,6 +114,22 @@ def test_follows_respects_relation_and_learning_direction() -> None:
     assert [follows(n, learning) for n in (before, after, foundation, other)] == [True, False, True, False]
     assert follows(after, ("prerequisite",)) is False and follows(after, ("builds_on",)) is False
     assert all(follows(n, ()) for n in (before, after, foundation, other))
+
+
+def test_a_next_question_counts_a_reserved_neighbour_either_way_as_outside_the_evidence() -> None:
+    """What comes next reads before (what is known rests on) and after (what it opens): a known
+    concept whose dependent waits in the reserve is not fully in the evidence. A learning-order
+    question of one direction counts only that direction's reserved neighbours."""
+    after = make_neighbour("x", "b", "prerequisite", direction="out")
+    before = make_neighbour("x", "a", "prerequisite", direction="in")
+    learning = ("prerequisite", "builds_on")
+    assert follows(after, learning, "either") and follows(before, learning, "either")
+    for direction, incomplete in (("either", {"x"}), ("", set())):
+        reserve = Reserve(learning, direction)
+        reserve.add(after)
+        assert reserve.incomplete() == incomplete
+        reserve.pop("b")
+        assert reserve.incomplete() == set()
 
 
 def test_neighbours_of_a_focused_concept_rank_next() -> None:

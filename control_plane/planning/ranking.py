@@ -128,7 +128,8 @@ def follows(n: Neighbour, relations: Collection[str], direction: str = "") -> bo
 
     No named relation: every neighbour does. Otherwise the edge's relation must be named, and
     when ``prerequisite`` is named (a learning-order question) the neighbour must come *before*
-    the concept it was reached from. The planner uses this to chain expansions within a round
+    the concept it was reached from (``direction="after"``: after it; ``"either"``: both ways).
+    The planner uses this to chain expansions within a round
     and to decide whether an expanded concept still has relevant neighbours outside the evidence.
     """
     if not relations:
@@ -137,6 +138,8 @@ def follows(n: Neighbour, relations: Collection[str], direction: str = "") -> bo
         return False
     if direction == "after":
         return not comes_before(n)
+    if direction == "either":
+        return True
     return PREREQUISITE not in relations or comes_before(n)
 
 

@@ -41,6 +41,7 @@ from control_plane.planning.verify import Verdict, verify
 from control_plane.planning.walk_order import WalkOrder
 from control_plane.synthesizers.base import Draft, Focus, SynthesisRequest, Synthesizer, Usage
 from control_plane.understanding.interpretation import Reading
+from control_plane.understanding.reading import READS_BOTH_WAYS
 from control_plane.understanding.relating import mode_of
 from data_plane.reads import GraphReader
 from data_plane.records import Concept, ConceptLike, Edge, EdgeLike, Neighbour
@@ -227,7 +228,8 @@ class LoopState:
             direction,
             list(evidence.seeds),
             Ranking(question),
-            Reserve(asked, direction),
+            # A reserved neighbour either way leaves a both-ways neighbourhood out of the evidence.
+            Reserve(asked, "either" if reading.intent in READS_BOTH_WAYS else direction),
         )
         state.reason = None if seeds else NO_SEED
         state.grouped = grouped

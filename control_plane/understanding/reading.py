@@ -66,6 +66,9 @@ DIRECTION: Final[dict[str, str]] = {
     "opens": "after",
     "start": "before",
 }
+# Intents whose answer reads the known concepts' neighbourhoods both ways (what they rest on and
+# what they open), whichever direction the answer is stated in.
+READS_BOTH_WAYS: Final = frozenset({"next", "opens"})
 # The forms a question may take around an intent: "" asks for the intent's answer (a list, a
 # path, a plan); "yes_no" asks whether the candidate is in it ("is X a prerequisite for Y?");
 # "count" asks how many ("how many prerequisites does Y have?"); "why" asks for the chain that
