@@ -260,6 +260,11 @@ def _sets(view: PromptView) -> tuple[set[str], set[str]]:
         g = _order_graph(view, reading.get("relations") or LEARNING)
         closure = set(nx.ancestors(g, x)) if x in g else set()
         uses = {t for s, r, t in view.edges.values() if s == y and r == "builds_on" and t != y}
+        # Decided without the whole closure when every foundation of y off the closure found so
+        # far has nothing unexpanded after it: no path from it to x can be out of view.
+        off = {y} | {d for u in uses - closure for d in {u, *nx.descendants(g, u)}}
+        if not (off & view.unexpanded) and not view.unexpanded_more:
+            return closure & uses, off
         return closure & uses, {x, y} | closure | uses
     if intent == "study_plan":
         g = _order_graph(view, reading.get("relations") or LEARNING)

@@ -21,7 +21,12 @@ from control_plane.learning_order import needs_from_edges
 from control_plane.settings import LLMSettings, Secret
 from control_plane.synthesizers.base import Focus
 from control_plane.synthesizers.deepseek import DeepSeekSynthesizer
-from control_plane.synthesizers.prompts import build_closure_messages, build_messages, closure_evidence
+from control_plane.synthesizers.prompts import (
+    BOUNDARY_LISTED,
+    build_closure_messages,
+    build_messages,
+    closure_evidence,
+)
 from control_plane.testing import make_concept, make_request
 from data_plane.records import Edge, Grounding, Stamp
 
@@ -77,6 +82,24 @@ def test_a_100_concept_closure_prompt_stays_under_2000_tokens() -> None:
     assert len(ev.concepts) == 101 and len(ev.edges) >= 150
     assert compact <= 2000, compact
     assert compact * 3 <= full, (compact, full)
+
+
+def test_the_compact_prompt_lists_every_unexpanded_concept_up_to_its_bound() -> None:
+    """A claim is complete only when none it depends on is unexpanded, so the model is shown each
+    unexpanded concept (the one-hop rounds' 20 or so in full); past the bound the rest is counted."""
+    ev = closure_of_100()
+    ids = sorted(ev.concepts)
+
+    def boundary(unexpanded: list[str]) -> str:
+        user = build_closure_messages(make_request("What must I master first?", ev, unexpanded=unexpanded))[1]
+        return next(line for line in user["content"].splitlines() if "not expanded yet" in line)
+
+    twenty = boundary(ids[:20])
+    assert all(c in twenty for c in ids[:20]) and "more" not in twenty.split("): ", 1)[1]
+    past = boundary(ids[: BOUNDARY_LISTED + 1])
+    assert (
+        past.endswith(" and 1 more") and ids[BOUNDARY_LISTED - 1] in past and ids[BOUNDARY_LISTED] not in past
+    )
 
 
 def test_compact_evidence_keeps_every_id_in_learning_order() -> None:

@@ -29,6 +29,7 @@ from data_plane.clock import format_time
 from data_plane.relations import BUILDS_ON, PREREQUISITE, RELATIONS
 
 __all__ = [
+    "BOUNDARY_LISTED",
     "COMPACT_OVER_EDGES",
     "PROMPT_VERSION",
     "SYSTEM_PROMPT",
@@ -39,7 +40,7 @@ __all__ = [
     "repair_messages",
 ]
 
-PROMPT_VERSION: Final = "2026-12-02.2"
+PROMPT_VERSION: Final = "2026-12-02.3"
 
 
 SYSTEM_PROMPT: Final = f"""\
@@ -217,6 +218,12 @@ COMPACT_OVER_EDGES: Final = 80
 _WEAK: Final = 0.8
 
 
+# The compact form lists this many unexpanded concepts and counts the rest. A claim is complete
+# only when none it depends on is unexpanded, which a model can tell only of the ones it is shown:
+# one-hop rounds leave up to ~20, a walked closure on a 10^5-edge graph a few hundred.
+BOUNDARY_LISTED: Final = 100
+
+
 def closure_evidence(evidence: EvidenceGraph[Any, Any]) -> str:
     """The evidence as layered learning-order lists with edge ids, for big closures.
 
@@ -277,7 +284,9 @@ def build_closure_messages(request: SynthesisRequest) -> list[dict[str, str]]:
     """Like :func:`build_messages`, with the evidence in the compact closure form
     (:func:`closure_evidence`) and the boundary counted, not listed, when it is long."""
     open_ = sorted(request.unexpanded)
-    shown = ", ".join(open_[:12]) + (f" and {len(open_) - 12} more" if len(open_) > 12 else "")
+    shown = ", ".join(open_[:BOUNDARY_LISTED])
+    if len(open_) > BOUNDARY_LISTED:
+        shown += f" and {len(open_) - BOUNDARY_LISTED} more"
     return _messages(request, closure_evidence(request.evidence), shown)
 
 
