@@ -138,6 +138,13 @@ def test_what_finishing_a_course_opens(ask: Any) -> None:
     assert ask("What does CSE 12 unlock?")["reading"]["intent"] == "dependents"
 
 
+@pytest.mark.parametrize("made", ["make available", "make accessible", "makes possible"])
+def test_what_a_finished_course_makes_possible_is_what_it_opens(ask: Any, made: str) -> None:
+    """A verb of making with a word of possibility says what X opens, however it is worded."""
+    a = ask(f"Which courses does passing CSE 12 {made}?")
+    assert a["reading"]["intent"] == "opens" and members(a) == {"cse_110"}
+
+
 def test_where_to_start(ask: Any) -> None:
     """The starting points of a course's closure: what it rests on that needs nothing first."""
     a = ask("Where do I start if I want to take CSE 101?")
@@ -320,3 +327,44 @@ def test_whether_what_is_known_covers_a_course_is_readiness(ask: Any) -> None:
     assert a["reading"]["form"] == "ready" and a["result"]["holds"] is True
     b = ask("have CSE 12; target CSE 100. outstanding prereqs?")
     assert b["reading"]["form"] == "" and members(b) == {"math_20a", "math_20b"}
+
+
+@pytest.mark.parametrize(
+    ("question", "written"),
+    [
+        ("My adviser says CSE 100 needs MATH21D somewhere in its chain of prerequisites. True?", "MATH21D"),
+        ("I have passed CSE105 already. Is that enough to take CSE 110?", "CSE105"),
+        ("What do I need before MATH 20A and cse 140?", "cse 140"),
+    ],
+)
+def test_a_code_shaped_like_the_catalogues_that_it_does_not_hold_is_an_abstention(
+    ask: Any, question: str, written: str
+) -> None:
+    """A word this graph's names write a number after ("CSE", "MATH"), written with a number
+    outside every name, is a name the graph does not hold: the answer would drop it, so the
+    question is abstained on and the code named (with close ones offered)."""
+    a = ask(question)
+    assert (
+        a["abstained"] and f"names {written!r}, which is not a concept in this graph" in a["abstain_reason"]
+    )
+
+
+def test_a_number_after_a_word_no_name_writes_a_number_after_is_not_a_code(ask: Any) -> None:
+    """Numbers beside other words are no codes: a year, a count, a week of the term."""
+    assert members(ask("In week 3 of the term, what do I need before CSE 100?")) == {
+        "cse_11",
+        "cse_12",
+        "math_20a",
+        "math_20b",
+    }
+    assert members(ask("What comes directly before MATH 20B?")) == {"math_20a"}
+
+
+def test_a_goal_heading_a_readiness_question_as_its_label_is_readiness(ask: Any) -> None:
+    """ "Y: am I allowed in with only A behind me? If not, what's missing?" asks whether, and what
+    is left: the goal as the question's label is still the goal (not a name said before it)."""
+    a = ask("CSE 100: am I allowed in with only CSE 12 behind me? If not, what's missing?")
+    assert a["reading"]["form"] == "ready" and a["result"]["holds"] is False
+    assert members(a) == {"math_20a", "math_20b"}
+    b = ask("CSE 110: am I allowed in with only CSE 12 behind me?")
+    assert b["reading"]["form"] == "ready" and b["result"]["holds"] is True

@@ -993,7 +993,9 @@ def _ready(p: Parse) -> Reading | None:
     # ... and the names listed with it ("would I be ready for Y after A and B?")
     after += [m for m in p.ordered if after and m.start > after[0].start and _listed_after(p, after[0], m)]
     known |= {m.concept_id for m in after}
-    if k is None or any(i in p.masked and not _named_known(p, i, known) for i in words[:k]):
+    # the goal may head the question as its label ("Y: am I allowed in with only A behind me?")
+    label = set(words[: _name_label(p, words)])
+    if k is None or any(i in p.masked and not _named_known(p, i, known) for i in words[:k] if i not in label):
         return None
     # a yes/no question: no question word asks ("how can I get to Y" asks for a way), unless it
     # opens what the learner has ("do I have what I need for Y")
@@ -1009,6 +1011,16 @@ def _ready(p: Parse) -> Reading | None:
     said = {s.concept_id for s in reading.subjects}
     extra = tuple(Subject(c, "known", p.words_of[c]) for c in sorted(known - said) if c in p.words_of)
     return replace(reading, subjects=(*reading.subjects, *extra))
+
+
+def _name_label(p: Parse, words: Sequence[int]) -> int:
+    """How many of ``words`` are one concept's name opening the sentence before a colon ("ECON
+    260: am I ...?"): 0 when they are not."""
+    m = next((m for m in p.ordered if words and m.start == words[0]), None)
+    spans = p.text.spans
+    if m is None or m.end >= len(spans) or p.question[spans[m.end - 1][1] : spans[m.end][0]].strip() != ":":
+        return 0
+    return sum(1 for i in words if i < m.end)
 
 
 def _listed_after(p: Parse, first: Mention, m: Mention) -> bool:

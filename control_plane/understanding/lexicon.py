@@ -713,20 +713,15 @@ SYMMETRIC: Final = tuple(
 # Finishing a concept, said as a gerund ("what does finishing X unlock", "passing X"): the learner
 # will have it.
 COMPLETING: Final = frozenset(normalise("finishing completing passing mastering clearing"))
-# What a learner's own completion makes possible ("make possible", "open up", "become available").
-OPENS: Final = tuple(
-    normalise(m)
-    for m in (
-        "make possible",
-        "makes possible",
-        "open up",
-        "opens up",
-        "opened up",
-        "become available",
-        "becomes available",
-        "become open",
-        "becomes open",
-    )
+# What a learner's own completion makes possible: a verb of making or becoming with a word of
+# possibility ("make possible", "makes available", "become open"), or "open up".
+OPENS: Final = (
+    *(
+        normalise(f"{verb} {what}")
+        for verb in ("make", "makes", "made", "become", "becomes", "became")
+        for what in ("possible", "available", "accessible", "open")
+    ),
+    *(normalise(m) for m in ("open up", "opens up", "opened up")),
 )
 # Where to begin ("where do I start", "where should I begin", "the first step towards").
 STARTS: Final = frozenset(normalise("start begin starting beginning"))

@@ -517,6 +517,22 @@ class NameIndex:
             object.__setattr__(self, "_phrases_listed", cached)
         return cached
 
+    def numbered(self) -> frozenset[str]:
+        """The words this graph's names write a number after: "math" of "MATH 20C", "llama" of
+        "Llama 2", "japanese" of "Japanese II" (spelt "japanese 2"). Such a word with a number
+        is the shape of a name here, so one the graph does not hold is a name it lacks. Built once
+        per index, by a question that writes a word and a number outside every name."""
+        cached: frozenset[str] | None = getattr(self, "_numbered", None)
+        if cached is None:
+            out: set[str] = set()
+            for phrase in self._phrase_list():
+                words = phrase.split(" ", 2)
+                if len(words) > 1 and words[1][:1].isdigit() and words[0].isalpha():
+                    out.add(words[0])
+            cached = frozenset(out)
+            object.__setattr__(self, "_numbered", cached)
+        return cached
+
     def candidates(self, question: str | Text) -> list[str]:
         """Concepts that survive the containment rule, before the degree tie-break (for degrees)."""
         found = self.matches(question)

@@ -33,6 +33,7 @@ from control_plane.understanding.interpretation import interpret
 from control_plane.understanding.lexicon import (
     ADVERBS,
     ARGUMENT_PREPOSITIONS,
+    FUNCTION_WORDS,
     INVERTING_AUX,
     KNOWN_VERBS,
     VOCABULARY,
@@ -163,23 +164,47 @@ def _read_at(
             problem=f"the question names {name!r}, which is not a concept in this graph "
             f"as of {point.valid_at.date().isoformat()}",
         )
-    close = _close_names(text, mentions, index, reading)
+    unheld = _unheld_code(text, mentions, index)
+    close = (
+        (unheld, index.suggest(unheld, limit=SUGGESTIONS))
+        if unheld is not None
+        else _close_names(text, mentions, index, reading)
+    )
     if close:
         words, suggested = close
         concepts = vocabulary.concepts([s.concept_id for s in suggested], point)
         offered = tuple(
             (s.concept_id, concepts[s.concept_id].name) for s in suggested if s.concept_id in concepts
         )
-        if offered:
+        if offered or unheld is not None:
             reading = replace(
                 reading,
                 sureness=0.0,
-                problem=f"the question names {words!r}, which is not a concept in this graph; did you mean "
-                + " or ".join(name for _, name in offered)
-                + "?",
+                problem=f"the question names {words!r}, which is not a concept in this graph"
+                + (("; did you mean " + " or ".join(name for _, name in offered) + "?") if offered else ""),
                 did_you_mean=offered,
             )
     return Understanding(reading, point, seeds, index, names)
+
+
+def _unheld_code(text: Text, mentions: Sequence[Mention], index: NameIndex) -> str | None:
+    """The first word and number the question writes outside every name, where the word is one
+    this graph's names write a number after (``NameIndex.numbered``: "ECON100D" on a catalogue of
+    ECON courses, "Llama 3" beside "Llama 2"): the shape of a name here, which the graph does not
+    hold. None when there is none. (A number after a closed-class word, "in 2016", "and 20D", is
+    not one: the word is no name's.)"""
+    toks = text.words
+    masked = {i for m in mentions for i in range(m.start, m.end)}
+    pairs = [
+        i
+        for i in range(len(toks) - 1)
+        if toks[i + 1][:1].isdigit() and toks[i].isalpha() and masked.isdisjoint((i, i + 1))
+    ]
+    if not pairs:
+        return None
+    numbered = index.numbered() - FUNCTION_WORDS
+    i = next((i for i in pairs if toks[i] in numbered), None)
+    return None if i is None else text.surface(i, i + 2)
 
 
 def _letter_in_another_case(text: Text, m: Mention, name: str) -> bool:
