@@ -127,6 +127,16 @@ def test_a_why_before_the_names_with_a_topic_the_graph_lacks_is_not_answered(que
     assert not r.sure and r.problem and "not a concept in this graph" in r.problem, r.describe()
 
 
+def test_a_why_pointing_back_at_a_claim_about_one_concept_is_not_answered() -> None:
+    """ "My lecturer insists <words> has to come before X. Is there a chain that explains why?":
+    the why asks about the claim it points back at, which names one concept; not answered as what
+    X needs. The same claim about two concepts asks for the chain between them."""
+    r = read("My lecturer insists basket weaving has to come before RAG. Is there a chain that explains why?")
+    assert not r.sure and r.problem and "why one is needed for the other" in r.problem, r.describe()
+    two = read("My lecturer insists embeddings has to come before RAG. Is there a chain that explains why?")
+    assert two.sure and (two.form, two.subject, two.candidate) == ("why", "rag", "embeddings"), two.describe()
+
+
 @pytest.mark.parametrize(
     "question",
     ["how is basket weaving connected to RAG?", "so where does folk dance stand in relation to triads?"],

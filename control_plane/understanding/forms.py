@@ -680,6 +680,13 @@ def _why(p: Parse) -> Reading | None:
     # "tell me why <words> is a must before X": a why that comes before the names governs them
     # (unlike "..., so I can show them why it matters")
     leads = any(p.toks[i] == "why" for i in _asking(p) if named and i < named[0])
+    whys = [i for i in _asking(p) if p.toks[i] == "why" and i not in p.masked]
+    # (not a why of the asker's purpose: "..., so I can show them why it matters")
+    purpose = bool(whys) and any(p.toks[i] in _PURPOSE for i in _asking(p) if i < whys[0])
+    if pair is None and anywhere and not named and not purpose and p.ordered and _cued(p):
+        # "My lecturer insists <words> has to come before X. Is there a chain that explains
+        # why?": the why asks about the claim the asking points back at, which names one concept
+        return _one_of_two_unknown(p, "why one is needed for the other")
     if pair is None and (opens or leads) and _cued(p) and _unexplained_words(p):
         # "why do I need <words the graph lacks> to learn X?", "tell me why <words> is a must
         # before X": the other place holds a topic the graph lacks
@@ -694,6 +701,10 @@ def _why(p: Parse) -> Reading | None:
         "for another",
         suggestions=_two_concept_suggestions(p),
     )
+
+
+# What opens a clause of the asker's purpose or reason.
+_PURPOSE: Final = frozenset(normalise("so because since"))
 
 
 def _two_concept_suggestions(p: Parse) -> tuple[str, ...]:
