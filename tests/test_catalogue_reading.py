@@ -368,3 +368,13 @@ def test_a_goal_heading_a_readiness_question_as_its_label_is_readiness(ask: Any)
     assert members(a) == {"math_20a", "math_20b"}
     b = ask("CSE 110: am I allowed in with only CSE 12 behind me?")
     assert b["reading"]["form"] == "ready" and b["result"]["holds"] is True
+
+
+def test_a_number_listed_after_a_code_is_offered_as_that_code_not_dropped(ask: Any) -> None:
+    """ "CSE 100 and 101": the second code's word is left out; answering about CSE 100 alone would
+    drop it, so the question is abstained on, offering CSE 101. A count after a code is no code."""
+    a = ask("What do I need before CSE 100 and 101?")
+    assert a["abstained"] and "names '101'" in a["abstain_reason"]
+    assert [d["id"] for d in a["did_you_mean"]] == ["cse_101"]
+    b = ask("I took CSE 11, 3 years ago. What is left before CSE 100?")
+    assert members(b) == {"cse_12", "math_20a", "math_20b"}

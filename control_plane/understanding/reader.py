@@ -165,11 +165,7 @@ def _read_at(
             f"as of {point.valid_at.date().isoformat()}",
         )
     unheld = _unheld_code(text, mentions, index)
-    close = (
-        (unheld, index.suggest(unheld, limit=SUGGESTIONS))
-        if unheld is not None
-        else _close_names(text, mentions, index, reading)
-    )
+    close = unheld if unheld is not None else _close_names(text, mentions, index, reading)
     if close:
         words, suggested = close
         concepts = vocabulary.concepts([s.concept_id for s in suggested], point)
@@ -187,24 +183,43 @@ def _read_at(
     return Understanding(reading, point, seeds, index, names)
 
 
-def _unheld_code(text: Text, mentions: Sequence[Mention], index: NameIndex) -> str | None:
-    """The first word and number the question writes outside every name, where the word is one
-    this graph's names write a number after (``NameIndex.numbered``: "ECON100D" on a catalogue of
-    ECON courses, "Llama 3" beside "Llama 2"): the shape of a name here, which the graph does not
-    hold. None when there is none. (A number after a closed-class word, "in 2016", "and 20D", is
-    not one: the word is no name's.)"""
+def _unheld_code(
+    text: Text, mentions: Sequence[Mention], index: NameIndex
+) -> tuple[str, list[Suggestion]] | None:
+    """(the words, the names close to them) for the first code the question writes outside every
+    name in the shape of this graph's names, which the graph does not hold; None when there is
+    none. The shape is a word the graph's names write a number after (``NameIndex.numbered``)
+    with a number: "ECON100D" on a catalogue of ECON courses, "Llama 3" beside "Llama 2"; or a
+    number listed after such a name, its word left out ("MATH 20C and 20D", offered as "MATH
+    20D"). A number after another word ("in 2016", "week 3"), or counting something ("MATH 20C,
+    3 years ago"), is no code."""
     toks = text.words
     masked = {i for m in mentions for i in range(m.start, m.end)}
-    pairs = [
-        i
-        for i in range(len(toks) - 1)
-        if toks[i + 1][:1].isdigit() and toks[i].isalpha() and masked.isdisjoint((i, i + 1))
-    ]
-    if not pairs:
+    loose = [i for i in range(len(toks)) if toks[i][:1].isdigit() and i not in masked]
+    if not loose:
         return None
     numbered = index.numbered() - FUNCTION_WORDS
-    i = next((i for i in pairs if toks[i] in numbered), None)
-    return None if i is None else text.surface(i, i + 2)
+    for i in loose:
+        if i > 0 and i - 1 not in masked and toks[i - 1] in numbered:
+            words = text.surface(i - 1, i + 1)
+            return words, index.suggest(words, limit=SUGGESTIONS)
+        # listed after a numbered name: "<name> and|or|, <number>"
+        j = i - 1 if i > 0 and toks[i - 1] in _JOINERS else i
+        listed = j != i or (i > 0 and "," in text.raw[text.spans[i - 1][1] : text.spans[i][0]])
+        head = next((m for m in mentions if m.end == j and toks[m.start] in numbered), None)
+        # the number is a list item of its own ("... and 20D?"), not a count ("..., 3 years ago")
+        gap = text.raw[text.spans[i][1] : text.spans[i + 1][0]] if i + 1 < len(toks) else "."
+        alone = toks[i + 1 : i + 2] in ((), *((w,) for w in _JOINERS)) or bool(gap.strip())
+        if listed and alone and head is not None:
+            phrase = f"{toks[head.start]} {toks[i]}"
+            held = index.phrases.get(phrase)
+            offered = (
+                [Suggestion(held, 100.0, phrase)]
+                if isinstance(held, str)
+                else index.suggest(phrase, limit=SUGGESTIONS)
+            )
+            return text.surface(i, i + 1), offered
+    return None
 
 
 def _letter_in_another_case(text: Text, m: Mention, name: str) -> bool:
