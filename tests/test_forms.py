@@ -137,6 +137,15 @@ def test_a_why_pointing_back_at_a_claim_about_one_concept_is_not_answered() -> N
     assert two.sure and (two.form, two.subject, two.candidate) == ("why", "rag", "embeddings"), two.describe()
 
 
+def test_a_why_told_before_the_names_that_the_asking_points_back_at_is_a_why() -> None:
+    """ "My students keep asking why X has to come before Y. What's the chain that links them?":
+    the chain asked for is the one that says why (not how the two relate)."""
+    r = read(
+        "My students keep asking why embeddings has to come before RAG. What's the chain that links them?"
+    )
+    assert r.sure and (r.form, r.subject, r.candidate) == ("why", "rag", "embeddings"), r.describe()
+
+
 @pytest.mark.parametrize(
     "question",
     ["how is basket weaving connected to RAG?", "so where does folk dance stand in relation to triads?"],

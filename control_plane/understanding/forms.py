@@ -508,6 +508,8 @@ def _relate(p: Parse) -> Reading | None:
         return None
     if _has(p, asking, WHAT_IS_RELATED):
         return None  # "what is related to both A and B?": concepts, not how the two relate
+    if not any(i in p.masked for i in asking) and _why_told_before(p):
+        return None  # "... asking why A has to come before B. What's the chain that links them?"
     if _has(p, asking, CONTRAST) or any(t in _DIFFERENT for t in toks):
         return None  # "how do A and B differ?", "what's different between them?": a contrast
     if any(s > 0 and p.toks[s - 1] == "as" for s, _, _ in p.nouns):
@@ -674,9 +676,9 @@ def _why(p: Parse) -> Reading | None:
     opens = _starts(p, _opening(p), WHY_OPENERS)
     anywhere = any(p.toks[i] == "why" for i in _asking(p) if i not in p.masked)
     pair = _pair(p)
-    if pair is not None and (opens or anywhere):
-        return _candidate_reading(p, "why")
     named = [i for i in _asking(p) if i in p.masked]
+    if pair is not None and (opens or anywhere or (not named and _why_told_before(p))):
+        return _candidate_reading(p, "why")
     # "tell me why <words> is a must before X": a why that comes before the names governs them
     # (unlike "..., so I can show them why it matters")
     leads = any(p.toks[i] == "why" for i in _asking(p) if named and i < named[0])
@@ -701,6 +703,17 @@ def _why(p: Parse) -> Reading | None:
         "for another",
         suggestions=_two_concept_suggestions(p),
     )
+
+
+def _why_told_before(p: Parse) -> bool:
+    """Is "why" said before the first name, in the sentence that holds it ("My students keep asking
+    why X has to come before Y. What's the chain that links them?"): the asking points back at a
+    why question about the names?"""
+    if not p.ordered or len(p.sentence) != len(p.toks):
+        return False
+    first = p.ordered[0].start
+    sid = p.sentence[first]
+    return any(p.toks[i] == "why" and p.sentence[i] == sid and i not in p.masked for i in range(first))
 
 
 # What opens a clause of the asker's purpose or reason.
