@@ -420,10 +420,9 @@ def before_uses(ask: Ask) -> Finding:
     open_closure = sorted(c for c in [x, *closure] if c in ask.unexpanded)
     # A concept Y builds on that is not (yet) on a path to X is decided once it and everything
     # after it in the evidence have been expanded: a path from it to X would then be in view.
-    after = adjacency(ev, reading.relations, "after")
-    undecided = sorted(
-        {n for c in uses if c not in closure for n in walk(c, after).parent if n in ask.unexpanded}
-    )
+    off = [c for c in uses if c not in closure]
+    after = adjacency(ev, reading.relations, "after") if off else {}
+    undecided = sorted({n for c in off for n in walk(c, after).parent if n in ask.unexpanded})
     y_open = y in ask.unexpanded
     edges = by_ref([*w.paths_edges(closure), *(uses[c] for c in found)])
     among = "" if not open_closure else ", among others,"

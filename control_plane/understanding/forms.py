@@ -674,7 +674,8 @@ def _why(p: Parse) -> Reading | None:
     ("why is X important?") or with words the graph lacks in the other place is not guessed;
     "what is X and why does it matter?" is about X."""
     opens = _starts(p, _opening(p), WHY_OPENERS)
-    anywhere = any(p.toks[i] == "why" for i in _asking(p) if i not in p.masked)
+    whys = [i for i in _asking(p) if p.toks[i] == "why" and i not in p.masked]
+    anywhere = bool(whys)
     pair = _pair(p)
     named = [i for i in _asking(p) if i in p.masked]
     if pair is not None and (opens or anywhere or (not named and _why_told_before(p))):
@@ -682,9 +683,8 @@ def _why(p: Parse) -> Reading | None:
     # "tell me why <words> is a must before X": a why that comes before the names governs them
     # (unlike "..., so I can show them why it matters")
     leads = any(p.toks[i] == "why" for i in _asking(p) if named and i < named[0])
-    whys = [i for i in _asking(p) if p.toks[i] == "why" and i not in p.masked]
     # (not a why of the asker's purpose: "..., so I can show them why it matters")
-    purpose = bool(whys) and any(p.toks[i] in _PURPOSE for i in _asking(p) if i < whys[0])
+    purpose = anywhere and any(p.toks[i] in _PURPOSE for i in _asking(p) if i < whys[0])
     if pair is None and anywhere and not named and not purpose and p.ordered and _cued(p):
         # "My lecturer insists <words> has to come before X. Is there a chain that explains
         # why?": the why asks about the claim the asking points back at, which names one concept

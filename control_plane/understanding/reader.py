@@ -208,8 +208,11 @@ def _unheld_code(
         listed = j != i or (i > 0 and "," in text.raw[text.spans[i - 1][1] : text.spans[i][0]])
         head = next((m for m in mentions if m.end == j and toks[m.start] in numbered), None)
         # the number is a list item of its own ("... and 20D?"), not a count ("..., 3 years ago")
-        gap = text.raw[text.spans[i][1] : text.spans[i + 1][0]] if i + 1 < len(toks) else "."
-        alone = toks[i + 1 : i + 2] in ((), *((w,) for w in _JOINERS)) or bool(gap.strip())
+        alone = (
+            i + 1 == len(toks)
+            or toks[i + 1] in _JOINERS
+            or bool(text.raw[text.spans[i][1] : text.spans[i + 1][0]].strip())
+        )
         if listed and alone and head is not None:
             phrase = f"{toks[head.start]} {toks[i]}"
             held = index.phrases.get(phrase)
